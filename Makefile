@@ -1,0 +1,128 @@
+# bcgen - build, test, install.  `make help` lists the targets.
+#
+# On a fresh Debian machine `make demo` and `make test` do all the set-up:
+# the `deps` step installs the Debian packages below when run as root, and
+# otherwise stops with the exact apt-get command to run.
+
+PREFIX   ?= /usr/local
+CC       ?= gcc
+PYTHON   ?= /usr/bin/python3
+BUILD    ?= build
+
+WARN      = -Wall -Wextra -Werror
+CSTD      = -std=c11
+OPT      ?= -O2 -g
+CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) -fPIC -pthread -D_GNU_SOURCE $(EXTRA_CFLAGS)
+TCC_LIB  ?= /usr/lib/x86_64-linux-gnu/libtcc.a
+LIBS      = $(TCC_LIB) -ldl -lm -lpthread
+
+# Debian packages the build and the tests need (package:file-that-proves-it).
+DEPS = libtcc-dev:/usr/include/libtcc.h \
+       libcmocka-dev:/usr/include/cmocka.h \
+       python3-numpy:/usr/lib/python3/dist-packages/numpy/__init__.py \
+       clang:/usr/bin/clang \
+       pkg-config:/usr/bin/pkg-config
+
+GEN_ALL  = $(wildcard gen/*.c)
+CLI_SRC  = $(filter gen/cli%.c,$(GEN_ALL))
+TOOL_SRC = gen/embed_templates.c
+SHIM_SRC = gen/tccshim.c
+LIB_SRC  = $(filter-out $(CLI_SRC) $(TOOL_SRC) $(SHIM_SRC),$(GEN_ALL))
+LIB_OBJ  = $(patsubst gen/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/templates.o
+CLI_OBJ  = $(patsubst gen/%.c,$(BUILD)/obj/%.o,$(CLI_SRC))
+TEMPLATES = $(wildcard templates/*.tmpl)
+UNIT_SRC = $(wildcard tests/unit/test_*.c)
+UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+HEADERS  = runtime/bcgen.h gen/internal.h
+
+.PHONY: all deps demo test test-unit test-cli test-diff test-golden check-deps \
+        install uninstall clean help
+
+all: $(BUILD)/.deps $(BUILD)/libbcgen.a $(BUILD)/libbcgen.so $(BUILD)/bcgen
+
+help:
+	@echo "make            build libbcgen.a, libbcgen.so and bcgen into $(BUILD)/"
+	@echo "make demo       build and show the main job on the seeds' example"
+	@echo "make test       build and run every test (ends with 'N passed, N failed')"
+	@echo "make test-unit  cmocka unit tests only;  test-cli, test-diff, test-golden likewise"
+	@echo "make install PREFIX=/usr/local   header, libraries, bcgen, pkg-config file"
+
+# ---- dependencies ---------------------------------------------------------
+$(BUILD)/.deps: Makefile
+	@missing=""; for d in $(DEPS); do f=$${d#*:}; p=$${d%%:*}; \
+	  [ -e "$$f" ] || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing Debian packages:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  else \
+	    echo "missing Debian packages; run:  sudo apt-get update && sudo apt-get install -y$$missing" >&2; exit 1; \
+	  fi; \
+	fi
+	@mkdir -p $(BUILD) && touch $@
+
+deps: $(BUILD)/.deps
+
+# ---- library and CLI --------------------------------------------------------
+$(BUILD)/obj/%.o: gen/%.c $(HEADERS) $(BUILD)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/embed_templates: $(TOOL_SRC) $(BUILD)/.deps
+	$(CC) $(CFLAGS_ALL) $< -o $@
+
+$(BUILD)/templates.c: $(BUILD)/embed_templates $(TEMPLATES)
+	$(BUILD)/embed_templates $@ $(TEMPLATES)
+
+$(BUILD)/obj/templates.o: $(BUILD)/templates.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Igen -c $< -o $@
+
+$(BUILD)/libbcgen.a: $(LIB_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+# libtcc.a from Debian is not position-independent; gen/tccshim.c and a
+# version script that keeps every non-bcg_ symbol local let it link into the
+# shared library anyway (see the comment in tccshim.c).
+$(BUILD)/libbcgen.so: $(LIB_OBJ) $(BUILD)/obj/tccshim.o runtime/bcgen.map
+	$(CC) -shared -o $@ -Wl,-soname,libbcgen.so.0 -Wl,--version-script=runtime/bcgen.map \
+	  $(LIB_OBJ) $(BUILD)/obj/tccshim.o $(LIBS)
+
+$(BUILD)/bcgen: $(CLI_OBJ) $(BUILD)/libbcgen.a
+	$(CC) $(CFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libbcgen.a $(LIBS)
+
+# ---- demo -------------------------------------------------------------------
+demo: all
+	@sh tests/demo.sh $(BUILD)/bcgen
+
+# ---- tests ------------------------------------------------------------------
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libbcgen.a $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Wno-unused-parameter -Igen -o $@ $< $(BUILD)/libbcgen.a -lcmocka $(LIBS)
+
+test: all $(UNIT_BIN)
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) sh tests/run.sh all
+
+test-unit: all $(UNIT_BIN)
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) sh tests/run.sh unit
+
+test-cli test-diff test-golden: all $(UNIT_BIN)
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) sh tests/run.sh $(patsubst test-%,%,$@)
+
+# ---- install ----------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 runtime/bcgen.h $(DESTDIR)$(PREFIX)/include/bcgen.h
+	install -m 644 $(BUILD)/libbcgen.a $(DESTDIR)$(PREFIX)/lib/libbcgen.a
+	install -m 755 $(BUILD)/libbcgen.so $(DESTDIR)$(PREFIX)/lib/libbcgen.so.0
+	ln -sf libbcgen.so.0 $(DESTDIR)$(PREFIX)/lib/libbcgen.so
+	install -m 755 $(BUILD)/bcgen $(DESTDIR)$(PREFIX)/bin/bcgen
+	sed -e 's|@PREFIX@|$(PREFIX)|g' runtime/bcgen.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/bcgen.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/include/bcgen.h $(DESTDIR)$(PREFIX)/lib/libbcgen.a \
+	  $(DESTDIR)$(PREFIX)/lib/libbcgen.so $(DESTDIR)$(PREFIX)/lib/libbcgen.so.0 \
+	  $(DESTDIR)$(PREFIX)/bin/bcgen $(DESTDIR)$(PREFIX)/lib/pkgconfig/bcgen.pc
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,317 @@
+/* internal.h - bcgen's internal types and prototypes, grouped by the file
+ * that defines them.  Only gen/ and tests include this; applications use
+ * runtime/bcgen.h.
+ *
+ * The pipeline (gen/compile.c, compile_front and compile_kernel):
+ *
+ *   text, operands
+ *     -> shape_broadcast   (shape.c)  result shape, operands aligned to it
+ *     -> expr_parse        (expr.c)   tree of expr_node, names -> indices
+ *     -> expr_type         (expr.c)   dtypes per node, literals folded
+ *     -> plan_build        (plan.c)   loops, extents, per-operand strides
+ *     -> emit_kernel       (emit.c)   C source, through templates (tmpl.c)
+ *     -> jit_compile       (jit.c)    machine code through libtcc
+ *
+ * eval.c is a reference evaluator of the same plan and tree (no codegen):
+ * the test oracle and the fallback when the JIT fails.
+ *
+ * Glossary: "aligned shape" = an operand's shape padded with 1s to the rank
+ * of the result (right alignment, or Paddle's axis); "broadcast stride" = 0
+ * along a dimension where the operand has size 1; "coalescing" = merging two
+ * adjacent loops into one when every operand steps through them jointly
+ * contiguously.
+ */
+#ifndef BCGEN_INTERNAL_H
+#define BCGEN_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../runtime/bcgen.h"
+
+/* ---- util.c: memory, arena, string buffer, errors ---------------------- */
+
+/* All heap memory goes through these two, so tests can make the Nth
+ * allocation fail (mem_fail_after) and count what is live. */
+void *mem_alloc(size_t size);            /* NULL on failure or injected failure */
+void *mem_realloc(void *p, size_t size); /* NULL on failure; p is left intact */
+void mem_free(void *p);
+/* Test hook: the Nth allocation from now fails (1 = the next); 0 turns it off.
+ * Returns how many allocations were made since the last call. */
+long mem_fail_after(long n);
+
+/* An arena: everything one compile makes, freed in one call. */
+typedef struct arena arena;
+arena *arena_new(void);
+void arena_free(arena *a);                 /* NULL allowed */
+void *arena_alloc(arena *a, size_t size);  /* zeroed, 16-byte aligned; NULL on failure */
+char *arena_strndup(arena *a, const char *s, size_t n);
+char *arena_printf(arena *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* A growable string on the heap.  After an allocation failure `failed` is
+ * set and further appends do nothing; check it once at the end. */
+typedef struct strbuf {
+    char *data;    /* NUL-terminated when len > 0 or after sb_finish */
+    size_t len, cap;
+    bool failed;
+} strbuf;
+void sb_init(strbuf *sb);
+void sb_free(strbuf *sb);
+void sb_put(strbuf *sb, const char *s, size_t n);
+void sb_puts(strbuf *sb, const char *s);
+void sb_putc(strbuf *sb, char c);
+void sb_printf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_vprintf(strbuf *sb, const char *fmt, va_list ap);
+/* Hands the string to the caller (free with mem_free); NULL if failed. */
+char *sb_finish(strbuf *sb);
+
+/* Sets *err if it holds no error yet (the first error wins) and returns
+ * STATUS, so callers can write `return fail(err, BCG_ERR_SHAPE, ...)`.
+ * err may be NULL.  column/operand/dimension are set to 0/-1/-1; use
+ * fail_at to give them. */
+bcg_status fail(bcg_error *err, bcg_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+bcg_status fail_at(bcg_error *err, bcg_status status, int column, int operand,
+                   int dimension, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+void error_clear(bcg_error *err);   /* status BCG_OK, operand/dimension -1 */
+/* true when s[0..n) is a valid operand name */
+bool name_is_valid(const char *s, size_t n);
+
+/* ---- dtype.c: element types and NumPy's promotion ---------------------- */
+
+typedef enum { KIND_BOOL, KIND_INT, KIND_UINT, KIND_FLOAT } dtype_kind;
+dtype_kind dtype_kind_of(bcg_dtype t);
+int dtype_bits(bcg_dtype t);
+const char *dtype_ctype(bcg_dtype t);       /* "float", "int32_t"; bool is "uint8_t" */
+/* NumPy's result_type for two arrays (np.result_type(i8, u8) == i16, i64+u64 -> f64, ...) */
+bcg_dtype dtype_promote(bcg_dtype a, bcg_dtype b);
+/* The float type NumPy's math functions give for an input type, except that
+ * bcgen has no float16: bool/i8/u8/i16/u16 -> f32, other ints -> f64, floats keep. */
+bcg_dtype dtype_float_for(bcg_dtype t);
+/* Parse a dtype name of length n (n may be (size_t)-1 for NUL-terminated). */
+bool dtype_from_text(const char *s, size_t n, bcg_dtype *out);
+
+/* ---- shape.c: shapes, shape text and the broadcast rules --------------- */
+
+typedef struct shape {
+    int rank;
+    int64_t dims[BCG_MAX_RANK];
+} shape;
+
+/* Parses "5,3,4,1", "[5,3,4,1]", "(5,3,4,1)", "5x3x4x1", "(5,)", "[]", "()",
+ * "scalar".  Spaces are allowed around numbers.  Errors: malformed text,
+ * negative sizes, rank above BCG_MAX_RANK, sizes above INT64_MAX. */
+bcg_status shape_parse(const char *text, size_t len, shape *out, bcg_error *err);
+/* "(5, 3, 4, 1)", "(5,)", "()"  - as NumPy prints shapes */
+void shape_format(const shape *s, char *buf, size_t cap);
+/* "(5,3,4,1)", "(5)", "()"      - compact, for error messages */
+void shape_format_compact(const shape *s, char *buf, size_t cap);
+/* Product of the sizes; false when it overflows int64. */
+bool shape_elements(const shape *s, int64_t *out);
+
+typedef struct broadcast_rules {
+    int axis;          /* BCG_AXIS_NONE or Paddle's axis (two operands only) */
+    int inplace;       /* -1 or the operand that receives the result */
+    bool strict_rank;  /* rank-0 operands are an error */
+    bool warn_legacy;  /* fill `warning` in the legacy case */
+} broadcast_rules;
+
+typedef struct broadcast_result {
+    shape result;                    /* the broadcast shape */
+    shape aligned[BCG_MAX_OPERANDS]; /* each operand padded with 1s to result.rank */
+    char warning[256];               /* legacy warning or "" */
+} broadcast_result;
+
+/* Broadcasts COUNT (1..BCG_MAX_OPERANDS) shapes.  names[i] may be NULL (then
+ * "operand i" is used in messages); names itself may be NULL.  ELEMENT_SIZE
+ * (bytes per result element, 0 to skip) is used to reject results whose byte
+ * size overflows int64.  Errors name both operands, their shapes, the
+ * dimension index in the aligned result and both sizes, e.g.
+ * "cannot broadcast b (3,1,1) against a (5,2,4,1): dimension 1 has size 3 in b and 2 in a". */
+bcg_status shape_broadcast(int count, const shape *shapes, const char *const *names,
+                           const broadcast_rules *rules, size_t element_size,
+                           broadcast_result *out, bcg_error *err);
+
+/* ---- expr.c: tokenizer, parser, typing ---------------------------------- */
+
+/* ORDER OP: expr.c keeps a table of names/arity in this order. */
+typedef enum expr_op {
+    OP_OPERAND, OP_LITERAL,
+    /* unary */
+    OP_NEG, OP_POS, OP_BITNOT, OP_NOT,
+    /* binary, by rising precedence group */
+    OP_OR, OP_AND,                                  /* || && (logical, bool result) */
+    OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,       /* comparisons, bool result */
+    OP_BITOR, OP_BITXOR, OP_BITAND,
+    OP_SHL, OP_SHR,
+    OP_ADD, OP_SUB,
+    OP_MUL, OP_DIV, OP_FLOORDIV, OP_MOD,
+    OP_POW,
+    /* functions */
+    OP_ABS, OP_SQRT, OP_EXP, OP_LOG, OP_SIN, OP_COS, OP_TANH, OP_FLOOR, OP_CEIL,
+    OP_MINIMUM, OP_MAXIMUM, OP_WHERE, OP_CLIP,
+    OP_CAST,                                        /* f32(x), i8(x), bool(x) ... */
+    OP_COUNT
+} expr_op;
+
+typedef struct expr_node expr_node;
+struct expr_node {
+    expr_op op;
+    int column;          /* 1-based column of the token that made the node */
+    bcg_dtype dtype;     /* result type, set by expr_type */
+    int operand;         /* OP_OPERAND: index into the operand list */
+    bcg_dtype cast_to;   /* OP_CAST: target type */
+    /* OP_LITERAL: the value, in the literal's final dtype after expr_type
+     * (i for signed/bool, u for unsigned, f for floats). */
+    bool literal_is_float;   /* as written: 1.5, 1e3 are float; 7 is int */
+    union { int64_t i; uint64_t u; double f; } value;
+    int arg_count;
+    expr_node *args[3];
+};
+
+/* Name table: what identifiers mean.  names[i] is operand i. */
+typedef struct expr_names {
+    int count;
+    const char *const *names;
+} expr_names;
+
+/* Parses TEXT into a tree allocated in A.  Unknown names, unknown functions,
+ * wrong argument counts, bad tokens (including any byte outside printable
+ * ASCII), depth over BCG_MAX_DEPTH and length over BCG_MAX_EXPR are errors
+ * with a column.  Identifiers are resolved to operand indices here: no name
+ * text survives into the tree. */
+bcg_status expr_parse(arena *a, const char *text, const expr_names *names,
+                      expr_node **root, bcg_error *err);
+/* Assigns dtypes bottom-up from the operand dtypes, applying NumPy's
+ * promotion with weak literals (NEP 50), folds literal-only subtrees, and
+ * rejects what NumPy rejects (bitwise ops on floats, a literal that does not
+ * fit the other side's type, ...) with the column of the offending node. */
+bcg_status expr_type(arena *a, expr_node *root, const bcg_dtype *operand_dtypes,
+                     int operand_count, bcg_error *err);
+const char *expr_op_name(expr_op op);   /* "+", "sqrt", "where" ... */
+/* Writes the typed tree, one node a line, indented:  "add f32", "  operand a f32" */
+void expr_dump(strbuf *sb, const expr_node *root, const expr_names *names);
+/* Fully parenthesised one-line form: "((a * b) + c)" */
+void expr_format(strbuf *sb, const expr_node *root, const expr_names *names);
+
+/* ---- plan.c: the iteration plan ------------------------------------------ */
+
+/* Operand 0 of a plan is the output; plan operand i+1 is input i. */
+typedef struct plan {
+    int operand_count;              /* inputs + 1 */
+    int loop_count;                 /* 0: a single element (or the output is empty, see `empty`) */
+    int64_t elements;               /* product of the result shape */
+    bool empty;                     /* elements == 0: nothing to do */
+    int64_t extent[BCG_MAX_RANK];   /* loop trip counts, outermost first */
+    /* stride[k][l]: elements operand k advances per step of loop l (0 = broadcast) */
+    int64_t (*stride)[BCG_MAX_RANK];
+    /* How loops map back to result dimensions, for explain: loop l covers
+     * result dimensions dim_first[l] .. dim_first[l] + dim_count[l] - 1 after
+     * reordering by `order`. */
+    int order[BCG_MAX_RANK];        /* result dimension at loop position, before merging */
+    int dim_first[BCG_MAX_RANK];
+    int dim_count[BCG_MAX_RANK];
+} plan;
+
+typedef struct plan_input {
+    const shape *aligned;     /* shape aligned to the result rank */
+    const int64_t *strides;   /* strides in elements for the ORIGINAL shape, or NULL = contiguous */
+    int original_rank;        /* rank of the original shape */
+    const shape *original;    /* the original shape (strides index into it) */
+    int axis_offset;          /* where original dim 0 sits in the aligned shape */
+} plan_input;
+
+/* Builds the plan: broadcast strides (0 where size 1), drops size-1 loops,
+ * orders loops so the output's (then the inputs') smallest strides are
+ * innermost, and merges adjacent loops that every operand traverses jointly
+ * contiguously.  OUTPUT_STRIDES gives the output's strides over the result
+ * shape (NULL: C-contiguous).  Fails only on allocation failure. */
+bcg_status plan_build(arena *a, const shape *result, const int64_t *output_strides,
+                      int input_count, const plan_input *inputs, plan **out,
+                      bcg_error *err);
+/* Text form, one loop a line, outermost first. */
+void plan_dump(strbuf *sb, const plan *p, const char *const *operand_names);
+
+/* ---- tmpl.c: the template engine ----------------------------------------- */
+
+/* See the comment at the top of tmpl.c for the mini-language.  Variables are
+ * looked up in a tmpl_scope: strings, integers, booleans and lists of
+ * scopes (for loops). */
+typedef struct tmpl_scope tmpl_scope;
+tmpl_scope *tmpl_scope_new(arena *a, const tmpl_scope *parent);
+void tmpl_set_str(tmpl_scope *s, const char *name, const char *value);
+void tmpl_set_int(tmpl_scope *s, const char *name, int64_t value);
+void tmpl_set_bool(tmpl_scope *s, const char *name, bool value);
+/* Appends a new item scope to the list NAME (created on first use) and returns it. */
+tmpl_scope *tmpl_list_add(tmpl_scope *s, const char *name);
+/* Declares NAME as an empty list (so a loop over it renders nothing). */
+void tmpl_list_declare(tmpl_scope *s, const char *name);
+/* Renders template TEXT (FILE names it in errors) into SB.  Unknown
+ * variables, unclosed or mismatched blocks, and unknown directives are
+ * errors naming file, line and variable. */
+bcg_status tmpl_render(strbuf *sb, const char *file, const char *text,
+                       const tmpl_scope *scope, bcg_error *err);
+/* Templates compiled into the library (each templates/NAME.tmpl, embedded at build time):
+ * NULL when there is no such template. */
+const char *tmpl_builtin(const char *file);
+
+/* ---- compile.c: the pipeline --------------------------------------------- */
+
+typedef struct compile_operand {
+    const char *name;
+    bcg_dtype dtype;
+    shape shape;          /* as given */
+    int64_t strides[BCG_MAX_RANK]; /* as given, or C-contiguous filled in */
+    bool strides_given;
+} compile_operand;
+
+/* One compile: inputs, every stage's result, the arena they live in. */
+typedef struct compile {
+    arena *arena;
+    bcg_error *err;
+    const char *text;
+    bcg_options options;
+    int operand_count;
+    compile_operand *operands;   /* operand_count of them, in the arena */
+    broadcast_result *broadcast; /* after shape_broadcast */
+    expr_node *root;             /* after expr_parse / expr_type */
+    plan *plan;                  /* after plan_build */
+    char *source;                /* after emit (arena) */
+    const char *function_name;   /* default "bcg_kernel" */
+} compile;
+
+/* Validates the operands and runs shape_broadcast, expr_parse, expr_type and
+ * plan_build.  c->arena must be set; errors go to c->err. */
+bcg_status compile_front(compile *c, const char *text, const bcg_operand *operands,
+                         int operand_count, const bcg_options *options);
+
+/* ---- emit.c: plan and tree to C source ----------------------------------- */
+
+/* Kernel ABI (what jit.c calls and the AOT header declares):
+ *   void NAME(void *out, const void *const *in);
+ * out/in point at element [0,...,0] of each operand. */
+typedef void (*kernel_fn)(void *out, const void *const *in);
+
+/* Emits the kernel for c (after compile_front) into c->source. */
+bcg_status emit_kernel(compile *c);
+
+/* ---- eval.c: the reference evaluator ------------------------------------- */
+
+/* Computes the result of the typed tree over the plan with a generic strided
+ * loop, no code generation.  out/in as for kernel_fn.  Returns BCG_ERR_NOMEM
+ * only if its scratch allocation fails. */
+bcg_status eval_run(const compile *c, void *out, const void *const *in, bcg_error *err);
+
+/* ---- jit.c: libtcc -------------------------------------------------------- */
+
+typedef struct jit_code jit_code;
+/* Compiles SOURCE and returns the function FUNCTION_NAME. */
+bcg_status jit_compile(const char *source, const char *function_name,
+                       jit_code **code, kernel_fn *fn, bcg_error *err);
+void jit_free(jit_code *code);
+
+#endif

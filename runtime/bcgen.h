@@ -1,0 +1,166 @@
+/* bcgen.h - public API of bcgen, the broadcast kernel generator.
+ *
+ * bcgen turns an elementwise expression over named tensors of concrete
+ * shapes ("a * b + c" with a=f32[5,3,4,1], b=f32[3,1,1], c=f32[]) into C
+ * specialized for exactly those shapes, dtypes and strides, and compiles it
+ * in-process through libtcc (or hands the source to the caller).
+ *
+ * Use only what this header declares.  Every name starts with bcg_ / BCG_.
+ *
+ * Typical use:
+ *
+ *     bcg_context *ctx = bcg_context_new();
+ *     int64_t sa[] = {5, 3, 4, 1}, sb[] = {3, 1, 1};
+ *     bcg_operand ops[] = {
+ *         {"a", BCG_F32, 4, sa, NULL},
+ *         {"b", BCG_F32, 3, sb, NULL},
+ *     };
+ *     bcg_kernel *k; bcg_error err;
+ *     if (bcg_compile(ctx, "a * b + 1", ops, 2, NULL, &k, &err) != BCG_OK)
+ *         fprintf(stderr, "%s\n", err.message);
+ *     const void *in[] = {a_data, b_data};
+ *     bcg_run(k, out_data, in, &err);
+ *     bcg_context_free(ctx);          (frees k too)
+ *
+ * Ownership: the context owns every kernel compiled through it; kernels stay
+ * valid until bcg_context_free.  Strings returned as "const char *" are owned
+ * by the object they came from.  Strings returned through "char **" are
+ * allocated for the caller, who frees them with bcg_free.
+ *
+ * Errors: every function that can fail returns a bcg_status and, when given a
+ * non-NULL bcg_error, fills it.  The library never prints, never exits and
+ * never aborts on bad input.
+ */
+#ifndef BCGEN_H
+#define BCGEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BCG_VERSION "0.1.0"
+
+/* Limits (each reported by name in the error that enforces it). */
+#define BCG_MAX_OPERANDS 64   /* operands per expression */
+#define BCG_MAX_RANK 64       /* dimensions per operand */
+#define BCG_MAX_NAME 63       /* bytes in an operand name */
+#define BCG_MAX_EXPR 65536    /* bytes in an expression */
+#define BCG_MAX_DEPTH 200     /* nesting depth of an expression */
+
+/* The Paddle-style axis is "not given" (NumPy right alignment). */
+#define BCG_AXIS_NONE (-1000)
+
+typedef enum bcg_status {
+    BCG_OK = 0,
+    BCG_ERR_USAGE,      /* a bad argument to an API call */
+    BCG_ERR_SHAPE,      /* malformed shape text, negative size, rank too large */
+    BCG_ERR_BROADCAST,  /* shapes do not broadcast, in-place shape change, axis */
+    BCG_ERR_PARSE,      /* expression syntax; err.column says where */
+    BCG_ERR_TYPE,       /* dtype rules: bad operand types, literal does not fit */
+    BCG_ERR_LIMIT,      /* a documented limit was exceeded */
+    BCG_ERR_NOMEM,      /* an allocation failed */
+    BCG_ERR_JIT,        /* libtcc rejected the generated code */
+    BCG_ERR_RUN,        /* bcg_run: null, misaligned or overlapping pointers */
+    BCG_ERR_IO          /* a file could not be read or written */
+} bcg_status;
+
+/* Element types.  ORDER DTYPE: gen/dtype.c has a table in this order. */
+typedef enum bcg_dtype {
+    BCG_BOOL, /* 1 byte, 0 or 1 (any non-zero byte reads as true) */
+    BCG_I8, BCG_I16, BCG_I32, BCG_I64,
+    BCG_U8, BCG_U16, BCG_U32, BCG_U64,
+    BCG_F32, BCG_F64,
+    BCG_DTYPE_COUNT
+} bcg_dtype;
+
+/* What went wrong.  The first error of a call wins; later ones are dropped. */
+typedef struct bcg_error {
+    bcg_status status;
+    int column;        /* 1-based column in the expression, 0 when not an expression error */
+    int operand;       /* operand index, -1 when none */
+    int dimension;     /* dimension index in the broadcast result, -1 when none */
+    char message[512]; /* one line, no trailing newline */
+} bcg_error;
+
+/* One input tensor, described by the caller. */
+typedef struct bcg_operand {
+    const char *name;       /* identifier: [A-Za-z_][A-Za-z0-9_]*, at most BCG_MAX_NAME bytes */
+    bcg_dtype dtype;
+    int rank;               /* 0 .. BCG_MAX_RANK; 0 is a scalar */
+    const int64_t *shape;   /* rank sizes, each >= 0; may be NULL when rank is 0 */
+    const int64_t *strides; /* rank strides in elements (any sign, 0 allowed), or NULL for C-contiguous */
+} bcg_operand;
+
+/* Compile options.  Start from bcg_options_init(); a NULL pointer means the defaults. */
+typedef struct bcg_options {
+    int inplace;        /* -1: the output is a new C-contiguous array; k: written into operand k */
+    int axis;           /* BCG_AXIS_NONE, or Paddle's axis (exactly two operands) */
+    int strict_rank;    /* 1: reject rank-0 operands (the "at least one dimension" rule) */
+    int warn_legacy;    /* 1: warn when shapes differ, broadcast, and hold as many elements */
+    int unroll_limit;   /* outputs with at most this many elements are fully unrolled; 0: never */
+    int unroll_factor;  /* the innermost loop is unrolled by this factor; 1: not unrolled */
+} bcg_options;
+
+typedef struct bcg_context bcg_context;
+typedef struct bcg_kernel bcg_kernel;
+
+void bcg_options_init(bcg_options *options);
+
+/* Returns NULL only when memory runs out. */
+bcg_context *bcg_context_new(void);
+/* Frees the context and every kernel compiled through it.  NULL is allowed. */
+void bcg_context_free(bcg_context *ctx);
+
+/* Compiles EXPR over OPERANDS.  On success *kernel is owned by ctx.  Compiling
+ * the same key (expression, operands, options) again returns the same kernel. */
+bcg_status bcg_compile(bcg_context *ctx, const char *expr,
+                       const bcg_operand *operands, int operand_count,
+                       const bcg_options *options, bcg_kernel **kernel,
+                       bcg_error *err);
+
+/* The broadcast result of a compiled kernel. */
+int bcg_kernel_rank(const bcg_kernel *kernel);
+const int64_t *bcg_kernel_shape(const bcg_kernel *kernel);
+bcg_dtype bcg_kernel_dtype(const bcg_kernel *kernel);
+int64_t bcg_kernel_elements(const bcg_kernel *kernel);
+/* The generated C source (owned by the kernel). */
+const char *bcg_kernel_source(const bcg_kernel *kernel);
+
+/* Runs the kernel.  INPUTS holds one pointer per operand, in the order they
+ * were given; each points at the operand's element [0, ..., 0].  OUTPUT is a
+ * C-contiguous buffer of bcg_kernel_elements() elements, or, for an in-place
+ * kernel, the in-place operand's own pointer (NULL means that pointer too). */
+bcg_status bcg_run(const bcg_kernel *kernel, void *output,
+                   const void *const *inputs, bcg_error *err);
+
+/* Generates the C source for EXPR without compiling it.  FUNCTION_NAME names
+ * the kernel function (an identifier; NULL: "bcg_kernel").  *source is
+ * allocated for the caller: free it with bcg_free. */
+bcg_status bcg_emit(const char *expr, const bcg_operand *operands,
+                    int operand_count, const bcg_options *options,
+                    const char *function_name, char **source, bcg_error *err);
+
+/* Broadcasts shapes alone.  SHAPES[i] has RANKS[i] sizes; NAMES may be NULL.
+ * RESULT must hold BCG_MAX_RANK sizes.  WARNING (may be NULL) receives a
+ * legacy warning when options->warn_legacy is set, or "" when there is none. */
+bcg_status bcg_broadcast_shapes(int count, const int64_t *const *shapes,
+                                const int *ranks, const char *const *names,
+                                const bcg_options *options, int64_t *result,
+                                int *result_rank, char *warning,
+                                size_t warning_size, bcg_error *err);
+
+/* dtype helpers: "f32", 4, ... */
+const char *bcg_dtype_name(bcg_dtype dtype);
+size_t bcg_dtype_size(bcg_dtype dtype);
+/* Accepts bcgen names (f32, i8, bool) and NumPy names (float32, int8). */
+bcg_status bcg_dtype_parse(const char *text, bcg_dtype *dtype);
+
+void bcg_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
