@@ -193,6 +193,10 @@ bcg_status expr_parse(arena *a, const char *text, const expr_names *names,
 bcg_status expr_type(arena *a, expr_node *root, const bcg_dtype *operand_dtypes,
                      int operand_count, bcg_error *err);
 const char *expr_op_name(expr_op op);   /* "+", "sqrt", "where" ... */
+/* The type in which node N computes (its children are converted to it):
+ * `a < b` with i8 and f32 compares in f32 while n->dtype is bool; `/` on
+ * integers computes in f64.  See the table at the top of expr.c. */
+bcg_dtype expr_operation_type(const expr_node *n);
 /* Writes the typed tree, one node a line, indented:  "add f32", "  operand a f32" */
 void expr_dump(strbuf *sb, const expr_node *root, const expr_names *names);
 /* Fully parenthesised one-line form: "((a * b) + c)" */
@@ -283,6 +287,9 @@ typedef struct compile {
     char *source;                /* after emit (arena) */
     const char *function_name;   /* default "bcg_kernel" */
 } compile;
+
+/* How many times contexts ran libtcc (for the cache tests). */
+long compile_tcc_count(const bcg_context *ctx);
 
 /* Validates the operands and runs shape_broadcast, expr_parse, expr_type and
  * plan_build.  c->arena must be set; errors go to c->err. */

@@ -126,6 +126,9 @@ int bcg_kernel_rank(const bcg_kernel *kernel);
 const int64_t *bcg_kernel_shape(const bcg_kernel *kernel);
 bcg_dtype bcg_kernel_dtype(const bcg_kernel *kernel);
 int64_t bcg_kernel_elements(const bcg_kernel *kernel);
+/* "" normally; when libtcc could not compile the kernel, a sentence saying
+ * why, and the kernel runs on the (slower) reference evaluator instead. */
+const char *bcg_kernel_note(const bcg_kernel *kernel);
 /* The generated C source (owned by the kernel). */
 const char *bcg_kernel_source(const bcg_kernel *kernel);
 

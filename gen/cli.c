@@ -1,0 +1,340 @@
+/* cli.c - main() of the bcgen command and the helpers its commands share.
+ * Each command lives in its own file (cli_shape.c, cli_explain.c,
+ * cli_emit.c, cli_run.c); this file only dispatches. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage[] =
+    "usage: bcgen COMMAND [ARGS...]\n"
+    "\n"
+    "bcgen turns an elementwise expression over named tensors of concrete shapes\n"
+    "into C specialised for exactly those shapes, dtypes and strides.\n"
+    "\n"
+    "commands:\n"
+    "  shape    broadcast shapes:            bcgen shape 5,3,4,1 3,1,1\n"
+    "  explain  show the broadcast, types and loop plan of an expression:\n"
+    "           bcgen explain 'a * b + c' -i a=f32[5,3,4,1] -i b=f32[3,1,1] -i c=f32[]\n"
+    "  emit     print or write the generated C:\n"
+    "           bcgen emit 'a + b' -i a=f32[5,3,4,1] -i b=f32[3,1,1] -o kernel.c\n"
+    "  run      JIT-compile and run on data:\n"
+    "           bcgen run 'a + b' -i a=f32[5,3,4,1]=range -i b=f32[3,1,1]=ones\n"
+    "\n"
+    "Operands are written NAME=DTYPE[SHAPE], optionally @[STRIDES] (in elements)\n"
+    "and, for run, =SOURCE.  DTYPE: bool i8 i16 i32 i64 u8 u16 u32 u64 f32 f64.\n"
+    "`bcgen COMMAND --help` says more.  Exit status: 0 success, 1 a broadcast,\n"
+    "type or compile error, 2 a usage or parse error.\n";
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (cli_is_help(cmd) || strcmp(cmd, "help") == 0) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("bcgen %s\n", BCG_VERSION);
+        return 0;
+    }
+    static const struct {
+        const char *name;
+        int (*run)(int, char **);
+    } commands[] = {
+        {"shape", cli_shape},
+        {"explain", cli_explain},
+        {"emit", cli_emit},
+        {"run", cli_run},
+    };
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(cmd, commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "bcgen: unknown command '%s'\n\n%s", cmd, usage);
+    return 2;
+}
+
+bool cli_is_help(const char *arg)
+{
+    return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+int cli_exit_status(bcg_status status)
+{
+    switch (status) {
+    case BCG_OK: return 0;
+    case BCG_ERR_USAGE:
+    case BCG_ERR_SHAPE:
+    case BCG_ERR_PARSE: return 2;
+    default: return 1;
+    }
+}
+
+int cli_report(const char *cmd, const char *expr, const bcg_error *err)
+{
+    fprintf(stderr, "bcgen %s: %s\n", cmd, err->message);
+    if (expr && err->column > 0 && strlen(expr) < 200) {
+        fprintf(stderr, "    %s\n    %*s^\n", expr, err->column - 1, "");
+    }
+    return cli_exit_status(err->status);
+}
+
+void cli_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", f);
+        else if (c == '\t')
+            fputs("\\t", f);
+        else if (c < 0x20 || c == 0x7f)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* Parses "[1,-2,0]" (a bracketed list of signed integers) into strides. */
+static bool parse_strides(const char *text, size_t len, int64_t *out, int *count)
+{
+    if (len < 2 || text[0] != '[' || text[len - 1] != ']')
+        return false;
+    size_t i = 1, end = len - 1;
+    *count = 0;
+    while (i < end && text[i] == ' ')
+        i++;
+    if (i == end)
+        return true;
+    for (;;) {
+        if (*count >= BCG_MAX_RANK)
+            return false;
+        char buf[32];
+        size_t n = 0;
+        while (i < end && text[i] != ',' && n < sizeof buf - 1)
+            buf[n++] = text[i++];
+        buf[n] = 0;
+        char *stop;
+        errno = 0;
+        long long v = strtoll(buf, &stop, 10);
+        while (*stop == ' ')
+            stop++;
+        if (stop == buf || *stop || errno)
+            return false;
+        out[(*count)++] = v;
+        if (i == end)
+            return true;
+        i++; /* ',' */
+    }
+}
+
+bcg_status cli_parse_operand(const char *spec, bool want_source, cli_operand *out,
+                             bcg_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const char *eq = strchr(spec, '=');
+    const char *form = want_source ? "NAME=DTYPE[SHAPE][@[STRIDES]]=SOURCE"
+                                   : "NAME=DTYPE[SHAPE][@[STRIDES]]";
+    if (!eq)
+        return fail(err, BCG_ERR_USAGE, "operand '%s' has no '=': write %s, e.g. a=f32[3,4]",
+                    spec, form);
+    size_t name_len = (size_t)(eq - spec);
+    if (!name_is_valid(spec, name_len))
+        return fail(err, BCG_ERR_USAGE,
+                    "operand '%s': '%.*s' is not a name ([A-Za-z_][A-Za-z0-9_]*, at most %d "
+                    "bytes)",
+                    spec, (int)name_len, spec, BCG_MAX_NAME);
+    memcpy(out->name, spec, name_len);
+    out->name[name_len] = 0;
+
+    const char *type = eq + 1, *open = strchr(type, '[');
+    if (!open)
+        return fail(err, BCG_ERR_USAGE, "operand '%s' has no [SHAPE]: write %s, e.g. %s=f32[3,4]",
+                    spec, form, out->name);
+    if (!dtype_from_text(type, (size_t)(open - type), &out->dtype))
+        return fail(err, BCG_ERR_USAGE,
+                    "operand '%s': unknown dtype '%.*s' (bool i8 i16 i32 i64 u8 u16 u32 u64 "
+                    "f32 f64)",
+                    spec, (int)(open - type), type);
+    const char *close = strchr(open, ']');
+    if (!close)
+        return fail(err, BCG_ERR_USAGE, "operand '%s': the shape has no closing ']'", spec);
+    bcg_error shape_err;
+    error_clear(&shape_err);
+    if (shape_parse(open, (size_t)(close - open + 1), &out->shape, &shape_err))
+        return fail(err, shape_err.status, "operand %s: %s", out->name, shape_err.message);
+
+    const char *rest = close + 1;
+    if (*rest == '@') {
+        const char *sclose = strchr(rest, ']');
+        int count = 0;
+        if (rest[1] != '[' || !sclose ||
+            !parse_strides(rest + 1, (size_t)(sclose - rest), out->strides, &count))
+            return fail(err, BCG_ERR_USAGE,
+                        "operand '%s': strides are written @[S0,S1,...] in elements, e.g. "
+                        "@[1,3]",
+                        spec);
+        if (count != out->shape.rank)
+            return fail(err, BCG_ERR_USAGE,
+                        "operand %s has %d strides for a shape of rank %d", out->name, count,
+                        out->shape.rank);
+        out->has_strides = true;
+        rest = sclose + 1;
+    }
+    if (*rest == '=') {
+        if (!want_source)
+            return fail(err, BCG_ERR_USAGE,
+                        "operand '%s': a data source (=SOURCE) is only for `bcgen run`", spec);
+        if (!rest[1])
+            return fail(err, BCG_ERR_USAGE, "operand '%s': empty data source after '='", spec);
+        out->source = rest + 1;
+    } else if (*rest) {
+        return fail(err, BCG_ERR_USAGE, "operand '%s': unexpected '%s' after the shape", spec,
+                    rest);
+    } else if (want_source) {
+        return fail(err, BCG_ERR_USAGE,
+                    "operand '%s' has no data: add =SOURCE (a .npy file, range, ones, zeros "
+                    "or random:SEED)",
+                    spec);
+    }
+    return BCG_OK;
+}
+
+void cli_operand_views(int count, const cli_operand *in, bcg_operand *out)
+{
+    for (int i = 0; i < count; i++) {
+        out[i].name = in[i].name;
+        out[i].dtype = in[i].dtype;
+        out[i].rank = in[i].shape.rank;
+        out[i].shape = in[i].shape.dims;
+        out[i].strides = in[i].has_strides ? in[i].strides : NULL;
+    }
+}
+
+static int usage_error(const char *cmd, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "bcgen %s: ", cmd);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(see bcgen %s --help)\n", cmd);
+    return 2;
+}
+
+static bool parse_int(const char *s, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < lo || v > hi)
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, unsigned allowed,
+                   bool want_source, cli_args *args)
+{
+    memset(args, 0, sizeof *args);
+    bcg_options_init(&args->options);
+    const char *inplace_name = NULL;
+    bool options_done = false;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (options_done || arg[0] != '-' || arg[1] == 0) {
+            if (args->expr)
+                return usage_error(cmd, "unexpected argument '%s' (one expression only)", arg);
+            args->expr = arg;
+            continue;
+        }
+        if (strcmp(arg, "--") == 0) {
+            options_done = true;
+        } else if (cli_is_help(arg)) {
+            fputs(help, stdout);
+            return 0;
+        } else if (strcmp(arg, "-i") == 0 || strcmp(arg, "--input") == 0) {
+            if (!value)
+                return usage_error(cmd, "%s needs an operand, e.g. -i a=f32[3,4]", arg);
+            if (args->operand_count == BCG_MAX_OPERANDS) {
+                fprintf(stderr, "bcgen %s: more than %d operands\n", cmd, BCG_MAX_OPERANDS);
+                return 1;
+            }
+            bcg_error err;
+            error_clear(&err);
+            if (cli_parse_operand(value, want_source, &args->operands[args->operand_count],
+                                  &err))
+                return cli_report(cmd, NULL, &err);
+            args->operand_count++;
+            i++;
+        } else if (strcmp(arg, "--inplace") == 0) {
+            if (!value)
+                return usage_error(cmd, "%s needs the name of the operand to write into", arg);
+            inplace_name = value;
+            i++;
+        } else if (strcmp(arg, "--axis") == 0) {
+            if (!value || !parse_int(value, -BCG_MAX_RANK, BCG_MAX_RANK, &args->options.axis))
+                return usage_error(cmd, "--axis needs an integer from -64 to 64, not '%s'",
+                                   value ? value : "");
+            i++;
+        } else if (strcmp(arg, "--strict-rank") == 0) {
+            args->options.strict_rank = 1;
+        } else if (strcmp(arg, "--warn-legacy") == 0) {
+            args->options.warn_legacy = 1;
+        } else if ((allowed & ARG_JSON) && strcmp(arg, "--json") == 0) {
+            args->json = true;
+        } else if ((allowed & ARG_TIME) && strcmp(arg, "--time") == 0) {
+            args->time = true;
+        } else if ((allowed & ARG_REFERENCE) && strcmp(arg, "--reference") == 0) {
+            args->reference = true;
+        } else if ((allowed & ARG_OUTPUT) && strcmp(arg, "-o") == 0) {
+            if (!value)
+                return usage_error(cmd, "%s needs a file name", arg);
+            args->output_path = value;
+            i++;
+        } else if ((allowed & ARG_NAME) && strcmp(arg, "--name") == 0) {
+            if (!value || !name_is_valid(value, strlen(value)))
+                return usage_error(cmd, "--name needs a C identifier, not '%s'",
+                                   value ? value : "");
+            args->function_name = value;
+            i++;
+        } else if ((allowed & ARG_UNROLL) && strcmp(arg, "--unroll") == 0) {
+            int factor;
+            if (!value)
+                return usage_error(cmd, "%s needs full, none or a factor", arg);
+            if (strcmp(value, "full") == 0) {
+                args->options.unroll_limit = 65536;
+            } else if (strcmp(value, "none") == 0) {
+                args->options.unroll_limit = 0;
+                args->options.unroll_factor = 1;
+            } else if (parse_int(value, 1, 64, &factor)) {
+                args->options.unroll_factor = factor;
+            } else {
+                return usage_error(cmd, "--unroll takes full, none or a factor from 1 to 64, "
+                                        "not '%s'",
+                                   value);
+            }
+            i++;
+        } else {
+            return usage_error(cmd, "unknown option '%s'", arg);
+        }
+    }
+    if (!args->expr)
+        return usage_error(cmd, "%s", "no expression given");
+    if (args->operand_count == 0)
+        return usage_error(cmd, "%s", "no operands given: add -i NAME=DTYPE[SHAPE] for each");
+    if (inplace_name) {
+        for (int i = 0; i < args->operand_count; i++)
+            if (strcmp(args->operands[i].name, inplace_name) == 0)
+                args->options.inplace = i;
+        if (args->options.inplace < 0)
+            return usage_error(cmd, "--inplace names '%s', which is not an operand",
+                               inplace_name);
+    }
+    return -1;
+}

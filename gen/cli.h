@@ -1,0 +1,67 @@
+/* cli.h - the bcgen command line.  main() in cli.c dispatches to one
+ * function per command, each in its own file (cli_shape.c, ...).  Each
+ * command gets argv with argv[0] = the command name and returns the exit
+ * status: 0 success, 1 a broadcast/type/compile error, 2 a usage or parse
+ * error.  Messages go to stderr as "bcgen CMD: message". */
+#ifndef BCGEN_CLI_H
+#define BCGEN_CLI_H
+
+#include <stdio.h>
+
+#include "internal.h"
+
+int cli_shape(int argc, char **argv);   /* cli_shape.c */
+int cli_explain(int argc, char **argv); /* cli_explain.c */
+int cli_emit(int argc, char **argv);    /* cli_emit.c */
+int cli_run(int argc, char **argv);     /* cli_run.c */
+
+/* ---- helpers in cli.c ---- */
+
+/* -i NAME=DTYPE[SHAPE][@[STRIDES]][=SOURCE] */
+typedef struct cli_operand {
+    char name[BCG_MAX_NAME + 1];
+    bcg_dtype dtype;
+    shape shape;
+    int64_t strides[BCG_MAX_RANK];
+    bool has_strides;
+    const char *source;          /* after the last '=', or NULL */
+} cli_operand;
+
+/* Parses one operand spec; WANT_SOURCE: "=SOURCE" is required (run) or
+ * rejected (explain, emit). */
+bcg_status cli_parse_operand(const char *spec, bool want_source, cli_operand *out,
+                             bcg_error *err);
+/* Fills bcg_operand views of cli_operands (pointers into them). */
+void cli_operand_views(int count, const cli_operand *in, bcg_operand *out);
+/* The arguments explain, emit and run share. */
+enum {
+    ARG_JSON = 1, ARG_OUTPUT = 2, ARG_NAME = 4, ARG_TIME = 8, ARG_REFERENCE = 16,
+    ARG_UNROLL = 32
+};
+typedef struct cli_args {
+    const char *expr;
+    int operand_count;
+    cli_operand operands[BCG_MAX_OPERANDS];
+    bcg_options options;
+    const char *output_path;   /* -o FILE */
+    const char *function_name; /* --name FN */
+    bool json, time, reference;
+} cli_args;
+/* Parses EXPR -i SPEC... [--inplace NAME] [--axis K] [--strict-rank]
+ * [--warn-legacy] and the flags in ALLOWED.  Returns -1 when the command
+ * should go on, otherwise the exit status (after printing help or the
+ * error).  HELP is the command's --help text. */
+int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, unsigned allowed,
+                   bool want_source, cli_args *args);
+
+/* Exit status for a library status: 2 for usage/shape-text/parse, 1 otherwise. */
+int cli_exit_status(bcg_status status);
+/* Prints "bcgen CMD: message" (and a caret line under the expression for
+ * errors with a column) to stderr; returns cli_exit_status(err->status). */
+int cli_report(const char *cmd, const char *expr, const bcg_error *err);
+/* Writes S as a JSON string literal (quotes and escapes included). */
+void cli_json_string(FILE *f, const char *s);
+/* true when argv[i] is -h or --help */
+bool cli_is_help(const char *arg);
+
+#endif

@@ -1,0 +1,293 @@
+/* cli_explain.c - `bcgen explain`: everything bcgen decides about an
+ * expression, for a person (or, with --json, for a tool): the aligned
+ * shapes, which broadcast rule applied in each dimension, the result, the
+ * typed tree and the iteration plan. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char help[] =
+    "usage: bcgen explain EXPR -i NAME=DTYPE[SHAPE][@[STRIDES]] ... [options]\n"
+    "\n"
+    "Shows how bcgen broadcasts, types and plans EXPR: the operands' shapes\n"
+    "right-aligned, one line per dimension from the right saying which rule\n"
+    "applied (equal, stretched from 1, missing and padded), the result shape and\n"
+    "dtype, the typed expression tree and the iteration plan (loops after\n"
+    "dropping size-1 dimensions and merging contiguous ones).\n"
+    "\n"
+    "options:\n"
+    "  -i NAME=DTYPE[SHAPE]   an operand; @[S0,S1,...] gives strides in elements\n"
+    "  --inplace NAME         the result is written into operand NAME\n"
+    "  --axis K               Paddle's axis for two operands (-1: right alignment)\n"
+    "  --strict-rank          reject rank-0 operands\n"
+    "  --warn-legacy          warn when shapes differ but hold as many elements\n"
+    "  --json                 one JSON object on stdout instead of text\n"
+    "\n"
+    "example:\n"
+    "  bcgen explain 'a * b + c' -i a=f32[5,3,4,1] -i b=f32[3,1,1] -i c=f32[]\n";
+
+/* Where original dimension 0 of operand i sits in the result. */
+static int offset_of(const compile *c, int i)
+{
+    int rank = c->operands[i].shape.rank, result_rank = c->broadcast->result.rank;
+    if (c->options.axis != BCG_AXIS_NONE && c->options.axis >= 0 && c->operand_count == 2 &&
+        rank < result_rank)
+        return c->options.axis;
+    return result_rank - rank;
+}
+
+static bool present(const compile *c, int i, int d)
+{
+    int offset = offset_of(c, i);
+    return d >= offset && d < offset + c->operands[i].shape.rank;
+}
+
+static const char *rule_of(const compile *c, int d)
+{
+    int64_t size = c->broadcast->result.dims[d];
+    bool stretched = false, padded = false;
+    for (int i = 0; i < c->operand_count; i++) {
+        if (!present(c, i, d))
+            padded = true;
+        else if (c->broadcast->aligned[i].dims[d] != size)
+            stretched = true;
+    }
+    if (stretched && padded)
+        return "stretched from 1, missing and padded";
+    if (stretched)
+        return "stretched from 1";
+    if (padded)
+        return "missing and padded";
+    return "equal";
+}
+
+static void print_text(const compile *c)
+{
+    const shape *result = &c->broadcast->result;
+    char buf[2048];
+    strbuf sb;
+    sb_init(&sb);
+    int width = 4;
+    for (int i = 0; i < c->operand_count; i++)
+        if ((int)strlen(c->operands[i].name) > width)
+            width = (int)strlen(c->operands[i].name);
+
+    expr_names names = {c->operand_count, NULL};
+    const char **name_list = malloc(sizeof *name_list * (size_t)c->operand_count);
+    if (!name_list)
+        return;
+    for (int i = 0; i < c->operand_count; i++)
+        name_list[i] = c->operands[i].name;
+    names.names = name_list;
+
+    printf("expression: ");
+    expr_format(&sb, c->root, &names);
+    printf("%s\n\n", sb.data ? sb.data : "");
+    sb_free(&sb);
+
+    printf("operands, right-aligned%s:\n",
+           c->options.axis != BCG_AXIS_NONE ? " (or by --axis)" : "");
+    for (int i = 0; i < c->operand_count; i++) {
+        const compile_operand *o = &c->operands[i];
+        printf("  %-*s %-4s ", width, o->name, bcg_dtype_name(o->dtype));
+        int offset = offset_of(c, i);
+        for (int d = 0; d < result->rank; d++) {
+            if (present(c, i, d))
+                printf("%8lld", (long long)o->shape.dims[d - offset]);
+            else
+                printf("%8s", "-");
+        }
+        shape_format(&o->shape, buf, sizeof buf);
+        printf("   shape %s", buf);
+        if (o->strides_given) {
+            printf(" strides [");
+            for (int d = 0; d < o->shape.rank; d++)
+                printf("%s%lld", d ? "," : "", (long long)o->strides[d]);
+            printf("]");
+        }
+        printf("\n");
+    }
+    printf("  %-*s %-4s ", width, "=", "");
+    for (int d = 0; d < result->rank; d++)
+        printf("%8lld", (long long)result->dims[d]);
+    printf("\n\nbroadcast, dimension by dimension from the right:\n");
+    for (int d = result->rank - 1; d >= 0; d--) {
+        printf("  dim %d: ", d);
+        for (int i = 0; i < c->operand_count; i++) {
+            if (present(c, i, d))
+                printf("%s %lld, ", c->operands[i].name,
+                       (long long)c->broadcast->aligned[i].dims[d]);
+            else
+                printf("%s -, ", c->operands[i].name);
+        }
+        printf("-> %lld (%s)\n", (long long)result->dims[d], rule_of(c, d));
+    }
+    if (result->rank == 0)
+        printf("  (every operand is a scalar: the result is a scalar)\n");
+    if (c->broadcast->warning[0])
+        printf("warning: %s\n", c->broadcast->warning);
+
+    shape_format(result, buf, sizeof buf);
+    printf("\nresult: %s %s, %lld elements%s\n", buf, bcg_dtype_name(c->root->dtype),
+           (long long)c->plan->elements,
+           c->options.inplace >= 0 ? ", written in place" : "");
+    if (c->options.inplace >= 0)
+        printf("  in place into %s\n", c->operands[c->options.inplace].name);
+
+    printf("\ntyped expression:\n");
+    sb_init(&sb);
+    expr_dump(&sb, c->root, &names);
+    if (sb.data) {
+        for (char *line = strtok(sb.data, "\n"); line; line = strtok(NULL, "\n"))
+            printf("  %s\n", line);
+    }
+    sb_free(&sb);
+
+    printf("\nplan:\n");
+    const char **plan_names = malloc(sizeof *plan_names * (size_t)(c->operand_count + 1));
+    if (plan_names) {
+        plan_names[0] = "out";
+        for (int i = 0; i < c->operand_count; i++)
+            plan_names[i + 1] = c->operands[i].name;
+        sb_init(&sb);
+        plan_dump(&sb, c->plan, plan_names);
+        if (sb.data) {
+            for (char *line = strtok(sb.data, "\n"); line; line = strtok(NULL, "\n"))
+                printf("  %s\n", line);
+        }
+        sb_free(&sb);
+        free(plan_names);
+    }
+    free(name_list);
+}
+
+static void print_dims(const int64_t *dims, int rank)
+{
+    putchar('[');
+    for (int d = 0; d < rank; d++)
+        printf("%s%lld", d ? ", " : "", (long long)dims[d]);
+    putchar(']');
+}
+
+static void print_json(const compile *c)
+{
+    const shape *result = &c->broadcast->result;
+    const char **names = malloc(sizeof *names * (size_t)(c->operand_count + 1));
+    if (!names)
+        return;
+    names[0] = "out";
+    for (int i = 0; i < c->operand_count; i++)
+        names[i + 1] = c->operands[i].name;
+    expr_names table = {c->operand_count, names + 1};
+
+    printf("{\"expression\": ");
+    strbuf sb;
+    sb_init(&sb);
+    expr_format(&sb, c->root, &table);
+    cli_json_string(stdout, sb.data ? sb.data : "");
+    sb_free(&sb);
+    printf(", \"operands\": [");
+    for (int i = 0; i < c->operand_count; i++) {
+        const compile_operand *o = &c->operands[i];
+        printf("%s{\"name\": ", i ? ", " : "");
+        cli_json_string(stdout, o->name);
+        printf(", \"dtype\": \"%s\", \"shape\": ", bcg_dtype_name(o->dtype));
+        print_dims(o->shape.dims, o->shape.rank);
+        printf(", \"strides\": ");
+        print_dims(o->strides, o->shape.rank);
+        printf(", \"aligned\": ");
+        print_dims(c->broadcast->aligned[i].dims, c->broadcast->aligned[i].rank);
+        printf("}");
+    }
+    printf("], \"dimensions\": [");
+    for (int d = result->rank - 1; d >= 0; d--)
+        printf("%s{\"dim\": %d, \"size\": %lld, \"rule\": \"%s\"}", d == result->rank - 1 ? "" : ", ",
+               d, (long long)result->dims[d], rule_of(c, d));
+    printf("], \"shape\": ");
+    print_dims(result->dims, result->rank);
+    printf(", \"dtype\": \"%s\", \"elements\": %lld", bcg_dtype_name(c->root->dtype),
+           (long long)c->plan->elements);
+    if (c->options.inplace >= 0) {
+        printf(", \"inplace\": ");
+        cli_json_string(stdout, c->operands[c->options.inplace].name);
+    }
+    if (c->broadcast->warning[0]) {
+        printf(", \"warnings\": [");
+        cli_json_string(stdout, c->broadcast->warning);
+        printf("]");
+    }
+    printf(", \"tree\": ");
+    sb_init(&sb);
+    expr_dump(&sb, c->root, &table);
+    cli_json_string(stdout, sb.data ? sb.data : "");
+    sb_free(&sb);
+    const plan *p = c->plan;
+    printf(", \"plan\": {\"loops\": [");
+    for (int l = 0; l < p->loop_count; l++) {
+        printf("%s{\"extent\": %lld, \"strides\": ", l ? ", " : "", (long long)p->extent[l]);
+        putchar('[');
+        for (int k = 0; k < p->operand_count; k++)
+            printf("%s%lld", k ? ", " : "", (long long)p->stride[k][l]);
+        printf("]}");
+    }
+    printf("], \"operands\": [");
+    for (int k = 0; k < p->operand_count; k++) {
+        printf("%s", k ? ", " : "");
+        cli_json_string(stdout, names[k]);
+    }
+    printf("], \"text\": ");
+    sb_init(&sb);
+    plan_dump(&sb, p, names);
+    cli_json_string(stdout, sb.data ? sb.data : "");
+    sb_free(&sb);
+    printf("}}\n");
+    free(names);
+}
+
+int cli_explain(int argc, char **argv)
+{
+    cli_args *args = malloc(sizeof *args);
+    if (!args) {
+        fprintf(stderr, "bcgen explain: out of memory\n");
+        return 1;
+    }
+    int status = cli_parse_args("explain", help, argc, argv, ARG_JSON, false, args);
+    if (status >= 0) {
+        free(args);
+        return status;
+    }
+    bcg_operand ops[BCG_MAX_OPERANDS];
+    cli_operand_views(args->operand_count, args->operands, ops);
+    bcg_error err;
+    error_clear(&err);
+    compile c = {0};
+    c.arena = arena_new();
+    c.err = &err;
+    if (!c.arena) {
+        fail(&err, BCG_ERR_NOMEM, "out of memory");
+    } else if (compile_front(&c, args->expr, ops, args->operand_count, &args->options) ==
+               BCG_OK) {
+        if (args->json)
+            print_json(&c);
+        else
+            print_text(&c);
+    }
+    if (err.status != BCG_OK) {
+        if (args->json) {
+            printf("{\"error\": ");
+            cli_json_string(stdout, err.message);
+            if (err.column > 0)
+                printf(", \"column\": %d", err.column);
+            printf("}\n");
+        }
+        status = cli_report("explain", args->expr, &err);
+    } else {
+        status = 0;
+        if (c.broadcast->warning[0] && !args->json)
+            fprintf(stderr, "bcgen explain: warning: %s\n", c.broadcast->warning);
+    }
+    arena_free(c.arena);
+    free(args);
+    return status;
+}

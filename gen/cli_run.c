@@ -1,0 +1,263 @@
+/* cli_run.c - `bcgen run`: compiles an expression through the JIT and runs
+ * it on data from .npy files or generated sources, printing the result as
+ * NumPy prints arrays or writing it to a .npy file.
+ *
+ * Operands with explicit strides are given a buffer laid out with those
+ * strides (negative ones included), filled from the logical array, so the
+ * kernel really reads a strided view.  A 0 stride makes several logical
+ * elements share one memory location; the last one written wins, so such
+ * data should repeat along that dimension (as an expanded view does). */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "npy.h"
+
+static const char help[] =
+    "usage: bcgen run EXPR -i NAME=DTYPE[SHAPE][@[STRIDES]]=SOURCE ... [options]\n"
+    "\n"
+    "JIT-compiles EXPR for the operands' dtypes and shapes and runs it.\n"
+    "SOURCE is a .npy file (its dtype and shape must be the declared ones;\n"
+    "little- and big-endian, C and Fortran order are read), or one of:\n"
+    "  range       0, 1, 2, ... in the operand's dtype (wrapping)\n"
+    "  ones, zeros\n"
+    "  random:SEED reproducible pseudo-random values\n"
+    "Without -o the result is printed as NumPy prints arrays.\n"
+    "\n"
+    "options:\n"
+    "  -o OUT.npy             write the result to a .npy file\n"
+    "  --inplace NAME         write the result into operand NAME's buffer\n"
+    "  --unroll full|none|N   as for emit\n"
+    "  --reference            run the plain-C reference evaluator, not the JIT\n"
+    "  --time                 report compile and run time on stderr\n"
+    "  --axis K, --strict-rank, --warn-legacy: as for explain\n"
+    "\n"
+    "example:\n"
+    "  bcgen run 'a + b' -i a=f32[5,3,4,1]=range -i b=f32[3,1,1]=ones\n";
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* An operand's memory: the allocation and the pointer to element [0..0]. */
+typedef struct laid_out {
+    void *allocation;
+    char *base;
+} laid_out;
+
+/* Element offsets reached by a shape with strides: [low, high]. */
+static void reach(const cli_operand *o, const int64_t *strides, int64_t *low, int64_t *high)
+{
+    *low = *high = 0;
+    for (int d = 0; d < o->shape.rank; d++) {
+        int64_t r = strides[d] * (o->shape.dims[d] - 1);
+        if (r < 0)
+            *low += r;
+        else
+            *high += r;
+    }
+}
+
+/* Copies between a C-contiguous array and a strided layout, one way or the
+ * other (TO_STRIDED). */
+static void copy_strided(const cli_operand *o, const int64_t *strides, char *base, char *flat,
+                         size_t size, int64_t elements, bool to_strided)
+{
+    int64_t index[BCG_MAX_RANK] = {0};
+    for (int64_t e = 0; e < elements; e++) {
+        int64_t offset = 0;
+        for (int d = 0; d < o->shape.rank; d++)
+            offset += index[d] * strides[d];
+        if (to_strided)
+            memcpy(base + offset * (int64_t)size, flat + e * (int64_t)size, size);
+        else
+            memcpy(flat + e * (int64_t)size, base + offset * (int64_t)size, size);
+        for (int d = o->shape.rank - 1; d >= 0; d--) {
+            if (++index[d] < o->shape.dims[d])
+                break;
+            index[d] = 0;
+        }
+    }
+}
+
+static int load_operand(const cli_operand *o, npy_array *logical, laid_out *mem)
+{
+    bcg_error err;
+    error_clear(&err);
+    const char *src = o->source;
+    size_t n = strlen(src);
+    memset(logical, 0, sizeof *logical);
+    if (n > 4 && strcmp(src + n - 4, ".npy") == 0) {
+        if (npy_read(src, logical, &err))
+            return cli_report("run", NULL, &err);
+        char want[256], got[256];
+        if (logical->dtype != o->dtype || logical->shape.rank != o->shape.rank ||
+            memcmp(logical->shape.dims, o->shape.dims,
+                   sizeof(int64_t) * (size_t)o->shape.rank) != 0) {
+            shape_format(&o->shape, want, sizeof want);
+            shape_format(&logical->shape, got, sizeof got);
+            fprintf(stderr,
+                    "bcgen run: %s holds %s %s but operand %s is declared %s %s "
+                    "(bcgen does not convert data)\n",
+                    src, bcg_dtype_name(logical->dtype), got, o->name,
+                    bcg_dtype_name(o->dtype), want);
+            npy_free(logical);
+            return 1;
+        }
+    } else {
+        logical->dtype = o->dtype;
+        logical->shape = o->shape;
+        if (npy_fill(logical, src, &err))
+            return cli_report("run", NULL, &err);
+    }
+    int64_t elements = 1;
+    for (int d = 0; d < o->shape.rank; d++)
+        elements *= o->shape.dims[d];
+    size_t size = bcg_dtype_size(o->dtype);
+    if (!o->has_strides || elements == 0) {
+        mem->allocation = NULL;
+        mem->base = logical->data;
+        return 0;
+    }
+    int64_t low, high;
+    reach(o, o->strides, &low, &high);
+    mem->allocation = calloc((size_t)(high - low + 1), size);
+    if (!mem->allocation) {
+        fprintf(stderr, "bcgen run: out of memory laying out %s\n", o->name);
+        return 1;
+    }
+    mem->base = (char *)mem->allocation - low * (int64_t)size;
+    copy_strided(o, o->strides, mem->base, logical->data, size, elements, true);
+    return 0;
+}
+
+int cli_run(int argc, char **argv)
+{
+    cli_args *args = malloc(sizeof *args);
+    npy_array *logical = calloc(BCG_MAX_OPERANDS, sizeof *logical);
+    laid_out *mem = calloc(BCG_MAX_OPERANDS, sizeof *mem);
+    bcg_context *ctx = bcg_context_new();
+    npy_array result = {0};
+    compile front = {0};
+    bcg_kernel *kernel = NULL;
+    int status = 1, loaded = 0;
+    if (!args || !logical || !mem || !ctx) {
+        fprintf(stderr, "bcgen run: out of memory\n");
+        goto done;
+    }
+    status = cli_parse_args("run", help, argc, argv,
+                            ARG_OUTPUT | ARG_UNROLL | ARG_REFERENCE | ARG_TIME, true, args);
+    if (status >= 0)
+        goto done;
+    status = 1;
+
+    bcg_operand ops[BCG_MAX_OPERANDS];
+    cli_operand_views(args->operand_count, args->operands, ops);
+    bcg_error err;
+    error_clear(&err);
+
+    /* Compile first: a bad expression should not wait for data to load. */
+    double t0 = now_ms();
+    if (args->reference) {
+        front.arena = arena_new();
+        front.err = &err;
+        if (!front.arena)
+            fail(&err, BCG_ERR_NOMEM, "out of memory");
+        else
+            compile_front(&front, args->expr, ops, args->operand_count, &args->options);
+    } else {
+        bcg_compile(ctx, args->expr, ops, args->operand_count, &args->options, &kernel, &err);
+    }
+    double t1 = now_ms();
+    if (err.status != BCG_OK) {
+        status = cli_report("run", args->expr, &err);
+        goto done;
+    }
+    if (kernel && bcg_kernel_note(kernel)[0])
+        fprintf(stderr, "bcgen run: warning: %s\n", bcg_kernel_note(kernel));
+
+    for (; loaded < args->operand_count; loaded++)
+        if ((status = load_operand(&args->operands[loaded], &logical[loaded], &mem[loaded])))
+            goto done;
+    status = 1;
+
+    const void *inputs[BCG_MAX_OPERANDS];
+    for (int i = 0; i < args->operand_count; i++)
+        inputs[i] = mem[i].base;
+    const shape *result_shape = kernel ? NULL : &front.broadcast->result;
+    result.dtype = kernel ? bcg_kernel_dtype(kernel) : front.root->dtype;
+    if (kernel) {
+        result.shape.rank = bcg_kernel_rank(kernel);
+        memcpy(result.shape.dims, bcg_kernel_shape(kernel),
+               sizeof(int64_t) * (size_t)result.shape.rank);
+    } else {
+        result.shape = *result_shape;
+    }
+    int64_t elements = 1;
+    for (int d = 0; d < result.shape.rank; d++)
+        elements *= result.shape.dims[d];
+    size_t size = bcg_dtype_size(result.dtype);
+    int inplace = args->options.inplace;
+    result.data = calloc(elements ? (size_t)elements : 1, size);
+    if (!result.data) {
+        fprintf(stderr, "bcgen run: out of memory for the result\n");
+        goto done;
+    }
+    void *out = inplace >= 0 ? mem[inplace].base : result.data;
+
+    double t2 = now_ms();
+    bcg_status s = kernel ? bcg_run(kernel, out, inputs, &err)
+                          : eval_run(&front, out, inputs, &err);
+    double t3 = now_ms();
+    if (s != BCG_OK) {
+        status = cli_report("run", args->expr, &err);
+        goto done;
+    }
+    if (inplace >= 0 && elements > 0) {
+        const cli_operand *o = &args->operands[inplace];
+        if (o->has_strides)
+            copy_strided(o, o->strides, mem[inplace].base, result.data, size, elements, false);
+        else
+            memcpy(result.data, mem[inplace].base, (size_t)elements * size);
+    }
+    if (args->time)
+        fprintf(stderr, "bcgen run: %s %.3f ms, run %.3f ms\n",
+                args->reference ? "plan" : "compile", t1 - t0, t3 - t2);
+
+    if (args->output_path) {
+        if (npy_write(args->output_path, &result, &err)) {
+            status = cli_report("run", NULL, &err);
+            goto done;
+        }
+    } else {
+        strbuf sb;
+        sb_init(&sb);
+        npy_format(&sb, &result);
+        if (sb.failed) {
+            fprintf(stderr, "bcgen run: out of memory printing the result\n");
+            sb_free(&sb);
+            goto done;
+        }
+        printf("%s\n", sb.data ? sb.data : "");
+        sb_free(&sb);
+    }
+    status = 0;
+done:
+    for (int i = 0; i < loaded && logical; i++) {
+        npy_free(&logical[i]);
+        free(mem[i].allocation);
+    }
+    if (logical && loaded < BCG_MAX_OPERANDS)
+        npy_free(&logical[loaded]);
+    free(result.data);
+    arena_free(front.arena);
+    bcg_context_free(ctx);
+    free(mem);
+    free(logical);
+    free(args);
+    return status;
+}

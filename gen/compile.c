@@ -1,0 +1,577 @@
+/* compile.c - the pipeline and the public API around it.
+ *
+ * bcg_compile is the whole flow in one place:
+ *
+ *   compile_front: check operands -> shape_broadcast -> expr_parse
+ *                  -> expr_type -> plan_build
+ *   emit_kernel  : plan + tree -> C source (templates)
+ *   jit_compile  : C source -> machine code (libtcc)
+ *
+ * Each stage reports into the one bcg_error of the call and the first error
+ * stops the flow.  Everything a compile makes lives in one arena; a kernel
+ * keeps its arena (the tree and plan serve the reference evaluator when the
+ * JIT is unavailable) and is freed with its context.
+ *
+ * A context caches kernels by their full key (expression text, every
+ * operand's name, dtype, shape and strides, and the options), so compiling
+ * the same key again returns the cached kernel without running tcc.  The
+ * cache is guarded by a mutex per context: contexts may be shared between
+ * threads; libtcc itself is serialised in jit.c.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Defaults measured on this kind of machine (issue 3): tcc-compiled
+ * straight-line code pays only for tiny outputs; larger ones loop with the
+ * innermost loop unrolled 4 times. */
+#define DEFAULT_UNROLL_LIMIT 16
+#define DEFAULT_UNROLL_FACTOR 4
+#define MAX_UNROLL_FACTOR 64
+#define MAX_UNROLL_LIMIT 65536
+
+void bcg_options_init(bcg_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->inplace = -1;
+    o->axis = BCG_AXIS_NONE;
+    o->unroll_limit = DEFAULT_UNROLL_LIMIT;
+    o->unroll_factor = DEFAULT_UNROLL_FACTOR;
+}
+
+static bcg_status check_options(const bcg_options *o, int operand_count, bcg_error *err)
+{
+    if (o->inplace < -1 || o->inplace >= operand_count)
+        return fail(err, BCG_ERR_USAGE, "in-place operand index %d is out of range (0..%d)",
+                    o->inplace, operand_count - 1);
+    if (o->unroll_factor < 1 || o->unroll_factor > MAX_UNROLL_FACTOR)
+        return fail(err, BCG_ERR_LIMIT, "unroll factor %d is out of range (1..%d)",
+                    o->unroll_factor, MAX_UNROLL_FACTOR);
+    if (o->unroll_limit < 0 || o->unroll_limit > MAX_UNROLL_LIMIT)
+        return fail(err, BCG_ERR_LIMIT,
+                    "full-unroll limit %d is out of range (0..%d elements)",
+                    o->unroll_limit, MAX_UNROLL_LIMIT);
+    return BCG_OK;
+}
+
+static bcg_status check_operand(const bcg_operand *op, int index, bcg_error *err)
+{
+    if (!op->name)
+        return fail_at(err, BCG_ERR_USAGE, 0, index, -1, "operand %d has no name", index);
+    size_t n = strlen(op->name);
+    if (n > BCG_MAX_NAME)
+        return fail_at(err, BCG_ERR_LIMIT, 0, index, -1,
+                       "operand %d name is %zu bytes long; the limit is %d", index, n,
+                       BCG_MAX_NAME);
+    if (!name_is_valid(op->name, n))
+        return fail_at(err, BCG_ERR_USAGE, 0, index, -1,
+                       "operand %d name is not an identifier ([A-Za-z_][A-Za-z0-9_]*)", index);
+    if ((unsigned)op->dtype >= BCG_DTYPE_COUNT)
+        return fail_at(err, BCG_ERR_USAGE, 0, index, -1, "operand %s has an unknown dtype (%d)",
+                       op->name, (int)op->dtype);
+    if (op->rank < 0 || op->rank > BCG_MAX_RANK)
+        return fail_at(err, BCG_ERR_LIMIT, 0, index, -1,
+                       "operand %s has rank %d; ranks go from 0 to %d", op->name, op->rank,
+                       BCG_MAX_RANK);
+    if (op->rank > 0 && !op->shape)
+        return fail_at(err, BCG_ERR_USAGE, 0, index, -1,
+                       "operand %s has rank %d but no shape", op->name, op->rank);
+    for (int d = 0; d < op->rank; d++)
+        if (op->shape[d] < 0)
+            return fail_at(err, BCG_ERR_SHAPE, 0, index, -1,
+                           "operand %s has a negative size %lld in dimension %d", op->name,
+                           (long long)op->shape[d], d);
+    return BCG_OK;
+}
+
+bcg_status compile_front(compile *c, const char *text, const bcg_operand *operands,
+                         int operand_count, const bcg_options *options)
+{
+    bcg_error *err = c->err;
+    if (!text)
+        return fail(err, BCG_ERR_USAGE, "no expression given");
+    if (operand_count < 1 || operand_count > BCG_MAX_OPERANDS)
+        return fail(err, operand_count < 1 ? BCG_ERR_USAGE : BCG_ERR_LIMIT,
+                    "%d operands given; an expression takes 1 to %d", operand_count,
+                    BCG_MAX_OPERANDS);
+    if (!operands)
+        return fail(err, BCG_ERR_USAGE, "no operands given");
+    if (options)
+        c->options = *options;
+    else
+        bcg_options_init(&c->options);
+    bcg_status s = check_options(&c->options, operand_count, err);
+    if (s)
+        return s;
+
+    c->text = text;
+    c->operand_count = operand_count;
+    c->operands = arena_alloc(c->arena, sizeof *c->operands * (size_t)operand_count);
+    c->broadcast = arena_alloc(c->arena, sizeof *c->broadcast);
+    shape *shapes = arena_alloc(c->arena, sizeof *shapes * (size_t)operand_count);
+    const char **names = arena_alloc(c->arena, sizeof *names * (size_t)operand_count);
+    bcg_dtype *dtypes = arena_alloc(c->arena, sizeof *dtypes * (size_t)operand_count);
+    if (!c->operands || !c->broadcast || !shapes || !names || !dtypes)
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+
+    for (int i = 0; i < operand_count; i++) {
+        const bcg_operand *op = &operands[i];
+        if ((s = check_operand(op, i, err)))
+            return s;
+        for (int j = 0; j < i; j++)
+            if (strcmp(names[j], op->name) == 0)
+                return fail_at(err, BCG_ERR_USAGE, 0, i, -1,
+                               "operand name %s is given twice (operands %d and %d)",
+                               op->name, j, i);
+        compile_operand *co = &c->operands[i];
+        co->name = names[i] = arena_strndup(c->arena, op->name, strlen(op->name));
+        if (!co->name)
+            return fail(err, BCG_ERR_NOMEM, "out of memory");
+        co->dtype = dtypes[i] = op->dtype;
+        co->shape.rank = op->rank;
+        for (int d = 0; d < op->rank; d++)
+            co->shape.dims[d] = op->shape[d];
+        shapes[i] = co->shape;
+        co->strides_given = op->strides != NULL;
+        int64_t step = 1;
+        for (int d = op->rank - 1; d >= 0; d--) {
+            co->strides[d] = op->strides ? op->strides[d] : step;
+            if (op->shape[d] > 0 && step <= INT64_MAX / op->shape[d])
+                step *= op->shape[d];
+        }
+    }
+
+    broadcast_rules rules = {
+        .axis = c->options.axis,
+        .inplace = c->options.inplace,
+        .strict_rank = c->options.strict_rank != 0,
+        .warn_legacy = c->options.warn_legacy != 0,
+    };
+    if ((s = shape_broadcast(operand_count, shapes, names, &rules, 0, c->broadcast, err)))
+        return s;
+
+    expr_names table = {operand_count, names};
+    if ((s = expr_parse(c->arena, text, &table, &c->root, err)))
+        return s;
+    if ((s = expr_type(c->arena, c->root, dtypes, operand_count, err)))
+        return s;
+
+    /* The result's byte size must fit in int64 too, now that its dtype is known. */
+    if ((s = shape_broadcast(operand_count, shapes, names, &rules,
+                             bcg_dtype_size(c->root->dtype), c->broadcast, err)))
+        return s;
+    if (c->options.inplace >= 0) {
+        const compile_operand *target = &c->operands[c->options.inplace];
+        if (target->dtype != c->root->dtype)
+            return fail_at(err, BCG_ERR_TYPE, 0, c->options.inplace, -1,
+                           "in-place result cannot change the dtype of %s: it is %s and the "
+                           "expression gives %s",
+                           target->name, bcg_dtype_name(target->dtype),
+                           bcg_dtype_name(c->root->dtype));
+    }
+
+    plan_input *inputs = arena_alloc(c->arena, sizeof *inputs * (size_t)operand_count);
+    if (!inputs)
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    const shape *result = &c->broadcast->result;
+    for (int i = 0; i < operand_count; i++) {
+        inputs[i].aligned = &c->broadcast->aligned[i];
+        inputs[i].strides = c->operands[i].strides;
+        inputs[i].original_rank = c->operands[i].shape.rank;
+        inputs[i].original = &c->operands[i].shape;
+        inputs[i].axis_offset = result->rank - c->operands[i].shape.rank;
+        if (c->options.axis != BCG_AXIS_NONE && c->options.axis >= 0 && operand_count == 2 &&
+            c->operands[i].shape.rank < result->rank)
+            inputs[i].axis_offset = c->options.axis;
+    }
+    const int64_t *output_strides = NULL;
+    if (c->options.inplace >= 0)
+        output_strides = c->operands[c->options.inplace].strides;
+    return plan_build(c->arena, result, output_strides, operand_count, inputs, &c->plan, err);
+}
+
+/* ---- kernels and contexts -------------------------------------------------- */
+
+struct bcg_kernel {
+    bcg_kernel *next;        /* the context's list */
+    uint64_t hash;
+    char *key;               /* mem_alloc'd */
+    arena *arena;            /* holds `front` and everything it points to */
+    compile *front;          /* tree and plan, for eval_run */
+    char *source;            /* mem_alloc'd copy */
+    jit_code *code;          /* NULL when running on the reference evaluator */
+    kernel_fn fn;
+    char note[600];          /* why the JIT was not used, or "" */
+    int64_t elements;
+    int operand_count;
+    int inplace;
+    size_t output_size;      /* bytes per output element */
+    /* Memory each operand spans, in bytes relative to its pointer, and
+     * whether an exact alias of the output is allowed (same layout). */
+    int64_t output_low, output_high;
+    struct run_operand {
+        int64_t low, high;    /* [low, high) bytes; low == high: no memory read */
+        size_t size;
+        bool may_alias;
+    } *run;
+};
+
+struct bcg_context {
+    pthread_mutex_t lock;
+    bcg_kernel *kernels;
+    long tcc_compiles;       /* how many times jit_compile ran: tests read it */
+};
+
+bcg_context *bcg_context_new(void)
+{
+    bcg_context *ctx = mem_alloc(sizeof *ctx);
+    if (!ctx)
+        return NULL;
+    memset(ctx, 0, sizeof *ctx);
+    if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
+        mem_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+static void kernel_free(bcg_kernel *k)
+{
+    if (!k)
+        return;
+    jit_free(k->code);
+    mem_free(k->key);
+    mem_free(k->source);
+    mem_free(k->run);
+    arena_free(k->arena);
+    mem_free(k);
+}
+
+void bcg_context_free(bcg_context *ctx)
+{
+    if (!ctx)
+        return;
+    bcg_kernel *k = ctx->kernels;
+    while (k) {
+        bcg_kernel *next = k->next;
+        kernel_free(k);
+        k = next;
+    }
+    pthread_mutex_destroy(&ctx->lock);
+    mem_free(ctx);
+}
+
+long compile_tcc_count(const bcg_context *ctx) { return ctx->tcc_compiles; }
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* The cache key: everything that can change the generated code.  Operand
+ * names are part of it because they bind the expression's identifiers. */
+static char *make_key(const char *expr, const bcg_operand *ops, int count,
+                      const bcg_options *o)
+{
+    strbuf sb;
+    sb_init(&sb);
+    sb_printf(&sb, "%s\n%d %d %d %d %d %d\n", expr, o->inplace, o->axis, o->strict_rank,
+              o->warn_legacy, o->unroll_limit, o->unroll_factor);
+    for (int i = 0; i < count; i++) {
+        sb_printf(&sb, "%s:%d:%d:", ops[i].name ? ops[i].name : "", (int)ops[i].dtype,
+                  ops[i].rank);
+        for (int d = 0; d < ops[i].rank && ops[i].shape; d++)
+            sb_printf(&sb, "%lld,", (long long)ops[i].shape[d]);
+        sb_putc(&sb, '@');
+        for (int d = 0; d < ops[i].rank && ops[i].strides; d++)
+            sb_printf(&sb, "%lld,", (long long)ops[i].strides[d]);
+        sb_putc(&sb, '\n');
+    }
+    return sb_finish(&sb);
+}
+
+/* The byte range an operand's memory spans, from the plan's strides. */
+static void span(const plan *p, int k, size_t size, int64_t *low, int64_t *high)
+{
+    int64_t lo = 0, hi = 0;
+    if (p->empty) {
+        *low = *high = 0;
+        return;
+    }
+    for (int l = 0; l < p->loop_count; l++) {
+        int64_t reach = p->stride[k][l] * (p->extent[l] - 1);
+        if (reach < 0)
+            lo += reach;
+        else
+            hi += reach;
+    }
+    *low = lo * (int64_t)size;
+    *high = (hi + 1) * (int64_t)size;
+}
+
+static bcg_status prepare_run(bcg_kernel *k, bcg_error *err)
+{
+    const compile *c = k->front;
+    const plan *p = c->plan;
+    k->operand_count = c->operand_count;
+    k->inplace = c->options.inplace;
+    k->output_size = bcg_dtype_size(c->root->dtype);
+    k->elements = p->elements;
+    k->run = mem_alloc(sizeof *k->run * (size_t)c->operand_count);
+    if (!k->run)
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    span(p, 0, k->output_size, &k->output_low, &k->output_high);
+    for (int i = 0; i < c->operand_count; i++) {
+        struct run_operand *r = &k->run[i];
+        r->size = bcg_dtype_size(c->operands[i].dtype);
+        /* The operand's own span, from its own shape and strides: broadcast
+         * dimensions do not widen it. */
+        int64_t lo = 0, hi = 0;
+        bool empty = false;
+        for (int d = 0; d < c->operands[i].shape.rank; d++) {
+            int64_t n = c->operands[i].shape.dims[d];
+            if (n == 0)
+                empty = true;
+            int64_t reach = c->operands[i].strides[d] * (n > 0 ? n - 1 : 0);
+            if (reach < 0)
+                lo += reach;
+            else
+                hi += reach;
+        }
+        r->low = empty || p->empty ? 0 : lo * (int64_t)r->size;
+        r->high = empty || p->empty ? 0 : (hi + 1) * (int64_t)r->size;
+        /* Exact aliasing is safe when the input walks the output's elements
+         * in step: same element size and the same strides in every loop. */
+        bool same = r->size == k->output_size;
+        for (int l = 0; same && l < p->loop_count; l++)
+            same = p->stride[i + 1][l] == p->stride[0][l];
+        r->may_alias = same;
+    }
+    return BCG_OK;
+}
+
+bcg_status bcg_compile(bcg_context *ctx, const char *expr, const bcg_operand *operands,
+                       int operand_count, const bcg_options *options, bcg_kernel **kernel,
+                       bcg_error *err)
+{
+    error_clear(err);
+    if (!ctx || !kernel)
+        return fail(err, BCG_ERR_USAGE, "bcg_compile needs a context and a kernel pointer");
+    *kernel = NULL;
+    bcg_options opts;
+    if (options)
+        opts = *options;
+    else
+        bcg_options_init(&opts);
+
+    char *key = NULL;
+    uint64_t hash = 0;
+    if (expr && operands && operand_count >= 1 && operand_count <= BCG_MAX_OPERANDS &&
+        strlen(expr) <= BCG_MAX_EXPR) {
+        key = make_key(expr, operands, operand_count, &opts);
+        if (!key)
+            return fail(err, BCG_ERR_NOMEM, "out of memory");
+        hash = hash_bytes(key, strlen(key));
+        pthread_mutex_lock(&ctx->lock);
+        for (bcg_kernel *k = ctx->kernels; k; k = k->next)
+            if (k->hash == hash && strcmp(k->key, key) == 0) {
+                *kernel = k;
+                break;
+            }
+        pthread_mutex_unlock(&ctx->lock);
+        if (*kernel) {
+            mem_free(key);
+            return BCG_OK;
+        }
+    }
+
+    bcg_kernel *k = mem_alloc(sizeof *k);
+    arena *a = arena_new();
+    compile *c = a ? arena_alloc(a, sizeof *c) : NULL;
+    if (!k || !c) {
+        mem_free(k);
+        arena_free(a);
+        mem_free(key);
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    }
+    memset(k, 0, sizeof *k);
+    k->arena = a;
+    k->front = c;
+    k->key = key;
+    k->hash = hash;
+    c->arena = a;
+    c->err = err;
+    c->function_name = "bcg_kernel";
+
+    bcg_status s = compile_front(c, expr, operands, operand_count, &opts);
+    if (!s)
+        s = emit_kernel(c);
+    if (!s) {
+        size_t n = strlen(c->source);
+        k->source = mem_alloc(n + 1);
+        if (!k->source)
+            s = fail(err, BCG_ERR_NOMEM, "out of memory");
+        else
+            memcpy(k->source, c->source, n + 1);
+    }
+    if (!s)
+        s = prepare_run(k, err);
+    if (!s && !c->plan->empty) {
+        bcg_error jit_err;
+        error_clear(&jit_err);
+        s = jit_compile(k->source, c->function_name, &k->code, &k->fn, &jit_err);
+        pthread_mutex_lock(&ctx->lock);
+        ctx->tcc_compiles++;
+        pthread_mutex_unlock(&ctx->lock);
+        if (s == BCG_ERR_JIT) {
+            /* The reference evaluator computes the same result, slower. */
+            snprintf(k->note, sizeof k->note, "%s; running on the reference evaluator",
+                     jit_err.message);
+            s = BCG_OK;
+        } else if (s) {
+            fail(err, s, "%s", jit_err.message);
+        }
+    }
+    c->err = NULL; /* the caller's error struct does not outlive this call */
+    if (s) {
+        kernel_free(k);
+        return s;
+    }
+    if (!key) {
+        kernel_free(k);
+        return fail(err, BCG_ERR_USAGE, "internal: kernel compiled without a cache key");
+    }
+
+    pthread_mutex_lock(&ctx->lock);
+    bcg_kernel *found = NULL;
+    for (bcg_kernel *other = ctx->kernels; other; other = other->next)
+        if (other->hash == hash && strcmp(other->key, key) == 0) {
+            found = other; /* another thread won the race: keep one copy */
+            break;
+        }
+    if (!found) {
+        k->next = ctx->kernels;
+        ctx->kernels = k;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    if (found) {
+        kernel_free(k);
+        k = found;
+    }
+    *kernel = k;
+    return BCG_OK;
+}
+
+int bcg_kernel_rank(const bcg_kernel *k) { return k ? k->front->broadcast->result.rank : 0; }
+const int64_t *bcg_kernel_shape(const bcg_kernel *k)
+{
+    return k ? k->front->broadcast->result.dims : NULL;
+}
+bcg_dtype bcg_kernel_dtype(const bcg_kernel *k) { return k ? k->front->root->dtype : BCG_BOOL; }
+int64_t bcg_kernel_elements(const bcg_kernel *k) { return k ? k->elements : 0; }
+const char *bcg_kernel_source(const bcg_kernel *k) { return k ? k->source : NULL; }
+const char *bcg_kernel_note(const bcg_kernel *k) { return k ? k->note : ""; }
+
+static bool overlaps(uintptr_t a, int64_t a_low, int64_t a_high, uintptr_t b, int64_t b_low,
+                     int64_t b_high)
+{
+    if (a_low == a_high || b_low == b_high)
+        return false;
+    /* Unsigned arithmetic: pointers near either end of the address space
+     * must not overflow a signed type. */
+    uintptr_t a0 = a + (uintptr_t)a_low, a1 = a + (uintptr_t)a_high;
+    uintptr_t b0 = b + (uintptr_t)b_low, b1 = b + (uintptr_t)b_high;
+    return a0 < b1 && b0 < a1;
+}
+
+bcg_status bcg_run(const bcg_kernel *k, void *output, const void *const *inputs,
+                   bcg_error *err)
+{
+    if (err && err->status != BCG_OK)
+        error_clear(err);
+    if (!k)
+        return fail(err, BCG_ERR_USAGE, "bcg_run: no kernel");
+    if (k->elements == 0)
+        return BCG_OK;
+    if (!inputs)
+        return fail(err, BCG_ERR_RUN, "bcg_run: the input pointer array is NULL");
+    if (!output && k->inplace >= 0)
+        output = (void *)inputs[k->inplace];
+    if (!output)
+        return fail(err, BCG_ERR_RUN, "bcg_run: the output pointer is NULL");
+    if ((uintptr_t)output % k->output_size)
+        return fail(err, BCG_ERR_RUN,
+                    "bcg_run: the output pointer %p is not aligned to its %zu-byte elements",
+                    output, k->output_size);
+    for (int i = 0; i < k->operand_count; i++) {
+        const struct run_operand *r = &k->run[i];
+        const char *name = k->front->operands[i].name;
+        if (r->low == r->high)
+            continue;
+        if (!inputs[i])
+            return fail_at(err, BCG_ERR_RUN, 0, i, -1, "bcg_run: operand %s is NULL", name);
+        if ((uintptr_t)inputs[i] % r->size)
+            return fail_at(err, BCG_ERR_RUN, 0, i, -1,
+                           "bcg_run: operand %s pointer %p is not aligned to its %zu-byte "
+                           "elements",
+                           name, inputs[i], r->size);
+        if (overlaps((uintptr_t)output, k->output_low, k->output_high, (uintptr_t)inputs[i],
+                     r->low, r->high) &&
+            !(inputs[i] == output && r->may_alias))
+            return fail_at(err, BCG_ERR_RUN, 0, i, -1,
+                           "bcg_run: the output overlaps operand %s without being exactly the "
+                           "same elements (partial overlap gives wrong results)",
+                           name);
+    }
+    if (k->fn) {
+        k->fn(output, inputs);
+        return BCG_OK;
+    }
+    return eval_run(k->front, output, inputs, err);
+}
+
+bcg_status bcg_emit(const char *expr, const bcg_operand *operands, int operand_count,
+                    const bcg_options *options, const char *function_name, char **source,
+                    bcg_error *err)
+{
+    error_clear(err);
+    if (!source)
+        return fail(err, BCG_ERR_USAGE, "bcg_emit needs somewhere to put the source");
+    *source = NULL;
+    if (function_name && !name_is_valid(function_name, strlen(function_name)))
+        return fail(err, BCG_ERR_USAGE,
+                    "function name is not a C identifier ([A-Za-z_][A-Za-z0-9_]*, at most %d "
+                    "bytes)",
+                    BCG_MAX_NAME);
+    arena *a = arena_new();
+    compile *c = a ? arena_alloc(a, sizeof *c) : NULL;
+    if (!c) {
+        arena_free(a);
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    }
+    c->arena = a;
+    c->err = err;
+    c->function_name = function_name ? function_name : "bcg_kernel";
+    bcg_status s = compile_front(c, expr, operands, operand_count, options);
+    if (!s)
+        s = emit_kernel(c);
+    if (!s) {
+        size_t n = strlen(c->source);
+        *source = mem_alloc(n + 1);
+        if (!*source)
+            s = fail(err, BCG_ERR_NOMEM, "out of memory");
+        else
+            memcpy(*source, c->source, n + 1);
+    }
+    arena_free(a);
+    return s;
+}

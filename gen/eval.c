@@ -1,0 +1,651 @@
+/* eval.c - the reference evaluator: computes a typed expression tree over an
+ * iteration plan with a plain strided loop and no code generation.  It is
+ * the oracle the emitted kernels are tested against and the fallback when
+ * the JIT fails, so it follows docs/semantics.md literally and favours
+ * obviously-defined C over speed: every value is a small tagged union,
+ * integer arithmetic is done on uint64_t bit patterns and then narrowed, and
+ * nothing here relies on undefined or implementation-defined behaviour
+ * (signed overflow, out-of-range float->int conversion, shifts of negative
+ * numbers or by the width).
+ *
+ * Shape of one element's evaluation: the tree is flattened once per call
+ * into post-order; each element then runs that program on a value stack.
+ * eval_node() computes one operator node from its argument values; it knows
+ * nothing of operands, literals or memory.
+ */
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* The type node N computes in (expr.c): the promoted argument type for a
+ * comparison (its result is bool), f64 for `/` on integers, and so on.
+ * Declared here until internal.h carries it. */
+bcg_dtype expr_operation_type(const expr_node *n);
+
+/* One value: signed integers and bool in i (bool as 0/1), unsigned in u,
+ * floats in f (an f32 value is held as the double equal to that float). */
+typedef struct value {
+    bcg_dtype dtype;
+    union { int64_t i; uint64_t u; double f; } as;
+} value;
+
+/* ---- integers as bit patterns ----------------------------------------- */
+
+/* The two's complement bit pattern of an integer or bool value. */
+static uint64_t bits_of(value v)
+{
+    return dtype_kind_of(v.dtype) == KIND_UINT ? v.as.u : (uint64_t)v.as.i;
+}
+
+/* The value of type T (bool or integer) whose low bits are BITS: narrowing
+ * keeps the low bits (wraps), bool keeps "non-zero".  The sign extension is
+ * spelled out because converting an out-of-range uint64_t to int64_t is
+ * implementation-defined. */
+static value from_bits(bcg_dtype t, uint64_t bits)
+{
+    value v = {.dtype = t};
+    int width = dtype_bits(t);
+    uint64_t mask = width >= 64 ? UINT64_MAX : (UINT64_C(1) << width) - 1;
+    switch (dtype_kind_of(t)) {
+    case KIND_BOOL:
+        v.as.i = bits != 0;
+        break;
+    case KIND_UINT:
+        v.as.u = bits & mask;
+        break;
+    case KIND_INT: {
+        uint64_t low = bits & mask;
+        uint64_t sign = UINT64_C(1) << (width - 1);
+        v.as.i = (low & sign) ? -(int64_t)(~low & mask) - 1 : (int64_t)low;
+        break;
+    }
+    case KIND_FLOAT:
+        assert(!"from_bits on a float type");
+        break;
+    }
+    return v;
+}
+
+static int64_t int_min_of(bcg_dtype t)
+{
+    return -(int64_t)((UINT64_C(1) << (dtype_bits(t) - 1)) - 1) - 1;
+}
+
+static int64_t int_max_of(bcg_dtype t)
+{
+    return (int64_t)((UINT64_C(1) << (dtype_bits(t) - 1)) - 1);
+}
+
+static uint64_t uint_max_of(bcg_dtype t)
+{
+    return dtype_bits(t) >= 64 ? UINT64_MAX : (UINT64_C(1) << dtype_bits(t)) - 1;
+}
+
+/* ---- conversions --------------------------------------------------------- */
+
+static value make_float(bcg_dtype t, double f)
+{
+    value v = {.dtype = t};
+    v.as.f = t == BCG_F32 ? (double)(float)f : f;
+    return v;
+}
+
+/* Float to integer, per semantics.md: truncate toward zero, NaN gives 0 and
+ * values beyond the range saturate.  Every bound compared against is exactly
+ * representable as a double (2^63, 2^64 and the <= 32-bit limits). */
+static value float_to_integer(bcg_dtype t, double f)
+{
+    value v = {.dtype = t};
+    if (isnan(f))
+        return from_bits(t, 0);
+    double whole = trunc(f);
+    if (dtype_kind_of(t) == KIND_UINT) {
+        double limit = dtype_bits(t) >= 64 ? 18446744073709551616.0 : (double)uint_max_of(t) + 1.0;
+        if (whole <= 0)
+            v.as.u = 0;
+        else if (whole >= limit)
+            v.as.u = uint_max_of(t);
+        else
+            v.as.u = (uint64_t)whole;
+    } else {
+        double above = -(double)int_min_of(t); /* 2^(width-1), exact */
+        if (whole < (double)int_min_of(t))
+            v.as.i = int_min_of(t);
+        else if (whole >= above)
+            v.as.i = int_max_of(t);
+        else
+            v.as.i = (int64_t)whole;
+    }
+    return v;
+}
+
+/* V as type T: C's conversion where it is defined, wrapping for integer
+ * narrowing, the saturating rule above for float to integer, "non-zero"
+ * (NaN included) for anything to bool. */
+static value convert(value v, bcg_dtype t)
+{
+    if (v.dtype == t)
+        return v;
+    dtype_kind from = dtype_kind_of(v.dtype), to = dtype_kind_of(t);
+    if (to == KIND_BOOL) {
+        value b = {.dtype = t};
+        b.as.i = from == KIND_FLOAT ? v.as.f != 0 : bits_of(v) != 0;
+        return b;
+    }
+    if (to == KIND_FLOAT) {
+        /* Integers round straight to the target type: going through double
+         * first could round twice for i64/u64 -> f32. */
+        if (from == KIND_FLOAT)
+            return make_float(t, v.as.f);
+        value f = {.dtype = t};
+        if (from == KIND_UINT)
+            f.as.f = t == BCG_F32 ? (double)(float)v.as.u : (double)v.as.u;
+        else
+            f.as.f = t == BCG_F32 ? (double)(float)v.as.i : (double)v.as.i;
+        return f;
+    }
+    if (from == KIND_FLOAT)
+        return float_to_integer(t, v.as.f);
+    return from_bits(t, bits_of(v));
+}
+
+static bool truth(value v)
+{
+    return dtype_kind_of(v.dtype) == KIND_FLOAT ? v.as.f != 0 : bits_of(v) != 0;
+}
+
+static value make_bool(bool b)
+{
+    value v = {.dtype = BCG_BOOL};
+    v.as.i = b;
+    return v;
+}
+
+/* ---- float operations ------------------------------------------------------ */
+
+/* f32 arithmetic is done in float so it rounds as C float arithmetic does
+ * (and as the emitted kernels do); f64 in double. */
+static double float_binary(expr_op op, bool single, double a, double b)
+{
+    float x = (float)a, y = (float)b;
+    switch (op) {
+    case OP_ADD: return single ? (double)(x + y) : a + b;
+    case OP_SUB: return single ? (double)(x - y) : a - b;
+    case OP_MUL: return single ? (double)(x * y) : a * b;
+    case OP_DIV: return single ? (double)(x / y) : a / b;
+    default: assert(!"not a float arithmetic operator"); return 0;
+    }
+}
+
+/* NumPy's npy_divmod: the floor quotient and the remainder with the sign of
+ * the divisor.  Written once for double and once for float so f32 rounds
+ * at every step exactly as npy_divmodf does. */
+static void divmod_double(double a, double b, double *quotient, double *remainder)
+{
+    double mod = fmod(a, b);
+    if (b == 0) {
+        *quotient = a / b;
+        *remainder = mod;
+        return;
+    }
+    double div = (a - mod) / b;
+    if (mod != 0) {
+        if ((b < 0) != (mod < 0)) {
+            mod += b;
+            div -= 1.0;
+        }
+    } else {
+        mod = copysign(0, b);
+    }
+    double floordiv;
+    if (div != 0) {
+        floordiv = floor(div);
+        if (div - floordiv > 0.5)
+            floordiv += 1.0;
+    } else {
+        floordiv = copysign(0, a / b);
+    }
+    *quotient = floordiv;
+    *remainder = mod;
+}
+
+static void divmod_float(float a, float b, float *quotient, float *remainder)
+{
+    float mod = fmodf(a, b);
+    if (b == 0) {
+        *quotient = a / b;
+        *remainder = mod;
+        return;
+    }
+    float div = (a - mod) / b;
+    if (mod != 0) {
+        if ((b < 0) != (mod < 0)) {
+            mod += b;
+            div -= 1.0f;
+        }
+    } else {
+        mod = copysignf(0, b);
+    }
+    float floordiv;
+    if (div != 0) {
+        floordiv = floorf(div);
+        if (div - floordiv > 0.5f)
+            floordiv += 1.0f;
+    } else {
+        floordiv = copysignf(0, a / b);
+    }
+    *quotient = floordiv;
+    *remainder = mod;
+}
+
+static double float_floor_divide_or_mod(expr_op op, bool single, double a, double b)
+{
+    if (single) {
+        float quotient, remainder;
+        divmod_float((float)a, (float)b, &quotient, &remainder);
+        return op == OP_FLOORDIV ? quotient : remainder;
+    }
+    double quotient, remainder;
+    divmod_double(a, b, &quotient, &remainder);
+    return op == OP_FLOORDIV ? quotient : remainder;
+}
+
+static double float_function(expr_op op, bool single, double a)
+{
+    float x = (float)a;
+    switch (op) {
+    case OP_ABS: return single ? fabsf(x) : fabs(a);
+    case OP_SQRT: return single ? sqrtf(x) : sqrt(a);
+    case OP_EXP: return single ? expf(x) : exp(a);
+    case OP_LOG: return single ? logf(x) : log(a);
+    case OP_SIN: return single ? sinf(x) : sin(a);
+    case OP_COS: return single ? cosf(x) : cos(a);
+    case OP_TANH: return single ? tanhf(x) : tanh(a);
+    case OP_FLOOR: return single ? floorf(x) : floor(a);
+    case OP_CEIL: return single ? ceilf(x) : ceil(a);
+    default: assert(!"not a float function"); return 0;
+    }
+}
+
+/* ---- integer operations ---------------------------------------------------- */
+
+/* Exponentiation by squaring on bit patterns, so it wraps like the other
+ * integer arithmetic. */
+static uint64_t power_bits(uint64_t base, uint64_t exponent)
+{
+    uint64_t result = 1;
+    while (exponent) {
+        if (exponent & 1)
+            result *= base;
+        base *= base;
+        exponent >>= 1;
+    }
+    return result;
+}
+
+/* Integer (or bool) binary arithmetic in type T; A and B are already T. */
+static value integer_binary(expr_op op, bcg_dtype t, value a, value b)
+{
+    bool is_signed = dtype_kind_of(t) == KIND_INT;
+    uint64_t x = bits_of(a), y = bits_of(b);
+    int width = dtype_bits(t);
+    switch (op) {
+    case OP_ADD: return from_bits(t, x + y);
+    case OP_SUB: return from_bits(t, x - y);
+    case OP_MUL: return from_bits(t, x * y);
+    case OP_BITAND: return from_bits(t, x & y);
+    case OP_BITOR: return from_bits(t, x | y);
+    case OP_BITXOR: return from_bits(t, x ^ y);
+    case OP_FLOORDIV:
+    case OP_MOD:
+        if (y == 0)
+            return from_bits(t, 0);
+        if (is_signed) {
+            int64_t p = a.as.i, q = b.as.i;
+            /* p / -1 overflows only for the minimum; the wrapped quotient
+             * is -p and the remainder 0 for every p. */
+            if (q == -1)
+                return from_bits(t, op == OP_FLOORDIV ? 0 - (uint64_t)p : 0);
+            int64_t quotient = p / q, remainder = p % q;
+            if (remainder != 0 && ((remainder < 0) != (q < 0))) {
+                quotient -= 1;
+                remainder += q;
+            }
+            return from_bits(t, (uint64_t)(op == OP_FLOORDIV ? quotient : remainder));
+        }
+        return from_bits(t, op == OP_FLOORDIV ? x / y : x % y);
+    case OP_POW:
+        if (is_signed && b.as.i < 0) {
+            /* bcgen: the truncated real result (NumPy raises). */
+            if (a.as.i == 1)
+                return from_bits(t, 1);
+            if (a.as.i == -1)
+                return from_bits(t, (b.as.i & 1) ? UINT64_MAX : 1);
+            return from_bits(t, 0);
+        }
+        return from_bits(t, power_bits(x, y));
+    case OP_SHL: {
+        /* npy_lshift: 0 for a negative count or one of at least the width */
+        bool in_range = is_signed ? b.as.i >= 0 && b.as.i < width : y < (uint64_t)width;
+        return from_bits(t, in_range ? x << y : 0);
+    }
+    case OP_SHR: {
+        bool negative = is_signed && a.as.i < 0;
+        bool in_range = is_signed ? b.as.i >= 0 && b.as.i < width : y < (uint64_t)width;
+        if (!in_range)
+            return from_bits(t, negative ? UINT64_MAX : 0);
+        /* an arithmetic shift of a negative number without shifting one */
+        return from_bits(t, negative ? ~(~x >> y) : x >> y);
+    }
+    default:
+        assert(!"not an integer operator");
+        return from_bits(t, 0);
+    }
+}
+
+static int compare(value a, value b) /* -1, 0, 1; floats here are not NaN */
+{
+    switch (dtype_kind_of(a.dtype)) {
+    case KIND_FLOAT: return (a.as.f > b.as.f) - (a.as.f < b.as.f);
+    case KIND_UINT: return (a.as.u > b.as.u) - (a.as.u < b.as.u);
+    default: return (a.as.i > b.as.i) - (a.as.i < b.as.i);
+    }
+}
+
+/* np.minimum / np.maximum: NaN wins; otherwise the strictly smaller
+ * (larger) one, and B when they are equal, which is what NumPy returns for
+ * -0.0 against 0.0. */
+static value extreme(expr_op op, value a, value b)
+{
+    if (dtype_kind_of(a.dtype) == KIND_FLOAT) {
+        if (isnan(a.as.f))
+            return a;
+        if (isnan(b.as.f))
+            return b;
+    }
+    int order = compare(a, b);
+    if (op == OP_MINIMUM)
+        return order < 0 ? a : b;
+    return order > 0 ? a : b;
+}
+
+static bool comparison_holds(expr_op op, value a, value b)
+{
+    if (dtype_kind_of(a.dtype) == KIND_FLOAT && (isnan(a.as.f) || isnan(b.as.f)))
+        return op == OP_NE;
+    int order = compare(a, b);
+    switch (op) {
+    case OP_EQ: return order == 0;
+    case OP_NE: return order != 0;
+    case OP_LT: return order < 0;
+    case OP_LE: return order <= 0;
+    case OP_GT: return order > 0;
+    case OP_GE: return order >= 0;
+    default: assert(!"not a comparison"); return false;
+    }
+}
+
+/* ---- one node ---------------------------------------------------------------- */
+
+/* Computes operator node N (not an operand or literal) from the values of
+ * its arguments ARGS[0 .. n->arg_count).  Arguments are converted to the
+ * node's operation type, the operator is applied there, and the result is
+ * converted to n->dtype. */
+static value eval_node(const expr_node *n, const value *args)
+{
+    switch (n->op) {
+    case OP_CAST:
+        return convert(args[0], n->dtype);
+    case OP_NOT:
+        return convert(make_bool(!truth(args[0])), n->dtype);
+    case OP_AND:
+        return convert(make_bool(truth(args[0]) && truth(args[1])), n->dtype);
+    case OP_OR:
+        return convert(make_bool(truth(args[0]) || truth(args[1])), n->dtype);
+    case OP_WHERE:
+        return convert(truth(args[0]) ? args[1] : args[2], n->dtype);
+    default:
+        break;
+    }
+
+    bcg_dtype t = expr_operation_type(n);
+    dtype_kind kind = dtype_kind_of(t);
+    bool single = t == BCG_F32;
+    value a = {.dtype = t}, b = {.dtype = t}, result = {.dtype = t};
+    if (n->arg_count > 0)
+        a = convert(args[0], t);
+    if (n->arg_count > 1)
+        b = convert(args[1], t);
+
+    switch (n->op) {
+    case OP_POS:
+        result = a;
+        break;
+    case OP_NEG:
+        if (kind == KIND_FLOAT)
+            result = make_float(t, -a.as.f);
+        else
+            result = from_bits(t, 0 - bits_of(a));
+        break;
+    case OP_BITNOT:
+        /* on bool, ~ is logical not */
+        result = kind == KIND_BOOL ? make_bool(!a.as.i) : from_bits(t, ~bits_of(a));
+        break;
+    case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+        result = make_bool(comparison_holds(n->op, a, b));
+        break;
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
+        if (kind == KIND_FLOAT)
+            result = make_float(t, float_binary(n->op, single, a.as.f, b.as.f));
+        else if (n->op == OP_DIV) /* only reached if the typing gave no float */
+            result = convert(make_float(BCG_F64, convert(a, BCG_F64).as.f / convert(b, BCG_F64).as.f), t);
+        else
+            result = integer_binary(n->op, t, a, b);
+        break;
+    case OP_FLOORDIV: case OP_MOD:
+        if (kind == KIND_FLOAT)
+            result = make_float(t, float_floor_divide_or_mod(n->op, single, a.as.f, b.as.f));
+        else
+            result = integer_binary(n->op, t, a, b);
+        break;
+    case OP_POW:
+        /* f32 too goes through double pow and rounds once (semantics.md) */
+        if (kind == KIND_FLOAT)
+            result = make_float(t, pow(a.as.f, b.as.f));
+        else
+            result = integer_binary(n->op, t, a, b);
+        break;
+    case OP_BITAND: case OP_BITOR: case OP_BITXOR: case OP_SHL: case OP_SHR:
+        assert(kind != KIND_FLOAT);
+        result = integer_binary(n->op, t, a, b);
+        break;
+    case OP_ABS:
+        if (kind == KIND_FLOAT)
+            result = make_float(t, float_function(n->op, single, a.as.f));
+        else if (kind == KIND_INT && a.as.i < 0)
+            result = from_bits(t, 0 - bits_of(a)); /* abs(INT_MIN) wraps to INT_MIN */
+        else
+            result = a;
+        break;
+    case OP_SQRT: case OP_EXP: case OP_LOG: case OP_SIN: case OP_COS: case OP_TANH:
+    case OP_FLOOR: case OP_CEIL:
+        if (kind != KIND_FLOAT) { /* typing keeps these on floats; be defined anyway */
+            value f = convert(a, dtype_float_for(t));
+            result = convert(make_float(f.dtype, float_function(n->op, f.dtype == BCG_F32, f.as.f)), t);
+        } else {
+            result = make_float(t, float_function(n->op, single, a.as.f));
+        }
+        break;
+    case OP_MINIMUM: case OP_MAXIMUM:
+        result = extreme(n->op, a, b);
+        break;
+    case OP_CLIP:
+        result = extreme(OP_MINIMUM, extreme(OP_MAXIMUM, a, b), convert(args[2], t));
+        break;
+    default:
+        assert(!"eval_node: unexpected operator");
+        break;
+    }
+    return convert(result, n->dtype);
+}
+
+/* ---- memory ---------------------------------------------------------------------- */
+
+static value load(const void *base, bcg_dtype t, int64_t index)
+{
+    value v = {.dtype = t};
+    switch (t) {
+    case BCG_BOOL: v.as.i = ((const uint8_t *)base)[index] != 0; break;
+    case BCG_I8: v.as.i = ((const int8_t *)base)[index]; break;
+    case BCG_I16: v.as.i = ((const int16_t *)base)[index]; break;
+    case BCG_I32: v.as.i = ((const int32_t *)base)[index]; break;
+    case BCG_I64: v.as.i = ((const int64_t *)base)[index]; break;
+    case BCG_U8: v.as.u = ((const uint8_t *)base)[index]; break;
+    case BCG_U16: v.as.u = ((const uint16_t *)base)[index]; break;
+    case BCG_U32: v.as.u = ((const uint32_t *)base)[index]; break;
+    case BCG_U64: v.as.u = ((const uint64_t *)base)[index]; break;
+    case BCG_F32: v.as.f = ((const float *)base)[index]; break;
+    case BCG_F64: v.as.f = ((const double *)base)[index]; break;
+    default: assert(!"load: bad dtype"); break;
+    }
+    return v;
+}
+
+/* V is already of type T, so every narrowing below is in range. */
+static void store(void *base, bcg_dtype t, int64_t index, value v)
+{
+    assert(v.dtype == t);
+    switch (t) {
+    case BCG_BOOL: ((uint8_t *)base)[index] = v.as.i != 0; break;
+    case BCG_I8: ((int8_t *)base)[index] = (int8_t)v.as.i; break;
+    case BCG_I16: ((int16_t *)base)[index] = (int16_t)v.as.i; break;
+    case BCG_I32: ((int32_t *)base)[index] = (int32_t)v.as.i; break;
+    case BCG_I64: ((int64_t *)base)[index] = v.as.i; break;
+    case BCG_U8: ((uint8_t *)base)[index] = (uint8_t)v.as.u; break;
+    case BCG_U16: ((uint16_t *)base)[index] = (uint16_t)v.as.u; break;
+    case BCG_U32: ((uint32_t *)base)[index] = (uint32_t)v.as.u; break;
+    case BCG_U64: ((uint64_t *)base)[index] = v.as.u; break;
+    case BCG_F32: ((float *)base)[index] = (float)v.as.f; break;
+    case BCG_F64: ((double *)base)[index] = v.as.f; break;
+    default: assert(!"store: bad dtype"); break;
+    }
+}
+
+/* The literal as a value of its node's type (expr_type leaves it in i, u
+ * or f by that type; an f32 literal is rounded here in case it was kept as
+ * the double that was written). */
+static value literal_value(const expr_node *n)
+{
+    value v = {.dtype = n->dtype};
+    switch (dtype_kind_of(n->dtype)) {
+    case KIND_BOOL: v.as.i = n->value.i != 0; break;
+    case KIND_INT: v = from_bits(n->dtype, (uint64_t)n->value.i); break;
+    case KIND_UINT: v = from_bits(n->dtype, n->value.u); break;
+    case KIND_FLOAT: v = make_float(n->dtype, n->value.f); break;
+    }
+    return v;
+}
+
+/* ---- the program and the loop ------------------------------------------------------ */
+
+static int count_nodes(const expr_node *n)
+{
+    int count = 1;
+    for (int k = 0; k < n->arg_count; k++)
+        count += count_nodes(n->args[k]);
+    return count;
+}
+
+/* Post-order: every node comes after its arguments, so one pass over the
+ * array with a stack evaluates the tree.  Depth is bounded by the parser. */
+static void flatten(const expr_node *n, const expr_node **program, int *length)
+{
+    for (int k = 0; k < n->arg_count; k++)
+        flatten(n->args[k], program, length);
+    program[(*length)++] = n;
+}
+
+typedef struct evaluator {
+    const compile *c;
+    const void *const *in;
+    const expr_node **program;
+    int length;
+    value *stack;
+    value *literals; /* per program position, precomputed */
+} evaluator;
+
+/* OFFSET[k] is plan operand k's element offset; inputs start at 1. */
+static value evaluate_element(const evaluator *e, const int64_t *offset)
+{
+    value *top = e->stack;
+    for (int pc = 0; pc < e->length; pc++) {
+        const expr_node *n = e->program[pc];
+        if (n->op == OP_OPERAND) {
+            *top++ = load(e->in[n->operand], e->c->operands[n->operand].dtype,
+                          offset[n->operand + 1]);
+        } else if (n->op == OP_LITERAL) {
+            *top++ = e->literals[pc];
+        } else {
+            top -= n->arg_count;
+            *top = eval_node(n, top);
+            top++;
+        }
+    }
+    assert(top == e->stack + 1);
+    return e->stack[0];
+}
+
+bcg_status eval_run(const compile *c, void *out, const void *const *in, bcg_error *err)
+{
+    if (!c || !c->root || !c->plan)
+        return fail(err, BCG_ERR_USAGE, "eval_run: the compile has no typed tree or plan");
+    const plan *p = c->plan;
+    if (p->empty)
+        return BCG_OK;
+    for (int l = 0; l < p->loop_count; l++)
+        if (p->extent[l] <= 0)
+            return BCG_OK;
+
+    evaluator e = {.c = c, .in = in};
+    int node_count = count_nodes(c->root);
+    size_t per_node = sizeof *e.program + 2 * sizeof(value);
+    char *scratch = mem_alloc((size_t)node_count * per_node);
+    if (!scratch)
+        return fail(err, BCG_ERR_NOMEM, "out of memory in the reference evaluator");
+    /* values first: they need the stricter alignment */
+    e.stack = (value *)scratch;
+    e.literals = e.stack + node_count;
+    e.program = (const expr_node **)(e.literals + node_count);
+    flatten(c->root, e.program, &e.length);
+    for (int pc = 0; pc < e.length; pc++)
+        if (e.program[pc]->op == OP_LITERAL)
+            e.literals[pc] = literal_value(e.program[pc]);
+
+    /* The odometer: index[l] counts steps of loop l and offset[k] follows
+     * every operand.  Wrapping a loop steps back by stride * (extent - 1),
+     * which is the span of real memory along it, so it cannot overflow. */
+    int64_t index[BCG_MAX_RANK] = {0};
+    int64_t offset[BCG_MAX_OPERANDS + 1] = {0};
+    bcg_dtype out_dtype = c->root->dtype;
+    for (;;) {
+        store(out, out_dtype, offset[0], evaluate_element(&e, offset));
+        int l = p->loop_count - 1;
+        for (; l >= 0; l--) {
+            if (index[l] + 1 < p->extent[l]) {
+                index[l]++;
+                for (int k = 0; k < p->operand_count; k++)
+                    offset[k] += p->stride[k][l];
+                break;
+            }
+            for (int k = 0; k < p->operand_count; k++)
+                offset[k] -= p->stride[k][l] * (p->extent[l] - 1);
+            index[l] = 0;
+        }
+        if (l < 0)
+            break;
+    }
+    mem_free(scratch);
+    return BCG_OK;
+}

@@ -1,0 +1,161 @@
+/* jit.c - compiles emitted kernels in-process through libtcc.
+ *
+ * Facts about Debian's libtcc 0.9.27 that shape this file:
+ *  - libtcc keeps global state: concurrent compiles from two threads crash.
+ *    One process-wide mutex (tcc_lock) is held from tcc_new to tcc_delete.
+ *  - Hermetic is fast and safe: -nostdlib -nostdinc, no #include in the
+ *    source, and the few functions a kernel calls (libm, and the helpers tcc
+ *    calls for unsigned 64-bit <-> floating conversions, normally found in
+ *    libtcc1.a which libtcc-dev does not ship) are handed over with
+ *    tcc_add_symbol.  Nothing from the user reaches tcc_set_options.
+ *  - Code memory: tcc_relocate into a buffer mapped here, then the whole
+ *    buffer is made read+execute (tcc leaves it writable and executable), so
+ *    no JIT page is ever W+X after a compile returns.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <libtcc.h>
+
+#include "internal.h"
+
+struct jit_code {
+    void *memory;
+    size_t size;
+};
+
+static pthread_mutex_t tcc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The conversions tcc's x86-64 code generator calls for unsigned 64-bit
+ * integers and long double; gcc compiles these casts correctly. */
+static unsigned long long fixunssfdi(float x) { return (unsigned long long)x; }
+static unsigned long long fixunsdfdi(double x) { return (unsigned long long)x; }
+static unsigned long long fixunsxfdi(long double x) { return (unsigned long long)x; }
+static float floatundisf(unsigned long long x) { return (float)x; }
+static double floatundidf(unsigned long long x) { return (double)x; }
+static long double floatundixf(unsigned long long x) { return (long double)x; }
+
+static const struct {
+    const char *name;
+    const void *address;
+} kernel_symbols[] = {
+    {"sqrt", (const void *)sqrt},   {"sqrtf", (const void *)sqrtf},
+    {"exp", (const void *)exp},     {"expf", (const void *)expf},
+    {"log", (const void *)log},     {"logf", (const void *)logf},
+    {"sin", (const void *)sin},     {"sinf", (const void *)sinf},
+    {"cos", (const void *)cos},     {"cosf", (const void *)cosf},
+    {"tanh", (const void *)tanh},   {"tanhf", (const void *)tanhf},
+    {"floor", (const void *)floor}, {"floorf", (const void *)floorf},
+    {"ceil", (const void *)ceil},   {"ceilf", (const void *)ceilf},
+    {"fabs", (const void *)fabs},   {"fabsf", (const void *)fabsf},
+    {"fmod", (const void *)fmod},   {"fmodf", (const void *)fmodf},
+    {"pow", (const void *)pow},     {"powf", (const void *)powf},
+    {"copysign", (const void *)copysign}, {"copysignf", (const void *)copysignf},
+    {"__fixunssfdi", (const void *)fixunssfdi},
+    {"__fixunsdfdi", (const void *)fixunsdfdi},
+    {"__fixunsxfdi", (const void *)fixunsxfdi},
+    {"__floatundisf", (const void *)floatundisf},
+    {"__floatundidf", (const void *)floatundidf},
+    {"__floatundixf", (const void *)floatundixf},
+};
+
+typedef struct tcc_messages {
+    char text[400];
+    size_t len;
+} tcc_messages;
+
+static void collect_message(void *opaque, const char *message)
+{
+    tcc_messages *m = opaque;
+    if (m->len > 0 || !message)
+        return; /* the first message is the one that explains */
+    size_t n = strlen(message);
+    if (n >= sizeof m->text)
+        n = sizeof m->text - 1;
+    memcpy(m->text, message, n);
+    m->text[n] = 0;
+    m->len = n;
+}
+
+bcg_status jit_compile(const char *source, const char *function_name,
+                       jit_code **code_out, kernel_fn *fn_out, bcg_error *err)
+{
+    tcc_messages messages = {{0}, 0};
+    bcg_status status = BCG_OK;
+    void *memory = MAP_FAILED;
+    size_t size = 0;
+    void *symbol = NULL;
+
+    *code_out = NULL;
+    *fn_out = NULL;
+    jit_code *code = mem_alloc(sizeof *code);
+    if (!code)
+        return fail(err, BCG_ERR_NOMEM, "out of memory before compiling the kernel");
+
+    pthread_mutex_lock(&tcc_lock);
+    TCCState *state = tcc_new();
+    if (!state) {
+        status = fail(err, BCG_ERR_NOMEM, "libtcc could not create a compiler state");
+        goto unlock;
+    }
+    tcc_set_error_func(state, &messages, collect_message);
+    /* Fixed options only: an unknown option makes libtcc call exit(). */
+    tcc_set_options(state, "-nostdlib -nostdinc -Wall -Werror");
+    tcc_set_output_type(state, TCC_OUTPUT_MEMORY);
+    if (tcc_compile_string(state, source) < 0) {
+        status = fail(err, BCG_ERR_JIT, "libtcc rejected the generated kernel: %s", messages.text);
+        goto done;
+    }
+    for (size_t i = 0; i < sizeof kernel_symbols / sizeof kernel_symbols[0]; i++)
+        tcc_add_symbol(state, kernel_symbols[i].name, kernel_symbols[i].address);
+    int needed = tcc_relocate(state, NULL);
+    if (needed <= 0) {
+        status = fail(err, BCG_ERR_JIT, "libtcc could not link the kernel: %s", messages.text);
+        goto done;
+    }
+    long page = sysconf(_SC_PAGESIZE);
+    size = ((size_t)needed + (size_t)page - 1) / (size_t)page * (size_t)page;
+    memory = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (memory == MAP_FAILED) {
+        status = fail(err, BCG_ERR_NOMEM, "could not map %zu bytes for kernel code", size);
+        goto done;
+    }
+    if (tcc_relocate(state, memory) < 0) {
+        status = fail(err, BCG_ERR_JIT, "libtcc could not relocate the kernel: %s", messages.text);
+        goto done;
+    }
+    symbol = tcc_get_symbol(state, function_name);
+    if (!symbol)
+        status = fail(err, BCG_ERR_JIT, "the generated kernel has no function %s", function_name);
+done:
+    tcc_delete(state);
+unlock:
+    pthread_mutex_unlock(&tcc_lock);
+
+    if (status == BCG_OK && mprotect(memory, size, PROT_READ | PROT_EXEC) != 0)
+        status = fail(err, BCG_ERR_JIT, "could not make kernel code read-only and executable");
+    if (status != BCG_OK) {
+        if (memory != MAP_FAILED)
+            munmap(memory, size);
+        mem_free(code);
+        return status;
+    }
+    code->memory = memory;
+    code->size = size;
+    *code_out = code;
+    /* ISO C does not convert object pointers to function pointers; POSIX
+     * guarantees the representation (as for dlsym), so copy the bits. */
+    memcpy(fn_out, &symbol, sizeof symbol);
+    return BCG_OK;
+}
+
+void jit_free(jit_code *code)
+{
+    if (!code)
+        return;
+    munmap(code->memory, code->size);
+    mem_free(code);
+}
