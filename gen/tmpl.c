@@ -19,9 +19,10 @@
  *   {{! text }}     a comment, dropped; it may span lines.
  *   {{{{            a literal "{{" (a lone "}}" needs no escape).
  *
- *   Names are C identifiers; spaces and tabs are allowed just inside the
- *   braces ("{{ name }}", "{{#if  !c }}").  A tag other than a comment must
- *   close on the line where it opens.
+ *   Names are C identifiers (@index, @first, @last aside); spaces and tabs
+ *   may stand just inside the braces and after '!' ("{{ name }}",
+ *   "{{#if ! c }}").  A tag other than a comment must close on the line
+ *   where it opens.
  *
  *   Lookup: inside {{#each}} a name is looked up in the current item, then in
  *   the enclosing item of an outer loop, and so on outwards; after the
@@ -132,6 +133,7 @@ static variable *find_own(const tmpl_scope *s, const char *name, size_t length)
  * NULL after recording an allocation failure. */
 static variable *find_or_add(tmpl_scope *s, const char *name)
 {
+    assert(name);
     size_t length = strlen(name);
     variable *v = find_own(s, name, length);
     if (v)
@@ -153,6 +155,7 @@ static variable *find_or_add(tmpl_scope *s, const char *name)
 
 void tmpl_set_str(tmpl_scope *s, const char *name, const char *text)
 {
+    assert(text);
     if (!s)
         return;
     size_t length = strlen(text);
@@ -369,6 +372,8 @@ static tag_problem lex_tag(const char *p, const char *limit, node *out,
         if (out->kind != NODE_EACH && name < end && *name == '!') {
             out->negate = true;
             name++;
+            while (name < end && is_blank(*name))
+                name++;
         }
         out->text = name;
         out->length = (size_t)(end - name);

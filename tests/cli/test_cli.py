@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""The bcgen command line contract for explain, emit and run: outputs, exit
+codes (0 ok, 1 broadcast/type/compile error, 2 usage/parse error) and the
+messages users see on stderr."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+BUILD = os.environ.get("BUILD", "build")
+BCGEN = os.path.join(BUILD, "bcgen")
+count = 0
+failed = 0
+
+
+def bcgen(*args):
+    return subprocess.run([BCGEN] + list(args), capture_output=True, text=True)
+
+
+def check(what, ok, detail=""):
+    global count, failed
+    count += 1
+    if ok:
+        print(f"ok {count} - {what}")
+    else:
+        failed += 1
+        print(f"not ok {count} - {what}")
+        for line in str(detail).splitlines()[:20]:
+            print("# " + line)
+
+
+def expect(args, code, stderr_has=None, stdout_has=None, what=None):
+    r = bcgen(*args)
+    ok = r.returncode == code
+    if stderr_has is not None:
+        ok = ok and stderr_has in r.stderr
+    if stdout_has is not None:
+        ok = ok and stdout_has in r.stdout
+    if code != 0 and "--json" not in args:
+        ok = ok and r.stdout == ""  # errors never print on stdout
+    check(what or " ".join(args), ok,
+          f"exit {r.returncode} (want {code})\nstdout: {r.stdout}\nstderr: {r.stderr}")
+    return r
+
+
+def main():
+    if not os.access(BCGEN, os.X_OK):
+        print(f"not ok 1 - {BCGEN} is not built")
+        return 1
+    # help and dispatch
+    expect(["--help"], 0, stdout_has="usage: bcgen COMMAND")
+    expect([], 2, stderr_has="usage: bcgen COMMAND")
+    expect(["frobnicate"], 2, stderr_has="unknown command 'frobnicate'")
+    for cmd in ("shape", "explain", "emit", "run"):
+        expect([cmd, "--help"], 0, stdout_has="usage: bcgen " + cmd)
+    # operand specs
+    expect(["explain", "a"], 2, stderr_has="no operands given")
+    expect(["explain", "-i", "a=f32[3]"], 2, stderr_has="no expression given")
+    expect(["explain", "a", "-i", "a"], 2, stderr_has="has no '='")
+    expect(["explain", "a", "-i", "1a=f32[3]"], 2, stderr_has="is not a name")
+    expect(["explain", "a", "-i", "a=f99[3]"], 2, stderr_has="unknown dtype 'f99'")
+    expect(["explain", "a", "-i", "a=f32"], 2, stderr_has="has no [SHAPE]")
+    expect(["explain", "a", "-i", "a=f32[3"], 2, stderr_has="no closing ']'")
+    expect(["explain", "a", "-i", "a=f32[-3]"], 2, stderr_has="negative")
+    expect(["explain", "a", "-i", "a=f32[3]@[1,2]"], 2, stderr_has="2 strides for a shape of rank 1")
+    expect(["explain", "a", "-i", "a=f32[3]@1"], 2, stderr_has="strides are written")
+    expect(["explain", "a", "-i", "a=f32[3]=ones"], 2, stderr_has="only for `bcgen run`")
+    expect(["run", "a", "-i", "a=f32[3]"], 2, stderr_has="has no data")
+    expect(["explain", "a", "-i", "a=f32[3]", "-i", "a=f32[3]"], 2, stderr_has="given twice")
+    expect(["explain", "a", "-i", "a=f32[3]", "--inplace", "b"], 2, stderr_has="not an operand")
+    expect(["explain", "a", "-i", "a=f32[3]", "--bogus"], 2, stderr_has="unknown option '--bogus'")
+    expect(["explain", "a", "-i", "a=f32[3]", "--axis", "x"], 2, stderr_has="--axis needs an integer")
+    expect(["emit", "a", "-i", "a=f32[3]", "--unroll", "7x"], 2, stderr_has="--unroll takes")
+    expect(["emit", "a", "-i", "a=f32[3]", "--name", "a b"], 2, stderr_has="--name needs a C identifier")
+    # expression errors: column and caret
+    r = expect(["explain", "a + * b", "-i", "a=f32[3]", "-i", "b=f32[3]"], 2, what="parse error exits 2")
+    check("parse error shows a caret under the column", "^" in r.stderr, r.stderr)
+    expect(["explain", "a + d", "-i", "a=f32[3]"], 2, stderr_has="unknown name", what="unknown name")
+    expect(["explain", "a & 1.5", "-i", "a=f32[3]"], 1, what="bitwise op on floats is a type error")
+    expect(["explain", "a + 300", "-i", "a=i8[3]"], 1, stderr_has="300", what="literal does not fit")
+    # broadcast errors
+    expect(["explain", "a + b", "-i", "a=f32[5,2,4,1]", "-i", "b=f32[3,1,1]"], 1,
+           stderr_has="cannot broadcast b (3,1,1) against a (5,2,4,1): dimension 1 has size 3 in b and 2 in a")
+    expect(["explain", "a + b", "-i", "a=f32[3,1]", "-i", "b=f32[3,4]", "--inplace", "a"], 1,
+           stderr_has="in-place")
+    expect(["explain", "a / 2", "-i", "a=i32[3]", "--inplace", "a"], 1,
+           stderr_has="dtype", what="in-place cannot change the dtype")
+    # explain output
+    r = expect(["explain", "a * b + c", "-i", "a=f32[5,3,4,1]", "-i", "b=f32[3,1,1]", "-i", "c=f32[]"], 0)
+    for piece in ("result: (5, 3, 4, 1) f32, 60 elements", "stretched from 1", "missing and padded",
+                  "typed expression:", "plan:"):
+        check(f"explain shows '{piece}'", piece in r.stdout, r.stdout)
+    r = expect(["explain", "a + b", "-i", "a=f32[4,3]", "-i", "b=f32[3,4]"], 1)
+    r = expect(["explain", "a + b", "-i", "a=f32[12]", "-i", "b=f32[3,4]", "--json"], 1)
+    check("explain --json error is one object", json.loads(r.stdout).get("error", "").startswith("cannot broadcast"), r.stdout)
+    r = expect(["explain", "a + b", "-i", "a=f32[2,3]", "-i", "b=f32[3]", "--json"], 0)
+    try:
+        j = json.loads(r.stdout)
+        check("explain --json has shape, dtype, plan",
+              j["shape"] == [2, 3] and j["dtype"] == "f32" and "loops" in j["plan"], r.stdout)
+    except ValueError as e:
+        check("explain --json parses", False, f"{e}\n{r.stdout}")
+    r = bcgen("explain", "a + b", "-i", "a=f32[1,6]", "-i", "b=f32[6,1]", "--warn-legacy")
+    check("--warn-legacy warns on same-size different shapes", "warning" in r.stderr, r.stderr)
+    # emit
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "k.c")
+        expect(["emit", "x + y", "-i", "x=i32[4]", "-i", "y=i32[]", "--name", "add4", "-o", path], 0)
+        src = open(path).read() if os.path.exists(path) else ""
+        check("emit -o writes the kernel", "add4" in src and "#include" not in src, src[:500])
+        r = expect(["emit", "secret + 1", "-i", "secret=f32[4]"], 0)
+        check("emitted C never contains operand names", "secret" not in r.stdout, r.stdout[:300])
+        # run
+        r = expect(["run", "a + b", "-i", "a=i32[2,3]=range", "-i", "b=i32[3]=ones"], 0)
+        check("run prints like numpy", r.stdout.strip() == "[[1 2 3]\n [4 5 6]]", r.stdout)
+        out = os.path.join(tmp, "out.npy")
+        a = (np.arange(12, dtype=np.float32).reshape(3, 4) - 5) / 3
+        np.save(os.path.join(tmp, "a.npy"), a)
+        np.save(os.path.join(tmp, "af.npy"), np.asfortranarray(a))
+        np.save(os.path.join(tmp, "abig.npy"), a.astype(">f4"))
+        for f in ("a.npy", "af.npy", "abig.npy"):
+            expect(["run", "a * 2 - b", "-i", f"a=f32[3,4]={tmp}/{f}", "-i", "b=f32[4]=range", "-o", out], 0)
+            got = np.load(out) if os.path.exists(out) else None
+            check(f"run reads {f} and writes -o", got is not None and got.dtype == np.float32 and
+                  np.array_equal(got, a * 2 - np.arange(4, dtype=np.float32)), got)
+        expect(["run", "a", "-i", f"a=f64[3,4]={tmp}/a.npy"], 1, stderr_has="does not convert data")
+        expect(["run", "a", "-i", f"a=f32[4,3]={tmp}/a.npy"], 1, stderr_has="does not convert data")
+        expect(["run", "a", "-i", f"a=f32[3,4]={tmp}/missing.npy"], 1)
+        expect(["run", "a", "-i", "a=f32[3]=bogus"], 1)
+        # strided and in place
+        at = np.arange(12, dtype=np.float64).reshape(3, 4)
+        np.save(os.path.join(tmp, "at.npy"), at)
+        expect(["run", "a + 1", "-i", f"a=f64[3,4]@[1,3]={tmp}/at.npy", "-o", out], 0)
+        check("run lays out strided operands", np.array_equal(np.load(out), at + 1))
+        expect(["run", "a + 1", "-i", f"a=f64[3,4]@[-4,-1]={tmp}/at.npy", "-o", out], 0)
+        check("run with negative strides", np.array_equal(np.load(out), at + 1))
+        expect(["run", "a * b", "-i", f"a=f64[3,4]={tmp}/at.npy", "-i", "b=f64[4]=range",
+                "--inplace", "a", "-o", out], 0)
+        check("run --inplace", np.array_equal(np.load(out), at * np.arange(4)))
+        for mode in ("--reference",):
+            expect(["run", "a * b", "-i", f"a=f64[3,4]={tmp}/at.npy", "-i", "b=f64[4]=range", mode, "-o", out], 0)
+            check(f"run {mode}", np.array_equal(np.load(out), at * np.arange(4)))
+        r = expect(["run", "a", "-i", "a=f32[2]=ones", "--time"], 0)
+        check("run --time reports compile and run times", "compile" in r.stderr and "run" in r.stderr, r.stderr)
+    print(f"# {count - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
