@@ -19,11 +19,6 @@
 
 #include "internal.h"
 
-/* The type node N computes in (expr.c): the promoted argument type for a
- * comparison (its result is bool), f64 for `/` on integers, and so on.
- * Declared here until internal.h carries it. */
-bcg_dtype expr_operation_type(const expr_node *n);
-
 /* One value: signed integers and bool in i (bool as 0/1), unsigned in u,
  * floats in f (an f32 value is held as the double equal to that float). */
 typedef struct value {
