@@ -10,9 +10,10 @@
  *     rank-0 operands are rejected instead of broadcasting as scalars;
  *   - Paddle's axis (two operands): the lower-rank operand y is placed into
  *     the other, x, starting at dimension `axis` instead of at the right.
- *     When both have the same rank, y is the second operand; axis 0 and -1
- *     are then plain right alignment, and a larger axis works only when the
- *     dimensions that would run past the end are trailing 1s (dropped).
+ *     y's trailing 1s that would run past the end of x are dropped.  When
+ *     both have the same rank, y is the second operand and the axis must be
+ *     -1 or 0 (both plain right alignment): any other axis is an error, as
+ *     the planner places only a lower-rank operand at the axis.
  * Errors name the operands, their shapes, the dimension index in the
  * aligned result (as PyTorch reports it) and both sizes.  When several
  * pairs conflict, the reported one is the first operand (in order) that
@@ -353,6 +354,11 @@ static bcg_status align_axis(const shape *shapes, const char *const *names, int 
     operand_text(names, shapes, x, x_text, sizeof x_text);
     operand_text(names, shapes, y, y_text, sizeof y_text);
     int rank = xs->rank;
+    if (xs->rank == ys->rank && axis != 0 && axis >= -1 && axis < rank)
+        return fail_at(err, BCG_ERR_BROADCAST, 0, y, -1,
+                       "axis %d needs operands of different ranks, but %s and %s both have "
+                       "rank %d (with equal ranks the axis must be -1 or 0)",
+                       axis, x_text, y_text, rank);
     if (axis < 0 || axis >= rank) {
         if (rank == 0)
             return fail_at(err, BCG_ERR_BROADCAST, 0, x, -1,
