@@ -113,15 +113,20 @@ static void print_text(const compile *c)
         printf("%8lld", (long long)result->dims[d]);
     printf("\n\nbroadcast, dimension by dimension from the right:\n");
     for (int d = result->rank - 1; d >= 0; d--) {
-        printf("  dim %d: ", d);
+        int64_t size = result->dims[d];
+        printf("  dim %d -> %lld (%s):", d, (long long)size, rule_of(c, d));
         for (int i = 0; i < c->operand_count; i++) {
-            if (present(c, i, d))
-                printf("%s %lld, ", c->operands[i].name,
-                       (long long)c->broadcast->aligned[i].dims[d]);
+            const char *name = c->operands[i].name;
+            int64_t n = c->broadcast->aligned[i].dims[d];
+            printf("%s", i ? "," : "");
+            if (!present(c, i, d))
+                printf(" %s missing, padded with 1", name);
+            else if (n != size)
+                printf(" %s 1 stretched", name);
             else
-                printf("%s -, ", c->operands[i].name);
+                printf(" %s %lld", name, (long long)n);
         }
-        printf("-> %lld (%s)\n", (long long)result->dims[d], rule_of(c, d));
+        printf("\n");
     }
     if (result->rank == 0)
         printf("  (every operand is a scalar: the result is a scalar)\n");

@@ -129,7 +129,7 @@ def main():
         expect(["run", "a", "-i", f"a=f64[3,4]={tmp}/a.npy"], 1, stderr_has="does not convert data")
         expect(["run", "a", "-i", f"a=f32[4,3]={tmp}/a.npy"], 1, stderr_has="does not convert data")
         expect(["run", "a", "-i", f"a=f32[3,4]={tmp}/missing.npy"], 1)
-        expect(["run", "a", "-i", "a=f32[3]=bogus"], 1)
+        expect(["run", "a", "-i", "a=f32[3]=bogus"], 2, stderr_has="unknown data source")
         # strided and in place
         at = np.arange(12, dtype=np.float64).reshape(3, 4)
         np.save(os.path.join(tmp, "at.npy"), at)
