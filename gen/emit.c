@@ -1,0 +1,1422 @@
+/* emit.c - turns the typed expression tree and the iteration plan into one
+ * hermetic C99 translation unit (templates/kernel.c.tmpl, with the helper
+ * functions of templates/ops.c.tmpl) defining
+ *
+ *     void NAME(void *output, const void *const *inputs);
+ *
+ * This file computes values (offsets, trip counts, the text of each
+ * statement); the templates hold the fixed C around them.
+ *
+ *   tree + plan
+ *     -> number nodes     pre-order ids, subtree sizes
+ *     -> levels           the loop level each subtree is invariant from
+ *     -> hoisting         which subtrees become locals, and where
+ *     -> steps            loop opens/closes, locals, stores, position bumps
+ *     -> render           ops.c.tmpl into `helpers`, then kernel.c.tmpl
+ *
+ * Glossary: "level" l of a value = it only changes with loops 0..l-1, so it
+ * can be computed once just before loop l (level 0: at the top of the
+ * function; level loop_count: per element).  "position" = a running element
+ * offset (out_pos, in0_pos) that follows one operand through the loop nest;
+ * at the end of each trip of loop l it moves by stride[l] minus what the
+ * loops inside moved it (NumPy's back-strides), so every access is the
+ * position plus a literal.  "group" = the innermost loop's body unrolled
+ * unroll_factor times; the trips left over (extent % factor) follow the
+ * group loop as straight-line statements, so no runtime remainder branch.
+ * "fully unrolled" = no loops at all: one statement per output element, each
+ * offset a literal.
+ *
+ * Values: every emitted C expression holds a value in range for the dtype
+ * of its node; bool values are ints that are exactly 0 or 1 (read from
+ * memory as `!= 0`).  Integer arithmetic wraps in an unsigned type and is
+ * converted back; everything that could be undefined in C (division,
+ * remainder, shifts, float to integer, pow) goes through the total helpers
+ * in ops.c.tmpl.  Integer literals compared against something are bound to
+ * const locals so that compilers do not warn about comparisons they can
+ * decide (-Wtype-limits, -Wbool-compare, -Wtautological-compare); integer
+ * comparisons of a value with itself are folded for the same reason.
+ *
+ * In-place kernels (the output is input k, same pointer and strides): each
+ * statement reads element e of the aliased input and writes element e of
+ * the output, so statements in any order, unrolled or not, see the values
+ * the reference evaluator sees.  A hoisted load could go stale, so the
+ * aliased input and every subtree containing it are never hoisted.
+ *
+ * Operand names from the user never reach the source: operands are out,
+ * in0, in1, ... and the header comment shows the expression regenerated
+ * from the tree.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Full unrolling is skipped (loops are used) when elements x tree nodes
+ * exceeds this, to keep the source of a large expression reasonable. */
+#define MAX_UNROLLED_NODES ((int64_t)1 << 20)
+
+/* ---- helper families and libm functions --------------------------------- */
+
+/* ORDER HELPER: the lists of ops.c.tmpl, in the order they are emitted. */
+typedef enum helper {
+    HELPER_FROM_BITS, HELPER_TO_INT, HELPER_ABS, HELPER_FLOORDIV_INT, HELPER_MOD_INT,
+    HELPER_FLOORDIV_FLOAT, HELPER_MOD_FLOAT, HELPER_POW_INT, HELPER_SHL, HELPER_SHR,
+    HELPER_MINIMUM, HELPER_MAXIMUM, HELPER_COUNT
+} helper;
+
+static const char *const helper_lists[HELPER_COUNT] = {
+    "from_bits", "to_int", "abs_int", "floordiv_int", "mod_int", "floordiv_float",
+    "mod_float", "pow_int", "shl", "shr", "minimum", "maximum",
+};
+
+typedef enum math_function {
+    MATH_SQRT, MATH_EXP, MATH_LOG, MATH_SIN, MATH_COS, MATH_TANH, MATH_FLOOR, MATH_CEIL,
+    MATH_FABS, MATH_FMOD, MATH_POW, MATH_COPYSIGN, MATH_COUNT
+} math_function;
+
+static const struct {
+    const char *name;
+    int arity;
+} math_functions[MATH_COUNT] = {
+    {"sqrt", 1}, {"exp", 1}, {"log", 1}, {"sin", 1}, {"cos", 1}, {"tanh", 1},
+    {"floor", 1}, {"ceil", 1}, {"fabs", 1}, {"fmod", 2}, {"pow", 2}, {"copysign", 2},
+};
+
+/* ORDER OP: how the header comment writes each operator. */
+static const char *const op_symbols[OP_COUNT] = {
+    [OP_NEG] = "-", [OP_POS] = "+", [OP_BITNOT] = "~", [OP_NOT] = "!",
+    [OP_OR] = "||", [OP_AND] = "&&",
+    [OP_EQ] = "==", [OP_NE] = "!=", [OP_LT] = "<", [OP_LE] = "<=", [OP_GT] = ">", [OP_GE] = ">=",
+    [OP_BITOR] = "|", [OP_BITXOR] = "^", [OP_BITAND] = "&", [OP_SHL] = "<<", [OP_SHR] = ">>",
+    [OP_ADD] = "+", [OP_SUB] = "-", [OP_MUL] = "*", [OP_DIV] = "/", [OP_FLOORDIV] = "//",
+    [OP_MOD] = "%", [OP_POW] = "**",
+    [OP_ABS] = "abs", [OP_SQRT] = "sqrt", [OP_EXP] = "exp", [OP_LOG] = "log", [OP_SIN] = "sin",
+    [OP_COS] = "cos", [OP_TANH] = "tanh", [OP_FLOOR] = "floor", [OP_CEIL] = "ceil",
+    [OP_MINIMUM] = "minimum", [OP_MAXIMUM] = "maximum", [OP_WHERE] = "where", [OP_CLIP] = "clip",
+};
+
+static const math_function function_of_op[OP_COUNT] = {
+    [OP_SQRT] = MATH_SQRT, [OP_EXP] = MATH_EXP, [OP_LOG] = MATH_LOG, [OP_SIN] = MATH_SIN,
+    [OP_COS] = MATH_COS, [OP_TANH] = MATH_TANH, [OP_FLOOR] = MATH_FLOOR, [OP_CEIL] = MATH_CEIL,
+};
+
+/* ---- the emitter's state ------------------------------------------------- */
+
+typedef struct node_info {
+    int level;          /* see the glossary */
+    int size;           /* nodes in the subtree, this one included */
+    const char *local;  /* the local holding this node's value, or NULL */
+    bool declares;      /* this occurrence declares `local` */
+    signed char folded; /* -1, or the known 0/1 of an integer self-comparison */
+} node_info;
+
+typedef struct emitter {
+    compile *c;
+    const plan *p;
+    arena *arena;
+    bcg_error *err;
+    bcg_status status;           /* first failure; sticky */
+    int input_count;
+    bcg_dtype out_dtype;
+
+    int node_count;
+    const expr_node **nodes;     /* pre-order */
+    int *post_order;             /* the same ids in post-order */
+    node_info *info;
+    int per_element;             /* the level of a value read per element */
+    int input_level[BCG_MAX_OPERANDS];
+    bool input_used[BCG_MAX_OPERANDS];
+    bool input_loaded[BCG_MAX_OPERANDS]; /* its in<k>_value local is declared */
+    int shared_count, literal_count;
+
+    bool unrolled;               /* no loops at all */
+    int64_t factor;              /* innermost unroll factor */
+    int64_t groups, rest;        /* innermost extent = groups * factor + rest */
+    bool group_loop;             /* the groups run in a runtime loop */
+    bool has_position[BCG_MAX_OPERANDS + 1]; /* plan operand index */
+
+    /* The statement being written: plan operand k sits at
+     * (has_position[k] && use_position ? <k>_pos : 0) + offset[k]. */
+    bool use_position;
+    int64_t offset[BCG_MAX_OPERANDS + 1];
+
+    bool need[HELPER_COUNT][BCG_DTYPE_COUNT];
+    bool need_math[MATH_COUNT][2];   /* [function][0: double, 1: float] */
+
+    tmpl_scope *scope;
+    strbuf line;                     /* scratch for one statement */
+} emitter;
+
+static const char *op_label(expr_op op)
+{
+    return (unsigned)op < OP_COUNT && op_symbols[op] ? op_symbols[op] : "this operator";
+}
+
+static void fail_nomem(emitter *e)
+{
+    if (e->status == BCG_OK)
+        e->status = fail(e->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
+}
+
+static void fail_internal(emitter *e, const char *what, const expr_node *n)
+{
+    if (e->status == BCG_OK)
+        e->status = fail_at(e->err, BCG_ERR_TYPE, n ? n->column : 0, -1, -1,
+                            "cannot emit %s for %s operands", what,
+                            n ? bcg_dtype_name(expr_operation_type(n)) : "these");
+}
+
+static const char *copy_text(emitter *e, const char *text)
+{
+    const char *copy = arena_strndup(e->arena, text ? text : "", text ? strlen(text) : 0);
+    if (!copy)
+        fail_nomem(e);
+    return copy;
+}
+
+/* ---- small text helpers ----------------------------------------------------- */
+
+static bool is_float(bcg_dtype t) { return dtype_kind_of(t) == KIND_FLOAT; }
+static bool is_signed(bcg_dtype t) { return dtype_kind_of(t) == KIND_INT; }
+
+/* The C type of a value of dtype T in an expression (bool values are ints). */
+static const char *value_ctype(bcg_dtype t) { return t == BCG_BOOL ? "int" : dtype_ctype(t); }
+
+/* The unsigned type the arithmetic of T wraps in (after C's promotions). */
+static const char *wide_unsigned(bcg_dtype t)
+{
+    return dtype_bits(t) > 32 ? "unsigned long long" : "unsigned int";
+}
+
+/* The C type's own arithmetic already wraps in T: no casts needed. */
+static bool wraps_natively(bcg_dtype t) { return t == BCG_U32 || t == BCG_U64; }
+
+/* Shortest decimal text that reads back as V (as a float when SINGLE), with
+ * a '.' or an exponent so that C reads it as floating.  Subnormals are
+ * written in hex, which is exact: a decimal subnormal is inexact and clang
+ * warns about it (-Wliteral-range). */
+static void format_float(char *buf, size_t cap, double v, bool single)
+{
+    double magnitude = fabs(v);
+    if (magnitude != 0 && magnitude < (single ? 1.17549435e-38 : 2.2250738585072014e-308)) {
+        snprintf(buf, cap, "%a", v);
+        return;
+    }
+    for (int precision = 1; precision <= 17; precision++) {
+        snprintf(buf, cap, "%.*g", precision, v);
+        if (single ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v)
+            break;
+    }
+    for (char *s = buf; *s; s++)
+        if (*s == ',') /* a locale's decimal comma */
+            *s = '.';
+    if (!strpbrk(buf, ".e"))
+        strncat(buf, ".0", cap - strlen(buf) - 1);
+}
+
+/* A literal's value as the header comment shows it. */
+static void format_literal_plain(char *buf, size_t cap, const expr_node *n)
+{
+    switch (dtype_kind_of(n->dtype)) {
+    case KIND_BOOL: snprintf(buf, cap, "%s", n->value.i ? "true" : "false"); break;
+    case KIND_INT: snprintf(buf, cap, "%lld", (long long)n->value.i); break;
+    case KIND_UINT: snprintf(buf, cap, "%llu", (unsigned long long)n->value.u); break;
+    case KIND_FLOAT:
+        if (isnan(n->value.f))
+            snprintf(buf, cap, "nan");
+        else if (isinf(n->value.f))
+            snprintf(buf, cap, "%sinf", n->value.f < 0 ? "-" : "");
+        else
+            format_float(buf, cap, n->value.f, n->dtype == BCG_F32);
+        break;
+    }
+}
+
+/* The canonical form of the tree for the header comment: fully
+ * parenthesised, operands as in0, in1, ..., literals as numbers. */
+static void format_expression(strbuf *sb, const expr_node *n)
+{
+    char buf[64];
+    switch (n->op) {
+    case OP_OPERAND:
+        sb_printf(sb, "in%d", n->operand);
+        return;
+    case OP_LITERAL:
+        format_literal_plain(buf, sizeof buf, n);
+        sb_puts(sb, buf);
+        return;
+    case OP_CAST:
+        sb_printf(sb, "%s(", bcg_dtype_name(n->cast_to));
+        format_expression(sb, n->args[0]);
+        sb_putc(sb, ')');
+        return;
+    default:
+        break;
+    }
+    const char *symbol = (unsigned)n->op < OP_COUNT && op_symbols[n->op] ? op_symbols[n->op] : "?";
+    if (n->op >= OP_ABS) {
+        sb_printf(sb, "%s(", symbol);
+        for (int k = 0; k < n->arg_count; k++) {
+            if (k)
+                sb_puts(sb, ", ");
+            format_expression(sb, n->args[k]);
+        }
+        sb_putc(sb, ')');
+    } else if (n->arg_count == 1) {
+        sb_printf(sb, "(%s", symbol);
+        format_expression(sb, n->args[0]);
+        sb_putc(sb, ')');
+    } else {
+        sb_putc(sb, '(');
+        format_expression(sb, n->args[0]);
+        sb_printf(sb, " %s ", symbol);
+        format_expression(sb, n->args[1]);
+        sb_putc(sb, ')');
+    }
+}
+
+static void format_dims(char *buf, size_t cap, int rank, const int64_t *dims)
+{
+    size_t used = 0;
+    used += (size_t)snprintf(buf, cap, "(");
+    for (int d = 0; d < rank && used < cap; d++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%lld", d ? "," : "",
+                                 (long long)dims[d]);
+    if (used < cap)
+        snprintf(buf + used, cap - used, ")");
+}
+
+/* ---- numbering and levels ---------------------------------------------------- */
+
+static int count_nodes(const expr_node *n)
+{
+    int count = 1;
+    for (int k = 0; k < n->arg_count; k++)
+        count += count_nodes(n->args[k]);
+    return count;
+}
+
+static int number_nodes(emitter *e, const expr_node *n, int id)
+{
+    e->nodes[id] = n;
+    e->info[id].folded = -1;
+    int next = id + 1;
+    for (int k = 0; k < n->arg_count; k++)
+        next = number_nodes(e, n->args[k], next);
+    e->info[id].size = next - id;
+    return next;
+}
+
+static int order_post(emitter *e, int id, int visit)
+{
+    for (int k = 0, child = id + 1; k < e->nodes[id]->arg_count; k++) {
+        visit = order_post(e, child, visit);
+        child += e->info[child].size;
+    }
+    e->post_order[visit] = id;
+    return visit + 1;
+}
+
+static int child_id(const emitter *e, int id, int k)
+{
+    int child = id + 1;
+    for (int j = 0; j < k; j++)
+        child += e->info[child].size;
+    return child;
+}
+
+static bool same_tree(const expr_node *a, const expr_node *b)
+{
+    if (a->op != b->op || a->dtype != b->dtype || a->arg_count != b->arg_count)
+        return false;
+    if (a->op == OP_OPERAND && a->operand != b->operand)
+        return false;
+    if (a->op == OP_CAST && a->cast_to != b->cast_to)
+        return false;
+    if (a->op == OP_LITERAL && memcmp(&a->value, &b->value, sizeof a->value) != 0)
+        return false;
+    for (int k = 0; k < a->arg_count; k++)
+        if (!same_tree(a->args[k], b->args[k]))
+            return false;
+    return true;
+}
+
+static bool is_comparison(expr_op op) { return op >= OP_EQ && op <= OP_GE; }
+
+/* An integer compared with itself has a known result, and compilers warn
+ * about writing such a comparison; NaN keeps float ones honest. */
+static int folded_comparison(const expr_node *n)
+{
+    if (!is_comparison(n->op) || is_float(expr_operation_type(n)) ||
+        !same_tree(n->args[0], n->args[1]))
+        return -1;
+    return n->op == OP_EQ || n->op == OP_LE || n->op == OP_GE;
+}
+
+/* Levels bottom-up; a folded comparison is a constant whose operands are
+ * never read. */
+static void assign_levels(emitter *e, int id)
+{
+    const expr_node *n = e->nodes[id];
+    int level = 0;
+    e->info[id].folded = (signed char)folded_comparison(n);
+    if (e->info[id].folded >= 0) {
+        e->info[id].level = 0;
+        return;
+    }
+    if (n->op == OP_OPERAND) {
+        level = e->input_level[n->operand];
+        e->input_used[n->operand] = true;
+    }
+    for (int k = 0; k < n->arg_count; k++) {
+        int child = child_id(e, id, k);
+        assign_levels(e, child);
+        if (e->info[child].level > level)
+            level = e->info[child].level;
+    }
+    e->info[id].level = level;
+}
+
+/* Chooses the locals: an input invariant along more loops than its parent
+ * is loaded once (in<k>_value, declared by its first such occurrence); a subtree invariant along more loops than its parent
+ * is computed once (shared<n>); an integer literal compared against is
+ * bound to a const local (literal<n>).  Post-order, so a local is always
+ * declared before the locals that use it. */
+static void choose_locals(emitter *e, int id, int parent_level, bool parent_compares)
+{
+    const expr_node *n = e->nodes[id];
+    node_info *info = &e->info[id];
+    if (info->folded >= 0)
+        return;
+    for (int k = 0; k < n->arg_count; k++)
+        choose_locals(e, child_id(e, id, k), info->level, is_comparison(n->op));
+    char name[32];
+    if (n->op == OP_LITERAL) {
+        if (!parent_compares || is_float(n->dtype))
+            return;
+        snprintf(name, sizeof name, "literal%d", e->literal_count++);
+        info->declares = true;
+    } else if (n->op == OP_OPERAND) {
+        if (info->level >= e->per_element || info->level >= parent_level)
+            return;
+        snprintf(name, sizeof name, "in%d_value", n->operand);
+        info->declares = !e->input_loaded[n->operand];
+        e->input_loaded[n->operand] = true;
+    } else {
+        if (info->level >= e->per_element || info->level >= parent_level)
+            return;
+        snprintf(name, sizeof name, "shared%d", e->shared_count++);
+        info->declares = true;
+    }
+    info->local = copy_text(e, name);
+}
+
+/* ---- expressions --------------------------------------------------------------- */
+
+static void put_node(emitter *e, strbuf *sb, int id);
+
+static void put_offset(emitter *e, strbuf *sb, int k)
+{
+    long long constant = (long long)e->offset[k];
+    if (e->use_position && e->has_position[k]) {
+        if (k == 0)
+            sb_puts(sb, "out_pos");
+        else
+            sb_printf(sb, "in%d_pos", k - 1);
+        if (constant > 0)
+            sb_printf(sb, " + %lld", constant);
+        else if (constant < 0)
+            sb_printf(sb, " - %llu", 0ULL - (unsigned long long)constant);
+    } else {
+        sb_printf(sb, "%lld", constant);
+    }
+}
+
+/* C text around a value of dtype FROM that makes it a value of dtype TO. */
+static void convert_open(emitter *e, strbuf *sb, bcg_dtype from, bcg_dtype to)
+{
+    if (from == to)
+        return;
+    if (to == BCG_BOOL) {
+        sb_putc(sb, '(');
+    } else if (is_float(from) && !is_float(to)) {
+        e->need[HELPER_TO_INT][to] = true;
+        sb_printf(sb, "bcg_to_%s(", bcg_dtype_name(to));
+    } else {
+        sb_printf(sb, "(%s)", dtype_ctype(to));
+    }
+}
+
+static void convert_close(strbuf *sb, bcg_dtype from, bcg_dtype to)
+{
+    if (from == to)
+        return;
+    if (to == BCG_BOOL)
+        sb_puts(sb, " != 0)");
+    else if (is_float(from) && !is_float(to))
+        sb_putc(sb, ')');
+}
+
+/* The value of node ID as a value of dtype WANT. */
+static void put_as(emitter *e, strbuf *sb, int id, bcg_dtype want)
+{
+    const expr_node *n = e->nodes[id];
+    convert_open(e, sb, n->dtype, want);
+    if (e->info[id].local)
+        sb_puts(sb, e->info[id].local);
+    else
+        put_node(e, sb, id);
+    convert_close(sb, n->dtype, want);
+}
+
+static void put_literal(emitter *e, strbuf *sb, const expr_node *n)
+{
+    char buf[64];
+    bcg_dtype t = n->dtype;
+    switch (dtype_kind_of(t)) {
+    case KIND_BOOL:
+        sb_puts(sb, n->value.i ? "1" : "0");
+        return;
+    case KIND_INT: {
+        long long v = (long long)n->value.i;
+        const char *suffix = t == BCG_I64 ? "LL" : "";
+        if (t == BCG_I64 && v == LLONG_MIN)
+            sb_puts(sb, "(-9223372036854775807LL - 1)");
+        else if (t == BCG_I32 && v == INT_MIN)
+            sb_puts(sb, "(-2147483647 - 1)");
+        else if (v < 0)
+            sb_printf(sb, "(%lld%s)", v, suffix);
+        else
+            sb_printf(sb, "%lld%s", v, suffix);
+        return;
+    }
+    case KIND_UINT:
+        sb_printf(sb, "%llu%s", (unsigned long long)n->value.u,
+                  t == BCG_U64 ? "ULL" : t == BCG_U32 ? "U" : "");
+        return;
+    case KIND_FLOAT:
+        break;
+    }
+    bool single = t == BCG_F32;
+    double v = single ? (double)(float)n->value.f : n->value.f;
+    if (isnan(v) || isinf(v)) {
+        /* no literal spells these; rebuild them from their bits */
+        e->need[HELPER_FROM_BITS][t] = true;
+        if (single) {
+            float f = (float)v;
+            uint32_t bits;
+            memcpy(&bits, &f, sizeof bits);
+            sb_printf(sb, "bcg_f32_from_bits(0x%08xU)", (unsigned)bits);
+        } else {
+            uint64_t bits;
+            memcpy(&bits, &v, sizeof bits);
+            sb_printf(sb, "bcg_f64_from_bits(0x%016llxULL)", (unsigned long long)bits);
+        }
+        return;
+    }
+    format_float(buf, sizeof buf, v, single);
+    sb_printf(sb, signbit(v) ? "(%s%s)" : "%s%s", buf, single ? "f" : "");
+}
+
+static void put_call1(emitter *e, strbuf *sb, const char *function, int a, bcg_dtype t)
+{
+    sb_printf(sb, "%s(", function);
+    put_as(e, sb, a, t);
+    sb_putc(sb, ')');
+}
+
+static void put_call2(emitter *e, strbuf *sb, const char *function, int a, int b, bcg_dtype t)
+{
+    sb_printf(sb, "%s(", function);
+    put_as(e, sb, a, t);
+    sb_puts(sb, ", ");
+    put_as(e, sb, b, t);
+    sb_putc(sb, ')');
+}
+
+/* A call of helper family H instantiated for T: "bcg_<name>_<dtype>". */
+static const char *helper_name(emitter *e, helper h, const char *name, bcg_dtype t, char *buf,
+                               size_t cap)
+{
+    e->need[h][t] = true;
+    snprintf(buf, cap, "bcg_%s_%s", name, bcg_dtype_name(t));
+    return buf;
+}
+
+static void put_infix(emitter *e, strbuf *sb, int a, const char *symbol, int b, bcg_dtype t)
+{
+    sb_putc(sb, '(');
+    put_as(e, sb, a, t);
+    sb_printf(sb, " %s ", symbol);
+    put_as(e, sb, b, t);
+    sb_putc(sb, ')');
+}
+
+/* Whether node ID is a + - * or unary - computed in T (with T as its
+ * result) and written out in place, so that a parent wrapping in the same T
+ * can take its wide unsigned value: arithmetic modulo 2^n does not need the
+ * narrowing in between. */
+static bool wraps_inline(const emitter *e, int id, bcg_dtype t)
+{
+    const expr_node *n = e->nodes[id];
+    return !e->info[id].local && n->dtype == t &&
+           (n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL || n->op == OP_NEG) &&
+           expr_operation_type(n) == t;
+}
+
+static void put_wide_operand(emitter *e, strbuf *sb, int id, bcg_dtype t);
+
+/* The wide unsigned value "(W)a op (W)b" of a wrapping node, unparenthesised. */
+static void put_wide_expression(emitter *e, strbuf *sb, int id, bcg_dtype t)
+{
+    const expr_node *n = e->nodes[id];
+    int a = child_id(e, id, 0);
+    if (n->op == OP_NEG) {
+        sb_puts(sb, "0U - ");
+        put_wide_operand(e, sb, a, t);
+        return;
+    }
+    put_wide_operand(e, sb, a, t);
+    sb_printf(sb, " %s ", op_symbols[n->op]);
+    put_wide_operand(e, sb, child_id(e, id, 1), t);
+}
+
+static void put_wide_operand(emitter *e, strbuf *sb, int id, bcg_dtype t)
+{
+    if (wraps_inline(e, id, t)) {
+        sb_putc(sb, '(');
+        put_wide_expression(e, sb, id, t);
+        sb_putc(sb, ')');
+        return;
+    }
+    sb_printf(sb, "(%s)", wide_unsigned(t));
+    put_as(e, sb, id, t);
+}
+
+/* Integer + - * and unary - wrapping in T: "(T)((W)a op (W)b)". */
+static void put_wrapping(emitter *e, strbuf *sb, int id, bcg_dtype t)
+{
+    const expr_node *n = e->nodes[id];
+    if (wraps_natively(t)) {
+        if (n->op == OP_NEG) {
+            sb_puts(sb, "(0U - ");
+            put_as(e, sb, child_id(e, id, 0), t);
+            sb_putc(sb, ')');
+        } else {
+            put_infix(e, sb, child_id(e, id, 0), op_symbols[n->op], child_id(e, id, 1), t);
+        }
+        return;
+    }
+    sb_printf(sb, "(%s)(", dtype_ctype(t));
+    put_wide_expression(e, sb, id, t);
+    sb_putc(sb, ')');
+}
+
+static void put_float_function(emitter *e, strbuf *sb, math_function f, int a, bcg_dtype t)
+{
+    bool single = t == BCG_F32;
+    e->need_math[f][single] = true;
+    char name[24];
+    snprintf(name, sizeof name, "%s%s", math_functions[f].name, single ? "f" : "");
+    put_call1(e, sb, name, a, t);
+}
+
+/* minimum / maximum / clip in T; bool uses & and |. */
+static void put_extreme(emitter *e, strbuf *sb, expr_op op, int a, int b, bcg_dtype t)
+{
+    char name[40];
+    if (t == BCG_BOOL) {
+        put_infix(e, sb, a, op == OP_MINIMUM ? "&" : "|", b, t);
+        return;
+    }
+    helper_name(e, op == OP_MINIMUM ? HELPER_MINIMUM : HELPER_MAXIMUM,
+                op == OP_MINIMUM ? "minimum" : "maximum", t, name, sizeof name);
+    put_call2(e, sb, name, a, b, t);
+}
+
+/* Node ID computed in its operation type T, giving a value of dtype T. */
+static void put_computed(emitter *e, strbuf *sb, int id, bcg_dtype t)
+{
+    const expr_node *n = e->nodes[id];
+    int a = n->arg_count > 0 ? child_id(e, id, 0) : -1;
+    int b = n->arg_count > 1 ? child_id(e, id, 1) : -1;
+    char name[40];
+
+    if (t == BCG_BOOL) {
+        /* bool arithmetic is the u8 arithmetic's result tested for non-zero
+         * (as eval.c's from_bits), with the usual spellings where they exist */
+        switch (n->op) {
+        case OP_POS: case OP_ABS: put_as(e, sb, a, t); return;
+        case OP_BITNOT: sb_putc(sb, '('); put_as(e, sb, a, t); sb_puts(sb, " ^ 1)"); return;
+        case OP_ADD: case OP_BITOR: put_infix(e, sb, a, "|", b, t); return;
+        case OP_MUL: case OP_BITAND: put_infix(e, sb, a, "&", b, t); return;
+        case OP_SUB: case OP_BITXOR: put_infix(e, sb, a, "^", b, t); return;
+        case OP_MINIMUM: case OP_MAXIMUM: put_extreme(e, sb, n->op, a, b, t); return;
+        case OP_CLIP:
+            sb_puts(sb, "((");
+            put_as(e, sb, a, t);
+            sb_puts(sb, " | ");
+            put_as(e, sb, b, t);
+            sb_puts(sb, ") & ");
+            put_as(e, sb, child_id(e, id, 2), t);
+            sb_putc(sb, ')');
+            return;
+        default:
+            if (n->op >= OP_SQRT && n->op <= OP_CEIL)
+                break;
+            sb_putc(sb, '(');
+            put_computed(e, sb, id, BCG_U8);
+            sb_puts(sb, " != 0)");
+            return;
+        }
+    }
+
+    switch (n->op) {
+    case OP_POS:
+        put_as(e, sb, a, t);
+        return;
+    case OP_NEG:
+        if (is_float(t)) {
+            sb_puts(sb, "(-");
+            put_as(e, sb, a, t);
+            sb_putc(sb, ')');
+        } else {
+            put_wrapping(e, sb, id, t);
+        }
+        return;
+    case OP_BITNOT:
+        if (is_float(t))
+            break;
+        if (wraps_natively(t)) {
+            sb_puts(sb, "(~");
+        } else {
+            sb_printf(sb, "((%s)~(%s)", dtype_ctype(t), wide_unsigned(t));
+        }
+        put_as(e, sb, a, t);
+        sb_putc(sb, ')');
+        return;
+    case OP_ADD: case OP_SUB: case OP_MUL: {
+        const char *symbol = op_symbols[n->op];
+        if (is_float(t))
+            put_infix(e, sb, a, symbol, b, t);
+        else
+            put_wrapping(e, sb, id, t);
+        return;
+    }
+    case OP_DIV:
+        if (is_float(t)) {
+            put_infix(e, sb, a, "/", b, t);
+        } else { /* typing gives `/` a float type; be defined anyway, as eval.c */
+            convert_open(e, sb, BCG_F64, t);
+            put_infix(e, sb, a, "/", b, BCG_F64);
+            convert_close(sb, BCG_F64, t);
+        }
+        return;
+    case OP_FLOORDIV: case OP_MOD: {
+        bool floor_divide = n->op == OP_FLOORDIV;
+        if (is_float(t)) {
+            bool single = t == BCG_F32;
+            e->need_math[MATH_FMOD][single] = true;
+            e->need_math[MATH_COPYSIGN][single] = true;
+            if (floor_divide)
+                e->need_math[MATH_FLOOR][single] = true;
+            helper_name(e, floor_divide ? HELPER_FLOORDIV_FLOAT : HELPER_MOD_FLOAT,
+                        floor_divide ? "floordiv" : "mod", t, name, sizeof name);
+        } else {
+            helper_name(e, floor_divide ? HELPER_FLOORDIV_INT : HELPER_MOD_INT,
+                        floor_divide ? "floordiv" : "mod", t, name, sizeof name);
+        }
+        put_call2(e, sb, name, a, b, t);
+        return;
+    }
+    case OP_POW:
+        if (is_float(t)) {
+            /* f32 too goes through double pow and rounds once */
+            e->need_math[MATH_POW][0] = true;
+            if (t == BCG_F32)
+                sb_puts(sb, "(float)");
+            put_call2(e, sb, "pow", a, b, t);
+        } else {
+            put_call2(e, sb, helper_name(e, HELPER_POW_INT, "pow", t, name, sizeof name), a, b, t);
+        }
+        return;
+    case OP_BITAND: case OP_BITOR: case OP_BITXOR:
+        if (is_float(t))
+            break;
+        if (wraps_natively(t)) {
+            put_infix(e, sb, a, op_symbols[n->op], b, t);
+        } else {
+            sb_printf(sb, "(%s)", dtype_ctype(t));
+            put_infix(e, sb, a, op_symbols[n->op], b, t);
+        }
+        return;
+    case OP_SHL: case OP_SHR:
+        if (is_float(t))
+            break;
+        helper_name(e, n->op == OP_SHL ? HELPER_SHL : HELPER_SHR, n->op == OP_SHL ? "shl" : "shr",
+                    t, name, sizeof name);
+        put_call2(e, sb, name, a, b, t);
+        return;
+    case OP_ABS:
+        if (is_float(t))
+            put_float_function(e, sb, MATH_FABS, a, t);
+        else if (is_signed(t))
+            put_call1(e, sb, helper_name(e, HELPER_ABS, "abs", t, name, sizeof name), a, t);
+        else
+            put_as(e, sb, a, t);
+        return;
+    case OP_SQRT: case OP_EXP: case OP_LOG: case OP_SIN: case OP_COS: case OP_TANH:
+    case OP_FLOOR: case OP_CEIL:
+        if (is_float(t)) {
+            put_float_function(e, sb, function_of_op[n->op], a, t);
+        } else { /* typing keeps these on floats; be defined anyway, as eval.c */
+            bcg_dtype f = dtype_float_for(t);
+            convert_open(e, sb, f, t);
+            put_float_function(e, sb, function_of_op[n->op], a, f);
+            convert_close(sb, f, t);
+        }
+        return;
+    case OP_MINIMUM: case OP_MAXIMUM:
+        put_extreme(e, sb, n->op, a, b, t);
+        return;
+    case OP_CLIP: {
+        char outer[40];
+        helper_name(e, HELPER_MINIMUM, "minimum", t, outer, sizeof outer);
+        helper_name(e, HELPER_MAXIMUM, "maximum", t, name, sizeof name);
+        sb_printf(sb, "%s(", outer);
+        put_call2(e, sb, name, a, b, t);
+        sb_puts(sb, ", ");
+        put_as(e, sb, child_id(e, id, 2), t);
+        sb_putc(sb, ')');
+        return;
+    }
+    default:
+        break;
+    }
+    fail_internal(e, op_label(n->op), n);
+}
+
+/* Comparisons give bool, comparing in the promoted operation type. */
+static void put_comparison(emitter *e, strbuf *sb, int id)
+{
+    const expr_node *n = e->nodes[id];
+    if (e->info[id].folded >= 0) {
+        sb_puts(sb, e->info[id].folded ? "1" : "0");
+        return;
+    }
+    put_infix(e, sb, child_id(e, id, 0), op_symbols[n->op], child_id(e, id, 1),
+              expr_operation_type(n));
+}
+
+/* The value of node ID as a value of its own dtype, ignoring its local. */
+static void put_node(emitter *e, strbuf *sb, int id)
+{
+    const expr_node *n = e->nodes[id];
+    switch (n->op) {
+    case OP_OPERAND:
+        sb_printf(sb, n->dtype == BCG_BOOL ? "(in%d[" : "in%d[", n->operand);
+        put_offset(e, sb, n->operand + 1);
+        sb_puts(sb, n->dtype == BCG_BOOL ? "] != 0)" : "]");
+        return;
+    case OP_LITERAL:
+        put_literal(e, sb, n);
+        return;
+    case OP_CAST:
+        put_as(e, sb, child_id(e, id, 0), n->dtype);
+        return;
+    case OP_NOT: {
+        int a = child_id(e, id, 0);
+        convert_open(e, sb, BCG_BOOL, n->dtype);
+        sb_putc(sb, '(');
+        put_as(e, sb, a, e->nodes[a]->dtype);
+        sb_puts(sb, e->nodes[a]->dtype == BCG_BOOL ? " ^ 1)" : " == 0)");
+        convert_close(sb, BCG_BOOL, n->dtype);
+        return;
+    }
+    case OP_AND: case OP_OR:
+        /* & and | on 0/1: branch-free, and nothing to short-circuit */
+        convert_open(e, sb, BCG_BOOL, n->dtype);
+        put_infix(e, sb, child_id(e, id, 0), n->op == OP_AND ? "&" : "|", child_id(e, id, 1),
+                  BCG_BOOL);
+        convert_close(sb, BCG_BOOL, n->dtype);
+        return;
+    case OP_WHERE:
+        sb_putc(sb, '(');
+        put_as(e, sb, child_id(e, id, 0), BCG_BOOL);
+        sb_puts(sb, " ? ");
+        put_as(e, sb, child_id(e, id, 1), n->dtype);
+        sb_puts(sb, " : ");
+        put_as(e, sb, child_id(e, id, 2), n->dtype);
+        sb_putc(sb, ')');
+        return;
+    case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+        convert_open(e, sb, BCG_BOOL, n->dtype);
+        put_comparison(e, sb, id);
+        convert_close(sb, BCG_BOOL, n->dtype);
+        return;
+    default: {
+        bcg_dtype t = expr_operation_type(n);
+        convert_open(e, sb, t, n->dtype);
+        put_computed(e, sb, id, t);
+        convert_close(sb, t, n->dtype);
+        return;
+    }
+    }
+}
+
+/* ---- steps: the body of the function ------------------------------------------ */
+
+static tmpl_scope *new_step(emitter *e, int depth, const char *kind)
+{
+    tmpl_scope *step = tmpl_list_add(e->scope, "steps");
+    char indent[2 * BCG_MAX_RANK * 4 + 8];
+    int width = 4 * depth;
+    if (width >= (int)sizeof indent)
+        width = (int)sizeof indent - 1;
+    memset(indent, ' ', (size_t)width);
+    indent[width] = 0;
+    tmpl_set_str(step, "indent", indent);
+    if (kind)
+        tmpl_set_bool(step, kind, true);
+    return step;
+}
+
+static void step_open(emitter *e, int depth, int loop, int64_t trips)
+{
+    tmpl_scope *step = new_step(e, depth, "is_open");
+    char counter[16];
+    snprintf(counter, sizeof counter, "i%d", loop);
+    tmpl_set_str(step, "counter", counter);
+    tmpl_set_int(step, "trips", trips);
+}
+
+static void step_close(emitter *e, int depth) { new_step(e, depth, "is_close"); }
+
+static void step_advance(emitter *e, int depth, int k, int64_t amount)
+{
+    if (amount == 0)
+        return;
+    tmpl_scope *step = new_step(e, depth, "is_advance");
+    char name[24];
+    if (k == 0)
+        snprintf(name, sizeof name, "out_pos");
+    else
+        snprintf(name, sizeof name, "in%d_pos", k - 1);
+    tmpl_set_str(step, "name", name);
+    tmpl_set_str(step, "operator", amount < 0 ? "-=" : "+=");
+    char magnitude[24];
+    snprintf(magnitude, sizeof magnitude, "%llu",
+             amount < 0 ? 0ULL - (unsigned long long)amount : (unsigned long long)amount);
+    tmpl_set_str(step, "amount", magnitude);
+}
+
+/* The statement for the element at the current offsets. */
+static void step_store(emitter *e, int depth)
+{
+    strbuf *line = &e->line;
+    line->len = 0;
+    put_offset(e, line, 0);
+    sb_putc(line, 0); /* keeps data non-NULL */
+    if (line->failed) {
+        fail_nomem(e);
+        return;
+    }
+    size_t value_at = line->len;
+    put_as(e, line, 0, e->out_dtype);
+    if (line->failed) {
+        fail_nomem(e);
+        return;
+    }
+    tmpl_scope *step = new_step(e, depth, NULL);
+    tmpl_set_str(step, "offset", line->data);
+    tmpl_set_str(step, "value", line->data + value_at);
+}
+
+/* Declares the locals of LEVEL in post-order, so every local comes after
+ * the locals its value uses. */
+static void step_locals(emitter *e, int level, int depth)
+{
+    for (int k = 0; k <= e->input_count; k++)
+        e->offset[k] = 0;
+    for (int visit = 0; visit < e->node_count; visit++) {
+        int id = e->post_order[visit];
+        const node_info *info = &e->info[id];
+        if (!info->declares || info->level != level)
+            continue;
+        strbuf *line = &e->line;
+        line->len = 0;
+        put_node(e, line, id);
+        if (line->failed) {
+            fail_nomem(e);
+            return;
+        }
+        tmpl_scope *step = new_step(e, depth, "is_local");
+        tmpl_set_str(step, "ctype", value_ctype(e->nodes[id]->dtype));
+        tmpl_set_str(step, "name", info->local);
+        tmpl_set_str(step, "value", line->data);
+    }
+}
+
+/* ---- the loop nest ----------------------------------------------------------------- */
+
+/* How far loop level LEVEL (and everything inside it) moves operand K's
+ * position over one full run. */
+static int64_t run_advance(const emitter *e, int k, int level)
+{
+    const plan *p = e->p;
+    int inner = p->loop_count - 1;
+    /* spans of real memory: they fit in int64; unsigned keeps it defined */
+    if (level == inner)
+        return e->group_loop
+                   ? (int64_t)((uint64_t)e->groups * (uint64_t)e->factor * (uint64_t)p->stride[k][inner])
+                   : 0;
+    return (int64_t)((uint64_t)p->extent[level] * (uint64_t)p->stride[k][level]);
+}
+
+static bool operand_present(const emitter *e, int k)
+{
+    return k == 0 || e->input_used[k - 1];
+}
+
+static void emit_statements_at(emitter *e, int depth, int64_t element)
+{
+    int inner = e->p->loop_count - 1;
+    for (int k = 0; k <= e->input_count; k++)
+        e->offset[k] = (int64_t)((uint64_t)element * (uint64_t)e->p->stride[k][inner]);
+    step_store(e, depth);
+}
+
+static void emit_innermost(emitter *e, int depth)
+{
+    const plan *p = e->p;
+    int inner = p->loop_count - 1;
+    if (e->group_loop) {
+        step_open(e, depth, inner, e->groups);
+        for (int64_t j = 0; j < e->factor; j++)
+            emit_statements_at(e, depth + 1, j);
+        for (int k = 0; k <= e->input_count; k++)
+            if (e->has_position[k])
+                step_advance(e, depth + 1, k,
+                             (int64_t)((uint64_t)e->factor * (uint64_t)p->stride[k][inner]));
+        step_close(e, depth);
+        for (int64_t j = 0; j < e->rest; j++)
+            emit_statements_at(e, depth, j);
+    } else {
+        for (int64_t j = 0; j < p->extent[inner]; j++)
+            emit_statements_at(e, depth, j);
+    }
+}
+
+static void emit_loop(emitter *e, int level, int depth)
+{
+    const plan *p = e->p;
+    if (level == p->loop_count - 1) {
+        emit_innermost(e, depth);
+        return;
+    }
+    step_open(e, depth, level, p->extent[level]);
+    step_locals(e, level + 1, depth + 1);
+    emit_loop(e, level + 1, depth + 1);
+    for (int k = 0; k <= e->input_count; k++)
+        if (e->has_position[k])
+            step_advance(e, depth + 1, k,
+                         (int64_t)((uint64_t)p->stride[k][level] - (uint64_t)run_advance(e, k, level + 1)));
+    step_close(e, depth);
+}
+
+static void emit_loop_nest(emitter *e)
+{
+    const plan *p = e->p;
+    int inner = p->loop_count - 1;
+    e->groups = p->extent[inner] / e->factor;
+    e->rest = p->extent[inner] % e->factor;
+    e->group_loop = e->groups >= 2;
+    /* a position is needed when a runtime loop moves the operand */
+    for (int k = 0; k <= e->input_count; k++) {
+        e->has_position[k] = false;
+        if (!operand_present(e, k))
+            continue;
+        for (int l = 0; l < p->loop_count; l++)
+            if (p->stride[k][l] != 0 && (l < inner || e->group_loop))
+                e->has_position[k] = true;
+    }
+    e->use_position = true;
+    step_locals(e, 0, 1);
+    emit_loop(e, 0, 1);
+}
+
+/* One statement per element, every offset a literal. */
+static void emit_unrolled(emitter *e)
+{
+    const plan *p = e->p;
+    int64_t index[BCG_MAX_RANK] = {0};
+    e->use_position = false;
+    step_locals(e, 0, 1);
+    for (int64_t element = 0; element < p->elements && e->status == BCG_OK; element++) {
+        for (int k = 0; k <= e->input_count; k++) {
+            uint64_t offset = 0;
+            for (int l = 0; l < p->loop_count; l++)
+                offset += (uint64_t)index[l] * (uint64_t)p->stride[k][l];
+            e->offset[k] = (int64_t)offset;
+        }
+        step_store(e, 1);
+        for (int l = p->loop_count - 1; l >= 0; l--) {
+            if (++index[l] < p->extent[l])
+                break;
+            index[l] = 0;
+        }
+    }
+}
+
+/* ---- levels of the inputs ------------------------------------------------------------ */
+
+static void choose_levels(emitter *e)
+{
+    const plan *p = e->p;
+    int inplace = e->c->options.inplace;
+    if (e->unrolled) {
+        e->per_element = p->elements > 1 ? 1 : 0;
+        for (int i = 0; i < e->input_count; i++) {
+            bool broadcast = i != inplace;
+            for (int l = 0; l < p->loop_count; l++)
+                if (p->stride[i + 1][l] != 0)
+                    broadcast = false;
+            e->input_level[i] = broadcast ? 0 : e->per_element;
+        }
+        return;
+    }
+    e->per_element = p->loop_count;
+    for (int i = 0; i < e->input_count; i++) {
+        int level = p->loop_count;
+        if (i != inplace)
+            while (level > 0 && p->stride[i + 1][level - 1] == 0)
+                level--;
+        e->input_level[i] = level;
+    }
+}
+
+/* ---- the template variables -------------------------------------------------------- */
+
+static bool set_header(emitter *e, const char *function_name)
+{
+    compile *c = e->c;
+    tmpl_scope *s = e->scope;
+    char buf[BCG_MAX_RANK * 24 + 8];
+    strbuf sb;
+
+    tmpl_set_str(s, "function_name", function_name);
+    tmpl_set_str(s, "version", BCG_VERSION);
+    sb_init(&sb);
+    format_expression(&sb, c->root);
+    if (sb.failed)
+        return false;
+    tmpl_set_str(s, "expression", sb.data ? sb.data : "");
+    sb_free(&sb);
+
+    const shape *result = &c->broadcast->result;
+    tmpl_set_str(s, "result_dtype", bcg_dtype_name(e->out_dtype));
+    format_dims(buf, sizeof buf, result->rank, result->dims);
+    tmpl_set_str(s, "result_shape", buf);
+    tmpl_set_int(s, "elements", e->p->elements);
+    if (c->options.inplace >= 0) {
+        snprintf(buf, sizeof buf, "in place: the output is in%d", c->options.inplace);
+    } else {
+        snprintf(buf, sizeof buf, "C-contiguous");
+    }
+    tmpl_set_str(s, "out_layout", buf);
+
+    tmpl_list_declare(s, "inputs");
+    for (int i = 0; i < e->input_count; i++) {
+        const compile_operand *op = &c->operands[i];
+        tmpl_scope *item = tmpl_list_add(s, "inputs");
+        tmpl_set_int(item, "index", i);
+        tmpl_set_str(item, "dtype", bcg_dtype_name(op->dtype));
+        format_dims(buf, sizeof buf, op->shape.rank, op->shape.dims);
+        tmpl_set_str(item, "shape", buf);
+        format_dims(buf, sizeof buf, op->shape.rank, op->strides);
+        tmpl_set_str(item, "strides", buf);
+        tmpl_set_str(item, "note", !e->input_used[i] ? " (not used by the expression)"
+                                   : i == c->options.inplace ? " (also the output)" : "");
+    }
+
+    /* the plan as plan.c prints it, one comment line per line */
+    const char *names[BCG_MAX_OPERANDS + 1];
+    char name_text[BCG_MAX_OPERANDS + 1][8];
+    names[0] = "out";
+    for (int i = 0; i < e->input_count; i++) {
+        snprintf(name_text[i + 1], sizeof name_text[i + 1], "in%d", i);
+        names[i + 1] = name_text[i + 1];
+    }
+    sb_init(&sb);
+    plan_dump(&sb, e->p, names);
+    if (sb.failed)
+        return false;
+    tmpl_list_declare(s, "plan_lines");
+    for (char *line = sb.data; line && *line;) {
+        char *end = strchr(line, '\n');
+        if (end)
+            *end = 0;
+        /* a comment must not end early */
+        for (char *star = strstr(line, "*/"); star; star = strstr(star, "*/"))
+            star[1] = '|';
+        tmpl_set_str(tmpl_list_add(s, "plan_lines"), "text", line);
+        line = end ? end + 1 : line + strlen(line);
+    }
+    sb_free(&sb);
+
+    if (e->p->empty)
+        snprintf(buf, sizeof buf, "nothing to do: the result is empty");
+    else if (e->unrolled)
+        snprintf(buf, sizeof buf, "fully unrolled, one statement per element");
+    else if (e->group_loop && e->rest > 0)
+        snprintf(buf, sizeof buf,
+                 "loop nest; the innermost loop runs %lld groups of %lld statements, then %lld more",
+                 (long long)e->groups, (long long)e->factor, (long long)e->rest);
+    else if (e->group_loop)
+        snprintf(buf, sizeof buf, "loop nest; the innermost loop runs %lld groups of %lld statements",
+                 (long long)e->groups, (long long)e->factor);
+    else
+        snprintf(buf, sizeof buf, "loop nest; the innermost loop (%lld trips) is fully unrolled",
+                 (long long)e->p->extent[e->p->loop_count - 1]);
+    tmpl_set_str(s, "strategy", buf);
+    return true;
+}
+
+static void set_body_variables(emitter *e)
+{
+    tmpl_scope *s = e->scope;
+    /* defaults for the step kinds; each step sets its own to true */
+    tmpl_set_bool(s, "is_open", false);
+    tmpl_set_bool(s, "is_close", false);
+    tmpl_set_bool(s, "is_local", false);
+    tmpl_set_bool(s, "is_advance", false);
+    tmpl_list_declare(s, "steps");
+    tmpl_list_declare(s, "used_inputs");
+    tmpl_list_declare(s, "positions");
+    tmpl_set_bool(s, "empty", e->p->empty);
+    tmpl_set_str(s, "out_ctype", dtype_ctype(e->out_dtype));
+    bool any_input = false;
+    for (int i = 0; i < e->input_count; i++) {
+        if (!e->input_used[i] || e->p->empty)
+            continue;
+        tmpl_scope *item = tmpl_list_add(s, "used_inputs");
+        tmpl_set_int(item, "index", i);
+        tmpl_set_str(item, "ctype", dtype_ctype(e->c->operands[i].dtype));
+        any_input = true;
+    }
+    tmpl_set_bool(s, "any_input", any_input);
+    for (int k = 0; k <= e->input_count; k++) {
+        if (!e->has_position[k])
+            continue;
+        char name[24];
+        if (k == 0)
+            snprintf(name, sizeof name, "out_pos");
+        else
+            snprintf(name, sizeof name, "in%d_pos", k - 1);
+        tmpl_set_str(tmpl_list_add(s, "positions"), "name", name);
+    }
+}
+
+/* Fills the helper lists of ops.c.tmpl from e->need. */
+static void set_helper_variables(emitter *e, tmpl_scope *s)
+{
+    static const char *const upper[BCG_DTYPE_COUNT] = {
+        [BCG_I8] = "128.0", [BCG_I16] = "32768.0", [BCG_I32] = "2147483648.0",
+        [BCG_I64] = "9223372036854775808.0", [BCG_U8] = "256.0", [BCG_U16] = "65536.0",
+        [BCG_U32] = "4294967296.0", [BCG_U64] = "18446744073709551616.0",
+    };
+    static const char *const lower[BCG_DTYPE_COUNT] = {
+        [BCG_I8] = "-128.0", [BCG_I16] = "-32768.0", [BCG_I32] = "-2147483648.0",
+        [BCG_I64] = "-9223372036854775808.0", [BCG_U8] = "-1.0", [BCG_U16] = "-1.0",
+        [BCG_U32] = "-1.0", [BCG_U64] = "-1.0",
+    };
+    static const char *const maximum[BCG_DTYPE_COUNT] = {
+        [BCG_I8] = "127", [BCG_I16] = "32767", [BCG_I32] = "2147483647",
+        [BCG_I64] = "9223372036854775807LL", [BCG_U8] = "255", [BCG_U16] = "65535",
+        [BCG_U32] = "4294967295U", [BCG_U64] = "18446744073709551615ULL",
+    };
+    static const char *const minimum[BCG_DTYPE_COUNT] = {
+        [BCG_I8] = "(-128)", [BCG_I16] = "(-32768)", [BCG_I32] = "(-2147483647 - 1)",
+        [BCG_I64] = "(-9223372036854775807LL - 1)", [BCG_U8] = "0", [BCG_U16] = "0",
+        [BCG_U32] = "0U", [BCG_U64] = "0ULL",
+    };
+    for (int h = 0; h < HELPER_COUNT; h++) {
+        tmpl_list_declare(s, helper_lists[h]);
+        for (int t = 0; t < BCG_DTYPE_COUNT; t++) {
+            if (!e->need[h][t])
+                continue;
+            tmpl_scope *item = tmpl_list_add(s, helper_lists[h]);
+            bcg_dtype d = (bcg_dtype)t;
+            tmpl_set_str(item, "type", dtype_ctype(d));
+            tmpl_set_str(item, "suffix", bcg_dtype_name(d));
+            tmpl_set_str(item, "wide", wide_unsigned(d));
+            tmpl_set_int(item, "bits", dtype_bits(d));
+            tmpl_set_bool(item, "is_signed", is_signed(d));
+            tmpl_set_bool(item, "is_float", is_float(d));
+            tmpl_set_str(item, "f", d == BCG_F32 ? "f" : "");
+            tmpl_set_str(item, "bits_type", d == BCG_F32 ? "unsigned int" : "unsigned long long");
+            if (h == HELPER_TO_INT) {
+                tmpl_set_str(item, "upper", upper[t]);
+                tmpl_set_str(item, "lower", lower[t]);
+                tmpl_set_str(item, "max", maximum[t]);
+                tmpl_set_str(item, "min", minimum[t]);
+            }
+        }
+    }
+    tmpl_list_declare(e->scope, "math");
+    for (int f = 0; f < MATH_COUNT; f++) {
+        for (int single = 0; single < 2; single++) {
+            if (!e->need_math[f][single])
+                continue;
+            tmpl_scope *item = tmpl_list_add(e->scope, "math");
+            char name[24];
+            snprintf(name, sizeof name, "%s%s", math_functions[f].name, single ? "f" : "");
+            const char *type = single ? "float" : "double";
+            tmpl_set_str(item, "type", type);
+            tmpl_set_str(item, "name", name);
+            tmpl_set_str(item, "params", math_functions[f].arity == 2
+                                             ? (single ? "float, float" : "double, double")
+                                             : type);
+        }
+    }
+}
+
+/* ---- the function name -------------------------------------------------------------- */
+
+/* The name must be an identifier that nothing in the unit already means:
+ * not a keyword, a typedef, a libm function or one of our helpers, and not
+ * reserved to the implementation (tcc's runtime helpers start with "__"). */
+static bool function_name_is_free(const char *name)
+{
+    static const char *const taken[] = {
+        "auto", "break", "case", "char", "const", "continue", "default", "do", "double",
+        "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long",
+        "register", "restrict", "return", "short", "signed", "sizeof", "static", "struct",
+        "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "_Bool",
+        "_Complex", "_Imaginary", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
+        "uint16_t", "uint32_t", "uint64_t", "bcg_check_type_sizes",
+    };
+    size_t n = strlen(name);
+    if (!name_is_valid(name, n))
+        return false;
+    if (name[0] == '_' && (name[1] == '_' || (name[1] >= 'A' && name[1] <= 'Z')))
+        return false;
+    for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++)
+        if (strcmp(name, taken[i]) == 0)
+            return false;
+    for (int f = 0; f < MATH_COUNT; f++) {
+        size_t m = strlen(math_functions[f].name);
+        if (strncmp(name, math_functions[f].name, m) == 0 &&
+            (name[m] == 0 || (name[m] == 'f' && name[m + 1] == 0)))
+            return false;
+    }
+    /* every helper is bcg_<family>_<dtype> or bcg_<dtype>_from_bits */
+    static const char *const helper_prefixes[] = {
+        "bcg_to_", "bcg_abs_", "bcg_floordiv_", "bcg_mod_", "bcg_pow_", "bcg_shl_",
+        "bcg_shr_", "bcg_minimum_", "bcg_maximum_", "bcg_f32_", "bcg_f64_",
+    };
+    for (size_t i = 0; i < sizeof helper_prefixes / sizeof helper_prefixes[0]; i++)
+        if (strncmp(name, helper_prefixes[i], strlen(helper_prefixes[i])) == 0)
+            return false;
+    return true;
+}
+
+/* ---- the entry point ---------------------------------------------------------------- */
+
+static bcg_status render(emitter *e, const char *function_name)
+{
+    compile *c = e->c;
+    const char *kernel_text = tmpl_builtin("kernel.c.tmpl");
+    const char *ops_text = tmpl_builtin("ops.c.tmpl");
+    if (!kernel_text || !ops_text)
+        return fail(c->err, BCG_ERR_USAGE, "the kernel templates are not built into the library");
+
+    tmpl_scope *ops = tmpl_scope_new(e->arena, NULL);
+    if (!ops)
+        return fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
+    set_helper_variables(e, ops);
+    strbuf helpers;
+    sb_init(&helpers);
+    bcg_status s = tmpl_render(&helpers, "ops.c.tmpl", ops_text, ops, c->err);
+    if (s == BCG_OK && helpers.failed)
+        s = fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
+    if (s == BCG_OK) {
+        tmpl_set_str(e->scope, "helpers", helpers.data ? helpers.data : "");
+        if (!set_header(e, function_name))
+            s = fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
+    }
+    sb_free(&helpers);
+    if (s != BCG_OK)
+        return s;
+    set_body_variables(e);
+
+    strbuf source;
+    sb_init(&source);
+    s = tmpl_render(&source, "kernel.c.tmpl", kernel_text, e->scope, c->err);
+    if (s == BCG_OK && (source.failed || source.len == 0))
+        s = fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
+    if (s == BCG_OK) {
+        c->source = arena_strndup(c->arena, source.data, source.len);
+        if (!c->source)
+            s = fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
+    }
+    sb_free(&source);
+    return s;
+}
+
+bcg_status emit_kernel(compile *c)
+{
+    if (!c || !c->arena || !c->root || !c->plan || !c->broadcast || !c->operands)
+        return fail(c ? c->err : NULL, BCG_ERR_USAGE,
+                    "emit_kernel needs a typed tree, a plan and the broadcast result");
+    const char *function_name = c->function_name ? c->function_name : "bcg_kernel";
+    if (!function_name_is_free(function_name))
+        return fail(c->err, BCG_ERR_USAGE,
+                    "the function name must be a C identifier that is not a keyword, a "
+                    "reserved name, a type or math function name or a bcg_ helper name");
+
+    emitter *e = arena_alloc(c->arena, sizeof *e);
+    if (!e)
+        return fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
+    e->c = c;
+    e->p = c->plan;
+    e->arena = c->arena;
+    e->err = c->err;
+    e->input_count = c->operand_count;
+    e->out_dtype = c->options.inplace >= 0 ? c->operands[c->options.inplace].dtype
+                                           : c->root->dtype;
+    e->factor = c->options.unroll_factor < 1 ? 1 : c->options.unroll_factor;
+    sb_init(&e->line);
+
+    e->node_count = count_nodes(c->root);
+    e->nodes = arena_alloc(c->arena, sizeof *e->nodes * (size_t)e->node_count);
+    e->info = arena_alloc(c->arena, sizeof *e->info * (size_t)e->node_count);
+    e->post_order = arena_alloc(c->arena, sizeof *e->post_order * (size_t)e->node_count);
+    e->scope = tmpl_scope_new(c->arena, NULL);
+    if (!e->nodes || !e->info || !e->post_order || !e->scope)
+        return fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
+    number_nodes(e, c->root, 0);
+    order_post(e, 0, 0);
+
+    const plan *p = e->p;
+    e->unrolled = p->loop_count == 0 ||
+                  (p->elements <= c->options.unroll_limit &&
+                   p->elements <= MAX_UNROLLED_NODES / e->node_count);
+    choose_levels(e);
+    assign_levels(e, 0);
+    choose_locals(e, 0, INT_MAX, false);
+
+    if (!p->empty && e->status == BCG_OK) {
+        if (e->unrolled)
+            emit_unrolled(e);
+        else
+            emit_loop_nest(e);
+    }
+    sb_free(&e->line);
+    if (e->status != BCG_OK)
+        return e->status;
+    return render(e, function_name);
+}
