@@ -9,15 +9,15 @@ static const struct {
     dtype_kind kind;
     int bits;
 } dtypes[BCG_DTYPE_COUNT] = {
-    {"bool", "bool", "uint8_t", KIND_BOOL, 8},
-    {"i8", "int8", "int8_t", KIND_INT, 8},
-    {"i16", "int16", "int16_t", KIND_INT, 16},
-    {"i32", "int32", "int32_t", KIND_INT, 32},
-    {"i64", "int64", "int64_t", KIND_INT, 64},
-    {"u8", "uint8", "uint8_t", KIND_UINT, 8},
-    {"u16", "uint16", "uint16_t", KIND_UINT, 16},
-    {"u32", "uint32", "uint32_t", KIND_UINT, 32},
-    {"u64", "uint64", "uint64_t", KIND_UINT, 64},
+    {"bool", "bool", "bcg_u8", KIND_BOOL, 8},
+    {"i8", "int8", "bcg_i8", KIND_INT, 8},
+    {"i16", "int16", "bcg_i16", KIND_INT, 16},
+    {"i32", "int32", "bcg_i32", KIND_INT, 32},
+    {"i64", "int64", "bcg_i64", KIND_INT, 64},
+    {"u8", "uint8", "bcg_u8", KIND_UINT, 8},
+    {"u16", "uint16", "bcg_u16", KIND_UINT, 16},
+    {"u32", "uint32", "bcg_u32", KIND_UINT, 32},
+    {"u64", "uint64", "bcg_u64", KIND_UINT, 64},
     {"f32", "float32", "float", KIND_FLOAT, 32},
     {"f64", "float64", "double", KIND_FLOAT, 64},
 };

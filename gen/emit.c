@@ -1296,8 +1296,8 @@ static bool function_name_is_free(const char *name)
         "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long",
         "register", "restrict", "return", "short", "signed", "sizeof", "static", "struct",
         "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "_Bool",
-        "_Complex", "_Imaginary", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
-        "uint16_t", "uint32_t", "uint64_t", "bcg_check_type_sizes",
+        "_Complex", "_Imaginary", "bcg_i8", "bcg_i16", "bcg_i32", "bcg_i64", "bcg_u8",
+        "bcg_u16", "bcg_u32", "bcg_u64", "bcg_check_type_sizes",
     };
     size_t n = strlen(name);
     if (!name_is_valid(name, n))

@@ -86,7 +86,10 @@ bool name_is_valid(const char *s, size_t n);
 typedef enum { KIND_BOOL, KIND_INT, KIND_UINT, KIND_FLOAT } dtype_kind;
 dtype_kind dtype_kind_of(bcg_dtype t);
 int dtype_bits(bcg_dtype t);
-const char *dtype_ctype(bcg_dtype t);       /* "float", "int32_t"; bool is "uint8_t" */
+/* The C type emitted kernels use: "float", "bcg_i32"; bool is "bcg_u8".
+ * Kernels define bcg_i8 .. bcg_u64 themselves (no <stdint.h>), under names
+ * that cannot clash with a firmware build's own <stdint.h>. */
+const char *dtype_ctype(bcg_dtype t);
 /* NumPy's result_type for two arrays (np.result_type(i8, u8) == i16, i64+u64 -> f64, ...) */
 bcg_dtype dtype_promote(bcg_dtype a, bcg_dtype b);
 /* The float type NumPy's math functions give for an input type, except that

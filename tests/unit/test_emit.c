@@ -243,7 +243,7 @@ static void test_limit_zero_gives_loops(void **state)
     const char *src = emit_small(&f, 0, 4);
     assert_contains(src, "for (long i0 = 0; i0 < 2; i0++) {");
     /* the inner loop (3 trips) is shorter than 2 groups: written out */
-    assert_lacks(src, "i1");
+    assert_lacks(src, "long i1");
     assert_contains(src, "out[out_pos + 2] = ((in0[in0_pos + 2] * in1[2]) + 1.0f);");
     assert_contains(src, "out_pos += 3;");
     /* in1 does not move along loop 0: no position for it */
