@@ -377,11 +377,11 @@ static void test_helpers_only_when_used(void **state)
     fixture f;
     const char *src = emit_binary_i32(&f, OP_ADD);
     assert_lacks(src, "static ");
-    assert_contains(src, "(int32_t)((unsigned int)in0[0] + (unsigned int)in1[0])");
+    assert_contains(src, "(bcg_i32)((unsigned int)in0[0] + (unsigned int)in1[0])");
     fx_free(&f);
 
     src = emit_binary_i32(&f, OP_FLOORDIV);
-    assert_contains(src, "static int32_t bcg_floordiv_i32(int32_t a, int32_t b)");
+    assert_contains(src, "static bcg_i32 bcg_floordiv_i32(bcg_i32 a, bcg_i32 b)");
     assert_contains(src, "bcg_floordiv_i32(in0[2], in1[2])");
     assert_lacks(src, "bcg_mod_");
     assert_lacks(src, "bcg_pow_");
@@ -389,7 +389,7 @@ static void test_helpers_only_when_used(void **state)
     fx_free(&f);
 
     src = emit_binary_i32(&f, OP_SHR);
-    assert_contains(src, "static int32_t bcg_shr_i32(");
+    assert_contains(src, "static bcg_i32 bcg_shr_i32(");
     assert_lacks(src, "bcg_shl_");
     assert_lacks(src, "double ");
     fx_free(&f);
@@ -429,7 +429,7 @@ static void test_function_name(void **state)
     assert_contains(src, "void my_kernel_7(void *output");
     assert_contains(src, "out[0] = in0[0];");
     const char *bad[] = {"int", "1abc", "__fixunsdfdi", "_Bool", "sqrtf", "bcg_to_i8",
-                         "uint8_t", "a-b", ""};
+                         "bcg_u8", "a-b", ""};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         error_clear(&f.err);
         f.c.function_name = bad[i];
@@ -484,7 +484,7 @@ static void test_comparisons_avoid_decidable_forms(void **state)
                                     int_literal(&f, 0, BCG_U8)),
                              binary(&f, OP_LT, BCG_BOOL, operand(&f, 0), operand(&f, 0)));
     const char *src = fx_emit(&f, root);
-    assert_contains(src, "const uint8_t literal0 = 0;");
+    assert_contains(src, "const bcg_u8 literal0 = 0;");
     assert_contains(src, "out[1] = ((in0[1] >= literal0) & 0);");
     fx_free(&f);
 }
