@@ -435,6 +435,14 @@ static void put_offset(emitter *e, strbuf *sb, int k)
     }
 }
 
+/* libtcc 0.9.27 does not zero-extend a signed char converted to unsigned
+ * short ((unsigned short)(signed char)-1 reads back as -1 once promoted), so
+ * conversions from signed integers to u8 and u16 are masked explicitly. */
+static bool narrow_unsigned_from_signed(bcg_dtype from, bcg_dtype to)
+{
+    return (to == BCG_U8 || to == BCG_U16) && dtype_kind_of(from) == KIND_INT;
+}
+
 /* C text around a value of dtype FROM that makes it a value of dtype TO. */
 static void convert_open(emitter *e, strbuf *sb, bcg_dtype from, bcg_dtype to)
 {
@@ -445,6 +453,8 @@ static void convert_open(emitter *e, strbuf *sb, bcg_dtype from, bcg_dtype to)
     } else if (is_float(from) && !is_float(to)) {
         e->need[HELPER_TO_INT][to] = true;
         sb_printf(sb, "bcg_to_%s(", bcg_dtype_name(to));
+    } else if (narrow_unsigned_from_signed(from, to)) {
+        sb_printf(sb, "(%s)((unsigned int)(", dtype_ctype(to));
     } else {
         sb_printf(sb, "(%s)", dtype_ctype(to));
     }
@@ -456,6 +466,8 @@ static void convert_close(strbuf *sb, bcg_dtype from, bcg_dtype to)
         return;
     if (to == BCG_BOOL)
         sb_puts(sb, " != 0)");
+    else if (narrow_unsigned_from_signed(from, to))
+        sb_puts(sb, to == BCG_U8 ? ") & 0xFFu)" : ") & 0xFFFFu)");
     else if (is_float(from) && !is_float(to))
         sb_putc(sb, ')');
 }

@@ -313,6 +313,27 @@ static void test_empty_and_scalar(void **state)
     assert_int_equal(out, 42);
 }
 
+/* Regression: libtcc does not zero-extend (unsigned short)(signed char). */
+static void test_signed_to_narrow_unsigned_casts(void **state)
+{
+    (void)state;
+    int64_t n[] = {5};
+    bcg_operand ops[1] = {{"d", BCG_I8, 1, n, NULL}};
+    int8_t d[5] = {8, 0, -1, -127, 7};
+    const void *in[] = {d};
+    const char *exprs[] = {"u16(d) <= 0", "u8(d) <= 0", "u16(d) > 255"};
+    const uint8_t want[3][5] = {{0, 1, 0, 0, 0}, {0, 1, 0, 0, 0}, {0, 0, 1, 1, 0}};
+    for (int e = 0; e < 3; e++) {
+        bcg_kernel *k;
+        bcg_error err;
+        assert_int_equal(bcg_compile(ctx, exprs[e], ops, 1, NULL, &k, &err), BCG_OK);
+        uint8_t out[5];
+        assert_int_equal(bcg_run(k, out, in, &err), BCG_OK);
+        for (int i = 0; i < 5; i++)
+            assert_int_equal(out[i], want[e][i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -326,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_emit_api),
         cmocka_unit_test(test_no_writable_executable_memory),
         cmocka_unit_test(test_empty_and_scalar),
+        cmocka_unit_test(test_signed_to_narrow_unsigned_casts),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
