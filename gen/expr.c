@@ -61,7 +61,9 @@
  * and -True are errors, ~True is False.  sqrt, exp, log, sin, cos, tanh,
  * floor and ceil of a literal fold in double with the C library (sqrt(-1)
  * is nan, as in NumPy; Python's math module would raise) and give a weak
- * float.  Comparisons mixing an int and a float literal compare in double.
+ * float.  Comparisons mixing an int and a float literal compare in double,
+ * and int / int divides the two converted doubles: beyond 2**53 either may
+ * differ from Python's exact result by an ulp.
  * A cast of a literal (weak, or already cast) folds into a strong literal
  * of the cast's type, converted as the runtime converts (wrap, truncate,
  * saturate, NaN -> 0).  Operations on such typed literals are not folded:
@@ -72,9 +74,11 @@
  * partner's type (and must fit an integer one), is i64 next to bool; a
  * float literal takes a float partner's type and is f64 otherwise; a bool
  * literal takes the partner's type.  The literal is then stored in that
- * type (`concretize`).  Operands that are only truth-tested (of !, &&, ||
- * and where's condition) and a literal-only root take the literal's own
- * type: bool, i64 or f64; an int literal there must fit in i64.
+ * type (`concretize`).  A literal that is only truth-tested (an operand of
+ * && or || beside a strong one, where's condition) becomes a bool literal
+ * holding its truth, never a range error, as NumPy's logical functions
+ * accept any Python number.  A literal-only root takes the literal's own
+ * type: bool, i64 or f64; an int must fit in i64.
  *
  * Operation types.  No implicit cast nodes are inserted: each child keeps
  * its own dtype and the emitter/evaluator converts child values to the
@@ -85,7 +89,8 @@
  *   - + ~ abs                the child's              same
  *   sqrt exp log sin cos     dtype_float_for(child)   same
  *     tanh floor ceil
- *   cast T(x)                T                        T
+ *   cast T(x)                the child's: a cast      T
+ *                            computes nothing; converting to T is the cast
  *   ! && ||                  bool: each child is      bool
  *                            truth-tested (non-zero, NaN is true) in its own type
  *   == != < <= > >=          promote(left, right)     bool
@@ -105,8 +110,8 @@
  * After expr_type every node has a concrete dtype, every literal's value is
  * stored in it (value.i for signed and bool, value.u for unsigned, value.f
  * for floats; an f32 literal holds the double of the rounded float), and for
- * every node except comparisons, !, && and ||, the operation type is the
- * node's dtype.
+ * every node except comparisons, !, &&, || and casts, the operation type is
+ * the node's dtype.
  */
 #include <assert.h>
 #include <inttypes.h>
@@ -116,8 +121,6 @@
 #include <string.h>
 
 #include "internal.h"
-
-bcg_dtype expr_operation_type(const expr_node *n);
 
 /* ---- operator and function tables ---------------------------------------- */
 
@@ -1160,7 +1163,7 @@ static bcg_status concretize(typer *t, expr_node *n, const typed *v, bcg_dtype t
     assert(n->op == OP_LITERAL);
     dtype_kind kind = dtype_kind_of(to);
     if (v->weak == WEAK_FLOAT) {
-        assert(kind == KIND_FLOAT);
+        assert(kind == KIND_FLOAT || kind == KIND_BOOL);
         store_converted(n, to, true, v->i, v->f);
         return BCG_OK;
     }
@@ -1493,12 +1496,12 @@ static bcg_status type_strong(typer *t, expr_node *n, const typed *c, typed *out
         break;
     case OP_AND: case OP_OR:
         for (int k = 0; k < 2; k++)
-            if ((status = concretize(t, n->args[k], &c[k], c[k].dtype)) != BCG_OK)
+            if ((status = concretize(t, n->args[k], &c[k], BCG_BOOL)) != BCG_OK)
                 return status;
         n->dtype = BCG_BOOL;
         break;
     case OP_WHERE:
-        if ((status = concretize(t, n->args[0], &c[0], c[0].dtype)) != BCG_OK)
+        if ((status = concretize(t, n->args[0], &c[0], BCG_BOOL)) != BCG_OK)
             return status;
         p = promote_all(c + 1, 2);
         if ((status = concretize_all(t, n, c, 1, 2, p.dtype)) != BCG_OK)
@@ -1594,6 +1597,8 @@ bcg_dtype expr_operation_type(const expr_node *n)
         return dtype_promote(n->args[0]->dtype, n->args[1]->dtype);
     case OP_NOT: case OP_AND: case OP_OR:
         return BCG_BOOL;
+    case OP_CAST:
+        return n->args[0]->dtype;
     default:
         return n->dtype;
     }
