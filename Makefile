@@ -35,7 +35,14 @@ UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 HEADERS  = runtime/bcgen.h gen/internal.h
 
-.PHONY: all deps demo test test-unit test-cli test-diff test-golden check-deps \
+# Each part of the project that needs its own build steps or Debian packages
+# (cross compilers, sanitizer builds, benchmarks) keeps them in mk/NAME.mk,
+# which may add to DEPS (package:file), TEST_PREREQS (built before `make
+# test`) and .PHONY targets of its own.
+TEST_PREREQS =
+include $(wildcard mk/*.mk)
+
+.PHONY: all deps demo test check-deps \
         install uninstall clean help
 
 all: $(BUILD)/.deps $(BUILD)/libbcgen.a $(BUILD)/libbcgen.so $(BUILD)/bcgen
@@ -100,14 +107,12 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libbcgen.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Wno-unused-parameter -Igen -o $@ $< $(BUILD)/libbcgen.a -lcmocka $(LIBS)
 
-test: all $(UNIT_BIN)
+test: all $(UNIT_BIN) $(TEST_PREREQS)
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) sh tests/run.sh all
 
-test-unit: all $(UNIT_BIN)
-	@BUILD=$(BUILD) PYTHON=$(PYTHON) sh tests/run.sh unit
-
-test-cli test-diff test-golden: all $(UNIT_BIN)
-	@BUILD=$(BUILD) PYTHON=$(PYTHON) sh tests/run.sh $(patsubst test-%,%,$@)
+# make test-SUITE runs one suite: unit, or any folder tests/SUITE/.
+test-%: all $(UNIT_BIN) $(TEST_PREREQS)
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) sh tests/run.sh $*
 
 # ---- install ----------------------------------------------------------------
 install: all

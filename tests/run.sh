@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/run.sh SUITE - runs bcgen's test programs and sums their results.
 #
-# SUITE is all, unit, cli, diff or golden.  Every test program prints TAP
+# SUITE is all, unit, or the name of a folder tests/SUITE/ (cli, diff, golden, ...).  Every test program prints TAP
 # lines ("ok N - what", "not ok N - what") on stdout; cmocka is asked for TAP
 # too.  A program that exits non-zero counts one failure more when it printed
 # no "not ok" line.  The last line is the total: "N passed, N failed".
@@ -45,21 +45,18 @@ if want unit; then
         [ -x "$t" ] && run_one "unit/$(basename "$t")" "$t"
     done
 fi
-if want cli; then
-    for t in tests/cli/*.py; do
-        [ -f "$t" ] && run_one "cli/$(basename "$t" .py)" "$PYTHON" "$t"
+# Every other folder tests/SUITE/ is a suite of python test programs; files
+# whose names start with "_" are modules, not tests.
+for dir in tests/*/; do
+    suite_name=$(basename "$dir")
+    [ "$suite_name" = unit ] && continue
+    want "$suite_name" || continue
+    for t in "$dir"*.py; do
+        [ -f "$t" ] || continue
+        case $(basename "$t") in _*) continue ;; esac
+        run_one "$suite_name/$(basename "$t" .py)" "$PYTHON" "$t"
     done
-fi
-if want golden; then
-    for t in tests/golden/*.py; do
-        [ -f "$t" ] && run_one "golden/$(basename "$t" .py)" "$PYTHON" "$t"
-    done
-fi
-if want diff; then
-    for t in tests/diff/*.py; do
-        [ -f "$t" ] && run_one "diff/$(basename "$t" .py)" "$PYTHON" "$t"
-    done
-fi
+done
 
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]
