@@ -561,6 +561,10 @@ static const char *helper_name(emitter *e, helper h, const char *name, bcg_dtype
 static void put_infix(emitter *e, strbuf *sb, int a, const char *symbol, int b, bcg_dtype t)
 {
     sb_putc(sb, '(');
+    /* clang's -Wbitwise-instead-of-logical flags `x != 0 & f(y) != 0`; an
+     * explicit int on the left says the bitwise operator is meant. */
+    if (t == BCG_BOOL && (symbol[0] == '&' || symbol[0] == '|') && symbol[1] == 0)
+        sb_puts(sb, "(int)");
     put_as(e, sb, a, t);
     sb_printf(sb, " %s ", symbol);
     put_as(e, sb, b, t);
@@ -630,6 +634,13 @@ static void put_wrapping(emitter *e, strbuf *sb, int id, bcg_dtype t)
 static void put_float_function(emitter *e, strbuf *sb, math_function f, int a, bcg_dtype t)
 {
     bool single = t == BCG_F32;
+    /* AOT --math double: the f32 transcendental functions in double, rounded once */
+    if (single && e->c->aot && e->c->aot->math_double && f <= MATH_TANH) {
+        e->need_math[f][0] = true;
+        sb_puts(sb, "(float)");
+        put_call1(e, sb, math_functions[f].name, a, BCG_F64);
+        return;
+    }
     e->need_math[f][single] = true;
     char name[24];
     snprintf(name, sizeof name, "%s%s", math_functions[f].name, single ? "f" : "");
@@ -849,9 +860,10 @@ static void put_node(emitter *e, strbuf *sb, int id)
         return;
     }
     case OP_AND: case OP_OR:
-        /* & and | on 0/1: branch-free, and nothing to short-circuit */
+        /* Kernels have no side effects, so C's short-circuit && and || give
+         * the same values as evaluating both sides. */
         convert_open(e, sb, BCG_BOOL, n->dtype);
-        put_infix(e, sb, child_id(e, id, 0), n->op == OP_AND ? "&" : "|", child_id(e, id, 1),
+        put_infix(e, sb, child_id(e, id, 0), n->op == OP_AND ? "&&" : "||", child_id(e, id, 1),
                   BCG_BOOL);
         convert_close(sb, BCG_BOOL, n->dtype);
         return;
