@@ -284,6 +284,12 @@ int cli_explain(int argc, char **argv)
             cli_json_string(stdout, err.message);
             if (err.column > 0)
                 printf(", \"column\": %d", err.column);
+            if (err.operand >= 0 && err.operand < args->operand_count) {
+                printf(", \"operand\": ");
+                cli_json_string(stdout, args->operands[err.operand].name);
+            }
+            if (err.dimension >= 0)
+                printf(", \"dimension\": %d", err.dimension);
             printf("}\n");
         }
         status = cli_report("explain", args->expr, &err);

@@ -454,9 +454,11 @@ static bcg_status read_file(FILE *f, const char *path, npy_array *out, bcg_error
     out->shape = header.shape;
     int64_t count;
     size_t bytes;
-    status = npy_size(out, &count, &bytes, err);
+    bcg_error size_err;
+    error_clear(&size_err);
+    status = npy_size(out, &count, &bytes, &size_err);
     if (status != BCG_OK)
-        return status;
+        return fail(err, status, "%s: %s", path, size_err.message);
     if (size_known && (uint64_t)st.st_size - data_start < bytes)
         return fail(err, BCG_ERR_IO, "%s: truncated .npy file: shape and dtype need %zu data bytes, "
                     "the file holds %llu", path, bytes,

@@ -81,6 +81,14 @@ def main():
     expect(["explain", "a + d", "-i", "a=f32[3]"], 2, stderr_has="unknown name", what="unknown name")
     expect(["explain", "a & 1.5", "-i", "a=f32[3]"], 1, what="bitwise op on floats is a type error")
     expect(["explain", "a + 300", "-i", "a=i8[3]"], 1, stderr_has="300", what="literal does not fit")
+    expect(["explain", "a", "-i", "a=f64[2305843009213693952]"], 1,
+           stderr_has="more than INT64_MAX bytes", what="result byte size overflow")
+    expect(["explain", "a", "-i", "a=f32[" + ",".join(["1"] * 65) + "]"], 2,
+           stderr_has="64", what="rank over the limit")
+    expect(["emit", "a + 1", "-i", "a=i8[4]@[4611686018427387904]"], 1,
+           stderr_has="beyond a 64-bit byte offset", what="stride overflow")
+    expect(["run", "a * 2", "--inplace", "a", "-i", "a=i32[3,4]@[0,1]=range"], 1,
+           stderr_has="overlapping elements", what="in-place target with a 0 stride")
     # broadcast errors
     expect(["explain", "a + b", "-i", "a=f32[5,2,4,1]", "-i", "b=f32[3,1,1]"], 1,
            stderr_has="cannot broadcast b (3,1,1) against a (5,2,4,1): dimension 1 has size 3 in b and 2 in a")

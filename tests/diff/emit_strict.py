@@ -13,7 +13,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gen_cases as gc  # noqa: E402
+import _gen_cases as gc  # noqa: E402
 
 BUILD = os.environ.get("BUILD", "build")
 BCGEN = os.path.join(BUILD, "bcgen")

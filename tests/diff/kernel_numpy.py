@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """kernel_numpy.py - differential test: bcgen's kernels against NumPy.
 
-Runs seeded random cases from gen_cases.py through `$BUILD/bcgen run EXPR
+Runs seeded random cases from _gen_cases.py through `$BUILD/bcgen run EXPR
 -i ... -o out.npy`, with the JIT, with --reference, and with --unroll
 variants, and compares each result with the NumPy oracle: same dtype and
 shape, integers and bools identical, floats within 1 ulp (within the
@@ -27,7 +27,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
-import gen_cases as gc  # noqa: E402
+import _gen_cases as gc  # noqa: E402
 
 TIMEOUT = 60
 
@@ -103,6 +103,11 @@ def run_case(bcgen, seed, index, workdir, verbose):
             continue
         if proc.returncode != 0:
             failures.append(("exit %d: %s" % (proc.returncode, stderr), line))
+            continue
+        if "--reference" not in flags and "warning" in proc.stderr:
+            # the JIT fell back to the reference evaluator: the result may be
+            # right, but the generated code was not what ran
+            failures.append(("the JIT was not used: %s" % stderr, line))
             continue
         try:
             got = np.load(out)

@@ -485,7 +485,7 @@ static void test_comparisons_avoid_decidable_forms(void **state)
                              binary(&f, OP_LT, BCG_BOOL, operand(&f, 0), operand(&f, 0)));
     const char *src = fx_emit(&f, root);
     assert_contains(src, "const bcg_u8 literal0 = 0;");
-    assert_contains(src, "out[1] = ((in0[1] >= literal0) & 0);");
+    assert_contains(src, "out[1] = ((in0[1] >= literal0) && 0);");
     fx_free(&f);
 }
 

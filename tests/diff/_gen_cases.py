@@ -1,4 +1,4 @@
-"""gen_cases.py - random bcgen cases and the NumPy oracle that judges them.
+"""_gen_cases.py - random bcgen cases and the NumPy oracle that judges them.
 
 A case is a set of named operands (dtype, logical shape, optional strides in
 elements, the logical values), an expression tree over them, and optionally
@@ -871,8 +871,8 @@ def ops_in(tree, acc=None):
 
 
 if __name__ == "__main__":
-    # tests/run.sh runs every tests/diff/*.py: run as a program, this module
-    # checks itself (kernel_numpy.py --self-check, no bcgen needed)
+    # run as a program, this module checks itself (kernel_numpy.py
+    # --self-check, no bcgen needed); tests/run.sh skips it (leading "_")
     import sys
     import kernel_numpy
     sys.exit(kernel_numpy.main(["--self-check"] + sys.argv[1:]))
