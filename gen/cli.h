@@ -14,6 +14,7 @@ int cli_shape(int argc, char **argv);   /* cli_shape.c */
 int cli_explain(int argc, char **argv); /* cli_explain.c */
 int cli_emit(int argc, char **argv);    /* cli_emit.c */
 int cli_run(int argc, char **argv);     /* cli_run.c */
+int cli_aot(int argc, char **argv);     /* cli_aot.c */
 
 /* ---- helpers in cli.c ---- */
 

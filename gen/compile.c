@@ -20,6 +20,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -29,6 +30,9 @@
  * innermost loop unrolled 4 times. */
 #define DEFAULT_UNROLL_LIMIT 16
 #define DEFAULT_UNROLL_FACTOR 4
+/* Inner runs from this many elements call the vectorised microkernels:
+ * below it the call and tile overhead outweigh what vectorising saves. */
+#define DEFAULT_MICROKERNEL_RUN 64
 #define MAX_UNROLL_FACTOR 64
 #define MAX_UNROLL_LIMIT 65536
 
@@ -41,6 +45,7 @@ void bcg_options_init(bcg_options *o)
     o->axis = BCG_AXIS_NONE;
     o->unroll_limit = DEFAULT_UNROLL_LIMIT;
     o->unroll_factor = DEFAULT_UNROLL_FACTOR;
+    o->microkernel_run = DEFAULT_MICROKERNEL_RUN;
 }
 
 static bcg_status check_options(const bcg_options *o, int operand_count, bcg_error *err)
@@ -51,6 +56,9 @@ static bcg_status check_options(const bcg_options *o, int operand_count, bcg_err
     if (o->unroll_factor < 1 || o->unroll_factor > MAX_UNROLL_FACTOR)
         return fail(err, BCG_ERR_LIMIT, "unroll factor %d is out of range (1..%d)",
                     o->unroll_factor, MAX_UNROLL_FACTOR);
+    if (o->microkernel_run < 0)
+        return fail(err, BCG_ERR_USAGE, "microkernel run length %d is negative",
+                    o->microkernel_run);
     if (o->unroll_limit < 0 || o->unroll_limit > MAX_UNROLL_LIMIT)
         return fail(err, BCG_ERR_LIMIT,
                     "full-unroll limit %d is out of range (0..%d elements)",
@@ -85,6 +93,57 @@ static bcg_status check_operand(const bcg_operand *op, int index, bcg_error *err
             return fail_at(err, BCG_ERR_SHAPE, 0, index, -1,
                            "operand %s has a negative size %lld in dimension %d", op->name,
                            (long long)op->shape[d], d);
+    /* Every byte offset the kernel forms must fit in int64: the span of
+     * the strides over the shape, times the element size. */
+    int64_t low = 0, high = 0;
+    for (int d = 0; op->strides && d < op->rank; d++) {
+        int64_t reach;
+        if (op->shape[d] == 0)
+            break;
+        if (__builtin_mul_overflow(op->strides[d], op->shape[d] - 1, &reach) ||
+            __builtin_add_overflow(reach < 0 ? low : high, reach, reach < 0 ? &low : &high) ||
+            __builtin_mul_overflow(low, (int64_t)bcg_dtype_size(op->dtype), &reach) ||
+            __builtin_mul_overflow(high + 1, (int64_t)bcg_dtype_size(op->dtype), &reach))
+            return fail_at(err, BCG_ERR_LIMIT, 0, index, d,
+                           "operand %s: stride %lld over %lld elements in dimension %d reaches "
+                           "beyond a 64-bit byte offset",
+                           op->name, (long long)op->strides[d], (long long)op->shape[d], d);
+    }
+    return BCG_OK;
+}
+
+/* The in-place target is also the output, so no two of its elements may
+ * share memory (a 0 stride, or strides that interleave): each element
+ * would be written more than once, with the others' inputs already
+ * overwritten.  Sufficient test: ordered by |stride|, each dimension steps
+ * past everything the smaller ones reach. */
+static bcg_status check_inplace_layout(const compile_operand *o, int index, bcg_error *err)
+{
+    int order[BCG_MAX_RANK], count = 0;
+    for (int d = 0; d < o->shape.rank; d++) {
+        if (o->shape.dims[d] == 0)
+            return BCG_OK; /* nothing is written */
+        if (o->shape.dims[d] > 1)
+            order[count++] = d;
+    }
+    for (int i = 1; i < count; i++) /* insertion sort by |stride| */
+        for (int j = i; j > 0 && llabs(o->strides[order[j]]) < llabs(o->strides[order[j - 1]]); j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    int64_t reach = 0; /* how far the dimensions so far reach, in elements */
+    for (int i = 0; i < count; i++) {
+        int d = order[i];
+        int64_t step = llabs(o->strides[d]);
+        if (step <= reach)
+            return fail_at(err, BCG_ERR_BROADCAST, 0, index, d,
+                           "in-place target %s has overlapping elements: stride %lld in "
+                           "dimension %d revisits memory (a 0 stride or interleaved strides); "
+                           "write the result to a separate array",
+                           o->name, (long long)o->strides[d], d);
+        reach += step * (o->shape.dims[d] - 1);
+    }
     return BCG_OK;
 }
 
@@ -166,6 +225,8 @@ bcg_status compile_front(compile *c, const char *text, const bcg_operand *operan
         return s;
     if (c->options.inplace >= 0) {
         const compile_operand *target = &c->operands[c->options.inplace];
+        if ((s = check_inplace_layout(target, c->options.inplace, err)))
+            return s;
         if (target->dtype != c->root->dtype)
             return fail_at(err, BCG_ERR_TYPE, 0, c->options.inplace, -1,
                            "in-place result cannot change the dtype of %s: it is %s and the "
@@ -278,17 +339,21 @@ static uint64_t hash_bytes(const char *s, size_t n)
 }
 
 /* The cache key: everything that can change the generated code.  Operand
- * names are part of it because they bind the expression's identifiers. */
+ * names are part of it because they bind the expression's identifiers.
+ * The key is looked up before the inputs are validated, so it must be
+ * unambiguous for any text: the expression and each name carry their
+ * length (a name holding ":9:1:3,@\n" must not pose as a second operand). */
 static char *make_key(const char *expr, const bcg_operand *ops, int count,
                       const bcg_options *o)
 {
     strbuf sb;
     sb_init(&sb);
-    sb_printf(&sb, "%s\n%d %d %d %d %d %d\n", expr, o->inplace, o->axis, o->strict_rank,
-              o->warn_legacy, o->unroll_limit, o->unroll_factor);
+    sb_printf(&sb, "%zu %d\n%s\n%d %d %d %d %d %d %d\n", strlen(expr), count, expr, o->inplace,
+              o->axis, o->strict_rank, o->warn_legacy, o->unroll_limit, o->unroll_factor,
+              o->microkernel_run);
     for (int i = 0; i < count; i++) {
-        sb_printf(&sb, "%s:%d:%d:", ops[i].name ? ops[i].name : "", (int)ops[i].dtype,
-                  ops[i].rank);
+        sb_printf(&sb, "%zu:%s:%d:%d:", ops[i].name ? strlen(ops[i].name) : 0,
+                  ops[i].name ? ops[i].name : "", (int)ops[i].dtype, ops[i].rank);
         for (int d = 0; d < ops[i].rank && ops[i].shape; d++)
             sb_printf(&sb, "%lld,", (long long)ops[i].shape[d]);
         sb_putc(&sb, '@');
@@ -375,8 +440,14 @@ bcg_status bcg_compile(bcg_context *ctx, const char *expr, const bcg_operand *op
 
     char *key = NULL;
     uint64_t hash = 0;
-    if (expr && operands && operand_count >= 1 && operand_count <= BCG_MAX_OPERANDS &&
-        strlen(expr) <= BCG_MAX_EXPR) {
+    /* Only operands whose shapes can be read get a key: a rank out of range
+     * is rejected by compile_front before it reads the caller's arrays. */
+    bool keyable = expr && operands && operand_count >= 1 && operand_count <= BCG_MAX_OPERANDS &&
+                   strlen(expr) <= BCG_MAX_EXPR;
+    for (int i = 0; keyable && i < operand_count; i++)
+        keyable = operands[i].rank >= 0 && operands[i].rank <= BCG_MAX_RANK &&
+                  operands[i].name && name_is_valid(operands[i].name, strlen(operands[i].name));
+    if (keyable) {
         key = make_key(expr, operands, operand_count, &opts);
         if (!key)
             return fail(err, BCG_ERR_NOMEM, "out of memory");
@@ -411,6 +482,7 @@ bcg_status bcg_compile(bcg_context *ctx, const char *expr, const bcg_operand *op
     c->arena = a;
     c->err = err;
     c->function_name = "bcg_kernel";
+    c->microkernels = true; /* jit.c links them; bcg_emit's source stays plain C */
 
     bcg_status s = compile_front(c, expr, operands, operand_count, &opts);
     if (!s)

@@ -136,6 +136,7 @@ typedef struct emitter {
     int64_t factor;              /* innermost unroll factor */
     int64_t groups, rest;        /* innermost extent = groups * factor + rest */
     bool group_loop;             /* the groups run in a runtime loop */
+    bool tiled;                  /* the innermost run calls microkernels (see below) */
     bool has_position[BCG_MAX_OPERANDS + 1]; /* plan operand index */
 
     /* The statement being written: plan operand k sits at
@@ -984,6 +985,247 @@ static void step_locals(emitter *e, int level, int depth)
     }
 }
 
+/* ---- microkernel tiles (the JIT form only) ------------------------------------------ */
+
+/* When c->microkernels is set (bcg_compile; never bcg_emit or the AOT form)
+ * and the innermost run is long, the run is not written out element by
+ * element: it is cut into tiles of at most TILE_ELEMENTS, and each operation
+ * of the tree becomes one call per tile of a vectorised library microkernel
+ * (runtime/microkernels.c, ABI at its top) writing into a stack temporary;
+ * the root's call writes the output.  So `a * b + c` reads each input once
+ * and writes the output once, at vector speed, while tcc still compiles
+ * only the outer structure.  A tile of 1024 elements keeps the temporaries
+ * of a small tree within L1.  Trees with an operation no microkernel
+ * computes (casts, integer division, mixed dtypes, bool arithmetic, ...)
+ * keep the straight-line form; results are the same bit for bit either way.
+ *
+ * Each microkernel called is declared at block scope just before the tile
+ * loop, so the unit still needs no header. */
+
+#define TILE_ELEMENTS 1024
+#define MAX_TILE_TEMPORARIES 12
+#define MAX_TILE_STRIDE 8
+
+typedef enum tile_shape { TILE_BINARY, TILE_COMPARE, TILE_WHERE, TILE_UNARY } tile_shape;
+
+/* The microkernel family that computes node ID ("add", "gt", "exp"), or NULL. */
+static const char *tile_family(const emitter *e, int id, tile_shape *kind)
+{
+    static const char *const names[OP_COUNT] = {
+        [OP_ADD] = "add", [OP_SUB] = "sub", [OP_MUL] = "mul", [OP_DIV] = "div",
+        [OP_BITAND] = "bitand", [OP_BITOR] = "bitor", [OP_BITXOR] = "bitxor",
+        [OP_MINIMUM] = "minimum", [OP_MAXIMUM] = "maximum",
+        [OP_EQ] = "eq", [OP_NE] = "ne", [OP_LT] = "lt", [OP_LE] = "le", [OP_GT] = "gt",
+        [OP_GE] = "ge", [OP_WHERE] = "where", [OP_NEG] = "neg", [OP_ABS] = "abs",
+        [OP_SQRT] = "sqrt", [OP_EXP] = "exp", [OP_LOG] = "log", [OP_SIN] = "sin",
+        [OP_COS] = "cos", [OP_TANH] = "tanh", [OP_FLOOR] = "floor", [OP_CEIL] = "ceil",
+    };
+    const expr_node *n = e->nodes[id];
+    if ((unsigned)n->op >= OP_COUNT || !names[n->op] || e->info[id].folded >= 0)
+        return NULL;
+    if (n->op == OP_WHERE)
+        *kind = TILE_WHERE;
+    else if (is_comparison(n->op))
+        *kind = TILE_COMPARE;
+    else
+        *kind = n->arg_count == 1 ? TILE_UNARY : TILE_BINARY;
+    return names[n->op];
+}
+
+/* The dtype a microkernel for node ID computes in (its name's suffix). */
+static bcg_dtype tile_dtype(const emitter *e, int id)
+{
+    const expr_node *n = e->nodes[id];
+    return n->op == OP_WHERE ? n->dtype : expr_operation_type(n);
+}
+
+/* Whether the subtree ID gives a value of dtype WANT through microkernels
+ * alone; counts its operations into *operations. */
+static bool tile_supported(const emitter *e, int id, bcg_dtype want, int *operations)
+{
+    const expr_node *n = e->nodes[id];
+    if (n->dtype != want)
+        return false;
+    if (n->op == OP_OPERAND || n->op == OP_LITERAL)
+        return true;
+    tile_shape kind;
+    const char *family = tile_family(e, id, &kind);
+    bcg_dtype t = tile_dtype(e, id);
+    if (!family || t == BCG_BOOL || (kind == TILE_COMPARE ? want != BCG_BOOL : want != t))
+        return false;
+    char name[48];
+    snprintf(name, sizeof name, "bcg_mk_%s_%s", family, bcg_dtype_name(t));
+    if (!microkernel_exists(name) || ++*operations > MAX_TILE_TEMPORARIES)
+        return false;
+    for (int k = 0; k < n->arg_count; k++)
+        if (!tile_supported(e, child_id(e, id, k),
+                            kind == TILE_WHERE && k == 0 ? BCG_BOOL : t, operations))
+            return false;
+    return true;
+}
+
+/* Whether this kernel's innermost run goes through microkernels. */
+static bool tiles_chosen(const emitter *e)
+{
+    const compile *c = e->c;
+    const plan *p = e->p;
+    int operations = 0;
+    if (!c->microkernels || c->options.microkernel_run <= 0 || e->unrolled || p->empty ||
+        p->loop_count == 0)
+        return false;
+    int inner = p->loop_count - 1;
+    if (p->extent[inner] < c->options.microkernel_run || p->stride[0][inner] != 1)
+        return false;
+    /* A run that reads an input with a long stride (a transposed view) is
+     * bound by cache and TLB misses, not arithmetic; measured (make bench,
+     * `transposed`), the per-element code is faster there than tiles. */
+    for (int k = 1; k < p->operand_count; k++)
+        if (p->stride[k][inner] > MAX_TILE_STRIDE || p->stride[k][inner] < -MAX_TILE_STRIDE)
+            return false;
+    const expr_node *root = e->nodes[0];
+    return root->op != OP_OPERAND && root->op != OP_LITERAL &&
+           tile_supported(e, 0, e->out_dtype, &operations);
+}
+
+static void step_code(emitter *e, int depth, const char *code)
+{
+    tmpl_scope *step = new_step(e, depth, "is_code");
+    tmpl_set_str(step, "code", code);
+}
+
+/* The argument pair "pointer, stride" of child ID in the tile loop. */
+static void put_tile_argument(emitter *e, strbuf *sb, int id, const char *const *temporaries,
+                              const char *const *literals)
+{
+    const expr_node *n = e->nodes[id];
+    if (temporaries[id]) {
+        sb_printf(sb, "%s, 1", temporaries[id]);
+        return;
+    }
+    if (n->op == OP_LITERAL) {
+        sb_printf(sb, "&%s, 0", literals[id]);
+        return;
+    }
+    int k = n->operand + 1;
+    long long stride = (long long)e->p->stride[k][e->p->loop_count - 1];
+    sb_printf(sb, "in%d", n->operand);
+    if (e->has_position[k])
+        sb_printf(sb, " + in%d_pos", n->operand);
+    if (stride == 1)
+        sb_puts(sb, " + tile_start");
+    else if (stride > 0)
+        sb_printf(sb, " + tile_start * %lld", stride);
+    else if (stride < 0)
+        sb_printf(sb, " - tile_start * %llu", 0ULL - (unsigned long long)stride);
+    sb_printf(sb, stride < 0 ? ", (%lld)" : ", %lld", stride);
+}
+
+/* The innermost run as tiles of microkernel calls, at DEPTH. */
+static void emit_tiles(emitter *e, int depth)
+{
+    const plan *p = e->p;
+    int64_t extent = p->extent[p->loop_count - 1];
+    int64_t tile = extent < TILE_ELEMENTS ? extent : TILE_ELEMENTS;
+    const char **temporaries = arena_alloc(e->arena, sizeof *temporaries * (size_t)e->node_count);
+    const char **literals = arena_alloc(e->arena, sizeof *literals * (size_t)e->node_count);
+    bool *declared = arena_alloc(e->arena, sizeof *declared * (size_t)e->node_count);
+    if (!temporaries || !literals || !declared) {
+        fail_nomem(e);
+        return;
+    }
+    strbuf *line = &e->line;
+    char name[48];
+
+    /* declarations: each microkernel once, then the literals */
+    for (int visit = 0; visit < e->node_count; visit++) {
+        int id = e->post_order[visit];
+        const expr_node *n = e->nodes[id];
+        tile_shape kind;
+        const char *family = n->op == OP_LITERAL || n->op == OP_OPERAND
+                                 ? NULL : tile_family(e, id, &kind);
+        line->len = 0;
+        if (n->op == OP_LITERAL) {
+            snprintf(name, sizeof name, "tile_literal%d", id);
+            literals[id] = copy_text(e, name);
+            sb_printf(line, "const %s %s = ", dtype_ctype(n->dtype), name);
+            put_literal(e, line, n);
+            sb_putc(line, ';');
+        } else if (family) {
+            bool seen = false;
+            const char *type = dtype_ctype(tile_dtype(e, id));
+            snprintf(name, sizeof name, "bcg_mk_%s_%s", family, bcg_dtype_name(tile_dtype(e, id)));
+            for (int other = 0; other < visit && !seen; other++) {
+                int before = e->post_order[other];
+                tile_shape other_kind;
+                const char *other_family = e->nodes[before]->op == OP_LITERAL ||
+                                                   e->nodes[before]->op == OP_OPERAND
+                                               ? NULL : tile_family(e, before, &other_kind);
+                seen = declared[before] && other_family == family &&
+                       tile_dtype(e, before) == tile_dtype(e, id);
+            }
+            declared[id] = true;
+            if (seen)
+                continue;
+            if (kind == TILE_WHERE)
+                sb_printf(line, "void %s(%s *, const bcg_u8 *, long, const %s *, long, "
+                          "const %s *, long, long);", name, type, type, type);
+            else if (kind == TILE_UNARY)
+                sb_printf(line, "void %s(%s *, const %s *, long, long);", name, type, type);
+            else
+                sb_printf(line, "void %s(%s *, const %s *, long, const %s *, long, long);", name,
+                          kind == TILE_COMPARE ? "bcg_u8" : type, type, type);
+        } else {
+            continue;
+        }
+        if (line->failed) {
+            fail_nomem(e);
+            return;
+        }
+        step_code(e, depth, line->data);
+    }
+
+    line->len = 0;
+    sb_printf(line, "for (long tile_start = 0; tile_start < %lld; tile_start += %lld) {",
+              (long long)extent, (long long)tile);
+    step_code(e, depth, line->data);
+    line->len = 0;
+    sb_printf(line, "const long tile_count = %lld - tile_start < %lld ? %lld - tile_start : %lld;",
+              (long long)extent, (long long)tile, (long long)extent, (long long)tile);
+    step_code(e, depth + 1, line->data);
+    for (int visit = 0; visit < e->node_count; visit++) {
+        int id = e->post_order[visit];
+        const expr_node *n = e->nodes[id];
+        tile_shape kind;
+        if (n->op == OP_LITERAL || n->op == OP_OPERAND)
+            continue;
+        const char *family = tile_family(e, id, &kind);
+        line->len = 0;
+        if (id != 0) {
+            snprintf(name, sizeof name, "tile%d", id);
+            temporaries[id] = copy_text(e, name);
+            sb_printf(line, "%s %s[%lld];", dtype_ctype(n->dtype), name, (long long)tile);
+            step_code(e, depth + 1, line->data);
+            line->len = 0;
+        }
+        sb_printf(line, "bcg_mk_%s_%s(", family, bcg_dtype_name(tile_dtype(e, id)));
+        if (id == 0)
+            sb_puts(line, e->has_position[0] ? "out + out_pos + tile_start" : "out + tile_start");
+        else
+            sb_puts(line, temporaries[id]);
+        for (int k = 0; k < n->arg_count; k++) {
+            sb_puts(line, ", ");
+            put_tile_argument(e, line, child_id(e, id, k), temporaries, literals);
+        }
+        sb_puts(line, ", tile_count);");
+        if (line->failed) {
+            fail_nomem(e);
+            return;
+        }
+        step_code(e, depth + 1, line->data);
+    }
+    step_code(e, depth, "}");
+}
+
 /* ---- the loop nest ----------------------------------------------------------------- */
 
 /* How far loop level LEVEL (and everything inside it) moves operand K's
@@ -1017,7 +1259,9 @@ static void emit_innermost(emitter *e, int depth)
 {
     const plan *p = e->p;
     int inner = p->loop_count - 1;
-    if (e->group_loop) {
+    if (e->tiled) {
+        emit_tiles(e, depth);
+    } else if (e->group_loop) {
         step_open(e, depth, inner, e->groups);
         for (int64_t j = 0; j < e->factor; j++)
             emit_statements_at(e, depth + 1, j);
@@ -1057,7 +1301,7 @@ static void emit_loop_nest(emitter *e)
     int inner = p->loop_count - 1;
     e->groups = p->extent[inner] / e->factor;
     e->rest = p->extent[inner] % e->factor;
-    e->group_loop = e->groups >= 2;
+    e->group_loop = e->groups >= 2 && !e->tiled; /* tiles address the run themselves */
     /* a position is needed when a runtime loop moves the operand */
     for (int k = 0; k <= e->input_count; k++) {
         e->has_position[k] = false;
@@ -1168,7 +1412,7 @@ static bool set_header(emitter *e, const char *function_name)
 
     /* the plan as plan.c prints it, one comment line per line */
     const char *names[BCG_MAX_OPERANDS + 1];
-    char name_text[BCG_MAX_OPERANDS + 1][8];
+    char name_text[BCG_MAX_OPERANDS + 1][16];
     names[0] = "out";
     for (int i = 0; i < e->input_count; i++) {
         snprintf(name_text[i + 1], sizeof name_text[i + 1], "in%d", i);
@@ -1195,6 +1439,10 @@ static bool set_header(emitter *e, const char *function_name)
         snprintf(buf, sizeof buf, "nothing to do: the result is empty");
     else if (e->unrolled)
         snprintf(buf, sizeof buf, "fully unrolled, one statement per element");
+    else if (e->tiled)
+        snprintf(buf, sizeof buf, "loop nest; the innermost run (%lld elements) calls the "
+                 "library's vectorised microkernels, %d elements a tile",
+                 (long long)e->p->extent[e->p->loop_count - 1], TILE_ELEMENTS);
     else if (e->group_loop && e->rest > 0)
         snprintf(buf, sizeof buf,
                  "loop nest; the innermost loop runs %lld groups of %lld statements, then %lld more",
@@ -1217,6 +1465,7 @@ static void set_body_variables(emitter *e)
     tmpl_set_bool(s, "is_close", false);
     tmpl_set_bool(s, "is_local", false);
     tmpl_set_bool(s, "is_advance", false);
+    tmpl_set_bool(s, "is_code", false);
     tmpl_list_declare(s, "steps");
     tmpl_list_declare(s, "used_inputs");
     tmpl_list_declare(s, "positions");
@@ -1322,10 +1571,19 @@ static bool function_name_is_free(const char *name)
         "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "_Bool",
         "_Complex", "_Imaginary", "bcg_i8", "bcg_i16", "bcg_i32", "bcg_i64", "bcg_u8",
         "bcg_u16", "bcg_u32", "bcg_u64", "bcg_check_type_sizes",
+        /* main has a signature of its own; the rest are the kernel's locals */
+        "main", "output", "inputs", "out", "out_pos",
     };
     size_t n = strlen(name);
     if (!name_is_valid(name, n))
         return false;
+    /* locals the kernel declares: in<k>, in<k>_pos, in<k>_value, i<k>, literal<k>, ... */
+    static const char *const local_prefixes[] = {"in", "i", "literal", "shared"};
+    for (size_t i = 0; i < sizeof local_prefixes / sizeof local_prefixes[0]; i++) {
+        size_t m = strlen(local_prefixes[i]);
+        if (strncmp(name, local_prefixes[i], m) == 0 && name[m] >= '0' && name[m] <= '9')
+            return false;
+    }
     if (name[0] == '_' && (name[1] == '_' || (name[1] >= 'A' && name[1] <= 'Z')))
         return false;
     for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++)
@@ -1346,6 +1604,185 @@ static bool function_name_is_free(const char *name)
         if (strncmp(name, helper_prefixes[i], strlen(helper_prefixes[i])) == 0)
             return false;
     return true;
+}
+
+/* ---- the ahead-of-time form (gen/aot.c) ------------------------------------------------ */
+
+/* Everything the AOT form changes in the emitter is here, apart from the
+ * --math double branch of put_float_function: the body (steps) is the
+ * JIT's, only the outer shape differs (see kernel.c.tmpl). */
+
+_Static_assert(HELPER_COUNT == EMIT_HELPER_FAMILIES && MATH_COUNT == EMIT_MATH_FUNCTIONS,
+               "emit_needs must match the helper and math tables");
+
+const char *emit_stdint_ctype(bcg_dtype t)
+{
+    static const char *const names[BCG_DTYPE_COUNT] = {
+        "uint8_t", "int8_t", "int16_t", "int32_t", "int64_t",
+        "uint8_t", "uint16_t", "uint32_t", "uint64_t", "float", "double",
+    };
+    return (unsigned)t < BCG_DTYPE_COUNT ? names[t] : "void";
+}
+
+/* NAME is PREFIX followed by one or more digits, then SUFFIX. */
+static bool numbered(const char *name, const char *prefix, const char *suffix)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(name, prefix, n) != 0 || name[n] < '0' || name[n] > '9')
+        return false;
+    const char *rest = name + n;
+    while (*rest >= '0' && *rest <= '9')
+        rest++;
+    return strcmp(rest, suffix) == 0;
+}
+
+bool emit_aot_name_is_free(const char *name, bool is_parameter)
+{
+    /* C++ (the header is for C++ users too), C11/C23 and GNU keywords, and
+     * object-like macros of <stddef.h>, <stdint.h> and <math.h> that a
+     * parameter name would be replaced by */
+    static const char *const taken[] = {
+        "alignas", "alignof", "and", "and_eq", "asm", "bitand", "bitor", "bool", "catch",
+        "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "consteval",
+        "constexpr", "constinit", "const_cast", "co_await", "co_return", "co_yield",
+        "decltype", "delete", "dynamic_cast", "explicit", "export", "false", "friend",
+        "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator",
+        "or", "or_eq", "private", "protected", "public", "reinterpret_cast", "requires",
+        "static_assert", "static_cast", "template", "this", "thread_local", "throw", "true",
+        "try", "typeid", "typename", "typeof", "typeof_unqual", "using", "virtual", "xor",
+        "xor_eq", "NULL", "NAN", "INFINITY", "HUGE", "HUGE_VAL", "HUGE_VALF", "HUGE_VALL",
+        "MAXFLOAT", "DOMAIN", "SING", "OVERFLOW", "UNDERFLOW", "TLOSS", "PLOSS", "X_TLOSS",
+        "math_errhandling", "errno",
+    };
+    static const char *const macro_prefixes[] = {"bcg_", "BCG_", "FP_", "M_", "MATH_ERR"};
+    static const char *const macro_suffixes[] = {"_t", "_MAX", "_MIN", "_WIDTH", "_C"};
+    if (!function_name_is_free(name))
+        return false;
+    for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++)
+        if (strcmp(name, taken[i]) == 0)
+            return false;
+    for (size_t i = 0; i < sizeof macro_prefixes / sizeof macro_prefixes[0]; i++)
+        if (strncmp(name, macro_prefixes[i], strlen(macro_prefixes[i])) == 0)
+            return false;
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof macro_suffixes / sizeof macro_suffixes[0]; i++) {
+        size_t m = strlen(macro_suffixes[i]);
+        if (n > m && strcmp(name + n - m, macro_suffixes[i]) == 0)
+            return false;
+    }
+    if (!is_parameter)
+        return true;
+    /* the body's own names (a parameter shares the body's outermost scope) */
+    return strcmp(name, "out") != 0 && strcmp(name, "out_pos") != 0 &&
+           !numbered(name, "in", "") && !numbered(name, "in", "_pos") &&
+           !numbered(name, "in", "_value") && !numbered(name, "i", "") &&
+           !numbered(name, "shared", "") && !numbered(name, "literal", "");
+}
+
+/* The variables only the AOT branches of kernel.c.tmpl read, and the
+ * index type both forms use; ors the body's needs into c->aot. */
+static bcg_status set_aot_variables(emitter *e)
+{
+    compile *c = e->c;
+    tmpl_scope *s = e->scope;
+    tmpl_set_bool(s, "aot", c->aot != NULL);
+    /* 32-bit firmware: long is 32 bits there too, but ptrdiff_t says what
+     * it is; aot.c checks at generation time that every position fits. */
+    tmpl_set_str(s, "index_type", c->aot ? "ptrdiff_t" : "long");
+    if (!c->aot)
+        return BCG_OK;
+
+    emit_aot *aot = c->aot;
+    int inplace = c->options.inplace;
+    const char *qualifier = aot->restrict_pointers ? "restrict " : "";
+    strbuf parameters, names;
+    sb_init(&parameters);
+    sb_init(&names);
+    tmpl_list_declare(s, "aot_inputs");
+    tmpl_list_declare(s, "aot_unused");
+    if (inplace < 0) {
+        sb_printf(&parameters, "%s *%sout", emit_stdint_ctype(e->out_dtype), qualifier);
+        sb_puts(&names, "out");
+        if (e->p->empty)
+            tmpl_set_str(tmpl_list_add(s, "aot_unused"), "name", "out");
+    }
+    for (int i = 0; i < e->input_count; i++) {
+        const compile_operand *op = &c->operands[i];
+        if (!emit_aot_name_is_free(op->name, true)) {
+            sb_free(&parameters);
+            sb_free(&names);
+            return fail_at(c->err, BCG_ERR_USAGE, 0, i, -1,
+                           "operand name %s cannot be a parameter of the generated C: it is a "
+                           "C or C++ keyword, a reserved or library name, or one the kernel "
+                           "uses itself (out, in0, i0, ...); rename the operand",
+                           op->name);
+        }
+        const char *separator = parameters.len ? ", " : "";
+        sb_printf(&parameters, "%s%s%s *%s%s", separator, i == inplace ? "" : "const ",
+                  emit_stdint_ctype(op->dtype), qualifier, op->name);
+        sb_printf(&names, "%s%s%s", separator, op->name,
+                  i == inplace ? " (the output: out and in" : " (in");
+        sb_printf(&names, "%d)", i);
+        bool used = e->input_used[i] && !e->p->empty;
+        if (used) {
+            tmpl_scope *item = tmpl_list_add(s, "aot_inputs");
+            tmpl_set_int(item, "index", i);
+            tmpl_set_str(item, "ctype", dtype_ctype(op->dtype));
+            tmpl_set_str(item, "param", op->name);
+        } else if (i != inplace || e->p->empty) {
+            tmpl_set_str(tmpl_list_add(s, "aot_unused"), "name", op->name);
+        }
+    }
+    bool ok = !parameters.failed && !names.failed;
+    if (ok) {
+        aot->parameters = copy_text(e, parameters.data);
+        ok = aot->parameters != NULL;
+        tmpl_set_str(s, "aot_parameters", parameters.data);
+        tmpl_set_str(s, "aot_names", names.data);
+        tmpl_set_str(s, "aot_out_alias", inplace >= 0 ? c->operands[inplace].name : "");
+    }
+    sb_free(&parameters);
+    sb_free(&names);
+    if (!ok)
+        return fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
+    for (int h = 0; h < HELPER_COUNT; h++)
+        for (int t = 0; t < BCG_DTYPE_COUNT; t++)
+            aot->needs.helper[h][t] |= e->need[h][t];
+    for (int f = 0; f < MATH_COUNT; f++)
+        for (int single = 0; single < 2; single++)
+            aot->needs.math[f][single] |= e->need_math[f][single];
+    return BCG_OK;
+}
+
+bcg_status emit_helpers(arena *a, const emit_needs *needs, strbuf *out, bcg_error *err)
+{
+    const char *ops_text = tmpl_builtin("ops.c.tmpl");
+    if (!ops_text)
+        return fail(err, BCG_ERR_USAGE, "the kernel templates are not built into the library");
+    /* set_helper_variables reads only `need`, `need_math` and `scope` */
+    emitter *e = arena_alloc(a, sizeof *e);
+    tmpl_scope *ops = tmpl_scope_new(a, NULL);
+    if (!e || !ops || !(e->scope = tmpl_scope_new(a, NULL)))
+        return fail(err, BCG_ERR_NOMEM, "out of memory while emitting the helpers");
+    memcpy(e->need, needs->helper, sizeof e->need);
+    memcpy(e->need_math, needs->math, sizeof e->need_math);
+    set_helper_variables(e, ops);
+    bcg_status s = tmpl_render(out, "ops.c.tmpl", ops_text, ops, err);
+    if (s == BCG_OK && out->failed)
+        s = fail(err, BCG_ERR_NOMEM, "out of memory while emitting the helpers");
+    return s;
+}
+
+void emit_math_names(const emit_needs *needs, strbuf *out)
+{
+    bool first = true;
+    for (int f = 0; f < MATH_COUNT; f++)
+        for (int single = 0; single < 2; single++)
+            if (needs->math[f][single]) {
+                sb_printf(out, "%s%s%s", first ? "" : ", ", math_functions[f].name,
+                          single ? "f" : "");
+                first = false;
+            }
 }
 
 /* ---- the entry point ---------------------------------------------------------------- */
@@ -1376,6 +1813,8 @@ static bcg_status render(emitter *e, const char *function_name)
     if (s != BCG_OK)
         return s;
     set_body_variables(e);
+    if ((s = set_aot_variables(e)) != BCG_OK)
+        return s;
 
     strbuf source;
     sb_init(&source);
@@ -1431,7 +1870,9 @@ bcg_status emit_kernel(compile *c)
                    p->elements <= MAX_UNROLLED_NODES / e->node_count);
     choose_levels(e);
     assign_levels(e, 0);
-    choose_locals(e, 0, INT_MAX, false);
+    e->tiled = tiles_chosen(e);
+    if (!e->tiled) /* tiles read operands and literals themselves */
+        choose_locals(e, 0, INT_MAX, false);
 
     if (!p->empty && e->status == BCG_OK) {
         if (e->unrolled)

@@ -41,6 +41,9 @@ void mem_free(void *p);
 /* Test hook: the Nth allocation from now fails (1 = the next); 0 turns it off.
  * Returns how many allocations were made since the last call. */
 long mem_fail_after(long n);
+/* Test hook: blocks from mem_alloc/mem_realloc(NULL, ..) not yet given to
+ * mem_free, over all threads (the allocation-failure test's leak check). */
+long mem_live(void);
 
 /* An arena: everything one compile makes, freed in one call. */
 typedef struct arena arena;
@@ -289,6 +292,11 @@ typedef struct compile {
     plan *plan;                  /* after plan_build */
     char *source;                /* after emit (arena) */
     const char *function_name;   /* default "bcg_kernel" */
+    struct emit_aot *aot;        /* NULL: the JIT form; else the AOT form (aot.c) */
+    /* bcg_compile sets this: long inner runs may call the library's
+     * microkernels (runtime/microkernels.c), which only the JIT links.
+     * bcg_emit and the AOT form leave it false and get plain C. */
+    bool microkernels;
 } compile;
 
 /* How many times contexts ran libtcc (for the cache tests). */
@@ -309,6 +317,41 @@ typedef void (*kernel_fn)(void *out, const void *const *in);
 /* Emits the kernel for c (after compile_front) into c->source. */
 bcg_status emit_kernel(compile *c);
 
+/* The ahead-of-time form (aot.c writes firmware .c/.h pairs).  With c->aot
+ * set, emit_kernel puts only the function into c->source: no prelude, no
+ * helpers, and a typed entry point instead of the void ** ABI:
+ *
+ *     void NAME(T *out, const T0 *name0, const T1 *name1, ...);
+ *
+ * (for an in-place kernel the in-place operand is the non-const output and
+ * there is no `out`).  It ors what the body calls into aot->needs, so one
+ * file holding several kernels renders the helpers once (emit_helpers).
+ * Positions and loop counters are ptrdiff_t. */
+#define EMIT_HELPER_FAMILIES 12
+#define EMIT_MATH_FUNCTIONS 12
+typedef struct emit_needs {
+    bool helper[EMIT_HELPER_FAMILIES][BCG_DTYPE_COUNT];
+    bool math[EMIT_MATH_FUNCTIONS][2];   /* [function][0: double, 1: float] */
+} emit_needs;
+typedef struct emit_aot {
+    bool restrict_pointers;  /* parameters are restrict-qualified */
+    bool math_double;        /* f32 sqrt/exp/log/sin/cos/tanh computed in double */
+    emit_needs needs;        /* out: or-ed over every kernel emitted with it */
+    const char *parameters;  /* out: the last kernel's parameter list (its compile's arena) */
+} emit_aot;
+/* The stdint.h spelling of a dtype's C type: "int8_t", "float"; bool is "uint8_t". */
+const char *emit_stdint_ctype(bcg_dtype t);
+/* true when NAME may name an AOT function (IS_PARAMETER false) or one of
+ * its parameters: not a C or C++ keyword, not reserved, no bcg_ prefix, no
+ * _t suffix, not a libm function or a macro of the headers the file
+ * includes (NULL, NAN, M_PI, INT32_MAX); a parameter also not a name the
+ * body uses (out, in0, in0_pos, i0, shared0, literal0). */
+bool emit_aot_name_is_free(const char *name, bool is_parameter);
+/* Renders the helpers NEEDS asks for (ops.c.tmpl) into OUT. */
+bcg_status emit_helpers(arena *a, const emit_needs *needs, strbuf *out, bcg_error *err);
+/* The libm functions NEEDS asks for, comma separated ("expf, sqrtf"), or "". */
+void emit_math_names(const emit_needs *needs, strbuf *out);
+
 /* ---- eval.c: the reference evaluator ------------------------------------- */
 
 /* Computes the result of the typed tree over the plan with a generic strided
@@ -323,5 +366,17 @@ typedef struct jit_code jit_code;
 bcg_status jit_compile(const char *source, const char *function_name,
                        jit_code **code, kernel_fn *fn, bcg_error *err);
 void jit_free(jit_code *code);
+
+/* ---- runtime/microkernels.c: vectorised inner runs ------------------------ */
+
+/* Every microkernel, by the name emitted kernels call (bcg_mk_add_f32 ...);
+ * jit.c hands them all to tcc.  The ABI is at the top of microkernels.c. */
+typedef struct microkernel_symbol {
+    const char *name;
+    const void *address;
+} microkernel_symbol;
+extern const microkernel_symbol microkernel_symbols[];
+extern const int microkernel_symbol_count;
+bool microkernel_exists(const char *name);
 
 #endif

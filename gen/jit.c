@@ -111,6 +111,11 @@ bcg_status jit_compile(const char *source, const char *function_name,
     }
     for (size_t i = 0; i < sizeof kernel_symbols / sizeof kernel_symbols[0]; i++)
         tcc_add_symbol(state, kernel_symbols[i].name, kernel_symbols[i].address);
+    /* the vectorised inner runs (runtime/microkernels.c), only for kernels
+     * that call them: a plain kernel's compile time stays as it was */
+    if (strstr(source, "bcg_mk_"))
+        for (int i = 0; i < microkernel_symbol_count; i++)
+            tcc_add_symbol(state, microkernel_symbols[i].name, microkernel_symbols[i].address);
     int needed = tcc_relocate(state, NULL);
     if (needed <= 0) {
         status = fail(err, BCG_ERR_JIT, "libtcc could not link the kernel: %s", messages.text);

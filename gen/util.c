@@ -21,21 +21,38 @@ static bool injected_failure(void)
     return false;
 }
 
+/* Live blocks, for the leak check of the allocation-failure test; atomic
+ * because contexts are used from several threads. */
+static long live_blocks;
+
 void *mem_alloc(size_t size)
 {
     if (injected_failure())
         return NULL;
-    return malloc(size ? size : 1);
+    void *p = malloc(size ? size : 1);
+    if (p)
+        __atomic_add_fetch(&live_blocks, 1, __ATOMIC_RELAXED);
+    return p;
 }
 
 void *mem_realloc(void *p, size_t size)
 {
     if (injected_failure())
         return NULL;
-    return realloc(p, size ? size : 1);
+    void *q = realloc(p, size ? size : 1);
+    if (q && !p)
+        __atomic_add_fetch(&live_blocks, 1, __ATOMIC_RELAXED);
+    return q;
 }
 
-void mem_free(void *p) { free(p); }
+void mem_free(void *p)
+{
+    if (p)
+        __atomic_sub_fetch(&live_blocks, 1, __ATOMIC_RELAXED);
+    free(p);
+}
+
+long mem_live(void) { return __atomic_load_n(&live_blocks, __ATOMIC_RELAXED); }
 
 long mem_fail_after(long n)
 {

@@ -56,11 +56,11 @@ extern "C" {
 typedef enum bcg_status {
     BCG_OK = 0,
     BCG_ERR_USAGE,      /* a bad argument to an API call */
-    BCG_ERR_SHAPE,      /* malformed shape text, negative size, rank too large */
+    BCG_ERR_SHAPE,      /* malformed shape text, a negative size */
     BCG_ERR_BROADCAST,  /* shapes do not broadcast, in-place shape change, axis */
     BCG_ERR_PARSE,      /* expression syntax; err.column says where */
     BCG_ERR_TYPE,       /* dtype rules: bad operand types, literal does not fit */
-    BCG_ERR_LIMIT,      /* a documented limit was exceeded */
+    BCG_ERR_LIMIT,      /* a documented limit was exceeded (rank, operand count, sizes, ...) */
     BCG_ERR_NOMEM,      /* an allocation failed */
     BCG_ERR_JIT,        /* libtcc rejected the generated code */
     BCG_ERR_RUN,        /* bcg_run: null, misaligned or overlapping pointers */
@@ -102,6 +102,10 @@ typedef struct bcg_options {
     int warn_legacy;    /* 1: warn when shapes differ, broadcast, and hold as many elements */
     int unroll_limit;   /* outputs with at most this many elements are fully unrolled; 0: never */
     int unroll_factor;  /* the innermost loop is unrolled by this factor; 1: not unrolled */
+    /* Compiled kernels (not bcg_emit's source) hand inner runs of at least
+     * this many elements to vectorised library microkernels, a tile at a
+     * time; 0: never. */
+    int microkernel_run;
 } bcg_options;
 
 typedef struct bcg_context bcg_context;

@@ -63,17 +63,21 @@ def describe(case):
 
 
 def run_case(bcgen, seed, index, workdir, verbose):
-    """Returns (passed, description, comment lines)."""
+    """Returns (passed, description, comment lines, how many float elements
+    compare() checks each way: gc.bound_classes, or None)."""
     case = gc.make_case(seed, index)
     notes = []
+    classes = None
     try:
         expected, bound = gc.oracle(case)
+        if expected.dtype.kind == "f":
+            classes = gc.bound_classes(expected, bound)
     except gc.OracleError as e:
         expected, bound = None, None
         if not case["expect_error"]:
             notes.append("numpy rejects this expression: %s" % e)
     except AssertionError as e:
-        return False, describe(case), ["oracle: " + str(e)]
+        return False, describe(case), ["oracle: " + str(e)], None
     folder = os.path.join(workdir, "case-%d" % index)
     os.makedirs(folder, exist_ok=True)
     failures = []
@@ -124,7 +128,7 @@ def run_case(bcgen, seed, index, workdir, verbose):
         notes.append("  regenerate: %s %s --seed %d --case %d" % (sys.executable, sys.argv[0], seed, index))
     elif not verbose:
         shutil.rmtree(folder, ignore_errors=True)
-    return not failures, describe(case), notes
+    return not failures, describe(case), notes, classes
 
 
 def bcgen_available(bcgen):
@@ -150,26 +154,96 @@ def run_all(opts):
     os.makedirs(workdir)
     indices = [opts.case] if opts.case is not None else list(range(opts.count))
     verbose = opts.verbose or opts.case is not None
-    print("1..%d" % len(indices))
+    # a whole run also checks that its float checks were meaningful
+    judge = opts.case is None and opts.count >= STRENGTH_MIN_CASES
+    print("1..%d" % (len(indices) + judge))
     sys.stdout.flush()
     start = time.time()
     passed = failed = 0
+    strength = Strength()
     with concurrent.futures.ThreadPoolExecutor(max_workers=opts.jobs) as pool:
         futures = [pool.submit(run_case, bcgen, opts.seed, i, workdir, verbose) for i in indices]
         for number, future in enumerate(futures, 1):
             try:
-                ok, what, notes = future.result()
+                ok, what, notes, classes = future.result()
             except Exception as e:  # a crash in one case must not hide the others
-                ok, what, notes = False, "case %d" % indices[number - 1], ["test crashed: %r" % e]
+                ok, what, notes, classes = False, "case %d" % indices[number - 1], ["test crashed: %r" % e], None
             passed += ok
             failed += not ok
+            strength.add(classes)
             print("%s %d - %s" % ("ok" if ok else "not ok", number, what))
             for n in notes:
                 print("# " + n)
             sys.stdout.flush()
+    if judge:
+        problems = strength.problems()
+        passed += not problems
+        failed += bool(problems)
+        print("%s %d - %s" % ("not ok" if problems else "ok", len(indices) + 1, strength.verdict()))
+        for p in problems:
+            print("# " + p)
+    print("# " + strength.summary())
     print("# kernel_numpy seed %d: %d passed, %d failed in %.1fs" % (
         opts.seed, passed, failed, time.time() - start))
     return 0 if failed == 0 else 1
+
+
+# ---- how strong the float checks were ------------------------------------------
+
+STRENGTH_MIN_CASES = 1000     # fewer cases: too few float elements to judge
+MAX_WEAK_SHARE = 0.01         # loose or unbounded elements, of all float elements
+MAX_UNBOUNDED_SHARE = 0.001   # unbounded elements (class check only)
+MAX_BLIND_SHARE = 0.01        # float results without one tightly checked element
+
+
+class Strength:
+    """Sums gc.bound_classes over a run's float results and judges whether
+    the run's float checks meant something (the test of the test)."""
+
+    def __init__(self):
+        self.counts = dict.fromkeys(gc.CHECK_CLASSES, 0)
+        self.results = 0
+        self.blind = 0          # non-empty results with every element loose or unbounded
+
+    def add(self, classes):
+        if classes is None:
+            return
+        self.results += 1
+        for k in gc.CHECK_CLASSES:
+            self.counts[k] += classes[k]
+        if sum(classes.values()) and classes["exact"] + classes["tight"] == 0:
+            self.blind += 1
+
+    def total(self):
+        return sum(self.counts.values())
+
+    def summary(self):
+        c = self.counts
+        return ("float elements: %d in %d results; tightly checked %d (%d within 1 ulp, %d within a "
+                "carried bound <= half the value); loosely checked %d (%d within a larger bound, "
+                "%d by class only)" % (self.total(), self.results, c["exact"] + c["tight"], c["exact"],
+                                       c["tight"], c["loose"] + c["unbounded"], c["loose"], c["unbounded"]))
+
+    def verdict(self):
+        return "float checks are tight: %d of %d elements loose (< %g%%), %d unbounded, %d results unchecked" % (
+            self.counts["loose"] + self.counts["unbounded"], self.total(), 100 * MAX_WEAK_SHARE,
+            self.counts["unbounded"], self.blind)
+
+    def problems(self):
+        c, total = self.counts, max(self.total(), 1)
+        out = []
+        if self.results == 0:
+            out.append("no float results at all")
+        if c["loose"] + c["unbounded"] >= MAX_WEAK_SHARE * total:
+            out.append("%d of %d float elements are checked loosely (limit %g%%)" % (
+                c["loose"] + c["unbounded"], total, 100 * MAX_WEAK_SHARE))
+        if c["unbounded"] > MAX_UNBOUNDED_SHARE * total:
+            out.append("%d of %d float elements have no error bound (limit %g%%)" % (
+                c["unbounded"], total, 100 * MAX_UNBOUNDED_SHARE))
+        if self.blind > MAX_BLIND_SHARE * max(self.results, 1):
+            out.append("%d of %d float results have no tightly checked element (limit %g%%)" % (
+                self.blind, self.results, 100 * MAX_BLIND_SHARE))
+        return out
 
 
 # ---- self-check: the generator and the oracle without bcgen -------------------------
@@ -267,11 +341,16 @@ def tap(state, ok, what, notes=()):
         print("# " + n)
 
 
-def spot_check(state, text, arrays, want):
+def spot_case(text, arrays):
+    """A case for expression TEXT over the named ARRAYS (contiguous)."""
     names = list(arrays)
     operands = [{"name": n, "dtype": gc.NAME_OF[arrays[n].dtype], "shape": list(arrays[n].shape),
                  "strides": None, "zero_axes": [], "data": arrays[n], "source": None} for n in names]
-    case = {"operands": operands, "tree": gc.parse(text, names), "expr": text}
+    return {"operands": operands, "tree": gc.parse(text, names), "expr": text, "expect_error": False}
+
+
+def spot_check(state, text, arrays, want):
+    case = spot_case(text, arrays)
     try:
         got, bound = gc.oracle(case)
     except gc.OracleError as e:
@@ -393,6 +472,26 @@ def check_case(case):
                 problems.append("compare accepts a wrong element %r for %r" % (flat[0], value.reshape(-1)[0]))
     if gc.compare(value, value, bound) is not None:
         problems.append("compare rejects the oracle's own result")
+    problems += bound_problems(value, bound)
+    return problems
+
+
+def bound_problems(value, bound):
+    """What is wrong with the oracle's error bound for VALUE (propagate's
+    contract: float64, never NaN or negative, 0 or inf where VALUE is not
+    finite)."""
+    if bound is None:
+        return []
+    if value.dtype.kind != "f":
+        return ["a bound on a %s result" % value.dtype]
+    if bound.shape != value.shape or bound.dtype != np.float64:
+        return ["bound %s %s for a result of shape %s" % (bound.dtype, bound.shape, value.shape)]
+    problems = []
+    if np.isnan(bound).any() or (bound < 0).any():
+        problems.append("NaN or negative bound")
+    odd = ~np.isfinite(value) & (bound != 0) & ~np.isinf(bound)
+    if odd.any():
+        problems.append("%d non-finite elements with a finite non-zero bound" % int(odd.sum()))
     return problems
 
 
@@ -415,6 +514,75 @@ def ulp_checks(state):
         tap(state, gc.compare(-big, big, None) is not None, "compare: huge ulp distance rejected (%s)" % np.dtype(dt))
     tap(state, gc.compare(np.array([1.0], np.float32), np.array([1.0], np.float64), None) is not None,
         "compare: dtype mismatch rejected")
+
+
+def element_classes(value, bound):
+    """The CHECK_CLASSES entry of each element of VALUE, in order."""
+    out = []
+    for i in range(value.size):
+        b = None if bound is None else bound.reshape(-1)[i:i + 1]
+        counts = gc.bound_classes(value.reshape(-1)[i:i + 1], b)
+        out.append([k for k in gc.CHECK_CLASSES if counts[k]][0])
+    return out
+
+
+def bound_checks(state):
+    """propagate() on hand-made trees: each element's check class, so that
+    a bound which blows up (inf - inf, 0 * inf, an unselected operand of
+    maximum) or stays tight where it must not is caught."""
+    A = np.array
+    nan, inf = np.nan, np.inf
+    table = [
+        # maximum/minimum/clip take the bound of what they select
+        ("maximum(log(a), b)", {"a": A([0.0, 2.0]), "b": A([0.5, 0.5])}, ["exact", "tight"]),
+        ("minimum(exp(a), b)", {"a": A([1000.0, 1.0]), "b": A([3.0, 3.0])}, ["exact", "tight"]),
+        ("clip(b, exp(a), 7)", {"a": A([-1000.0, 1.0]), "b": A([3.0, 3.0])}, ["exact", "exact"]),
+        # cancellation after an inexact function is loose; Annex F points are exact
+        ("exp(a) - exp(a)", {"a": A([1.3, 0.0])}, ["loose", "exact"]),
+        ("tanh(a * 9) - 1.0", {"a": A([2.5, 5.0, 1.0])}, ["loose", "exact", "tight"]),
+        # a divisor that may be zero leaves no bound; an exact zero does
+        ("b / (exp(a) - exp(a))", {"a": A([1.3, 0.0]), "b": A([2.0, 2.0])}, ["unbounded", "exact"]),
+        ("sin(a) / cos(b)", {"a": A([0.0, 1.0]), "b": A([0.0, 0.0])}, ["exact", "tight"]),
+        # infinities and NaN from exact inputs are exact, never inf - inf
+        ("exp(a) * b", {"a": A([1000.0, 1000.0, -1000.0]), "b": A([0.0, 2.0, inf])}, ["exact"] * 3),
+        ("exp(a) - exp(b)", {"a": A([1000.0, inf]), "b": A([1000.0, 1.0])}, ["exact", "exact"]),
+        ("exp(a) + b", {"a": A([1.0, 1.0]), "b": A([inf, nan])}, ["exact", "exact"]),
+        ("(exp(a) * 0.5) * b", {"a": A([700.0, 1.0]), "b": A([1e300, 2.0])}, ["unbounded", "tight"]),
+        ("f32(exp(a))", {"a": A([88.72, 89.0, 1.0])}, ["tight", "exact", "tight"]),
+    ]
+    for text, arrays, want in table:
+        value, bound = gc.oracle(spot_case(text, arrays))
+        got = element_classes(value, bound)
+        problems = bound_problems(value, bound)
+        tap(state, got == want and not problems, "bound: %s checks %s" % (text, ", ".join(want)),
+            ["got %s, value %r, bound %r" % (got, value, bound)] + problems if got != want or problems else [])
+    # compare() itself: bounded, overflowing and unbounded elements
+    e = A([2.0, -3.0, 1e-3], np.float64)
+    tight = A([1e-9, 1e-9, 1e-9])
+    tap(state, gc.compare(e + 0.9e-9, e, tight) is None, "compare: within the bound accepted")
+    tap(state, gc.compare(e + 3e-9, e, tight) is not None, "compare: beyond the bound rejected")
+    tap(state, gc.compare(e, e, A([nan, 0.0, 0.0])) is not None, "compare: a NaN bound is an oracle error")
+    big = A([3.3e38], np.float32)
+    tap(state, gc.compare(A([inf], np.float32), big, A([2e37])) is None,
+        "compare: overflow to inf accepted where the bound reaches past the largest float")
+    tap(state, gc.compare(A([inf], np.float32), big, A([5e36])) is not None,
+        "compare: overflow to inf rejected where the bound stays below the largest float")
+    tap(state, gc.compare(A([-inf], np.float32), big, A([2e37])) is not None,
+        "compare: overflow to the wrong infinity rejected")
+    unbounded = A([inf, inf, inf])
+    tap(state, gc.compare(e * 7, e, unbounded) is None, "compare: unbounded: another value of the same sign accepted")
+    for what, got, expected in [("sign flip", -e, e), ("NaN for a number", A([nan, -3.0, 1e-3]), e),
+                                ("inf for a number", A([inf, -3.0, 1e-3]), e),
+                                ("a number for -inf", e, A([2.0, -3.0, -inf]))]:
+        tap(state, gc.compare(got, expected, unbounded) is not None, "compare: unbounded: %s rejected" % what)
+    # the generator draws a case again when the oracle cannot check it tightly
+    cond = [("tanh(a * 9) - 1.0", {"a": A([2.5] * 20)}, False),
+            ("b / (exp(a) - exp(a))", {"a": A([1.3] * 20), "b": A([2.0] * 20)}, False),
+            ("exp(a) - exp(b)", {"a": A([1.3] * 20), "b": A([1.0] * 20)}, True),
+            ("tanh(a * 9) - 1.0", {"a": A([2.5] + [0.5] * 19)}, True)]
+    for text, arrays, want in cond:
+        tap(state, gc.well_conditioned(spot_case(text, arrays)) == want,
+            "generator: %s is %s" % (text, "kept" if want else "drawn again"))
 
 
 def literals(tree):
@@ -454,6 +622,16 @@ def coverage(cases):
         if case["expr"] != gc.fmt(case["tree"]):
             seen.add("minimal parentheses")
         seen.add("operands:%d" % len(case["operands"]))
+        inner = max([o["shape"][-1] for o in case["operands"] if o["shape"]] or [0])
+        if case["long_run"] and inner >= 4096:
+            seen.add("long run, multiple of 64" if inner % 64 == 0 else "long run with remainder")
+            for o in case["operands"]:
+                s = o["strides"] or []
+                if o["shape"] and o["shape"][-1] == inner and s:
+                    seen.add("long run, stride 0" if s[-1] == 0 else "long run, reversed" if s[-1] < 0
+                             else "long run, strided" if s[-1] > 1 else "long run, unit stride")
+                if o["shape"][-1:] == [1] or not o["shape"]:
+                    seen.add("long run, broadcast operand")
         if case["elements"] >= 2000:
             seen.add(">= 2000 elements")
         if case["inplace"]:
@@ -475,14 +653,18 @@ def coverage(cases):
     want |= {"size 0", "size 1", "negative stride", "zero stride", "permuted strides", ">= 2000 elements",
              "in-place", "expected error", "broadcast error", "float literal", "float literal with exponent",
              "negative int literal", "int literal >= 2**63", "minimal parentheses", "transcendental bound", "source:ones", "source:zeros"}
+    want |= {"long run, multiple of 64", "long run with remainder", "long run, stride 0", "long run, reversed",
+             "long run, strided", "long run, unit stride", "long run, broadcast operand"}
     return sorted(want - seen)
 
 
 def self_check(opts):
     state = {"n": 0, "failed": 0}
+    strength = Strength()
     for text, arrays, want in spot_cases():
         spot_check(state, text, arrays, want)
     ulp_checks(state)
+    bound_checks(state)
     cases = []
     for index in range(opts.count):
         try:
@@ -493,6 +675,12 @@ def self_check(opts):
         cases.append(case)
         problems = check_case(case)
         tap(state, not problems, "generator: " + describe(case), problems)
+        try:
+            value, bound = gc.oracle(case)
+            if value.dtype.kind == "f":
+                strength.add(gc.bound_classes(value, bound))
+        except (gc.OracleError, AssertionError):
+            pass                # check_case has judged it
     if cases:
         last = cases[-1]
         again = gc.make_case(opts.seed, last["index"])
@@ -505,6 +693,16 @@ def self_check(opts):
     else:
         tap(state, not missing, "generator: %d cases cover every operator, dtype, rank and layout" % len(cases),
             ["missing: " + ", ".join(missing)] if missing else [])
+        longs = sum(c["long_run"] for c in cases)
+        tap(state, 0.02 * len(cases) <= longs <= 0.05 * len(cases),
+            "generator: %d of %d cases have an innermost dimension >= 4096" % (longs, len(cases)))
+        retried = sum(c["attempt"] > 0 for c in cases)
+        tap(state, retried <= 0.02 * len(cases), "generator: %d of %d cases drawn again (limit 2%%)" % (
+            retried, len(cases)))
+    if len(cases) >= STRENGTH_MIN_CASES:
+        problems = strength.problems()
+        tap(state, not problems, "oracle: " + strength.verdict(), problems)
+    print("# " + strength.summary())
     print("1..%d" % state["n"])
     print("# self-check: %d passed, %d failed" % (state["n"] - state["failed"], state["failed"]))
     return 0 if state["failed"] == 0 else 1

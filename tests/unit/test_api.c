@@ -334,6 +334,45 @@ static void test_signed_to_narrow_unsigned_casts(void **state)
     }
 }
 
+/* Review findings: each was a wrong result or a crash before it was fixed. */
+static void test_review_regressions(void **state)
+{
+    (void)state;
+    bcg_kernel *k = NULL;
+    bcg_error err;
+    /* an in-place target whose elements share memory (stride 0) */
+    int64_t s34[] = {3, 4}, zero_rows[] = {0, 1}, interleaved[] = {2, 3};
+    bcg_operand self_overlap[1] = {{"a", BCG_I32, 2, s34, zero_rows}};
+    bcg_options o;
+    bcg_options_init(&o);
+    o.inplace = 0;
+    assert_int_equal(bcg_compile(ctx, "a * 2", self_overlap, 1, &o, &k, &err), BCG_ERR_BROADCAST);
+    assert_non_null(strstr(err.message, "overlapping elements"));
+    assert_int_equal(err.operand, 0);
+    bcg_operand interleave[1] = {{"a", BCG_I32, 2, s34, interleaved}};
+    assert_int_equal(bcg_compile(ctx, "a * 2", interleave, 1, &o, &k, &err), BCG_ERR_BROADCAST);
+    /* strides whose byte offsets overflow int64 */
+    int64_t s4[] = {4}, huge[] = {INT64_C(4611686018427387904)};
+    bcg_operand far[1] = {{"a", BCG_I8, 1, s4, huge}};
+    assert_int_equal(bcg_compile(ctx, "a + 1", far, 1, NULL, &k, &err), BCG_ERR_LIMIT);
+    assert_int_equal(err.dimension, 0);
+    char *src = NULL;
+    assert_int_equal(bcg_emit("a + 1", far, 1, NULL, NULL, &src, &err), BCG_ERR_LIMIT);
+    /* the cache must not answer for operands that would be rejected */
+    int64_t s1[] = {1};
+    bcg_operand good[2] = {{"a", BCG_F32, 1, s1, NULL}, {"b", BCG_F32, 1, s1, NULL}};
+    assert_int_equal(bcg_compile(ctx, "a+b", good, 2, NULL, &k, &err), BCG_OK);
+    bcg_operand forged[1] = {{"a:9:1:1,@\nb", BCG_F32, 1, s1, NULL}};
+    assert_int_equal(bcg_compile(ctx, "a+b", forged, 1, NULL, &k, &err), BCG_ERR_USAGE);
+    /* function names the kernel itself uses, or main */
+    bcg_operand one[1] = {{"a", BCG_F32, 1, s4, NULL}};
+    const char *bad_names[] = {"main", "in0", "out", "output", "i1", "literal0"};
+    for (size_t i = 0; i < sizeof bad_names / sizeof bad_names[0]; i++) {
+        assert_int_equal(bcg_emit("a", one, 1, NULL, bad_names[i], &src, &err), BCG_ERR_USAGE);
+        assert_null(src);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -348,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_no_writable_executable_memory),
         cmocka_unit_test(test_empty_and_scalar),
         cmocka_unit_test(test_signed_to_narrow_unsigned_casts),
+        cmocka_unit_test(test_review_regressions),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

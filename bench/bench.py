@@ -1,0 +1,333 @@
+#!/usr/bin/python3
+"""bench.py - the Python half of `make bench`, and the table.
+
+Runs bench/driver (bcgen through the C API, the reference evaluator and a
+memcpy bound, as JSON lines), then times the same cases in this process
+with NumPy, numexpr (one thread, so it is compared with one bcgen thread)
+and PyTorch where they are installed, and prints one table: time, GB/s and
+each peer's time divided by bcgen's (above 1: bcgen is faster), with the
+targets of issue 5 checked against the numbers of this very run.  Writes
+everything as JSON (--json).
+
+Every time is a median over repetitions of a loop of calls; for small
+outputs the Python peers' per-call times include the interpreter's call
+overhead, which is measured on its own (an empty function call) and shown
+beside them rather than subtracted.
+
+  bench.py --driver build/bench/driver [--cases bench/cases.txt]
+           [--json bench/results.json] [--quick] [--only NAME]
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+try:
+    import numexpr
+except ImportError:  # a benchmark peer, installed by `make bench` when root
+    numexpr = None
+try:
+    import torch
+except ImportError:
+    torch = None
+try:
+    import numba
+except ImportError:
+    numba = None
+
+DTYPES = {"f32": np.float32, "f64": np.float64, "i8": np.int8, "i16": np.int16,
+          "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16,
+          "u32": np.uint32, "u64": np.uint64, "bool": np.bool_}
+
+# The targets of issue 5: (what, case names, measure, bound).  A measure is
+# peer_time / bcgen_time ("numpy", "numexpr"), "bound" (memcpy_time /
+# bcgen_time), "ns" (bcgen ns per call), "compile_ms", "hit_us".
+TARGETS = [
+    ("large broadcast f32/i32: >= 1.0x NumPy",
+     ["add_row_4096", "outer_4096", "mul_4d", "add_i32"], "numpy", 1.0),
+    ("large broadcast f32/i32: >= 0.85x memcpy bound",
+     ["add_row_4096", "outer_4096", "mul_4d", "add_i32"], "bound", 0.85),
+    ("in cache (1000,1000)+(1000,): >= 1.3x NumPy", ["add_row_1000"], "numpy", 1.3),
+    ("a*b+c, where(...): >= 1.5x NumPy", ["fma3", "leaky_relu"], "numpy", 1.5),
+    ("a*b+c, where(...): >= 1.0x numexpr", ["fma3", "leaky_relu"], "numexpr", 1.0),
+    ("exp(a)+b: >= 1.0x NumPy", ["exp_add"], "numpy", 1.0),
+    ("small (3,4)+(4,): <= 30 ns per call", ["small_3x4"], "ns", 30.0),
+    ("JIT compile median <= 0.5 ms", None, "compile_ms", 0.5),
+    ("cache hit <= 1 us", None, "hit_us", 1.0),
+]
+
+
+def parse_cases(path):
+    cases = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            fields = [x.strip() for x in line.split("|")]
+            operands = []
+            for word in fields[2].split():
+                m = re.fullmatch(r"(\w+)=(\w+)\[([\d,]*)\](?:@\[([\d,-]*)\])?", word)
+                if not m:
+                    raise SystemExit("bench.py: cannot read operand %r" % word)
+                shape = tuple(int(x) for x in m.group(3).split(",") if x)
+                strides = tuple(int(x) for x in m.group(4).split(",")) if m.group(4) else None
+                operands.append({"name": m.group(1), "dtype": m.group(2), "shape": shape,
+                                 "strides": strides})
+            cases.append({"name": fields[0], "expr": fields[1], "operands": operands,
+                          "note": fields[3] if len(fields) > 3 else ""})
+    return cases
+
+
+def make_array(op, rng):
+    dtype = np.dtype(DTYPES[op["dtype"]])
+    shape, strides = op["shape"], op["strides"]
+    span = int(np.prod(shape)) if shape else 1
+    if strides:
+        span = max(span, 1 + sum(s * (d - 1) for s, d in zip(strides, shape)))
+    if dtype.kind == "f":
+        base = rng.uniform(-2, 2, span).astype(dtype)
+    elif dtype.kind == "b":
+        base = rng.integers(0, 2, span).astype(dtype)
+    else:
+        info = np.iinfo(dtype)
+        base = rng.integers(info.min, info.max, span, dtype=dtype, endpoint=True)
+    if strides:
+        return np.lib.stride_tricks.as_strided(
+            base, shape=shape, strides=tuple(s * dtype.itemsize for s in strides))
+    return base.reshape(shape)
+
+
+def time_call(fn, repeats, target):
+    """Median seconds per call: REPEATS runs of a loop lasting about TARGET."""
+    fn()
+    start = time.perf_counter()
+    fn()
+    once = time.perf_counter() - start
+    calls = max(1, min(1000000, int(target / once) if once > 0 else 1000000))
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        samples.append((time.perf_counter() - start) / calls)
+    return statistics.median(samples)
+
+
+def peers(case, arrays):
+    """{peer: callable or an explanation string}."""
+    names = dict(arrays)
+    py_expr = case["expr"]
+    out = {}
+    numpy_ns = dict(names, exp=np.exp, where=np.where)
+    code = compile(py_expr, "<case>", "eval")
+    out["numpy"] = lambda: eval(code, numpy_ns)
+    expected = out["numpy"]()
+    if numexpr is None:
+        out["numexpr"] = "not installed"
+    else:
+        # numexpr reads a float literal as a double; with f32 inputs, bind
+        # literals to f32 scalars so it computes in f32 as NumPy does
+        ne_expr, ne_names = py_expr, dict(names)
+        if expected.dtype == np.float32:
+            for k, literal in enumerate(sorted(set(re.findall(r"\b\d+\.\d*", py_expr)))):
+                ne_names["literal%d" % k] = np.float32(float(literal))
+                ne_expr = re.sub(r"\b%s\b" % re.escape(literal), "literal%d" % k, ne_expr)
+        try:
+            got = numexpr.evaluate(ne_expr, local_dict=ne_names)
+            if got.dtype != expected.dtype:
+                out["numexpr"] = "computes in %s, not %s" % (got.dtype, expected.dtype)
+            else:
+                out["numexpr"] = lambda: numexpr.evaluate(ne_expr, local_dict=ne_names)
+        except Exception as e:  # numexpr's own limits (dtypes, functions)
+            out["numexpr"] = "unsupported: %s" % str(e).split("\n")[0][:60]
+    if torch is None:
+        out["torch"] = "not installed"
+    else:
+        tensors = {k: torch.from_numpy(v) for k, v in names.items()}
+        torch_ns = dict(tensors, exp=torch.exp, where=torch.where)
+        out["torch"] = lambda: eval(code, torch_ns)
+    return out
+
+
+def machine():
+    info = {"python": platform.python_version(), "numpy": np.__version__,
+            "numexpr": numexpr.__version__ if numexpr else None,
+            "torch": torch.__version__ if torch else None,
+            "cores": os.cpu_count(), "cpu": platform.processor() or "?"}
+    try:
+        with open("/proc/cpuinfo") as f:
+            text = f.read()
+        m = re.search(r"^model name\s*:\s*(.*)$", text, re.M)
+        if m:
+            info["cpu"] = m.group(1).strip()
+        flags = re.search(r"^flags\s*:\s*(.*)$", text, re.M)
+        if flags:
+            have = set(flags.group(1).split())
+            info["vector"] = " ".join(f for f in ("sse4_2", "avx", "avx2", "fma", "avx512f")
+                                      if f in have)
+    except OSError:
+        pass
+    try:
+        info["cc"] = subprocess.run(["cc", "--version"], capture_output=True,
+                                    text=True).stdout.splitlines()[0]
+    except (OSError, IndexError):
+        info["cc"] = None
+    return info
+
+
+def format_time(seconds):
+    if seconds is None:
+        return "-"
+    for unit, scale in (("s", 1), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
+        if seconds >= scale:
+            return "%.3g %s" % (seconds / scale, unit)
+    return "%.3g ns" % (seconds / 1e-9)
+
+
+def ratio_text(peer, bcgen):
+    if isinstance(peer, str) or peer is None:
+        return "-"
+    return "%s (%.2fx)" % (format_time(peer), peer / bcgen)
+
+
+def check_targets(rows):
+    by_name = {r["name"]: r for r in rows}
+    results = []
+    for what, names, measure, bound in TARGETS:
+        chosen = [by_name[n] for n in (names or by_name) if n in by_name]
+        values, missing = [], []
+        for r in chosen:
+            if measure in ("numpy", "numexpr"):
+                peer = r["peers"].get(measure)
+                if isinstance(peer, (int, float)):
+                    values.append((r["name"], peer / r["bcgen_tcc_s"]))
+                else:
+                    missing.append(r["name"])
+            elif measure == "bound":
+                values.append((r["name"], r["memcpy_s"] / r["bcgen_tcc_s"]))
+            elif measure == "ns":
+                values.append((r["name"], r["bcgen_tcc_s"] * 1e9))
+            else:
+                values.append((r["name"], r["cache_hit_us" if measure == "hit_us" else measure]))
+        if not values:
+            results.append({"target": what, "met": None, "values": {}, "note": "not measured"})
+            continue
+        lower_is_better = measure in ("ns", "compile_ms", "hit_us")
+        met = all((v <= bound) if lower_is_better else (v >= bound) for _, v in values)
+        results.append({"target": what, "met": met, "values": dict(values),
+                        "note": "no value for " + ", ".join(missing) if missing else ""})
+    return results
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser.add_argument("--driver", default=os.path.join(os.environ.get("BUILD", "build"),
+                                                         "bench", "driver"))
+    parser.add_argument("--cases", default=os.path.join(here, "cases.txt"))
+    parser.add_argument("--json", default=os.path.join(here, "results.json"))
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--only", help="one case")
+    args = parser.parse_args()
+
+    cases = parse_cases(args.cases)
+    if args.only:
+        cases = [c for c in cases if c["name"] == args.only]
+    command = [args.driver, args.cases] + (["--quick"] if args.quick else [])
+    if args.only:
+        command += ["--only", args.only]
+    driven = subprocess.run(command, capture_output=True, text=True)
+    sys.stderr.write(driven.stderr)
+    c_rows = {}
+    for line in driven.stdout.splitlines():
+        row = json.loads(line)
+        c_rows[row["name"]] = row
+    if driven.returncode != 0:
+        print("bench.py: the C driver failed (exit %d)" % driven.returncode, file=sys.stderr)
+
+    repeats, target = (3, 0.02) if args.quick else (11, 0.1)
+    rng = np.random.default_rng(1)
+    overhead = time_call(lambda: None, repeats, target)
+    rows = []
+    for case in cases:
+        row = c_rows.get(case["name"])
+        if row is None:
+            continue
+        arrays = {op["name"]: make_array(op, rng) for op in case["operands"]}
+        row["peers"] = {}
+        for peer, fn in peers(case, arrays).items():
+            if isinstance(fn, str):
+                row["peers"][peer] = fn
+                continue
+            if peer == "numexpr":
+                numexpr.set_num_threads(1)
+            row["peers"][peer] = time_call(fn, repeats, target)
+        row["note"] = case["note"]
+        rows.append(row)
+        del arrays
+
+    info = machine()
+    print("bcgen benchmark on %s (%s cores; %s); %s; NumPy %s, numexpr %s, PyTorch %s"
+          % (info["cpu"], info["cores"], info.get("vector", "?"), info["cc"],
+             info["numpy"], info["numexpr"] or "not installed",
+             info["torch"] or "not installed"))
+    print("times are medians; (N.NNx) = that system's time / bcgen tcc's time, above 1: "
+          "bcgen is faster;")
+    print("numexpr runs one thread; Python call overhead (an empty call): %s per call"
+          % format_time(overhead))
+    print()
+    header = ("case", "expression", "elements", "bcgen tcc", "GB/s", "memcpy bound",
+              "compile", "cache hit", "reference C loop", "NumPy", "numexpr", "PyTorch")
+    table = [header]
+    for r in rows:
+        bcgen = r["bcgen_tcc_s"]
+        p = r["peers"]
+        table.append((r["name"], r["expr"], str(r["elements"]), format_time(bcgen),
+                      "%.1f" % (r["bytes"] / bcgen / 1e9),
+                      "%s (%.2fx)" % (format_time(r["memcpy_s"]), r["memcpy_s"] / bcgen),
+                      "%.3f ms" % r["compile_ms"], "%.2f us" % r["cache_hit_us"],
+                      ratio_text(r["reference_s"], bcgen), ratio_text(p.get("numpy"), bcgen),
+                      ratio_text(p.get("numexpr"), bcgen), ratio_text(p.get("torch"), bcgen)))
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for i, row in enumerate(table):
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        if i == 0:
+            print("  ".join("-" * w for w in widths))
+    for r in rows:
+        for peer, value in r["peers"].items():
+            if isinstance(value, str) and value != "not installed":
+                print("note: %s %s: %s" % (r["name"], peer, value))
+    if numba is None:
+        print("note: numba is not installed: no numba compile-time column")
+
+    targets = check_targets(rows)
+    targets.append({"target": "two threads >= 1.6x one thread on exp(a)+b at 16M elements",
+                    "met": None, "values": {}, "note": "not measured: bcg_run has no threads yet"})
+    print()
+    print("targets of issue 5 (this run):")
+    for t in targets:
+        state = {True: "MET    ", False: "NOT MET", None: "-      "}[t["met"]]
+        values = ", ".join("%s %.3g" % kv for kv in t["values"].items())
+        print("  %s %s%s%s" % (state, t["target"], ": " + values if values else "",
+                               " (" + t["note"] + ")" if t["note"] else ""))
+
+    result = {"machine": info, "python_call_overhead_s": overhead, "cases": rows,
+              "targets": targets, "quick": args.quick,
+              "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+    with open(args.json, "w") as f:
+        json.dump(result, f, indent=1)
+        f.write("\n")
+    print("\nwrote %s" % args.json)
+    return 0 if driven.returncode == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

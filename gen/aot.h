@@ -1,0 +1,35 @@
+/* aot.h - ahead-of-time output for firmware: several kernels written as one
+ * .c/.h pair that needs nothing from bcgen (gen/aot.c; the command is
+ * `bcgen aot`, gen/cli_aot.c).  Internal: only gen/ and tests include it. */
+#ifndef BCGEN_AOT_H
+#define BCGEN_AOT_H
+
+#include "internal.h"
+
+/* One kernel of the pair. */
+typedef struct aot_kernel {
+    const char *name;              /* the C function's name */
+    const char *expression;
+    const bcg_operand *operands;   /* named as the function's parameters */
+    int operand_count;
+    bcg_options options;           /* unrolling, in place, axis, ... */
+    bool math_double;              /* f32 transcendental functions in double */
+} aot_kernel;
+
+typedef struct aot_request {
+    int kernel_count;
+    const aot_kernel *kernels;
+    bool restrict_pointers;        /* the caller promises no two buffers overlap */
+    int index_bits;                /* 32: every position must fit a 32-bit ptrdiff_t; 64 */
+    const char *command;           /* how the pair was made, quoted into both comments */
+    const char *source_name;       /* the .c's file name, for the comments */
+    const char *header_name;       /* the .h's file name: the .c includes "header_name" */
+} aot_request;
+
+/* Generates the pair.  On success *source and *header are allocated for the
+ * caller (free with mem_free).  Errors name the kernel ("kernel scale: ...")
+ * and keep the operand and column of the failing kernel's error. */
+bcg_status aot_generate(const aot_request *request, char **source, char **header,
+                        bcg_error *err);
+
+#endif

@@ -1,0 +1,507 @@
+/* cli_aot.c - `bcgen aot`: writes one .c/.h pair holding one or more
+ * kernels for firmware builds (gen/aot.c does the work), and with --size
+ * compiles the .c with the target's compiler to report its code size. */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "aot.h"
+#include "cli.h"
+
+extern char **environ;
+
+static const char help[] =
+    "usage: bcgen aot -k NAME=EXPR -i OPERAND... [-k NAME=EXPR -i ...] -o FILE.c [options]\n"
+    "       bcgen aot EXPR -i OPERAND... --name NAME -o FILE.c [options]\n"
+    "\n"
+    "Writes FILE.c and FILE.h (or --header), a pair that is the whole dependency\n"
+    "of the kernels: no bcgen header or library, only <stdint.h>, <stddef.h>\n"
+    "and, when a math function is used, <math.h>.  Each kernel is a function\n"
+    "    void NAME(T *out, const T0 *operand0, const T1 *operand1, ...);\n"
+    "with the parameters named after the operands (the in-place operand, with\n"
+    "--inplace, is the non-const output and there is no `out`).  The header\n"
+    "#defines NAME_OPERAND_SHAPE, _ELEMENTS, _BYTES (and NAME_OUT_*) and says how\n"
+    "the pair was made, so it can be regenerated.\n"
+    "\n"
+    "kernels:\n"
+    "  -k NAME=EXPR            a kernel: the function NAME computing EXPR\n"
+    "  -i NAME=DTYPE[SHAPE]    an operand of the last kernel; @[S0,S1,...] strides\n"
+    "  --inplace NAME, --axis K, --strict-rank   as for `bcgen explain`, for the\n"
+    "                          last kernel (--axis and --strict-rank before the\n"
+    "                          first -k: for every kernel)\n"
+    "\n"
+    "code (for every kernel of the pair):\n"
+    "  --unroll full|none|N    full: straight-line code, one statement per\n"
+    "                          element (up to 65536); none: plain loops; N: the\n"
+    "                          innermost loop unrolled N times (default 4;\n"
+    "                          outputs of at most 16 elements are unrolled fully)\n"
+    "  --math float|double     f32 sqrt, exp, log, sin, cos, tanh: sqrtf() etc.\n"
+    "                          (default), or computed in double and rounded once\n"
+    "                          (more accurate, slower without a double FPU)\n"
+    "\n"
+    "the pair:\n"
+    "  -o FILE.c               the source to write (required)\n"
+    "  --header FILE.h         the header (default: FILE.c with .h); FILE.c\n"
+    "                          includes it by its file name\n"
+    "  --restrict              restrict-qualify every pointer: the caller\n"
+    "                          promises that no two buffers overlap\n"
+    "  --index-bits 32|64      positions are ptrdiff_t; 32 (default): a kernel\n"
+    "                          whose offsets do not fit 31 bits is an error now,\n"
+    "                          not an overflow on a 32-bit target\n"
+    "  --size                  compile FILE.c (arm-none-eabi-gcc -mcpu=cortex-m4\n"
+    "                          -mthumb -O2, or the host's cc) and print its size\n"
+    "\n"
+    "example:\n"
+    "  bcgen aot -k 'scale=x * gain + bias' -i x=f32[64] -i gain=f32[] -i bias=f32[] \\\n"
+    "            -k 'relu=maximum(v, 0)' -i v=i16[8,8] -o kernels.c --restrict\n";
+
+typedef struct cli_kernel {
+    const char *name;       /* points into argv, or the copy in name_text */
+    char name_text[BCG_MAX_NAME + 1];
+    const char *expr;
+    int operand_count;
+    cli_operand operands[BCG_MAX_OPERANDS];
+    bcg_options options;
+    bool math_double;
+    const char *inplace_name;
+} cli_kernel;
+
+#define MAX_KERNELS 256
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "bcgen aot: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(see bcgen aot --help)\n");
+    return 2;
+}
+
+static bool parse_int(const char *s, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!s[0] || *end || errno || v < lo || v > hi)
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+/* --unroll TEXT into OPTIONS, as `bcgen emit` reads it. */
+static bool parse_unroll(const char *text, bcg_options *options)
+{
+    int factor;
+    if (strcmp(text, "full") == 0) {
+        options->unroll_limit = 65536;
+    } else if (strcmp(text, "none") == 0) {
+        options->unroll_limit = 0;
+        options->unroll_factor = 1;
+    } else if (parse_int(text, 1, 64, &factor)) {
+        options->unroll_factor = factor;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* ARG as a shell word: as is when it is plain, else in single quotes. */
+static void put_shell_word(strbuf *sb, const char *arg)
+{
+    bool plain = arg[0] != 0;
+    for (const char *c = arg; *c; c++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=,:+@%",
+                    *c))
+            plain = false;
+    if (plain) {
+        sb_puts(sb, arg);
+        return;
+    }
+    sb_putc(sb, '\'');
+    for (const char *c = arg; *c; c++) {
+        if (*c == '\'')
+            sb_puts(sb, "'\\''");
+        else
+            sb_putc(sb, *c);
+    }
+    sb_putc(sb, '\'');
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+static bool write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    bool written = f && fputs(text, f) >= 0;
+    if (f && fclose(f) != 0)
+        written = false;
+    return written;
+}
+
+/* ---- --size --------------------------------------------------------------------- */
+
+/* Runs ARGV with stdout (and stderr) into the file CAPTURE; the exit status,
+ * or -1 when it could not be started. */
+static int run_program(char *const argv[], const char *capture)
+{
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, capture, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    pid_t pid;
+    int status = -1;
+    if (posix_spawnp(&pid, argv[0], &actions, NULL, argv, environ) == 0) {
+        if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+            status = -1;
+        else
+            status = WEXITSTATUS(status);
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    return status;
+}
+
+static bool on_path(const char *program)
+{
+    const char *path = getenv("PATH");
+    if (!path)
+        return false;
+    char buf[4096];
+    for (const char *at = path; *at;) {
+        const char *end = strchr(at, ':');
+        size_t n = end ? (size_t)(end - at) : strlen(at);
+        if (snprintf(buf, sizeof buf, "%.*s/%s", (int)n, at, program) < (int)sizeof buf &&
+            access(buf, X_OK) == 0)
+            return true;
+        if (!end)
+            break;
+        at = end + 1;
+    }
+    return false;
+}
+
+/* Compiles SOURCE_PATH (finding its header in HEADER_DIR) and prints the
+ * sizes: `size` for the totals, `nm -S` for each function. */
+static int report_size(const char *source_path, const char *header_dir)
+{
+    bool cross = on_path("arm-none-eabi-gcc");
+    const char *cc = cross ? "arm-none-eabi-gcc" : "cc";
+    const char *size_tool = cross ? "arm-none-eabi-size" : "size";
+    const char *nm_tool = cross ? "arm-none-eabi-nm" : "nm";
+    char dir[] = "/tmp/bcgen-size-XXXXXX";
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "bcgen aot: --size: cannot make a temporary directory\n");
+        return 1;
+    }
+    char object[64], log[64], include[4200];
+    snprintf(object, sizeof object, "%s/kernels.o", dir);
+    snprintf(log, sizeof log, "%s/log.txt", dir);
+    snprintf(include, sizeof include, "-I%s", header_dir);
+    char *compile_cross[] = {(char *)cc, "-mcpu=cortex-m4", "-mthumb", "-ffreestanding",
+                             "-std=c99", "-O2", include, "-c", (char *)source_path, "-o",
+                             object, NULL};
+    char *compile_host[] = {(char *)cc, "-std=c99", "-O2", include, "-c", (char *)source_path,
+                            "-o", object, NULL};
+    char *size_argv[] = {(char *)size_tool, object, NULL};
+    char *nm_argv[] = {(char *)nm_tool, "-S", "--size-sort", object, NULL};
+    int status = 1;
+    if (run_program(cross ? compile_cross : compile_host, log) != 0) {
+        fprintf(stderr, "bcgen aot: --size: %s could not compile %s (see %s)\n", cc,
+                source_path, log);
+        return 1;
+    }
+    printf("size of %s compiled with %s\n", source_path,
+           cross ? "arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -ffreestanding -O2"
+                 : "cc -O2 (host; arm-none-eabi-gcc was not found)");
+    char line[512];
+    FILE *f;
+    if (run_program(size_argv, log) == 0 && (f = fopen(log, "r"))) {
+        while (fgets(line, sizeof line, f))
+            printf("  %s", line);
+        fclose(f);
+        status = 0;
+    }
+    if (run_program(nm_argv, log) == 0 && (f = fopen(log, "r"))) {
+        /* "00000000 0000007c T scale": the functions and their bytes */
+        while (fgets(line, sizeof line, f)) {
+            char address[64], size[64], kind[8], name[256];
+            if (sscanf(line, "%63s %63s %7s %255s", address, size, kind, name) == 4 &&
+                (kind[0] == 'T' || kind[0] == 't'))
+                printf("  %-32s %6lu bytes\n", name, strtoul(size, NULL, 16));
+        }
+        fclose(f);
+    } else {
+        status = 1;
+    }
+    if (status)
+        fprintf(stderr, "bcgen aot: --size: %s or %s failed\n", size_tool, nm_tool);
+    unlink(object);
+    unlink(log);
+    rmdir(dir);
+    return status;
+}
+
+/* ---- the command ------------------------------------------------------------------ */
+
+static int finish_kernel(cli_kernel *k)
+{
+    if (!k)
+        return -1;
+    if (!k->expr)
+        return usage_error("%s", "a kernel has no expression");
+    if (k->operand_count == 0)
+        return usage_error("kernel %s has no operands: add -i NAME=DTYPE[SHAPE] after its -k",
+                           k->name ? k->name : "");
+    if (k->inplace_name) {
+        for (int i = 0; i < k->operand_count; i++)
+            if (strcmp(k->operands[i].name, k->inplace_name) == 0)
+                k->options.inplace = i;
+        if (k->options.inplace < 0)
+            return usage_error("--inplace names '%s', which is not an operand of its kernel",
+                               k->inplace_name);
+    }
+    return -1;
+}
+
+typedef struct cli_state {
+    cli_kernel *kernels;
+    int kernel_count;
+    bcg_options defaults;
+    bcg_options unroll;          /* only the unroll fields are read */
+    bool math_double;
+    const char *output_path, *header_path, *single_name, *single_expr;
+    bool restrict_pointers, size;
+    int index_bits;
+} cli_state;
+
+static cli_kernel *new_kernel(cli_state *st)
+{
+    if (st->kernel_count == MAX_KERNELS)
+        return NULL;
+    cli_kernel *k = &st->kernels[st->kernel_count++];
+    memset(k, 0, sizeof *k);
+    k->options = st->defaults;
+    return k;
+}
+
+static int parse(cli_state *st, int argc, char **argv)
+{
+    cli_kernel *k = NULL; /* the kernel options apply to; NULL: the defaults */
+    cli_kernel *single = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+        bool takes_value = true;
+        if (arg[0] != '-' || arg[1] == 0) {
+            if (st->single_expr || st->kernel_count > 0)
+                return usage_error("unexpected argument '%s' (give one EXPR with --name, or "
+                                   "kernels with -k NAME=EXPR)",
+                                   arg);
+            st->single_expr = arg;
+            k = single = new_kernel(st);
+            k->expr = arg;
+            continue;
+        }
+        if (cli_is_help(arg)) {
+            fputs(help, stdout);
+            return 0;
+        }
+        if (!value && strcmp(arg, "--strict-rank") != 0 && strcmp(arg, "--restrict") != 0 &&
+            strcmp(arg, "--size") != 0)
+            return usage_error("%s needs a value", arg);
+        bcg_options *options = k ? &k->options : &st->defaults;
+        if (strcmp(arg, "-k") == 0 || strcmp(arg, "--kernel") == 0) {
+            if (single)
+                return usage_error("%s", "-k and a lone EXPR cannot be mixed");
+            const char *eq = strchr(value, '=');
+            size_t n = eq ? (size_t)(eq - value) : 0;
+            if (!eq || !name_is_valid(value, n))
+                return usage_error("-k takes NAME=EXPR with NAME a C identifier, not '%s'",
+                                   value);
+            if (!(k = new_kernel(st)))
+                return usage_error("more than %s kernels", "256");
+            memcpy(k->name_text, value, n);
+            k->name_text[n] = 0;
+            k->name = k->name_text;
+            k->expr = eq + 1;
+        } else if (strcmp(arg, "-i") == 0 || strcmp(arg, "--input") == 0) {
+            if (!k)
+                return usage_error("-i %s comes before any kernel (-k NAME=EXPR or EXPR)",
+                                   value);
+            if (k->operand_count == BCG_MAX_OPERANDS)
+                return usage_error("more than %s operands in one kernel", "64");
+            bcg_error err;
+            error_clear(&err);
+            if (cli_parse_operand(value, false, &k->operands[k->operand_count], &err))
+                return cli_report("aot", NULL, &err);
+            k->operand_count++;
+        } else if (strcmp(arg, "--inplace") == 0) {
+            if (!k)
+                return usage_error("--inplace %s comes before any kernel", value);
+            k->inplace_name = value;
+        } else if (strcmp(arg, "--axis") == 0) {
+            if (!parse_int(value, -BCG_MAX_RANK, BCG_MAX_RANK, &options->axis))
+                return usage_error("--axis needs an integer from -64 to 64, not '%s'", value);
+        } else if (strcmp(arg, "--strict-rank") == 0) {
+            options->strict_rank = 1;
+            takes_value = false;
+        } else if (strcmp(arg, "--unroll") == 0) {
+            if (!parse_unroll(value, &st->unroll))
+                return usage_error("--unroll takes full, none or a factor from 1 to 64, not '%s'",
+                                   value);
+        } else if (strcmp(arg, "--math") == 0) {
+            bool is_double = strcmp(value, "double") == 0;
+            if (!is_double && strcmp(value, "float") != 0)
+                return usage_error("--math takes float or double, not '%s'", value);
+            st->math_double = is_double;
+        } else if (strcmp(arg, "--name") == 0) {
+            st->single_name = value;
+        } else if (strcmp(arg, "-o") == 0) {
+            st->output_path = value;
+        } else if (strcmp(arg, "--header") == 0) {
+            st->header_path = value;
+        } else if (strcmp(arg, "--restrict") == 0) {
+            st->restrict_pointers = true;
+            takes_value = false;
+        } else if (strcmp(arg, "--size") == 0) {
+            st->size = true;
+            takes_value = false;
+        } else if (strcmp(arg, "--index-bits") == 0) {
+            if (!parse_int(value, 32, 64, &st->index_bits) ||
+                (st->index_bits != 32 && st->index_bits != 64))
+                return usage_error("--index-bits takes 32 or 64, not '%s'", value);
+        } else {
+            return usage_error("unknown option '%s'", arg);
+        }
+        if (takes_value)
+            i++;
+    }
+    if (single) {
+        if (!st->single_name)
+            return usage_error("%s", "a lone EXPR needs --name NAME for its function");
+        single->name = st->single_name;
+    } else if (st->single_name) {
+        return usage_error("%s", "--name is for a lone EXPR; -k NAME=EXPR names its kernel");
+    }
+    if (st->kernel_count == 0)
+        return usage_error("%s", "no kernel given: add -k NAME=EXPR -i NAME=DTYPE[SHAPE] ...");
+    if (!st->output_path)
+        return usage_error("%s", "no output: add -o FILE.c");
+    for (int j = 0; j < st->kernel_count; j++) {
+        st->kernels[j].options.unroll_limit = st->unroll.unroll_limit;
+        st->kernels[j].options.unroll_factor = st->unroll.unroll_factor;
+        st->kernels[j].math_double = st->math_double;
+        int status = finish_kernel(&st->kernels[j]);
+        if (status >= 0)
+            return status;
+    }
+    return -1;
+}
+
+int cli_aot(int argc, char **argv)
+{
+    cli_state st;
+    memset(&st, 0, sizeof st);
+    bcg_options_init(&st.defaults);
+    bcg_options_init(&st.unroll);
+    st.index_bits = 32;
+    st.kernels = malloc(sizeof *st.kernels * MAX_KERNELS);
+    aot_kernel *kernels = malloc(sizeof *kernels * MAX_KERNELS);
+    bcg_operand (*views)[BCG_MAX_OPERANDS] = malloc(sizeof *views * MAX_KERNELS);
+    char *header_path = NULL, *source = NULL, *header = NULL;
+    strbuf command;
+    sb_init(&command);
+    int status = 1;
+    if (!st.kernels || !kernels || !views) {
+        fprintf(stderr, "bcgen aot: out of memory\n");
+        goto done;
+    }
+    if ((status = parse(&st, argc, argv)) >= 0)
+        goto done;
+    status = 1;
+
+    size_t n = strlen(st.output_path);
+    if (st.header_path) {
+        header_path = strdup(st.header_path);
+    } else if ((header_path = malloc(n + 3))) {
+        memcpy(header_path, st.output_path, n + 1);
+        if (n > 2 && strcmp(header_path + n - 2, ".c") == 0)
+            header_path[n - 1] = 'h';
+        else
+            strcat(header_path, ".h");
+    }
+    sb_puts(&command, "bcgen aot");
+    for (int i = 1; i < argc; i++) {
+        sb_putc(&command, ' ');
+        put_shell_word(&command, argv[i]);
+    }
+    if (!header_path || command.failed) {
+        fprintf(stderr, "bcgen aot: out of memory\n");
+        goto done;
+    }
+    for (int j = 0; j < st.kernel_count; j++) {
+        cli_kernel *k = &st.kernels[j];
+        cli_operand_views(k->operand_count, k->operands, views[j]);
+        kernels[j] = (aot_kernel){
+            .name = k->name,
+            .expression = k->expr,
+            .operands = views[j],
+            .operand_count = k->operand_count,
+            .options = k->options,
+            .math_double = k->math_double,
+        };
+    }
+    aot_request request = {
+        .kernel_count = st.kernel_count,
+        .kernels = kernels,
+        .restrict_pointers = st.restrict_pointers,
+        .index_bits = st.index_bits,
+        .command = command.data,
+        .source_name = base_name(st.output_path),
+        .header_name = base_name(header_path),
+    };
+    bcg_error err;
+    error_clear(&err);
+    if (aot_generate(&request, &source, &header, &err) != BCG_OK) {
+        const char *expr = NULL;
+        for (int j = 0; j < st.kernel_count; j++)
+            if (strncmp(err.message, "kernel ", 7) == 0 &&
+                strncmp(err.message + 7, st.kernels[j].name, strlen(st.kernels[j].name)) == 0 &&
+                err.message[7 + strlen(st.kernels[j].name)] == ':')
+                expr = st.kernels[j].expr;
+        status = cli_report("aot", expr, &err);
+        goto done;
+    }
+    if (!write_file(st.output_path, source) || !write_file(header_path, header)) {
+        fprintf(stderr, "bcgen aot: cannot write %s or %s\n", st.output_path, header_path);
+        goto done;
+    }
+    status = 0;
+    if (st.size) {
+        char *dir = strdup(header_path);
+        if (!dir) {
+            status = 1;
+            goto done;
+        }
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = 0;
+        status = report_size(st.output_path, slash ? dir : ".");
+        free(dir);
+    }
+done:
+    mem_free(source);
+    mem_free(header);
+    free(header_path);
+    sb_free(&command);
+    free(views);
+    free(kernels);
+    free(st.kernels);
+    return status;
+}

@@ -1,0 +1,12 @@
+# mk/microkernels.mk - runtime/*.c: code of the library itself that kernels
+# call at run time (the vectorised microkernels).  Compiled with -O3, and
+# each function carries its own AVX2 and baseline clones (target_clones in
+# the source), so the library stays portable while using the host's vectors.
+
+RUNTIME_SRC = $(wildcard runtime/*.c)
+RUNTIME_OBJ = $(patsubst runtime/%.c,$(BUILD)/obj/runtime/%.o,$(RUNTIME_SRC))
+LIB_OBJ += $(RUNTIME_OBJ)
+
+$(BUILD)/obj/runtime/%.o: runtime/%.c $(HEADERS) $(BUILD)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -O3 -fno-math-errno -c $< -o $@

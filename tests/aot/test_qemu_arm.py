@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Emitted AOT kernels compute on 32-bit ARM what bcgen's reference
+evaluator computes on the host.
+
+For each pair (fully unrolled, plain loops, grouped loops, and one with
+--math double, --restrict and an in-place kernel) the test generates a
+harness from the kernels' descriptions (no per-kernel C is written by
+hand): it reads each operand from a raw little-endian file, calls the
+kernel with buffers sized by the header's _BYTES macros and writes the
+output.  The harness and the pair are built with arm-linux-gnueabihf-gcc
+-static (a 32-bit long and ptrdiff_t) and run under qemu-arm.  The inputs
+come from NumPy on the host and the expected outputs from
+`bcgen run --reference` on the same .npy files.
+
+Integers and bools must match bit for bit.  Floats: NaN where the reference
+has NaN, and |got - want| <= FLOAT_TOLERANCE[dtype] * max(1, |want|), which
+allows the last-bit differences of a different libm (or of --math double)
+carried through the sums of the test expressions; +-inf must match exactly.
+"""
+import os
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+
+from _aot import DTYPES, UNROLL_MODES, Tap, bcgen, kernels_for, missing_tools
+
+FLOAT_TOLERANCE = {"f32": 1e-5, "f64": 1e-12}
+NUMPY = {"bool": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32,
+         "i64": np.int64, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32,
+         "u64": np.uint64, "f32": np.float32, "f64": np.float64}
+CTYPE = {"bool": "uint8_t", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t",
+         "i64": "int64_t", "u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t",
+         "u64": "uint64_t", "f32": "float", "f64": "double"}
+
+tap = Tap()
+CC = ["arm-linux-gnueabihf-gcc", "-static", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror"]
+absent = missing_tools([CC, ["qemu-arm"]])
+if absent:
+    tap.skip("the emulated 32-bit ARM run", ", ".join(absent) + " not installed "
+             "(make aot-deps, run by make test as root, installs gcc-arm-linux-gnueabihf and qemu-user)")
+    tap.finish()
+
+rng = np.random.default_rng(20240607)
+
+
+def parse_operand(spec):
+    name, rest = spec.split("=", 1)
+    dtype, shape = rest.split("[", 1)
+    shape = shape.rstrip("]")
+    dims = tuple(int(d) for d in shape.split(",")) if shape else ()
+    return name, dtype, dims
+
+
+def make_input(dtype, dims):
+    """Values that reach the interesting cases: full-range integers mixed
+    with small ones (so division by zero, -1 and shifts happen), floats with
+    zeros, negatives, infinities and NaN."""
+    count = int(np.prod(dims)) if dims else 1
+    if dtype == "bool":
+        values = rng.integers(0, 2, count).astype(np.bool_)
+    elif dtype in ("f32", "f64"):
+        # mostly positive, so that sqrt and log in the test expressions leave
+        # most elements finite
+        values = np.abs(rng.standard_normal(count) * 4) + 0.125
+        values = np.where(rng.random(count) < 0.2, -values, values).astype(NUMPY[dtype])
+        specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.5, -2.5], NUMPY[dtype])
+        picks = rng.random(count) < 0.05
+        values[picks] = rng.choice(specials, int(picks.sum()))
+    else:
+        info = np.iinfo(NUMPY[dtype])
+        wide = rng.integers(int(info.min), int(info.max), count, endpoint=True,
+                            dtype=np.int64 if dtype != "u64" else np.uint64)
+        small = rng.integers(max(int(info.min), -5), 6, count)
+        values = np.where(rng.random(count) < 0.5, small, wide).astype(NUMPY[dtype])
+    return values.reshape(dims)
+
+
+def harness_source(header, kernels):
+    """main() that runs every kernel of the pair on the files in argv[1]."""
+    lines = ["#include <stdio.h>", "#include <stdlib.h>", "#include <stdint.h>",
+             f'#include "{header}"', "",
+             "static void *load(const char *dir, const char *file, size_t bytes)", "{",
+             "    char path[512];", "    unsigned char *p = malloc(bytes + 16);",
+             "    FILE *f;", '    snprintf(path, sizeof path, "%s/%s", dir, file);',
+             '    f = fopen(path, "rb");',
+             "    if (!p || !f || fread(p, 1, bytes, f) != bytes) {",
+             '        fprintf(stderr, "cannot read %s\\n", path);', "        exit(2);", "    }",
+             "    fclose(f);", "    return p;", "}", "",
+             "static void save(const char *dir, const char *file, const void *p, size_t bytes)",
+             "{", "    char path[512];", "    FILE *f;",
+             '    snprintf(path, sizeof path, "%s/%s", dir, file);',
+             '    f = fopen(path, "wb");',
+             "    if (!f || fwrite(p, 1, bytes, f) != bytes || fclose(f) != 0) {",
+             '        fprintf(stderr, "cannot write %s\\n", path);', "        exit(2);", "    }",
+             "}", "", "int main(int argc, char **argv)", "{",
+             "    const char *dir = argc > 1 ? argv[1] : \".\";"]
+    for k in kernels:
+        upper = k["name"].upper()
+        lines.append("    {")
+        args = []
+        if k["inplace"] is None:
+            lines.append(f"        {CTYPE[k['out_dtype']]} *out = malloc({upper}_OUT_BYTES + 16);")
+            args.append("out")
+        for name, dtype, _ in k["operands"]:
+            lines.append(f"        {CTYPE[dtype]} *{name} = load(dir, \"{k['name']}.{name}.bin\", "
+                         f"{upper}_{name.upper()}_BYTES);")
+            args.append(name)
+        lines.append(f"        {k['name']}({', '.join(args)});")
+        result = "out" if k["inplace"] is None else k["inplace"]
+        lines.append(f"        save(dir, \"{k['name']}.out.bin\", {result}, {upper}_OUT_BYTES);")
+        for a in args:
+            lines.append(f"        free({a});")
+        lines.append("    }")
+    lines += ["    return 0;", "}", ""]
+    return "\n".join(lines)
+
+
+def run_pair(label, kernels, options):
+    work = tempfile.mkdtemp(prefix=f"bcgen-aot-qemu-{label}-")
+    args = ["aot"]
+    for k in kernels:
+        args += ["-k", f"{k['name']}={k['expr']}"]
+        args += sum((["-i", spec] for spec in k["specs"]), [])
+        if k["inplace"]:
+            args += ["--inplace", k["inplace"]]
+    args += ["-o", os.path.join(work, "pair.c")] + options
+    r = bcgen(*args)
+    if not tap.check(f"{label}: bcgen aot writes the pair", r.returncode == 0, r.stderr):
+        return
+
+    # inputs (raw for the harness, .npy for the reference) and the references
+    expected = {}
+    for k in kernels:
+        run_args = ["run", k["expr"]]
+        for (name, dtype, dims), spec in zip(k["operands"], k["specs"]):
+            values = make_input(dtype, dims)
+            values.astype(values.dtype.newbyteorder("<")).tofile(
+                os.path.join(work, f"{k['name']}.{name}.bin"))
+            npy = os.path.join(work, f"{k['name']}.{name}.npy")
+            np.save(npy, values)
+            run_args += ["-i", f"{spec}={npy}"]
+        reference = os.path.join(work, f"{k['name']}.reference.npy")
+        if k["inplace"]:
+            run_args += ["--inplace", k["inplace"]]
+        r = bcgen(*(run_args + ["--reference", "-o", reference]))
+        if tap.check(f"{label}: bcgen run --reference for {k['name']}", r.returncode == 0,
+                     r.stderr):
+            expected[k["name"]] = np.load(reference)
+
+    with open(os.path.join(work, "harness.c"), "w") as f:
+        f.write(harness_source("pair.h", kernels))
+    binary = os.path.join(work, "harness")
+    r = subprocess.run(CC + ["-I", work, os.path.join(work, "harness.c"),
+                             os.path.join(work, "pair.c"), "-o", binary, "-lm"],
+                       capture_output=True, text=True)
+    if not tap.check(f"{label}: the generated harness builds for 32-bit ARM", r.returncode == 0,
+                     r.stderr):
+        return
+    r = subprocess.run(["qemu-arm", binary, work], capture_output=True, text=True, timeout=120)
+    if not tap.check(f"{label}: the harness runs under qemu-arm", r.returncode == 0, r.stderr):
+        return
+
+    for k in kernels:
+        if k["name"] not in expected:
+            continue
+        want = expected[k["name"]]
+        got = np.fromfile(os.path.join(work, f"{k['name']}.out.bin"),
+                          dtype=np.dtype(want.dtype).newbyteorder("<")).reshape(want.shape)
+        dtype = k["out_dtype"]
+        if dtype in FLOAT_TOLERANCE:
+            same_nan = np.array_equal(np.isnan(got), np.isnan(want))
+            finite = np.isfinite(want)
+            same_inf = np.array_equal(got[np.isinf(want)], want[np.isinf(want)])
+            error = np.abs(got[finite].astype(np.float64) - want[finite].astype(np.float64))
+            bound = FLOAT_TOLERANCE[dtype] * np.maximum(1.0, np.abs(want[finite]))
+            ok = same_nan and same_inf and bool(np.all(error <= bound)) and np.all(
+                np.isfinite(got[finite]))
+            detail = f"largest error {error.max() if error.size else 0}, nan {same_nan}, inf {same_inf}"
+            what = f"within {FLOAT_TOLERANCE[dtype]:g}"
+        else:
+            ok = np.array_equal(got.view(np.uint8), want.view(np.uint8))
+            bad = np.flatnonzero(got.ravel() != want.ravel())[:5]
+            detail = f"first differences at {bad}: got {got.ravel()[bad]}, want {want.ravel()[bad]}"
+            what = "bit for bit"
+        tap.check(f"{label}: {k['name']} on ARM matches the reference {what}", ok, detail)
+    shutil.rmtree(work)
+
+
+def describe(name, expr, specs, inplace=None):
+    operands = [parse_operand(s) for s in specs]
+    if inplace:
+        out_dtype = next(d for n, d, _ in operands if n == inplace)
+    else:
+        r = bcgen("explain", expr, *sum((["-i", s] for s in specs), []), "--json")
+        import json
+        out_dtype = json.loads(r.stdout)["dtype"] if r.returncode == 0 else "?"
+    return {"name": name, "expr": expr, "specs": specs, "operands": operands,
+            "inplace": inplace, "out_dtype": out_dtype}
+
+
+for mode, (options, rows, columns) in UNROLL_MODES.items():
+    kernels = [describe(n, e, s) for dtype in DTYPES for n, e, s in kernels_for(dtype, rows, columns)]
+    run_pair(mode, kernels, options)
+
+extra = [
+    describe("soft_f32", "tanh(x) * sqrt(abs(y)) + exp(-x * x) - log(abs(y) + 1) + sin(x) * cos(y)",
+             ["x=f32[4,33]", "y=f32[33]"]),
+    describe("accumulate", "acc + gain * x", ["acc=i32[7,9]", "gain=i32[]", "x=i32[9]"],
+             inplace="acc"),
+    describe("scale_u8", "u8(clip(f32(p) * 1.7, 0, 255))", ["p=u8[5,17]"]),
+]
+run_pair("double-restrict-inplace", extra, ["--math", "double", "--restrict", "--unroll", "4"])
+tap.finish()

@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+"""make_corpus.py - writes the seed corpora tests/fuzz/corpus/NAME/ for the
+libFuzzer harnesses (run once by hand; the files are checked in).  Seeds are
+small valid inputs of each kind plus a few classic near-misses, so the
+fuzzer starts from inputs that reach deep into each parser."""
+import io
+import os
+import struct
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+EXPRESSIONS = [
+    "a * b + c", "where(a > 0, a, 0.1 * a)", "sqrt(abs(a)) + exp(-a) * tanh(a)",
+    "a // b + a % b", "where(a > 1.5, i8(a), u8(b) << 2)", "clip(a, -1, 1) ** 2",
+    "minimum(a, b) - maximum(c, d)", "(a < b) && !(c || d)", "~d ^ (b & 7) | 0x10",
+    "f64(a) / 3 + 1e-3", "pow(a, 2.5) >= log(b)", "floor(a) + ceil(b) - cos(a) * sin(b)",
+    "-(-(-a))", "((((a))))", "a ** b ** 2", "bool(a) + int8(b)", "1 + 2 * 3",
+    "a + (b", "a +", "a $ b", "0x", "010", "1e400 + a",
+]
+SPECS = [
+    "a=f32[5,3,4,1]", "b=f32[3,1,1]=ones", "c=f32[]", "x=f64[3,4]@[1,3]", "y=i32[(2,3)]=range",
+    "z=u8[2x3x4]=random:7", "s=bool[scalar]", "t=int64[5,]", "w=float32[1,2]=w.npy",
+    "q=f32[3]@[-1]", "a=f32[99999999999999999999]", "a=f32[-1]", "a=f32[3", "=f32[3]",
+]
+TEMPLATES = [
+    "{{name}} {{count}}\n", "{{#if flag}}yes{{#elif count}}c{{#else}}no{{/if}}\n",
+    "{{#each items}}{{@index}}:{{name}}{{#if @last}}.{{/if}}{{#each inner}}[{{flag}}]{{/each}}{{/each}}\n",
+    "{{! comment\n over lines }}x{{{{y\n", "{{#each none}}never{{/each}}\n", "{{#if !flag}}{{/if}}",
+    "{{missing}}", "{{#if flag}}unclosed", "{{/each}}", "{{ name }}{{#if ! flag }}a{{/if}}",
+]
+
+
+def write(name, index, data):
+    folder = os.path.join(HERE, "corpus", name)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "seed-%02d" % index), "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+
+
+def npy_bytes(array, version=None):
+    buffer = io.BytesIO()
+    if version:
+        np.lib.format.write_array(buffer, array, version=version)
+    else:
+        np.save(buffer, array)
+    return buffer.getvalue()
+
+
+def main():
+    for i, e in enumerate(EXPRESSIONS):
+        write("expr", i, e)
+    write("expr", len(EXPRESSIONS), b"\x93a * b + c")
+    for i, s in enumerate(SPECS):
+        write("spec", i, s)
+    arrays = [
+        np.arange(12, dtype=np.float32).reshape(3, 4), np.array(3.5), np.array([True, False]),
+        np.arange(6, dtype=">i2").reshape(2, 3), np.asfortranarray(np.arange(6, dtype=np.int64).reshape(2, 3)),
+        np.zeros((0, 3), dtype=np.uint8), np.arange(5, dtype=np.float64), np.array([1, 2], dtype=np.uint32),
+    ]
+    for i, a in enumerate(arrays):
+        write("npy", i, npy_bytes(a))
+    write("npy", len(arrays), npy_bytes(np.arange(4, dtype=np.int8), version=(2, 0)))
+    write("npy", len(arrays) + 1, npy_bytes(np.arange(4, dtype=np.int8))[:-2])  # truncated
+    templates = TEMPLATES + [open(os.path.join(HERE, "..", "..", "templates", t)).read()[:4000]
+                             for t in ("kernel.c.tmpl", "ops.c.tmpl")]
+    for i, t in enumerate(templates):
+        write("tmpl", i, t)
+    # compile: byte 0 = count-1 | limit << 2 | factor << 4; 2 bytes per operand
+    # (dtype index; rank | sizes << 2); then the expression.
+    F32, I32, U8, F64, BOOL, I8 = 9, 3, 5, 10, 0, 1
+    def shape(*dims):
+        r = len(dims)
+        for d, n in enumerate(dims):
+            r |= n << (2 + 2 * d)
+        return r
+    compile_seeds = [
+        (2, 1, 1, [(F32, shape(3, 2)), (F32, shape(2)), (F32, shape())], "a * b + c"),
+        (1, 0, 0, [(I32, shape(3)), (I32, shape(3, 1))], "a // b + a % b"),
+        (1, 2, 3, [(U8, shape(2, 2)), (I8, shape(2))], "where(a > b, a << 1, b >> 1)"),
+        (0, 1, 0, [(F64, shape(3, 3, 2))], "sqrt(abs(a)) + exp(-a) * tanh(a)"),
+        (1, 3, 1, [(BOOL, shape(2)), (F32, shape(1, 2))], "where(a, b, -b) ** 2"),
+        (2, 0, 2, [(I8, shape(3)), (U8, shape(3)), (F32, shape())], "clip(a, b, 3) + f32(c)"),
+        (0, 1, 0, [(F32, shape(0, 3))], "a + 1"),
+    ]
+    for i, (count_minus_one, limit, factor, ops, expr) in enumerate(compile_seeds):
+        data = bytes([count_minus_one | limit << 2 | factor << 4])
+        for dtype, r in ops:
+            data += bytes([dtype, r])
+        write("compile", i, data + expr.encode())
+
+
+if __name__ == "__main__":
+    main()

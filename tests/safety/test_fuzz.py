@@ -1,0 +1,61 @@
+#!/usr/bin/python3
+"""test_fuzz.py - the short fuzz run of `make test`: each libFuzzer harness
+in $FUZZ_BUILD/fuzz/ (make safety-fuzz; ASan + UBSan) first replays its
+seed corpus tests/fuzz/corpus/NAME/ and its crash regressions
+tests/fuzz/regress/NAME/ (inputs that once crashed, kept after the fix),
+then runs a fixed number of new inputs from a fixed seed, so the run is
+the same on every machine (about 10-15 s per harness here).  A crash, a
+sanitizer report, a leak or a failed FUZZ_CHECK fails the harness; the
+input is left in $FUZZ_BUILD/crashes/.  `make fuzz` is the long,
+time-bounded run (FUZZ_SECONDS per harness)."""
+import glob
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _safety  # noqa: E402
+
+FUZZ_BUILD = os.environ.get("FUZZ_BUILD", "build-fuzz")
+# New inputs per harness in the short run (tcc runs in every compile input).
+RUNS = {"expr": 400000, "spec": 800000, "npy": 200000, "tmpl": 200000, "compile": 60000}
+SCALE = float(os.environ.get("FUZZ_RUNS_SCALE", "1"))
+
+
+def main():
+    runner = _safety.Runner(os.path.join(FUZZ_BUILD, "sanitizer-reports"))
+    harnesses = sorted(glob.glob(os.path.join(_safety.ROOT, "tests", "fuzz", "fuzz_*.c")))
+    names = [os.path.basename(h)[len("fuzz_"):-2] for h in harnesses]
+    if not _safety.require([os.path.join(FUZZ_BUILD, "fuzz", "fuzz_" + n) for n in names],
+                           runner, "make safety-fuzz"):
+        return runner.finish()
+    env = runner.sanitizer_env()
+    env.pop("ASAN_OPTIONS")  # libFuzzer reports itself; its exit status is what counts
+    env.pop("UBSAN_OPTIONS")
+    crashes = os.path.join(FUZZ_BUILD, "crashes")
+    os.makedirs(crashes, exist_ok=True)
+    for name in names:
+        binary = os.path.join(FUZZ_BUILD, "fuzz", "fuzz_" + name)
+        seeds = os.path.join("tests", "fuzz", "corpus", name)
+        regress = sorted(glob.glob(os.path.join("tests", "fuzz", "regress", name, "*")))
+        inputs = sorted(glob.glob(os.path.join(seeds, "*"))) + regress
+        if not inputs:
+            runner.emit(False, "fuzz_%s has no seed corpus in %s" % (name, seeds))
+            continue
+        runner.run("fuzz_%s replays %d seeds and %d regressions" % (name, len(inputs) - len(regress),
+                                                                  len(regress)),
+                   [binary, "-runs=1"] + inputs, env, timeout=600)
+        work = os.path.join(FUZZ_BUILD, "short-corpus", name)
+        os.makedirs(work, exist_ok=True)
+        for old in glob.glob(os.path.join(work, "*")):
+            os.remove(old)
+        runs = max(1, int(RUNS.get(name, 100000) * SCALE))
+        runner.run("fuzz_%s: %d new inputs from seed 1" % (name, runs),
+                   [binary, "-seed=1", "-runs=%d" % runs, "-timeout=20", "-rss_limit_mb=4096",
+                    "-max_total_time=300", "-print_final_stats=1",
+                    "-artifact_prefix=%s/%s-" % (crashes, name), work, seeds],
+                   env, timeout=600)
+    return runner.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
