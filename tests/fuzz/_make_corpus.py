@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""make_corpus.py - writes the seed corpora tests/fuzz/corpus/NAME/ for the
-libFuzzer harnesses (run once by hand; the files are checked in).  Seeds are
+"""_make_corpus.py - writes the seed corpora tests/fuzz/corpus/NAME/ for the
+libFuzzer harnesses (run by hand, `/usr/bin/python3 tests/fuzz/_make_corpus.py`; the files are
+checked in; the leading "_" keeps tests/run.sh from taking it for a test).  Seeds are
 small valid inputs of each kind plus a few classic near-misses, so the
 fuzzer starts from inputs that reach deep into each parser."""
 import io
