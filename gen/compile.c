@@ -279,12 +279,21 @@ struct bcg_kernel {
         size_t size;
         bool may_alias;
     } *run;
+    /* bcg_run_threads: the context (for its pool) and the kernel's pieces,
+     * one entry per piece count, made on first use under split_lock and
+     * never changed after (see "threaded runs" below). */
+    bcg_context *ctx;
+    pthread_mutex_t split_lock;
+    bool split_lock_ready;
+    struct kernel_split *splits;
 };
 
 struct bcg_context {
     pthread_mutex_t lock;
     bcg_kernel *kernels;
     long tcc_compiles;       /* how many times jit_compile ran: tests read it */
+    pool *pool;              /* bcg_run_threads' workers; NULL until needed */
+    long threaded_runs;      /* runs that used the pool: tests read it */
 };
 
 bcg_context *bcg_context_new(void)
@@ -300,10 +309,13 @@ bcg_context *bcg_context_new(void)
     return ctx;
 }
 
+static void splits_free(bcg_kernel *k);
+
 static void kernel_free(bcg_kernel *k)
 {
     if (!k)
         return;
+    splits_free(k);
     jit_free(k->code);
     mem_free(k->key);
     mem_free(k->source);
@@ -322,6 +334,7 @@ void bcg_context_free(bcg_context *ctx)
         kernel_free(k);
         k = next;
     }
+    pool_free(ctx->pool);
     pthread_mutex_destroy(&ctx->lock);
     mem_free(ctx);
 }
@@ -475,6 +488,8 @@ bcg_status bcg_compile(bcg_context *ctx, const char *expr, const bcg_operand *op
         return fail(err, BCG_ERR_NOMEM, "out of memory");
     }
     memset(k, 0, sizeof *k);
+    k->ctx = ctx;
+    k->split_lock_ready = pthread_mutex_init(&k->split_lock, NULL) == 0;
     k->arena = a;
     k->front = c;
     k->key = key;
@@ -565,15 +580,12 @@ static bool overlaps(uintptr_t a, int64_t a_low, int64_t a_high, uintptr_t b, in
     return a0 < b1 && b0 < a1;
 }
 
-bcg_status bcg_run(const bcg_kernel *k, void *output, const void *const *inputs,
-                   bcg_error *err)
+/* bcg_run's pointer checks; *OUTPUT becomes the in-place operand's pointer
+ * when it was NULL.  The caller has checked k and that it has elements. */
+static bcg_status check_run(const bcg_kernel *k, void **output_pointer,
+                            const void *const *inputs, bcg_error *err)
 {
-    if (err && err->status != BCG_OK)
-        error_clear(err);
-    if (!k)
-        return fail(err, BCG_ERR_USAGE, "bcg_run: no kernel");
-    if (k->elements == 0)
-        return BCG_OK;
+    void *output = *output_pointer;
     if (!inputs)
         return fail(err, BCG_ERR_RUN, "bcg_run: the input pointer array is NULL");
     if (!output && k->inplace >= 0)
@@ -604,11 +616,231 @@ bcg_status bcg_run(const bcg_kernel *k, void *output, const void *const *inputs,
                            "same elements (partial overlap gives wrong results)",
                            name);
     }
+    *output_pointer = output;
+    return BCG_OK;
+}
+
+bcg_status bcg_run(const bcg_kernel *k, void *output, const void *const *inputs,
+                   bcg_error *err)
+{
+    if (err && err->status != BCG_OK)
+        error_clear(err);
+    if (!k)
+        return fail(err, BCG_ERR_USAGE, "bcg_run: no kernel");
+    if (k->elements == 0)
+        return BCG_OK;
+    bcg_status s = check_run(k, &output, inputs, err);
+    if (s)
+        return s;
     if (k->fn) {
         k->fn(output, inputs);
         return BCG_OK;
     }
     return eval_run(k->front, output, inputs, err);
+}
+
+/* ---- threaded runs ------------------------------------------------------------------
+ *
+ * bcg_run_threads cuts the plan's outermost loop (E trips) into pieces of
+ * CHUNK trips, the last one LAST trips (E = (parts - 1) * CHUNK + LAST).  A
+ * piece is this kernel with the outermost extent changed, emitted and
+ * compiled from the kernel's own tree and plan, and run on pointers moved
+ * by begin * stride[k][0] elements: every position is linear in the
+ * outermost counter, a broadcast operand (stride 0) stays put, and an
+ * in-place operand moves with the output since it has the output's
+ * strides.  Distinct outer trips write distinct output elements (the output
+ * is C-contiguous, or an in-place target checked by check_inplace_layout),
+ * and an element is computed only from inputs that no other piece writes
+ * (check_run allows no overlap but exact same-layout aliasing), so pieces
+ * may run at once in any order and the result is bcg_run's bit for bit. */
+
+/* Below this many elements per thread, starting threads costs more than it saves. */
+#define THREAD_MIN_ELEMENTS 32768
+
+typedef struct kernel_split {
+    struct kernel_split *next;
+    int asked;               /* the piece count asked for (the key) */
+    int parts;               /* pieces made: ceil(E / chunk) */
+    int64_t chunk, last;     /* outer trips per piece, and of the last piece */
+    jit_code *code[2];
+    kernel_fn fn[2];         /* [0]: CHUNK trips, [1]: LAST; NULL: pieces unavailable */
+} kernel_split;
+
+static void splits_free(bcg_kernel *k)
+{
+    kernel_split *s = k->splits;
+    while (s) {
+        kernel_split *next = s->next;
+        jit_free(s->code[0]);
+        jit_free(s->code[1]);
+        mem_free(s);
+        s = next;
+    }
+    k->splits = NULL;
+    if (k->split_lock_ready)
+        pthread_mutex_destroy(&k->split_lock);
+    k->split_lock_ready = false;
+}
+
+long compile_threaded_run_count(const bcg_context *ctx) { return ctx->threaded_runs; }
+
+int compile_pool_workers(bcg_context *ctx)
+{
+    pthread_mutex_lock(&ctx->lock);
+    pool *p = ctx->pool;
+    pthread_mutex_unlock(&ctx->lock);
+    return p ? pool_worker_count(p) : 0;
+}
+
+/* Compiles K with its outermost loop cut to TRIPS. */
+static bcg_status compile_piece(const bcg_kernel *k, int64_t trips, jit_code **code,
+                                kernel_fn *fn, bcg_error *err)
+{
+    arena *a = arena_new();
+    compile *c = a ? arena_alloc(a, sizeof *c) : NULL;
+    plan *p = c ? arena_alloc(a, sizeof *p) : NULL;
+    if (!p) {
+        arena_free(a);
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    }
+    *c = *k->front;
+    *p = *k->front->plan;
+    p->elements = p->elements / p->extent[0] * trips;
+    p->extent[0] = trips;
+    c->arena = a;
+    c->err = err;
+    c->plan = p;
+    c->source = NULL;
+    c->options.unroll_limit = 0; /* a piece is long: loops, never straight-line code */
+    bcg_status s = emit_kernel(c);
+    if (!s)
+        s = jit_compile(c->source, c->function_name, code, fn, err);
+    arena_free(a);
+    return s;
+}
+
+/* The pieces of K for ASKED threads, made on first use.  NULL only when
+ * memory runs out; a split whose fn[0] is NULL could not be compiled
+ * (bcg_run_threads then runs on one thread). */
+static const kernel_split *find_split(bcg_kernel *k, int asked, bcg_error *err)
+{
+    pthread_mutex_lock(&k->split_lock);
+    kernel_split *s = k->splits;
+    while (s && s->asked != asked)
+        s = s->next;
+    if (!s && (s = mem_alloc(sizeof *s)) != NULL) {
+        memset(s, 0, sizeof *s);
+        const plan *p = k->front->plan;
+        int64_t extent = p->extent[0];
+        s->asked = asked;
+        s->chunk = (extent + asked - 1) / asked;
+        s->parts = (int)((extent + s->chunk - 1) / s->chunk);
+        s->last = extent - (int64_t)(s->parts - 1) * s->chunk;
+        bcg_error piece_err;
+        error_clear(&piece_err);
+        bcg_status status = compile_piece(k, s->chunk, &s->code[0], &s->fn[0], &piece_err);
+        if (!status && s->last != s->chunk)
+            status = compile_piece(k, s->last, &s->code[1], &s->fn[1], &piece_err);
+        else
+            s->fn[1] = s->fn[0];
+        if (status == BCG_ERR_NOMEM) {
+            jit_free(s->code[0]);
+            mem_free(s);
+            s = NULL;
+            fail(err, BCG_ERR_NOMEM, "out of memory");
+        } else {
+            if (status) { /* kept, so the failure is not retried on every run */
+                jit_free(s->code[0]);
+                jit_free(s->code[1]);
+                memset(s->code, 0, sizeof s->code);
+                memset(s->fn, 0, sizeof s->fn);
+            }
+            s->next = k->splits;
+            k->splits = s;
+        }
+    } else if (!s) {
+        fail(err, BCG_ERR_NOMEM, "out of memory");
+    }
+    pthread_mutex_unlock(&k->split_lock);
+    return s;
+}
+
+typedef struct piece_run {
+    const bcg_kernel *kernel;
+    const kernel_split *split;
+    char *output;
+    const void *const *inputs;
+} piece_run;
+
+static void run_piece(void *arg, int part)
+{
+    const piece_run *r = arg;
+    const bcg_kernel *k = r->kernel;
+    const plan *p = k->front->plan;
+    int64_t begin = (int64_t)part * r->split->chunk;
+    const void *moved[BCG_MAX_OPERANDS];
+    for (int i = 0; i < k->operand_count; i++) {
+        int64_t stride = p->stride[i + 1][0];
+        moved[i] = stride == 0 ? r->inputs[i]
+                               : (const char *)r->inputs[i] +
+                                     begin * stride * (int64_t)k->run[i].size;
+    }
+    char *out = r->output + begin * p->stride[0][0] * (int64_t)k->output_size;
+    r->split->fn[part == r->split->parts - 1 ? 1 : 0](out, moved);
+}
+
+bcg_status bcg_run_threads(const bcg_kernel *k, void *output, const void *const *inputs,
+                           int threads, bcg_error *err)
+{
+    if (err && err->status != BCG_OK)
+        error_clear(err);
+    if (!k)
+        return fail(err, BCG_ERR_USAGE, "bcg_run_threads: no kernel");
+    if (threads < 1 || threads > BCG_MAX_THREADS)
+        return fail(err, BCG_ERR_USAGE, "bcg_run_threads: %d threads asked; give 1 to %d",
+                    threads, BCG_MAX_THREADS);
+    if (k->elements == 0)
+        return BCG_OK;
+    bcg_status s = check_run(k, &output, inputs, err);
+    if (s)
+        return s;
+    const plan *p = k->front->plan;
+    int64_t parts = threads;
+    if (parts > k->elements / THREAD_MIN_ELEMENTS)
+        parts = k->elements / THREAD_MIN_ELEMENTS;
+    if (p->loop_count == 0)
+        parts = 1;
+    else if (parts > p->extent[0])
+        parts = p->extent[0];
+    const kernel_split *split = NULL;
+    if (parts > 1 && k->fn && k->split_lock_ready) {
+        split = find_split((bcg_kernel *)k, (int)parts, err);
+        if (!split)
+            return BCG_ERR_NOMEM;
+    }
+    pool *workers = NULL;
+    if (split && split->fn[0] && split->parts > 1) {
+        bcg_context *ctx = k->ctx;
+        pthread_mutex_lock(&ctx->lock);
+        if (!ctx->pool)
+            ctx->pool = pool_new();
+        workers = ctx->pool;
+        if (workers)
+            ctx->threaded_runs++;
+        pthread_mutex_unlock(&ctx->lock);
+        if (!workers)
+            return fail(err, BCG_ERR_NOMEM, "out of memory");
+    }
+    if (!workers) { /* one thread: bcg_run's path */
+        if (k->fn) {
+            k->fn(output, inputs);
+            return BCG_OK;
+        }
+        return eval_run(k->front, output, inputs, err);
+    }
+    piece_run run = {k, split, output, inputs};
+    pool_run(workers, split->parts, run_piece, &run);
+    return BCG_OK;
 }
 
 bcg_status bcg_emit(const char *expr, const bcg_operand *operands, int operand_count,

@@ -301,6 +301,10 @@ typedef struct compile {
 
 /* How many times contexts ran libtcc (for the cache tests). */
 long compile_tcc_count(const bcg_context *ctx);
+/* How many bcg_run_threads calls ran on more than one thread, and how many
+ * workers the context's pool has started (for the thread tests). */
+long compile_threaded_run_count(const bcg_context *ctx);
+int compile_pool_workers(bcg_context *ctx);
 
 /* Validates the operands and runs shape_broadcast, expr_parse, expr_type and
  * plan_build.  c->arena must be set; errors go to c->err. */
@@ -378,5 +382,19 @@ typedef struct microkernel_symbol {
 extern const microkernel_symbol microkernel_symbols[];
 extern const int microkernel_symbol_count;
 bool microkernel_exists(const char *name);
+
+/* ---- runtime/pool.c: worker threads for bcg_run_threads --------------------- */
+
+#define POOL_MAX_WORKERS (BCG_MAX_THREADS - 1)
+typedef struct pool pool;
+typedef void (*pool_task)(void *arg, int part);
+pool *pool_new(void);           /* no threads yet; NULL when memory runs out */
+/* Runs task(arg, 0) .. task(arg, PARTS - 1), each once, on the calling
+ * thread and up to PARTS - 1 workers (started on first need), and returns
+ * when all are done.  If workers cannot be started the caller runs the
+ * pieces itself. */
+void pool_run(pool *p, int parts, pool_task task, void *arg);
+int pool_worker_count(pool *p);
+void pool_free(pool *p);        /* joins the workers; NULL allowed */
 
 #endif

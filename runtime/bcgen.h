@@ -49,6 +49,7 @@ extern "C" {
 #define BCG_MAX_NAME 63       /* bytes in an operand name */
 #define BCG_MAX_EXPR 65536    /* bytes in an expression */
 #define BCG_MAX_DEPTH 200     /* nesting depth of an expression */
+#define BCG_MAX_THREADS 64    /* threads of one bcg_run_threads call */
 
 /* The Paddle-style axis is "not given" (NumPy right alignment). */
 #define BCG_AXIS_NONE (-1000)
@@ -142,6 +143,16 @@ const char *bcg_kernel_source(const bcg_kernel *kernel);
  * kernel, the in-place operand's own pointer (NULL means that pointer too). */
 bcg_status bcg_run(const bcg_kernel *kernel, void *output,
                    const void *const *inputs, bcg_error *err);
+
+/* bcg_run on up to THREADS threads (1 .. BCG_MAX_THREADS), the calling one
+ * included: the outermost loop is cut into pieces run by a pool of worker
+ * threads that the kernel's context starts on first need and joins in
+ * bcg_context_free.  Work too small to gain (under about 32768 elements a
+ * thread) runs on the calling thread alone.  The first threaded run of a
+ * kernel with a given piece count compiles its pieces (one or two more tcc
+ * compiles).  The result is the same as bcg_run's, bit for bit. */
+bcg_status bcg_run_threads(const bcg_kernel *kernel, void *output,
+                           const void *const *inputs, int threads, bcg_error *err);
 
 /* Generates the C source for EXPR without compiling it.  FUNCTION_NAME names
  * the kernel function (an identifier; NULL: "bcg_kernel").  *source is

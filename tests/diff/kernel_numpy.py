@@ -9,6 +9,8 @@ oracle's error bound where a transcendental is involved), NaN where NumPy
 has NaN.  Cases that NumPy rejects must make bcgen exit 1 with a message.
 Prints TAP, one line per case; a failing case keeps its files under
 $BUILD/diff-work/kernel_numpy/ and prints the command lines to reproduce.
+A whole run ends with one more check, on the test itself: how many float
+elements were checked tightly and how many loosely (Strength).
 
   kernel_numpy.py [--seed S] [--count N] [--jobs J] [--verbose]
   kernel_numpy.py --case I [--seed S]     one case, its commands printed
