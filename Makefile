@@ -51,7 +51,10 @@ help:
 	@echo "make            build libbcgen.a, libbcgen.so and bcgen into $(BUILD)/"
 	@echo "make demo       build and show the main job on the seeds' example"
 	@echo "make test       build and run every test (ends with 'N passed, N failed')"
-	@echo "make test-unit  cmocka unit tests only;  test-cli, test-diff, test-golden likewise"
+	@echo "make test-SUITE one suite: unit, or a folder of tests/ (cli golden diff aot install safety fuzz)"
+	@echo "make test-asan, test-tsan, test-valgrind   sanitizer and valgrind runs (part of make test)"
+	@echo "make fuzz       every libFuzzer harness for FUZZ_SECONDS (60) each"
+	@echo "make bench      benchmark table against NumPy, numexpr, PyTorch and memcpy"
 	@echo "make install PREFIX=/usr/local   header, libraries, bcgen, pkg-config file"
 
 # ---- dependencies ---------------------------------------------------------
