@@ -11,7 +11,8 @@
  * kernel moves (a copy reads and writes each byte once), so its time is
  * what the same traffic costs on this machine in this run.
  *
- * bcgen goes through the public API (bcg_compile, bcg_run), as a user's
+ * bcgen goes through the public API (bcg_compile, bcg_run, and
+ * bcg_run_threads with BENCH_THREADS threads for the threaded column), as a user's
  * program would; the reference evaluator (eval_run) has no public entry, so
  * the driver links libbcgen.a and includes internal.h for it alone.
  */
@@ -24,6 +25,8 @@
 
 #define MAX_CASE_OPERANDS 8
 #define LINE_MAX_BYTES 1024
+/* The thread count of the threaded column (the machine has 2 cores). */
+#define BENCH_THREADS 2
 
 typedef struct bench_operand {
     char name[BCG_MAX_NAME + 1];
@@ -232,6 +235,14 @@ static void run_bcgen(void *opaque)
         s->failed = true;
 }
 
+static void run_bcgen_threads(void *opaque)
+{
+    run_state *s = opaque;
+    bcg_error err;
+    if (bcg_run_threads(s->kernel, s->output, s->inputs, BENCH_THREADS, &err) != BCG_OK)
+        s->failed = true;
+}
+
 static void run_reference(void *opaque)
 {
     run_state *s = opaque;
@@ -363,6 +374,7 @@ static int bench_one(bench_case *c, bool quick)
     int repeats = quick ? 3 : 11;
     double target = quick ? 0.02 : 0.1;
     double bcgen_s = time_calls(run_bcgen, &state, repeats, target);
+    double threads_s = time_calls(run_bcgen_threads, &state, repeats, target);
     double reference_s = time_calls(run_reference, &state, quick ? 1 : 3, target);
     double memcpy_s = time_calls(run_memcpy, &state, repeats, target);
     double compile_ms = 0, hit_us = 0;
@@ -379,9 +391,10 @@ static int bench_one(bench_case *c, bool quick)
     json_string(c->name);
     printf(", \"expr\": ");
     json_string(c->expr);
-    printf(", \"elements\": %lld, \"bytes\": %zu, \"bcgen_tcc_s\": %.9g, \"reference_s\": %.9g,"
+    printf(", \"elements\": %lld, \"bytes\": %zu, \"bcgen_tcc_s\": %.9g, \"bcgen_threads_s\": %.9g,"
+           " \"threads\": %d, \"reference_s\": %.9g,"
            " \"memcpy_s\": %.9g, \"compile_ms\": %.6g, \"cache_hit_us\": %.6g, \"jit\": %s}\n",
-           (long long)elements, moved, bcgen_s, reference_s, memcpy_s, compile_ms, hit_us,
+           (long long)elements, moved, bcgen_s, threads_s, BENCH_THREADS, reference_s, memcpy_s, compile_ms, hit_us,
            bcg_kernel_note(kernel)[0] ? "false" : "true");
     fflush(stdout);
     status = 0;

@@ -382,6 +382,10 @@ typedef struct microkernel_symbol {
 extern const microkernel_symbol microkernel_symbols[];
 extern const int microkernel_symbol_count;
 bool microkernel_exists(const char *name);
+/* The f32 exp, log, sin, cos and tanh microkernels are vectorised
+ * polynomials: at most this many ulp from the double-precision C library
+ * rounded to float (test_microkernels sweeps it; docs/semantics.md). */
+#define TRANSCENDENTAL_F32_MAX_ULP 2
 
 /* ---- runtime/pool.c: worker threads for bcg_run_threads --------------------- */
 

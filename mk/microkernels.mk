@@ -2,6 +2,9 @@
 # call at run time (the vectorised microkernels).  Compiled with -O3, and
 # each function carries its own AVX2 and baseline clones (target_clones in
 # the source), so the library stays portable while using the host's vectors.
+# -fno-trapping-math lets gcc if-convert (and so vectorise) the selects of
+# the f32 polynomials; bcgen promises values, never floating-point exception
+# flags, and no flag changes a value here (no -ffast-math, no contraction).
 
 RUNTIME_SRC = $(wildcard runtime/*.c)
 RUNTIME_OBJ = $(patsubst runtime/%.c,$(BUILD)/obj/runtime/%.o,$(RUNTIME_SRC))
@@ -9,4 +12,4 @@ LIB_OBJ += $(RUNTIME_OBJ)
 
 $(BUILD)/obj/runtime/%.o: runtime/%.c $(HEADERS) $(BUILD)/.deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -O3 -fno-math-errno -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -O3 -fno-math-errno -fno-trapping-math -c $< -o $@
