@@ -590,6 +590,13 @@ static bcg_status check_run(const bcg_kernel *k, void **output_pointer,
         return fail(err, BCG_ERR_RUN, "bcg_run: the input pointer array is NULL");
     if (!output && k->inplace >= 0)
         output = (void *)inputs[k->inplace];
+    /* An in-place kernel writes with the target's strides, which describe
+     * the target's memory only. */
+    if (k->inplace >= 0 && output != inputs[k->inplace])
+        return fail_at(err, BCG_ERR_RUN, 0, k->inplace, -1,
+                       "bcg_run: the kernel writes in place into %s, so the output must be "
+                       "%s's own pointer (or NULL)",
+                       k->front->operands[k->inplace].name, k->front->operands[k->inplace].name);
     if (!output)
         return fail(err, BCG_ERR_RUN, "bcg_run: the output pointer is NULL");
     if ((uintptr_t)output % k->output_size)

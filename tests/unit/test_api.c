@@ -202,6 +202,11 @@ static void test_inplace_option(void **state)
     assert_int_equal(bcg_run(k, NULL, in, &err), BCG_OK);
     for (int i = 0; i < 12; i++)
         assert_int_equal(a[i], i * (i % 4 + 1));
+    /* an in-place kernel writes only into its target */
+    int16_t elsewhere[12];
+    assert_int_equal(bcg_run(k, elsewhere, in, &err), BCG_ERR_RUN);
+    assert_non_null(strstr(err.message, "in place into a"));
+    assert_int_equal(bcg_run(k, a, in, &err), BCG_OK);
     /* In place into the broadcast operand changes its shape: an error. */
     o.inplace = 1;
     assert_int_equal(bcg_compile(ctx, "a * b", ops, 2, &o, &k, &err), BCG_ERR_BROADCAST);
