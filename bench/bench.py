@@ -122,6 +122,33 @@ def time_call(fn, repeats, target):
     return statistics.median(samples)
 
 
+NUMBA_COMPILE_MS = {}
+
+
+def numba_kernel(case, names, expected):
+    """A numba.njit function of the case's expression, compiled here (its
+    compile time, the first call's time less a later call's, goes to
+    NUMBA_COMPILE_MS), or an explanation string."""
+    args = ", ".join(names)
+    namespace = {"np": np, "exp": np.exp, "where": np.where}
+    exec("def kernel(%s):\n    return %s\n" % (args, case["expr"]), namespace)
+    try:
+        fn = numba.njit(namespace["kernel"])
+        values = [names[n] for n in names]
+        start = time.perf_counter()
+        got = fn(*values)
+        first = time.perf_counter() - start
+        start = time.perf_counter()
+        fn(*values)
+        again = time.perf_counter() - start
+    except Exception as e:  # numba's own limits
+        return "unsupported: %s" % str(e).split("\n")[0][:60]
+    NUMBA_COMPILE_MS[case["name"]] = max(first - again, 0.0) * 1e3
+    if got.dtype != expected.dtype:
+        return "computes in %s, not %s" % (got.dtype, expected.dtype)
+    return lambda: fn(*values)
+
+
 def peers(case, arrays):
     """{peer: callable or an explanation string}."""
     names = dict(arrays)
@@ -149,6 +176,10 @@ def peers(case, arrays):
                 out["numexpr"] = lambda: numexpr.evaluate(ne_expr, local_dict=ne_names)
         except Exception as e:  # numexpr's own limits (dtypes, functions)
             out["numexpr"] = "unsupported: %s" % str(e).split("\n")[0][:60]
+    if numba is None:
+        out["numba"] = "not installed"
+    else:
+        out["numba"] = numba_kernel(case, names, expected)
     if torch is None:
         out["torch"] = "not installed"
     else:
@@ -162,6 +193,7 @@ def machine():
     info = {"python": platform.python_version(), "numpy": np.__version__,
             "numexpr": numexpr.__version__ if numexpr else None,
             "torch": torch.__version__ if torch else None,
+            "numba": numba.__version__ if numba else None,
             "cores": os.cpu_count(), "cpu": platform.processor() or "?"}
     try:
         with open("/proc/cpuinfo") as f:
@@ -274,6 +306,8 @@ def main():
                 numexpr.set_num_threads(1)
             row["peers"][peer] = time_call(fn, repeats, target)
         row["note"] = case["note"]
+        if case["name"] in NUMBA_COMPILE_MS:
+            row["numba_compile_ms"] = NUMBA_COMPILE_MS[case["name"]]
         rows.append(row)
         del arrays
 
@@ -284,11 +318,15 @@ def main():
              info["torch"] or "not installed"))
     print("times are medians; (N.NNx) = that system's time / bcgen tcc's time, above 1: "
           "bcgen is faster;")
+    print("bcgen cc = the cc backend (cc -O3 -march=native, disk-cached), its (N.NNx) = "
+          "bcgen tcc's time / its time;")
     print("numexpr runs one thread; Python call overhead (an empty call): %s per call"
           % format_time(overhead))
     print()
-    header = ("case", "expression", "elements", "bcgen tcc", "GB/s", "2 threads", "memcpy bound",
-              "compile", "cache hit", "reference C loop", "NumPy", "numexpr", "PyTorch")
+    header = ("case", "expression", "elements", "bcgen tcc", "GB/s", "2 threads", "bcgen cc",
+              "memcpy bound",
+              "compile", "cache hit", "reference C loop", "NumPy", "numexpr", "PyTorch",
+              "numba", "numba compile")
     table = [header]
     for r in rows:
         bcgen = r["bcgen_tcc_s"]
@@ -297,21 +335,27 @@ def main():
                       "%.1f" % (r["bytes"] / bcgen / 1e9),
                       "%s (%.2fx)" % (format_time(r["bcgen_threads_s"]),
                                       bcgen / r["bcgen_threads_s"]),
+                      ("%s (%.2fx)" % (format_time(r["bcgen_cc_s"]), bcgen / r["bcgen_cc_s"])
+                       if r.get("bcgen_cc_s") and not r.get("cc_note") else "-"),
                       "%s (%.2fx)" % (format_time(r["memcpy_s"]), r["memcpy_s"] / bcgen),
                       "%.3f ms" % r["compile_ms"], "%.2f us" % r["cache_hit_us"],
                       ratio_text(r["reference_s"], bcgen), ratio_text(p.get("numpy"), bcgen),
-                      ratio_text(p.get("numexpr"), bcgen), ratio_text(p.get("torch"), bcgen)))
+                      ratio_text(p.get("numexpr"), bcgen), ratio_text(p.get("torch"), bcgen),
+                      ratio_text(p.get("numba"), bcgen),
+                      "%.0f ms" % r["numba_compile_ms"] if "numba_compile_ms" in r else "-"))
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for i, row in enumerate(table):
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
         if i == 0:
             print("  ".join("-" * w for w in widths))
     for r in rows:
+        if r.get("cc_note"):
+            print("note: %s bcgen cc: %s" % (r["name"], r["cc_note"]))
         for peer, value in r["peers"].items():
             if isinstance(value, str) and value != "not installed":
                 print("note: %s %s: %s" % (r["name"], peer, value))
     if numba is None:
-        print("note: numba is not installed: no numba compile-time column")
+        print("note: numba is not installed: no numba columns")
 
     targets = check_targets(rows)
     print()

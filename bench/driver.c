@@ -12,8 +12,9 @@
  * what the same traffic costs on this machine in this run.
  *
  * bcgen goes through the public API (bcg_compile, bcg_run, and
- * bcg_run_threads with BENCH_THREADS threads for the threaded column), as a user's
- * program would; the reference evaluator (eval_run) has no public entry, so
+ * bcg_run_threads with BENCH_THREADS threads for the threaded column, and
+ * bcg_run of a kernel compiled with the cc backend, -march=native, for the
+ * "bcgen cc" column), as a user's program would; the reference evaluator (eval_run) has no public entry, so
  * the driver links libbcgen.a and includes internal.h for it alone.
  */
 #include <stdio.h>
@@ -329,7 +330,7 @@ static int bench_one(bench_case *c, bool quick)
     }
     to_public(c, ops);
 
-    bcg_context *ctx = bcg_context_new();
+    bcg_context *ctx = bcg_context_new(), *cc_context = NULL;
     bcg_kernel *kernel = NULL;
     arena *front_arena = arena_new();
     compile *front = front_arena ? arena_alloc(front_arena, sizeof *front) : NULL;
@@ -377,6 +378,25 @@ static int bench_one(bench_case *c, bool quick)
     double threads_s = time_calls(run_bcgen_threads, &state, repeats, target);
     double reference_s = time_calls(run_reference, &state, quick ? 1 : 3, target);
     double memcpy_s = time_calls(run_memcpy, &state, repeats, target);
+    /* the cc backend (gcc -O3 -march=native), from a context of its own;
+     * after the first `make bench` its objects come from the disk cache */
+    double cc_s = 0;
+    char cc_note[sizeof ((bcg_error *)0)->message] = "";
+    cc_context = bcg_context_new();
+    bcg_options cc_options;
+    bcg_options_init(&cc_options);
+    cc_options.backend = BCG_BACKEND_CC;
+    cc_options.native = 1;
+    bcg_kernel *cc_kernel = NULL;
+    if (cc_context && bcg_compile(cc_context, c->expr, ops, c->operand_count, &cc_options,
+                                  &cc_kernel, &err) == BCG_OK) {
+        snprintf(cc_note, sizeof cc_note, "%s", bcg_kernel_note(cc_kernel));
+        state.kernel = cc_kernel;
+        cc_s = time_calls(run_bcgen, &state, repeats, target);
+        state.kernel = kernel;
+    } else {
+        snprintf(cc_note, sizeof cc_note, "%s", err.message);
+    }
     double compile_ms = 0, hit_us = 0;
     if (!time_compile(c, quick ? 3 : 15, &compile_ms, &hit_us, &err)) {
         fprintf(stderr, "driver: %s: %s\n", c->name, err.message);
@@ -393,9 +413,12 @@ static int bench_one(bench_case *c, bool quick)
     json_string(c->expr);
     printf(", \"elements\": %lld, \"bytes\": %zu, \"bcgen_tcc_s\": %.9g, \"bcgen_threads_s\": %.9g,"
            " \"threads\": %d, \"reference_s\": %.9g,"
-           " \"memcpy_s\": %.9g, \"compile_ms\": %.6g, \"cache_hit_us\": %.6g, \"jit\": %s}\n",
+           " \"memcpy_s\": %.9g, \"compile_ms\": %.6g, \"cache_hit_us\": %.6g, \"jit\": %s,"
+           " \"bcgen_cc_s\": %.9g, \"cc_note\": ",
            (long long)elements, moved, bcgen_s, threads_s, BENCH_THREADS, reference_s, memcpy_s, compile_ms, hit_us,
-           bcg_kernel_note(kernel)[0] ? "false" : "true");
+           bcg_kernel_note(kernel)[0] ? "false" : "true", cc_s);
+    json_string(cc_note);
+    printf("}\n");
     fflush(stdout);
     status = 0;
 done:
@@ -408,6 +431,7 @@ done:
     }
     arena_free(front_arena);
     bcg_context_free(ctx);
+    bcg_context_free(cc_context);
     return status;
 }
 

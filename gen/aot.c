@@ -11,6 +11,14 @@
  * targets that is 32 bits, so every position a kernel can reach is checked
  * here, at generation time, against the index width asked for; with 64 the
  * .c carries a compile-time check of PTRDIFF_MAX instead.
+ *
+ * Every identifier the pair defines (kernels, their parameters, the size
+ * macros, the include guard, BCGEN_RESTRICT) goes through one table here,
+ * so that two of them never get the same name: the macros upper-case
+ * kernel and operand names, so `-k f=... -i x=...` makes F_X_RANK, which a
+ * kernel or operand could also be called.  Only the parameters of
+ * different kernels may share a name.  Names C or a standard header
+ * already means are emit_aot_name_problem's (cnames.c).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -94,40 +102,90 @@ static const char *comment_text(arena *a, const char *text)
     return copy;
 }
 
+/* What kind of identifier a defined name is: only parameters of different
+ * kernels may share a name (each is local to its function). */
+typedef enum name_kind { NAME_KERNEL, NAME_PARAMETER, NAME_MACRO, NAME_OTHER } name_kind;
+
+typedef struct defined_name {
+    const char *name;       /* NULL: a free slot */
+    const char *what;       /* "the kernel f", "operand x of kernel f", ... */
+    name_kind kind;
+    int kernel;
+} defined_name;
+
 typedef struct file_state {
     arena *arena;
     bcg_error *err;
     tmpl_scope *source_scope, *header_scope;
-    int macro_count;
-    const char **macros;   /* every macro name so far, to catch clashes */
+    defined_name *names;    /* open addressing; capacity a power of two */
+    size_t name_capacity;
     uint64_t largest_position;
 } file_state;
 
-static bcg_status add_macro(file_state *f, tmpl_scope *kernel, const char *name,
-                            const char *value)
+static uint32_t hash_text(uint32_t hash, const char *text)
 {
-    for (int i = 0; i < f->macro_count; i++)
-        if (strcmp(f->macros[i], name) == 0)
-            return fail(f->err, BCG_ERR_USAGE,
-                        "two macros of the header would both be named %s (kernel and operand "
-                        "names are upper-cased); rename one",
-                        name);
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+        hash = (hash ^ *c) * 16777619u; /* FNV-1a */
+    return hash;
+}
+
+/* Adds NAME (described by WHAT, which is copied) to the file's identifiers;
+ * a usage error naming both when another identifier has that name. */
+static bcg_status define_name(file_state *f, const char *name, name_kind kind, int kernel,
+                              const char *what)
+{
+    size_t mask = f->name_capacity - 1;
+    size_t at = hash_text(2166136261u, name) & mask;
+    for (; f->names[at].name; at = (at + 1) & mask) {
+        const defined_name *other = &f->names[at];
+        if (strcmp(other->name, name) != 0)
+            continue;
+        if (kind == NAME_PARAMETER && other->kind == NAME_PARAMETER && other->kernel != kernel)
+            return BCG_OK;
+        return fail(f->err, BCG_ERR_USAGE,
+                    "%s and %s would both be named %s in the generated C (the macros "
+                    "upper-case kernel and operand names); rename one",
+                    other->what, what, name);
+    }
     const char *copy = arena_strndup(f->arena, name, strlen(name));
-    const char *value_copy = arena_strndup(f->arena, value, strlen(value));
-    if (!copy || !value_copy)
+    const char *what_copy = arena_strndup(f->arena, what, strlen(what));
+    if (!copy || !what_copy)
         return fail(f->err, BCG_ERR_NOMEM, "out of memory");
-    f->macros[f->macro_count++] = copy;
+    f->names[at] = (defined_name){copy, what_copy, kind, kernel};
+    return BCG_OK;
+}
+
+/* Adds the macro NAME of kernel KERNEL (whose OWNER it describes: "kernel
+ * f, operand x") to the header. */
+static bcg_status add_macro(file_state *f, tmpl_scope *kernel, int kernel_index,
+                            const char *owner, const char *name, const char *value)
+{
+    char what[3 * BCG_MAX_NAME + 64];
+    snprintf(what, sizeof what, "the macro %s (%s)", name, owner);
+    const char *reserved = cnames_reserved(name);
+    if (reserved)
+        return fail(f->err, BCG_ERR_USAGE, "%s is %s; rename the kernel or the operand", what,
+                    reserved);
+    bcg_status s = define_name(f, name, NAME_MACRO, kernel_index, what);
+    if (s)
+        return s;
+    const char *value_copy = arena_strndup(f->arena, value, strlen(value));
+    if (!value_copy)
+        return fail(f->err, BCG_ERR_NOMEM, "out of memory");
     tmpl_scope *item = tmpl_list_add(kernel, "macros");
-    tmpl_set_str(item, "name", copy);
+    tmpl_set_str(item, "name", name);
     tmpl_set_str(item, "value", value_copy);
     return BCG_OK;
 }
 
-/* The macros and comment lines of one tensor: NAME_RANK, _SHAPE, _ELEMENTS,
- * _BYTES, and _STRIDES when they were given. */
-static bcg_status describe_tensor(file_state *f, tmpl_scope *kernel, const char *prefix,
-                                  const char *label, bcg_dtype dtype, const shape *s,
-                                  const int64_t *strides, int64_t span, const char *note)
+/* The macros and comment line of one tensor: NAME_RANK, _SHAPE, _STRIDES
+ * (when STRIDES is given), _ELEMENTS and _BYTES (SPAN elements: the memory
+ * from its lowest to its highest element).  OWNER says whose macros they
+ * are ("kernel f, operand x"), LAYOUT how its elements lie in memory. */
+static bcg_status describe_tensor(file_state *f, tmpl_scope *kernel, int kernel_index,
+                                  const char *owner, const char *prefix, const char *label,
+                                  bcg_dtype dtype, const shape *s, const int64_t *strides,
+                                  int64_t span, const char *layout)
 {
     char name[2 * BCG_MAX_NAME + 32], value[BCG_MAX_RANK * 24 + 8];
     int64_t elements = 0;
@@ -135,45 +193,54 @@ static bcg_status describe_tensor(file_state *f, tmpl_scope *kernel, const char 
     bcg_status st;
     snprintf(name, sizeof name, "%s_RANK", prefix);
     snprintf(value, sizeof value, "%d", s->rank);
-    if ((st = add_macro(f, kernel, name, value)))
+    if ((st = add_macro(f, kernel, kernel_index, owner, name, value)))
         return st;
     if (s->rank > 0) {
         snprintf(name, sizeof name, "%s_SHAPE", prefix);
         format_shape(value, sizeof value, s, s->dims);
-        if ((st = add_macro(f, kernel, name, value)))
+        if ((st = add_macro(f, kernel, kernel_index, owner, name, value)))
             return st;
     }
     if (strides) {
         snprintf(name, sizeof name, "%s_STRIDES", prefix);
         format_shape(value, sizeof value, s, strides);
-        if ((st = add_macro(f, kernel, name, value)))
+        if ((st = add_macro(f, kernel, kernel_index, owner, name, value)))
             return st;
     }
     snprintf(name, sizeof name, "%s_ELEMENTS", prefix);
     snprintf(value, sizeof value, "%lld", (long long)elements);
-    if ((st = add_macro(f, kernel, name, value)))
+    if ((st = add_macro(f, kernel, kernel_index, owner, name, value)))
         return st;
     snprintf(name, sizeof name, "%s_BYTES", prefix);
     snprintf(value, sizeof value, "%lld", (long long)(span * (int64_t)bcg_dtype_size(dtype)));
-    if ((st = add_macro(f, kernel, name, value)))
+    if ((st = add_macro(f, kernel, kernel_index, owner, name, value)))
         return st;
 
     char dims[BCG_MAX_RANK * 24 + 8];
     shape_format(s, dims, sizeof dims);
-    const char *line = arena_printf(f->arena, "%-6s %s %s, %s%s", label,
-                                    emit_stdint_ctype(dtype), dims,
-                                    strides ? "strided (see _STRIDES; _BYTES spans it)"
-                                            : "C-contiguous",
-                                    note);
+    const char *line = arena_printf(f->arena, "%-6s %s %s, %s", label, emit_stdint_ctype(dtype),
+                                    dims, layout);
     if (!line)
         return fail(f->err, BCG_ERR_NOMEM, "out of memory");
     tmpl_set_str(tmpl_list_add(kernel, "lines"), "text", line);
     return BCG_OK;
 }
 
-static bcg_status add_kernel(file_state *f, const aot_request *r, const aot_kernel *k,
-                             emit_aot *aot)
+static bcg_status add_kernel(file_state *f, const aot_request *r, int index, emit_aot *aot)
 {
+    const aot_kernel *k = &r->kernels[index];
+    if (!k->name)
+        return fail(f->err, BCG_ERR_USAGE, "kernel %d has no name", index + 1);
+    char what[2 * BCG_MAX_NAME + 64];
+    snprintf(what, sizeof what, "the kernel %s", k->name);
+    bcg_status s = define_name(f, k->name, NAME_KERNEL, index, what);
+    if (s)
+        return s;
+    const char *problem = emit_aot_name_problem(k->name, false);
+    if (problem)
+        return fail(f->err, BCG_ERR_USAGE, "'%s' is %s; pick another kernel name", k->name,
+                    problem);
+
     bcg_error local;
     error_clear(&local);
     compile *c = arena_alloc(f->arena, sizeof *c);
@@ -184,13 +251,13 @@ static bcg_status add_kernel(file_state *f, const aot_request *r, const aot_kern
     c->function_name = k->name;
     c->aot = aot;
     aot->math_double = k->math_double;
-    bcg_status s = BCG_OK;
-    if (!k->name || !emit_aot_name_is_free(k->name, false))
-        s = fail(&local, BCG_ERR_USAGE,
-                 "the function name is not a C identifier, or is a C or C++ keyword, a "
-                 "reserved or library name, or starts with bcg_");
-    if (!s)
-        s = compile_front(c, k->expression, k->operands, k->operand_count, &k->options);
+    s = compile_front(c, k->expression, k->operands, k->operand_count, &k->options);
+    /* the parameters, now that compile_front has checked that they are names */
+    for (int i = 0; i < c->operand_count && !s; i++) {
+        snprintf(what, sizeof what, "operand %s of kernel %s", c->operands[i].name, k->name);
+        if ((s = define_name(f, c->operands[i].name, NAME_PARAMETER, index, what)))
+            return s;
+    }
     uint64_t limit = r->index_bits == 64 ? (uint64_t)INT64_MAX : (uint64_t)INT32_MAX;
     if (!s && !c->plan->empty) {
         uint64_t largest = largest_position(c->plan);
@@ -220,6 +287,8 @@ static bcg_status add_kernel(file_state *f, const aot_request *r, const aot_kern
     tmpl_list_declare(doc, "macros");
     tmpl_list_declare(doc, "lines");
     tmpl_set_str(doc, "name", k->name);
+    tmpl_set_str(doc, "result",
+                 c->options.inplace >= 0 ? c->operands[c->options.inplace].name : "out");
     /* the header is for C++ too, which has no `restrict` */
     strbuf parameters;
     sb_init(&parameters);
@@ -253,34 +322,72 @@ static bcg_status add_kernel(file_state *f, const aot_request *r, const aot_kern
         return fail(f->err, BCG_ERR_NOMEM, "out of memory");
     tmpl_set_str(doc, "expression", expression);
 
-    char prefix[2 * BCG_MAX_NAME + 8];
+    /* the macros and lines of the result, then of each operand */
+    char prefix[2 * BCG_MAX_NAME + 8], owner[2 * BCG_MAX_NAME + 32];
     int inplace = c->options.inplace;
-    bcg_dtype out_dtype = inplace >= 0 ? c->operands[inplace].dtype : c->root->dtype;
-    int64_t out_elements = c->plan->elements;
+    const compile_operand *target = inplace >= 0 ? &c->operands[inplace] : NULL;
+    const char *layout = "C-contiguous";
+    if (target)
+        layout = arena_printf(f->arena,
+                              "no buffer of its own: written over the elements of %s%s",
+                              target->name,
+                              target->strides_given
+                                  ? ", with its strides (_OUT_STRIDES; _OUT_BYTES spans them)"
+                                  : " (C-contiguous)");
+    if (!layout)
+        return fail(f->err, BCG_ERR_NOMEM, "out of memory");
     macro_prefix(prefix, sizeof prefix, k->name, "out");
-    s = describe_tensor(f, doc, prefix, "out", out_dtype, &c->broadcast->result, NULL,
-                        out_elements, inplace >= 0 ? " (written into the in-place operand)" : "");
+    snprintf(owner, sizeof owner, "kernel %s, its result", k->name);
+    /* in place, the result is the target's memory: its strides and span */
+    s = describe_tensor(f, doc, index, owner, prefix, "out",
+                        target ? target->dtype : c->root->dtype, &c->broadcast->result,
+                        target && target->strides_given ? target->strides : NULL,
+                        target ? operand_span(target) : c->plan->elements, layout);
     for (int i = 0; i < c->operand_count && !s; i++) {
         const compile_operand *op = &c->operands[i];
         macro_prefix(prefix, sizeof prefix, k->name, op->name);
-        s = describe_tensor(f, doc, prefix, op->name, op->dtype, &op->shape,
-                            op->strides_given ? op->strides : NULL, operand_span(op),
-                            i == inplace ? " (in place: also the output)" : "");
+        snprintf(owner, sizeof owner, "kernel %s, operand %s", k->name, op->name);
+        const char *strided = op->strides_given ? "strided (see _STRIDES; _BYTES spans it)"
+                                                : "C-contiguous";
+        layout = i == inplace ? arena_printf(f->arena, "%s (in place: also the output)", strided)
+                              : strided;
+        if (!layout)
+            return fail(f->err, BCG_ERR_NOMEM, "out of memory");
+        s = describe_tensor(f, doc, index, owner, prefix, op->name, op->dtype, &op->shape,
+                            op->strides_given ? op->strides : NULL, operand_span(op), layout);
     }
     return s;
 }
 
-/* The include guard: the header's name upper-cased, other bytes as '_'. */
-static const char *guard_name(arena *a, const char *header_name)
+/* The include guard: the header's base name upper-cased, other bytes as
+ * '_', and a hash of the kernel names, so that two headers of one name
+ * (motor/kernels.h, sensor/kernels.h) can be included together.  Pairs with
+ * the same kernel names cannot be linked together anyway. */
+static const char *guard_name(arena *a, const char *header_name, const aot_request *r)
 {
     const char *base = strrchr(header_name, '/');
     base = base ? base + 1 : header_name;
-    char *guard = arena_printf(a, "BCGEN_AOT_%s", base);
+    uint32_t hash = 2166136261u;
+    for (int i = 0; i < r->kernel_count; i++)
+        hash = hash_text(hash_text(hash, r->kernels[i].name), ",");
+    char *guard = arena_printf(a, "BCGEN_AOT_%s_%08X", base, (unsigned)hash);
     if (!guard)
         return NULL;
     for (char *c = guard; *c; c++)
         *c = isalnum((unsigned char)*c) ? (char)toupper((unsigned char)*c) : '_';
     return guard;
+}
+
+/* The .c #includes the header by its name: only printable ASCII, and no
+ * character a quoted #include cannot hold. */
+static bool file_name_is_plain(const char *name)
+{
+    if (!name[0])
+        return false;
+    for (const char *c = name; *c; c++)
+        if (*c < 0x20 || *c > 0x7e || *c == '"' || *c == '\\')
+            return false;
+    return true;
 }
 
 static bcg_status render_file(const char *template_name, const tmpl_scope *scope, char **out,
@@ -313,31 +420,57 @@ bcg_status aot_generate(const aot_request *r, char **source, char **header, bcg_
         return fail(err, BCG_ERR_USAGE, "the index width is 32 or 64 bits, not %d",
                     r->index_bits);
     *source = *header = NULL;
-    for (int i = 0; i < r->kernel_count; i++)
+    const char *files[2] = {r->source_name, r->header_name};
+    for (int i = 0; i < 2; i++)
+        if (!file_name_is_plain(files[i])) {
+            char shown[256];
+            size_t n = 0;
+            for (const char *c = files[i]; *c && n + 1 < sizeof shown; c++)
+                shown[n++] = *c >= 0x20 && *c < 0x7f ? *c : '?';
+            shown[n] = 0;
+            return fail(err, BCG_ERR_USAGE,
+                        "the %s file name '%s' must be printable ASCII without quotes or "
+                        "backslashes (the .c #includes the header by its name); rename it",
+                        i ? "header" : "source", shown);
+        }
+    for (int i = 0; i < r->kernel_count; i++) {
+        if (!r->kernels[i].name)
+            return fail(err, BCG_ERR_USAGE, "kernel %d has no name", i + 1);
         for (int j = 0; j < i; j++)
-            if (r->kernels[i].name && r->kernels[j].name &&
-                strcmp(r->kernels[i].name, r->kernels[j].name) == 0)
+            if (strcmp(r->kernels[i].name, r->kernels[j].name) == 0)
                 return fail(err, BCG_ERR_USAGE, "two kernels are named %s", r->kernels[i].name);
+    }
 
     file_state f = {.arena = arena_new(), .err = err};
     emit_aot *aot = f.arena ? arena_alloc(f.arena, sizeof *aot) : NULL;
-    size_t macro_capacity = 0;
+    /* every identifier: the guard, BCGEN_RESTRICT, and per kernel its name,
+     * its parameters and up to 5 macros for each operand and the result */
+    size_t count = 2;
     for (int i = 0; i < r->kernel_count; i++)
-        macro_capacity += 5 * ((size_t)r->kernels[i].operand_count + 1);
-    f.macros = aot ? arena_alloc(f.arena, sizeof *f.macros * macro_capacity) : NULL;
-    f.source_scope = f.macros ? tmpl_scope_new(f.arena, NULL) : NULL;
+        count += 1 + 6 * ((size_t)(r->kernels[i].operand_count > 0 ? r->kernels[i].operand_count
+                                                                    : 0) + 1);
+    f.name_capacity = 16;
+    while (f.name_capacity < 2 * count)
+        f.name_capacity *= 2;
+    f.names = aot ? arena_alloc(f.arena, sizeof *f.names * f.name_capacity) : NULL;
+    const char *guard = f.names ? guard_name(f.arena, r->header_name, r) : NULL;
+    f.source_scope = guard ? tmpl_scope_new(f.arena, NULL) : NULL;
     f.header_scope = f.source_scope ? tmpl_scope_new(f.arena, NULL) : NULL;
     if (!f.header_scope) {
         arena_free(f.arena);
         return fail(err, BCG_ERR_NOMEM, "out of memory");
     }
+    memset(f.names, 0, sizeof *f.names * f.name_capacity);
     aot->restrict_pointers = r->restrict_pointers;
     tmpl_list_declare(f.source_scope, "kernels");
     tmpl_list_declare(f.header_scope, "kernels");
 
-    bcg_status s = BCG_OK;
+    bcg_status s = define_name(&f, guard, NAME_OTHER, -1, "the header's include guard");
+    if (!s && r->restrict_pointers)
+        s = define_name(&f, "BCGEN_RESTRICT", NAME_OTHER, -1,
+                        "the header's macro BCGEN_RESTRICT (--restrict)");
     for (int i = 0; i < r->kernel_count && !s; i++)
-        s = add_kernel(&f, r, &r->kernels[i], aot);
+        s = add_kernel(&f, r, i, aot);
 
     strbuf helpers, math, names;
     sb_init(&helpers);
@@ -349,14 +482,11 @@ bcg_status aot_generate(const aot_request *r, char **source, char **header, bcg_
     for (int i = 0; i < r->kernel_count; i++)
         sb_printf(&names, "%s%s", i ? ", " : "", r->kernels[i].name);
     const char *command = comment_text(f.arena, r->command ? r->command : "(not recorded)");
-    const char *guard = guard_name(f.arena, r->header_name);
     const char *source_name = comment_text(f.arena, r->source_name);
     const char *header_name = comment_text(f.arena, r->header_name);
-    if (!s && (helpers.failed || math.failed || names.failed || !command || !guard ||
-               !source_name || !header_name))
+    if (!s && (helpers.failed || math.failed || names.failed || !command || !source_name ||
+               !header_name))
         s = fail(err, BCG_ERR_NOMEM, "out of memory");
-    if (!s && strchr(r->header_name, '"'))
-        s = fail(err, BCG_ERR_USAGE, "the header's name cannot hold a '\"'");
     if (!s) {
         bool uses_math = math.len > 0;
         tmpl_scope *scopes[2] = {f.source_scope, f.header_scope};

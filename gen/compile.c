@@ -59,6 +59,11 @@ static bcg_status check_options(const bcg_options *o, int operand_count, bcg_err
     if (o->microkernel_run < 0)
         return fail(err, BCG_ERR_USAGE, "microkernel run length %d is negative",
                     o->microkernel_run);
+    if (o->backend != BCG_BACKEND_TCC && o->backend != BCG_BACKEND_CC)
+        return fail(err, BCG_ERR_USAGE, "backend %d is unknown (BCG_BACKEND_TCC or _CC)",
+                    o->backend);
+    if (o->native != 0 && o->native != 1)
+        return fail(err, BCG_ERR_USAGE, "native is %d; give 0 or 1", o->native);
     if (o->unroll_limit < 0 || o->unroll_limit > MAX_UNROLL_LIMIT)
         return fail(err, BCG_ERR_LIMIT,
                     "full-unroll limit %d is out of range (0..%d elements)",
@@ -259,12 +264,14 @@ bcg_status compile_front(compile *c, const char *text, const bcg_operand *operan
 
 struct bcg_kernel {
     bcg_kernel *next;        /* the context's list */
-    uint64_t hash;
-    char *key;               /* mem_alloc'd */
+    uint64_t hash;           /* of the key (see "the cache key" below) */
+    unsigned char *key;      /* mem_alloc'd, key_length bytes */
+    size_t key_length;
     arena *arena;            /* holds `front` and everything it points to */
     compile *front;          /* tree and plan, for eval_run */
     char *source;            /* mem_alloc'd copy */
     jit_code *code;          /* NULL when running on the reference evaluator */
+    cc_code *cc;             /* the cc backend's object (then code is NULL) */
     kernel_fn fn;
     char note[600];          /* why the JIT was not used, or "" */
     int64_t elements;
@@ -294,6 +301,7 @@ struct bcg_context {
     long tcc_compiles;       /* how many times jit_compile ran: tests read it */
     pool *pool;              /* bcg_run_threads' workers; NULL until needed */
     long threaded_runs;      /* runs that used the pool: tests read it */
+    size_t max_source;       /* BCG_MAX_SOURCE; tests lower it (compile_set_max_source) */
 };
 
 bcg_context *bcg_context_new(void)
@@ -302,11 +310,19 @@ bcg_context *bcg_context_new(void)
     if (!ctx)
         return NULL;
     memset(ctx, 0, sizeof *ctx);
+    ctx->max_source = BCG_MAX_SOURCE;
     if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
         mem_free(ctx);
         return NULL;
     }
     return ctx;
+}
+
+void compile_set_max_source(bcg_context *ctx, size_t bytes)
+{
+    pthread_mutex_lock(&ctx->lock);
+    ctx->max_source = bytes;
+    pthread_mutex_unlock(&ctx->lock);
 }
 
 static void splits_free(bcg_kernel *k);
@@ -317,6 +333,7 @@ static void kernel_free(bcg_kernel *k)
         return;
     splits_free(k);
     jit_free(k->code);
+    cc_free(k->cc);
     mem_free(k->key);
     mem_free(k->source);
     mem_free(k->run);
@@ -341,40 +358,93 @@ void bcg_context_free(bcg_context *ctx)
 
 long compile_tcc_count(const bcg_context *ctx) { return ctx->tcc_compiles; }
 
-static uint64_t hash_bytes(const char *s, size_t n)
+/* ---- the cache key -----------------------------------------------------------------
+ *
+ * The key is everything that can change the generated code: the expression,
+ * every operand's name (names bind the expression's identifiers), dtype,
+ * rank, shape and strides, and the options.  It is a byte string in which
+ * every variable-length part is preceded by its length, so two different
+ * inputs never give the same bytes, whatever the text holds (a name holding
+ * ":9:1:3,@\n" cannot pose as a second operand).  A lookup never builds
+ * it: walk_key feeds the parts straight from the caller's arrays into a
+ * hash, then, for a stored kernel with the same hash and length, compares
+ * them against that kernel's stored copy: no allocation and no formatting
+ * on a hit.  A miss writes the bytes once, for the new kernel. */
+typedef struct key_walk {
+    uint64_t hash;                /* probe: the hash of the bytes fed */
+    size_t length;                /* bytes fed so far */
+    const unsigned char *stored;  /* compare: the stored key, else NULL */
+    size_t stored_length;
+    bool differs;                 /* compare: the bytes differ from the stored key */
+    unsigned char *out;           /* write: the key's buffer, else NULL */
+} key_walk;
+
+static uint64_t mix(uint64_t h, uint64_t word)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
+    h ^= word;
+    h *= 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 29);
 }
 
-/* The cache key: everything that can change the generated code.  Operand
- * names are part of it because they bind the expression's identifiers.
- * The key is looked up before the inputs are validated, so it must be
- * unambiguous for any text: the expression and each name carry their
- * length (a name holding ":9:1:3,@\n" must not pose as a second operand). */
-static char *make_key(const char *expr, const bcg_operand *ops, int count,
-                      const bcg_options *o)
+static void key_feed(key_walk *w, const void *bytes, size_t n)
 {
-    strbuf sb;
-    sb_init(&sb);
-    sb_printf(&sb, "%zu %d\n%s\n%d %d %d %d %d %d %d\n", strlen(expr), count, expr, o->inplace,
-              o->axis, o->strict_rank, o->warn_legacy, o->unroll_limit, o->unroll_factor,
-              o->microkernel_run);
-    for (int i = 0; i < count; i++) {
-        sb_printf(&sb, "%zu:%s:%d:%d:", ops[i].name ? strlen(ops[i].name) : 0,
-                  ops[i].name ? ops[i].name : "", (int)ops[i].dtype, ops[i].rank);
-        for (int d = 0; d < ops[i].rank && ops[i].shape; d++)
-            sb_printf(&sb, "%lld,", (long long)ops[i].shape[d]);
-        sb_putc(&sb, '@');
-        for (int d = 0; d < ops[i].rank && ops[i].strides; d++)
-            sb_printf(&sb, "%lld,", (long long)ops[i].strides[d]);
-        sb_putc(&sb, '\n');
+    const unsigned char *p = bytes;
+    if (w->out) {
+        memcpy(w->out + w->length, p, n);
+    } else if (w->stored) {
+        if (!w->differs)
+            w->differs = n > w->stored_length - w->length ||
+                         memcmp(w->stored + w->length, p, n) != 0;
+    } else {
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            uint64_t word;
+            memcpy(&word, p + i, 8);
+            w->hash = mix(w->hash, word);
+        }
+        if (i < n) {
+            uint64_t word = 0;
+            memcpy(&word, p + i, n - i);
+            w->hash = mix(w->hash, word);
+        }
     }
-    return sb_finish(&sb);
+    w->length += n;
+}
+
+/* Feeds the key of the arguments into W.  Callers have checked that every
+ * name is valid and every rank in range.  bcg_options holds only ints, so
+ * its bytes are its value (no padding). */
+static void walk_key(key_walk *w, const char *expr, size_t expr_length, const bcg_operand *ops,
+                     int count, const bcg_options *o)
+{
+    key_feed(w, &expr_length, sizeof expr_length);
+    key_feed(w, expr, expr_length);
+    key_feed(w, &count, sizeof count);
+    key_feed(w, o, sizeof *o);
+    for (int i = 0; i < count; i++) {
+        const bcg_operand *op = &ops[i];
+        size_t name_length = strlen(op->name);
+        int fixed[4] = {(int)op->dtype, op->rank, op->shape != NULL, op->strides != NULL};
+        key_feed(w, &name_length, sizeof name_length);
+        key_feed(w, op->name, name_length);
+        key_feed(w, fixed, sizeof fixed);
+        if (op->shape)
+            key_feed(w, op->shape, sizeof *op->shape * (size_t)op->rank);
+        if (op->strides)
+            key_feed(w, op->strides, sizeof *op->strides * (size_t)op->rank);
+    }
+}
+
+/* Whether stored kernel K has the key of the arguments; W is their probe. */
+static bool key_matches(const bcg_kernel *k, const key_walk *probe, const char *expr,
+                        size_t expr_length, const bcg_operand *ops, int count,
+                        const bcg_options *o)
+{
+    if (k->hash != probe->hash || k->key_length != probe->length)
+        return false;
+    key_walk compare = {.stored = k->key, .stored_length = k->key_length};
+    walk_key(&compare, expr, expr_length, ops, count, o);
+    return !compare.differs;
 }
 
 /* The byte range an operand's memory spans, from the plan's strides. */
@@ -437,6 +507,38 @@ static bcg_status prepare_run(bcg_kernel *k, bcg_error *err)
     return BCG_OK;
 }
 
+/* Compiles SOURCE with the backend C's options ask for.  When the cc
+ * backend fails, libtcc compiles it instead and NOTE (may be NULL) says
+ * why; *cc is set only by the cc backend, *code only by libtcc. */
+static bcg_status compile_code(const compile *c, const char *source, jit_code **code,
+                               cc_code **cc, kernel_fn *fn, char *note, size_t note_size,
+                               bcg_error *err)
+{
+    *cc = NULL;
+    *code = NULL;
+    /* libtcc cannot be interrupted: its time is bounded by what it is given */
+    size_t length = strlen(source);
+    if (c->max_source > 0 && length > c->max_source)
+        return fail(err, BCG_ERR_LIMIT,
+                    "the generated C is %zu bytes, over the BCG_MAX_SOURCE limit of %zu bytes "
+                    "that bounds the compile time; use a smaller unroll_factor or expression",
+                    length, c->max_source);
+    if (c->options.backend == BCG_BACKEND_CC) {
+        bcg_error cc_err;
+        error_clear(&cc_err);
+        bcg_status s = cc_compile(source, c->function_name, c->options.native != 0, cc, fn,
+                                  &cc_err);
+        if (s == BCG_OK)
+            return BCG_OK;
+        if (s == BCG_ERR_NOMEM)
+            return fail(err, s, "%s", cc_err.message);
+        if (note)
+            snprintf(note, note_size, "the cc backend failed (%s); compiled with libtcc",
+                     cc_err.message);
+    }
+    return jit_compile(source, c->function_name, code, fn, err);
+}
+
 bcg_status bcg_compile(bcg_context *ctx, const char *expr, const bcg_operand *operands,
                        int operand_count, const bcg_options *options, bcg_kernel **kernel,
                        bcg_error *err)
@@ -451,31 +553,33 @@ bcg_status bcg_compile(bcg_context *ctx, const char *expr, const bcg_operand *op
     else
         bcg_options_init(&opts);
 
-    char *key = NULL;
-    uint64_t hash = 0;
+    unsigned char *key = NULL;
+    key_walk probe = {.hash = 0};
     /* Only operands whose shapes can be read get a key: a rank out of range
      * is rejected by compile_front before it reads the caller's arrays. */
+    size_t expr_length = expr ? strnlen(expr, BCG_MAX_EXPR + 1) : 0;
     bool keyable = expr && operands && operand_count >= 1 && operand_count <= BCG_MAX_OPERANDS &&
-                   strlen(expr) <= BCG_MAX_EXPR;
+                   expr_length <= BCG_MAX_EXPR;
     for (int i = 0; keyable && i < operand_count; i++)
         keyable = operands[i].rank >= 0 && operands[i].rank <= BCG_MAX_RANK &&
-                  operands[i].name && name_is_valid(operands[i].name, strlen(operands[i].name));
+                  operands[i].name &&
+                  name_is_valid(operands[i].name, strnlen(operands[i].name, BCG_MAX_NAME + 1));
     if (keyable) {
-        key = make_key(expr, operands, operand_count, &opts);
-        if (!key)
-            return fail(err, BCG_ERR_NOMEM, "out of memory");
-        hash = hash_bytes(key, strlen(key));
+        walk_key(&probe, expr, expr_length, operands, operand_count, &opts);
         pthread_mutex_lock(&ctx->lock);
         for (bcg_kernel *k = ctx->kernels; k; k = k->next)
-            if (k->hash == hash && strcmp(k->key, key) == 0) {
+            if (key_matches(k, &probe, expr, expr_length, operands, operand_count, &opts)) {
                 *kernel = k;
                 break;
             }
         pthread_mutex_unlock(&ctx->lock);
-        if (*kernel) {
-            mem_free(key);
+        if (*kernel)
             return BCG_OK;
-        }
+        key = mem_alloc(probe.length);
+        if (!key)
+            return fail(err, BCG_ERR_NOMEM, "out of memory");
+        key_walk write = {.out = key};
+        walk_key(&write, expr, expr_length, operands, operand_count, &opts);
     }
 
     bcg_kernel *k = mem_alloc(sizeof *k);
@@ -493,11 +597,17 @@ bcg_status bcg_compile(bcg_context *ctx, const char *expr, const bcg_operand *op
     k->arena = a;
     k->front = c;
     k->key = key;
-    k->hash = hash;
+    k->key_length = probe.length;
+    k->hash = probe.hash;
     c->arena = a;
     c->err = err;
     c->function_name = "bcg_kernel";
-    c->microkernels = true; /* jit.c links them; bcg_emit's source stays plain C */
+    /* jit.c links the microkernels; bcg_emit's source stays plain C, and so
+     * does the cc backend's, which gcc -O3 vectorises itself */
+    c->microkernels = opts.backend != BCG_BACKEND_CC;
+    pthread_mutex_lock(&ctx->lock);
+    c->max_source = ctx->max_source;
+    pthread_mutex_unlock(&ctx->lock);
 
     bcg_status s = compile_front(c, expr, operands, operand_count, &opts);
     if (!s)
@@ -515,14 +625,17 @@ bcg_status bcg_compile(bcg_context *ctx, const char *expr, const bcg_operand *op
     if (!s && !c->plan->empty) {
         bcg_error jit_err;
         error_clear(&jit_err);
-        s = jit_compile(k->source, c->function_name, &k->code, &k->fn, &jit_err);
+        s = compile_code(c, k->source, &k->code, &k->cc, &k->fn, k->note, sizeof k->note,
+                         &jit_err);
         pthread_mutex_lock(&ctx->lock);
         ctx->tcc_compiles++;
         pthread_mutex_unlock(&ctx->lock);
         if (s == BCG_ERR_JIT) {
             /* The reference evaluator computes the same result, slower. */
-            snprintf(k->note, sizeof k->note, "%s; running on the reference evaluator",
-                     jit_err.message);
+            char before[sizeof k->note];
+            snprintf(before, sizeof before, "%s", k->note);
+            snprintf(k->note, sizeof k->note, "%.280s%s%.250s; running on the reference evaluator",
+                     before, before[0] ? "; then " : "", jit_err.message);
             s = BCG_OK;
         } else if (s) {
             fail(err, s, "%s", jit_err.message);
@@ -541,7 +654,8 @@ bcg_status bcg_compile(bcg_context *ctx, const char *expr, const bcg_operand *op
     pthread_mutex_lock(&ctx->lock);
     bcg_kernel *found = NULL;
     for (bcg_kernel *other = ctx->kernels; other; other = other->next)
-        if (other->hash == hash && strcmp(other->key, key) == 0) {
+        if (other->hash == k->hash && other->key_length == k->key_length &&
+            memcmp(other->key, k->key, k->key_length) == 0) {
             found = other; /* another thread won the race: keep one copy */
             break;
         }
@@ -670,6 +784,7 @@ typedef struct kernel_split {
     int parts;               /* pieces made: ceil(E / chunk) */
     int64_t chunk, last;     /* outer trips per piece, and of the last piece */
     jit_code *code[2];
+    cc_code *cc[2];          /* the cc backend's objects instead of code[] */
     kernel_fn fn[2];         /* [0]: CHUNK trips, [1]: LAST; NULL: pieces unavailable */
 } kernel_split;
 
@@ -680,6 +795,8 @@ static void splits_free(bcg_kernel *k)
         kernel_split *next = s->next;
         jit_free(s->code[0]);
         jit_free(s->code[1]);
+        cc_free(s->cc[0]);
+        cc_free(s->cc[1]);
         mem_free(s);
         s = next;
     }
@@ -701,7 +818,7 @@ int compile_pool_workers(bcg_context *ctx)
 
 /* Compiles K with its outermost loop cut to TRIPS. */
 static bcg_status compile_piece(const bcg_kernel *k, int64_t trips, jit_code **code,
-                                kernel_fn *fn, bcg_error *err)
+                                cc_code **cc, kernel_fn *fn, bcg_error *err)
 {
     arena *a = arena_new();
     compile *c = a ? arena_alloc(a, sizeof *c) : NULL;
@@ -721,7 +838,7 @@ static bcg_status compile_piece(const bcg_kernel *k, int64_t trips, jit_code **c
     c->options.unroll_limit = 0; /* a piece is long: loops, never straight-line code */
     bcg_status s = emit_kernel(c);
     if (!s)
-        s = jit_compile(c->source, c->function_name, code, fn, err);
+        s = compile_code(c, c->source, code, cc, fn, NULL, 0, err);
     arena_free(a);
     return s;
 }
@@ -745,13 +862,15 @@ static const kernel_split *find_split(bcg_kernel *k, int asked, bcg_error *err)
         s->last = extent - (int64_t)(s->parts - 1) * s->chunk;
         bcg_error piece_err;
         error_clear(&piece_err);
-        bcg_status status = compile_piece(k, s->chunk, &s->code[0], &s->fn[0], &piece_err);
+        bcg_status status =
+            compile_piece(k, s->chunk, &s->code[0], &s->cc[0], &s->fn[0], &piece_err);
         if (!status && s->last != s->chunk)
-            status = compile_piece(k, s->last, &s->code[1], &s->fn[1], &piece_err);
+            status = compile_piece(k, s->last, &s->code[1], &s->cc[1], &s->fn[1], &piece_err);
         else
             s->fn[1] = s->fn[0];
         if (status == BCG_ERR_NOMEM) {
             jit_free(s->code[0]);
+            cc_free(s->cc[0]);
             mem_free(s);
             s = NULL;
             fail(err, BCG_ERR_NOMEM, "out of memory");
@@ -759,7 +878,10 @@ static const kernel_split *find_split(bcg_kernel *k, int asked, bcg_error *err)
             if (status) { /* kept, so the failure is not retried on every run */
                 jit_free(s->code[0]);
                 jit_free(s->code[1]);
+                cc_free(s->cc[0]);
+                cc_free(s->cc[1]);
                 memset(s->code, 0, sizeof s->code);
+                memset(s->cc, 0, sizeof s->cc);
                 memset(s->fn, 0, sizeof s->fn);
             }
             s->next = k->splits;

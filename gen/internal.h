@@ -297,10 +297,17 @@ typedef struct compile {
      * microkernels (runtime/microkernels.c), which only the JIT links.
      * bcg_emit and the AOT form leave it false and get plain C. */
     bool microkernels;
+    /* bcg_compile sets this to its context's source budget (BCG_MAX_SOURCE):
+     * emit_kernel then makes loops where full unrolling would exceed it.
+     * 0 (bcg_emit, the AOT form): no budget. */
+    size_t max_source;
 } compile;
 
 /* How many times contexts ran libtcc (for the cache tests). */
 long compile_tcc_count(const bcg_context *ctx);
+/* Test hook: the source budget of CTX's later compiles (BCG_MAX_SOURCE by
+ * default), so tests can reach it with small kernels. */
+void compile_set_max_source(bcg_context *ctx, size_t bytes);
 /* How many bcg_run_threads calls ran on more than one thread, and how many
  * workers the context's pool has started (for the thread tests). */
 long compile_threaded_run_count(const bcg_context *ctx);
@@ -310,6 +317,17 @@ int compile_pool_workers(bcg_context *ctx);
  * plan_build.  c->arena must be set; errors go to c->err. */
 bcg_status compile_front(compile *c, const char *text, const bcg_operand *operands,
                          int operand_count, const bcg_options *options);
+
+/* ---- cnames.c: names C already means -------------------------------------- */
+
+/* Why NAME cannot name a function or parameter of generated C, as a phrase
+ * finishing "'NAME' is ..." ("a name from <math.h>", "a C++ keyword"), or
+ * NULL when C does not reserve it: C99/C11/C23 and C++ keywords, every
+ * name the C99 standard headers declare, the f/l forms of the math
+ * functions, and C99's reserved patterns (_X, __x, E..., INT..._MAX, ...). */
+const char *cnames_reserved(const char *name);
+/* The table's INDEXth name in its (strcmp) order, NULL past the end: for tests. */
+const char *cnames_entry(size_t index);
 
 /* ---- emit.c: plan and tree to C source ----------------------------------- */
 
@@ -339,22 +357,37 @@ typedef struct emit_needs {
 } emit_needs;
 typedef struct emit_aot {
     bool restrict_pointers;  /* parameters are restrict-qualified */
-    bool math_double;        /* f32 sqrt/exp/log/sin/cos/tanh computed in double */
+    bool math_double;        /* f32 sqrt/exp/log/sin/cos/tanh/pow computed in double;
+                                false: sqrtf ... powf (the JIT's f32 pow is always double) */
     emit_needs needs;        /* out: or-ed over every kernel emitted with it */
     const char *parameters;  /* out: the last kernel's parameter list (its compile's arena) */
 } emit_aot;
 /* The stdint.h spelling of a dtype's C type: "int8_t", "float"; bool is "uint8_t". */
 const char *emit_stdint_ctype(bcg_dtype t);
-/* true when NAME may name an AOT function (IS_PARAMETER false) or one of
- * its parameters: not a C or C++ keyword, not reserved, no bcg_ prefix, no
- * _t suffix, not a libm function or a macro of the headers the file
- * includes (NULL, NAN, M_PI, INT32_MAX); a parameter also not a name the
- * body uses (out, in0, in0_pos, i0, shared0, literal0). */
-bool emit_aot_name_is_free(const char *name, bool is_parameter);
+/* Why NAME cannot name an AOT function (IS_PARAMETER false) or one of its
+ * parameters, as a phrase finishing "'NAME' is ..." ("a name from
+ * <math.h>"), or NULL when it can: not a C or C++ keyword or a name of the
+ * standard headers (cnames_reserved), no bcg_/BCG_/BCGEN_ prefix, no _t
+ * suffix, no macro-like form (M_PI, ..._MAX); a parameter also not a name
+ * the body uses (out, in0, in0_pos, i0, shared0, literal0). */
+const char *emit_aot_name_problem(const char *name, bool is_parameter);
 /* Renders the helpers NEEDS asks for (ops.c.tmpl) into OUT. */
 bcg_status emit_helpers(arena *a, const emit_needs *needs, strbuf *out, bcg_error *err);
 /* The libm functions NEEDS asks for, comma separated ("expf, sqrtf"), or "". */
 void emit_math_names(const emit_needs *needs, strbuf *out);
+
+/* ---- cc.c: the system compiler backend ------------------------------------ */
+
+typedef struct cc_code cc_code;
+/* Compiles SOURCE with the system's cc (-O3, -march=native when NATIVE)
+ * into a shared object cached on disk, loads it and returns FUNCTION_NAME.
+ * Errors: BCG_ERR_IO (no usable cache directory or compiler), BCG_ERR_JIT
+ * (the compiler or dlopen failed), BCG_ERR_NOMEM. */
+bcg_status cc_compile(const char *source, const char *function_name, bool native,
+                      cc_code **code, kernel_fn *fn, bcg_error *err);
+void cc_free(cc_code *code);  /* NULL allowed */
+/* How many times this process ran the compiler (for the disk-cache tests). */
+long cc_compiler_runs(void);
 
 /* ---- eval.c: the reference evaluator ------------------------------------- */
 

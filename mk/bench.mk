@@ -3,9 +3,9 @@
 # bench/driver.c times bcgen (and the reference evaluator and a memcpy
 # bound) through the C API; bench/bench.py times NumPy, numexpr and PyTorch
 # in-process on the same cases, merges both into one table and writes it as
-# JSON.  python3-numexpr is a benchmark-only dependency, installed here and
-# not in DEPS (the tests do not need it); PyTorch is timed only where it is
-# installed.  Benchmarks are not tests: nothing here runs under `make test`.
+# JSON.  python3-numexpr and python3-numba are benchmark-only dependencies,
+# installed here and not in DEPS (the tests do not need them); PyTorch is
+# timed only where it is installed.  Benchmarks are not tests: nothing here runs under `make test`.
 #
 #   make bench                      the full table into bench/results.json
 #   make bench BENCH_ARGS=--quick   fewer repetitions (a smoke run)
@@ -24,15 +24,19 @@ $(BUILD)/bench/driver: bench/driver.c $(BUILD)/libbcgen.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -O2 -Igen -o $@ $< $(BUILD)/libbcgen.a $(LIBS)
 
+BENCH_PEERS = python3-numexpr:/usr/lib/python3/dist-packages/numexpr/__init__.py \
+              python3-numba:/usr/lib/python3/dist-packages/numba/__init__.py
+
 bench-deps:
-	@if [ ! -e /usr/lib/python3/dist-packages/numexpr/__init__.py ]; then \
+	@for d in $(BENCH_PEERS); do f=$${d#*:}; p=$${d%%:*}; \
+	  [ -e "$$f" ] && continue; \
 	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing python3-numexpr (benchmark peer)"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-numexpr >/dev/null || exit 1; \
+	    echo "installing $$p (benchmark peer)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$p >/dev/null || exit 1; \
 	  else \
-	    echo "bench: python3-numexpr is not installed (sudo apt-get install python3-numexpr); its column stays empty" >&2; \
+	    echo "bench: $$p is not installed (sudo apt-get install $$p); its column stays empty" >&2; \
 	  fi; \
-	fi
+	done
 
 bench: all $(BUILD)/bench/driver bench-deps
 	$(PYTHON) bench/bench.py --driver $(BUILD)/bench/driver --cases bench/cases.txt \

@@ -50,6 +50,11 @@ extern "C" {
 #define BCG_MAX_EXPR 65536    /* bytes in an expression */
 #define BCG_MAX_DEPTH 200     /* nesting depth of an expression */
 #define BCG_MAX_THREADS 64    /* threads of one bcg_run_threads call */
+/* Bytes of generated C that bcg_compile hands to the compiler (12 MiB): it
+ * bounds the compile time (libtcc cannot be interrupted) to about 1 s.  A
+ * fully unrolled kernel over it is made with loops instead; any other is
+ * BCG_ERR_LIMIT. */
+#define BCG_MAX_SOURCE 12582912
 
 /* The Paddle-style axis is "not given" (NumPy right alignment). */
 #define BCG_AXIS_NONE (-1000)
@@ -107,7 +112,17 @@ typedef struct bcg_options {
      * this many elements to vectorised library microkernels, a tile at a
      * time; 0: never. */
     int microkernel_run;
+    /* BCG_BACKEND_TCC (0, the default): libtcc in-process, no compiler
+     * needed.  BCG_BACKEND_CC: the plain C compiled by the system's `cc`
+     * (-O3) into a shared object cached on disk in $XDG_CACHE_HOME/bcgen or
+     * ~/.cache/bcgen and loaded with dlopen; when that fails the kernel is
+     * compiled with libtcc and bcg_kernel_note says why. */
+    int backend;
+    int native;         /* BCG_BACKEND_CC: 1 adds -march=native */
 } bcg_options;
+
+#define BCG_BACKEND_TCC 0
+#define BCG_BACKEND_CC 1
 
 typedef struct bcg_context bcg_context;
 typedef struct bcg_kernel bcg_kernel;

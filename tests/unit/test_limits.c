@@ -9,8 +9,9 @@
  *   BCG_MAX_NAME      bytes per operand or function name
  *   INT64_MAX         elements, and bytes, of the broadcast result
  *   unroll factor 1..64 and full-unroll limit 0..65536 (bcg_options)
- *   full unrolling only while elements x tree nodes <= 2^20 (then loops),
- *                     which bounds the generated source and so tcc's time
+ *   full unrolling only while elements x tree nodes <= 2^20 (then loops)
+ *   BCG_MAX_SOURCE    bytes of C bcg_compile hands to tcc, which bounds its
+ *                     time: unrolled kernels over it loop, others fail
  *   NPY_MAX_HEADER, NPY_MAX_BYTES   .npy header and data sizes */
 #include "internal.h"
 #include "npy.h"
@@ -279,6 +280,160 @@ static void test_unroll_budget_bounds_source(void **state)
     bcg_free(source);
 }
 
+/* ---- BCG_MAX_SOURCE: the C bcg_compile hands to tcc --------------------------------- */
+
+/* Compiles "a * 3 + 1" over f32[N] on a context whose source budget is
+ * BUDGET (0: the default); returns the status, the source in *source
+ * (copied; NULL on failure) and checks the kernel's result. */
+static bcg_status compile_budget(size_t budget, int64_t n, const bcg_options *o, char **source,
+                                 bcg_error *err)
+{
+    bcg_context *ctx = bcg_context_new();
+    assert_non_null(ctx);
+    if (budget)
+        compile_set_max_source(ctx, budget);
+    bcg_operand op = {"a", BCG_F32, 1, &n, NULL};
+    bcg_kernel *k = NULL;
+    *source = NULL;
+    bcg_status s = bcg_compile(ctx, "a * 3 + 1", &op, 1, o, &k, err);
+    if (s == BCG_OK) {
+        assert_string_equal(bcg_kernel_note(k), "");
+        *source = strdup(bcg_kernel_source(k));
+        float in_data[64], out[64];
+        assert_true(n <= 64);
+        for (int i = 0; i < n; i++)
+            in_data[i] = (float)i - 7.5f;
+        const void *in[] = {in_data};
+        assert_int_equal(bcg_run(k, out, in, err), BCG_OK);
+        for (int i = 0; i < n; i++)
+            assert_true(out[i] == in_data[i] * 3.0f + 1.0f);
+    } else {
+        assert_null(k);
+    }
+    bcg_context_free(ctx);
+    return s;
+}
+
+static void expect_source_limit(bcg_status s, const bcg_error *err, size_t length)
+{
+    expect_limit(s, err, "BCG_MAX_SOURCE");
+    char size[64];
+    snprintf(size, sizeof size, "%zu bytes", length);
+    assert_non_null(strstr(err->message, size));
+}
+
+/* A looped kernel exactly at the budget compiles; one byte less is
+ * BCG_ERR_LIMIT naming the limit and the size. */
+static void test_source_budget_looped(void **state)
+{
+    (void)state;
+    char *source, *again;
+    bcg_error err;
+    assert_int_equal(compile_budget(0, 60, NULL, &source, &err), BCG_OK);
+    size_t length = strlen(source);
+    assert_null(strstr(source, "Code: fully unrolled"));
+    assert_int_equal(compile_budget(length, 60, NULL, &again, &err), BCG_OK);
+    assert_string_equal(source, again);
+    free(again);
+    expect_source_limit(compile_budget(length - 1, 60, NULL, &again, &err), &err, length);
+    assert_null(again);
+    free(source);
+}
+
+/* A fully unrolled kernel over the budget is made with loops instead; when
+ * the loops are over it too, BCG_ERR_LIMIT gives the looped size. */
+static void test_source_budget_unrolled_falls_back(void **state)
+{
+    (void)state;
+    bcg_options o;
+    bcg_options_init(&o);
+    o.unroll_limit = 64;
+    char *unrolled, *looped, *source;
+    bcg_error err;
+    assert_int_equal(compile_budget(0, 48, &o, &unrolled, &err), BCG_OK);
+    assert_non_null(strstr(unrolled, "Code: fully unrolled"));
+    bcg_options loops = o;
+    loops.unroll_limit = 0;
+    assert_int_equal(compile_budget(0, 48, &loops, &looped, &err), BCG_OK);
+    size_t unrolled_length = strlen(unrolled), looped_length = strlen(looped);
+    assert_true(looped_length < unrolled_length);
+    /* at the budget: unrolled as asked */
+    assert_int_equal(compile_budget(unrolled_length, 48, &o, &source, &err), BCG_OK);
+    assert_string_equal(source, unrolled);
+    free(source);
+    /* one byte under: the looped kernel (the test helper checked its result) */
+    assert_int_equal(compile_budget(unrolled_length - 1, 48, &o, &source, &err), BCG_OK);
+    assert_null(strstr(source, "Code: fully unrolled"));
+    assert_string_equal(source, looped);
+    free(source);
+    /* the loops exactly fit, then do not */
+    assert_int_equal(compile_budget(looped_length, 48, &o, &source, &err), BCG_OK);
+    assert_string_equal(source, looped);
+    free(source);
+    expect_source_limit(compile_budget(looped_length - 1, 48, &o, &source, &err), &err,
+                        looped_length);
+    assert_null(source);
+    /* bcg_emit hands nothing to tcc and has no budget */
+    int64_t n = 48;
+    bcg_operand op = {"a", BCG_F32, 1, &n, NULL};
+    assert_int_equal(bcg_emit("a * 3 + 1", &op, 1, &o, NULL, &source, &err), BCG_OK);
+    assert_non_null(strstr(source, "Code: fully unrolled"));
+    bcg_free(source);
+    free(unrolled);
+    free(looped);
+}
+
+/* The real budget (12 MiB), with kernels past it that are never handed to
+ * tcc: a 14.5 MiB straight-line kernel loops instead, and a looped one of
+ * 14.6 MiB (a 4096-leaf product, its loop unrolled 64 times) is an error. */
+static void test_source_budget_default(void **state)
+{
+    (void)state;
+    bcg_context *ctx = bcg_context_new();
+    assert_non_null(ctx);
+    bcg_options o;
+    bcg_options_init(&o);
+    o.unroll_limit = 65536;
+    int64_t n = 65536;
+    bcg_operand op = {"a", BCG_I64, 1, &n, NULL};
+    const char *thirteen_nodes = "u8(a) << 3 | u8(a) >> 2 ^ ~u8(a)";
+    char *source;
+    bcg_error err;
+    assert_int_equal(bcg_emit(thirteen_nodes, &op, 1, &o, NULL, &source, &err), BCG_OK);
+    assert_non_null(strstr(source, "Code: fully unrolled"));
+    size_t unrolled_length = strlen(source);
+    bcg_free(source);
+    print_message("# unrolled: %zu bytes, BCG_MAX_SOURCE %d\n", unrolled_length, BCG_MAX_SOURCE);
+    assert_true(unrolled_length > BCG_MAX_SOURCE);
+    bcg_kernel *k;
+    assert_int_equal(bcg_compile(ctx, thirteen_nodes, &op, 1, &o, &k, &err), BCG_OK);
+    assert_null(strstr(bcg_kernel_source(k), "Code: fully unrolled"));
+    assert_true(strlen(bcg_kernel_source(k)) <= BCG_MAX_SOURCE);
+
+    /* ((a * a) * (a * a)) ... with 4096 leaves */
+    size_t cap = 4096 * 8;
+    char *product = malloc(cap), *next = malloc(cap);
+    assert_non_null(product);
+    assert_non_null(next);
+    strcpy(product, "a");
+    for (int level = 0; level < 12; level++) {
+        snprintf(next, cap, "(%s*%s)", product, product);
+        strcpy(product, next);
+    }
+    bcg_options_init(&o);
+    o.unroll_factor = 64;
+    n = 1000;
+    op.dtype = BCG_I32;
+    bcg_status s = bcg_compile(ctx, product, &op, 1, &o, &k, &err);
+    expect_limit(s, &err, "BCG_MAX_SOURCE");
+    assert_non_null(strstr(err.message, "12582912 bytes"));
+    assert_null(k);
+    print_message("# %s\n", err.message);
+    free(product);
+    free(next);
+    bcg_context_free(ctx);
+}
+
 /* ---- .npy limits ------------------------------------------------------------------ */
 
 static char npy_path[64];
@@ -358,6 +513,9 @@ int main(void)
         cmocka_unit_test(test_elements_and_bytes),
         cmocka_unit_test(test_unroll_options),
         cmocka_unit_test(test_unroll_budget_bounds_source),
+        cmocka_unit_test(test_source_budget_looped),
+        cmocka_unit_test(test_source_budget_unrolled_falls_back),
+        cmocka_unit_test(test_source_budget_default),
         cmocka_unit_test(test_npy_header_size),
         cmocka_unit_test(test_npy_data_size),
     };
