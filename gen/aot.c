@@ -142,10 +142,12 @@ static bcg_status define_name(file_state *f, const char *name, name_kind kind, i
             continue;
         if (kind == NAME_PARAMETER && other->kind == NAME_PARAMETER && other->kernel != kernel)
             return BCG_OK;
-        return fail(f->err, BCG_ERR_USAGE,
-                    "%s and %s would both be named %s in the generated C (the macros "
-                    "upper-case kernel and operand names); rename one",
-                    other->what, what, name);
+        return fail(f->err, BCG_ERR_USAGE, "%s and %s would both be named %s in the generated C%s; "
+                    "rename one",
+                    other->what, what, name,
+                    kind == NAME_MACRO || other->kind == NAME_MACRO
+                        ? " (the macros upper-case kernel and operand names)"
+                        : "");
     }
     const char *copy = arena_strndup(f->arena, name, strlen(name));
     const char *what_copy = arena_strndup(f->arena, what, strlen(what));
@@ -160,12 +162,13 @@ static bcg_status define_name(file_state *f, const char *name, name_kind kind, i
 static bcg_status add_macro(file_state *f, tmpl_scope *kernel, int kernel_index,
                             const char *owner, const char *name, const char *value)
 {
+    /* no name of the standard headers ends in _RANK, _SHAPE, _STRIDES,
+     * _ELEMENTS or _BYTES, so only the pair's own names can clash; C99's
+     * reserved macro prefixes (E, SIG_, FP_, ...) are left alone here:
+     * they would forbid kernels named `ema` or `fp` for macro names no
+     * header uses (EMA_OUT_RANK) */
     char what[3 * BCG_MAX_NAME + 64];
     snprintf(what, sizeof what, "the macro %s (%s)", name, owner);
-    const char *reserved = cnames_reserved(name);
-    if (reserved)
-        return fail(f->err, BCG_ERR_USAGE, "%s is %s; rename the kernel or the operand", what,
-                    reserved);
     bcg_status s = define_name(f, name, NAME_MACRO, kernel_index, what);
     if (s)
         return s;
@@ -328,11 +331,10 @@ static bcg_status add_kernel(file_state *f, const aot_request *r, int index, emi
     const compile_operand *target = inplace >= 0 ? &c->operands[inplace] : NULL;
     const char *layout = "C-contiguous";
     if (target)
-        layout = arena_printf(f->arena,
-                              "no buffer of its own: written over the elements of %s%s",
+        layout = arena_printf(f->arena, "no separate buffer: written over %s's elements%s",
                               target->name,
                               target->strides_given
-                                  ? ", with its strides (_OUT_STRIDES; _OUT_BYTES spans them)"
+                                  ? ", with its strides (see _OUT_STRIDES; _OUT_BYTES spans them)"
                                   : " (C-contiguous)");
     if (!layout)
         return fail(f->err, BCG_ERR_NOMEM, "out of memory");

@@ -13,7 +13,7 @@ typedef struct aot_kernel {
     const bcg_operand *operands;   /* named as the function's parameters */
     int operand_count;
     bcg_options options;           /* unrolling, in place, axis, ... */
-    bool math_double;              /* f32 transcendental functions in double */
+    bool math_double;              /* f32 sqrt ... tanh and ** in double; else sqrtf ... powf */
 } aot_kernel;
 
 typedef struct aot_request {

@@ -787,9 +787,7 @@ const char *cnames_reserved(const char *name)
         base[n - 1] = 0;
         found = find(base);
         if (found && found->has_suffixes)
-            return strstr(found->origin, "<complex.h>")
-                       ? "a name from <complex.h> (a function's float or long double form)"
-                       : "a name from <math.h> (a function's float or long double form)";
+            return found->origin;
     }
     /* C99 7.26: macro and type names the headers may add */
     if (name[0] == 'E' && (upper(name[1]) || (name[1] >= '0' && name[1] <= '9')))

@@ -1734,7 +1734,7 @@ static const char *function_name_problem(const char *name)
     if (reserved)
         return reserved;
     if (strcmp(name, "main") == 0)
-        return "main, which has a signature of its own";
+        return "the program's entry point, which has a signature of its own";
     /* locals the kernel declares: in<k>, in<k>_pos, in<k>_value, i<k>, literal<k>, ... */
     static const char *const local_prefixes[] = {"in", "i", "literal", "shared"};
     for (size_t i = 0; i < sizeof local_prefixes / sizeof local_prefixes[0]; i++) {

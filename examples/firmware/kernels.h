@@ -14,12 +14,18 @@
  * writes in place into one of its operands), then one pointer per operand
  * in the order given.  Each points at its tensor's element [0, ..., 0];
  * tensors are C-contiguous (row-major) unless _STRIDES is defined.  Size
- * the buffers with the macros: NAME_OPERAND_ELEMENTS, NAME_OPERAND_BYTES,
- * NAME_OPERAND_SHAPE (a brace list, for an initializer), NAME_OUT_*.
+ * the buffers with the macros: NAME_OPERAND_ELEMENTS, NAME_OPERAND_BYTES
+ * (from the lowest to the highest element, strides included),
+ * NAME_OPERAND_SHAPE (a brace list, for an initializer).  NAME_OUT_*
+ * describe the result: its rank, shape and elements, and the memory it is
+ * written to.  That is the `out` buffer, C-contiguous; for an in-place
+ * kernel there is no `out` buffer: the result is written over the in-place
+ * operand's elements, with that operand's strides, so NAME_OUT_BYTES (and
+ * NAME_OUT_STRIDES) are that operand's, not those of a contiguous copy.
  * The pointers are restrict: no two buffers may overlap.
  */
-#ifndef BCGEN_AOT_KERNELS_H
-#define BCGEN_AOT_KERNELS_H
+#ifndef BCGEN_AOT_KERNELS_H_92CCB028
+#define BCGEN_AOT_KERNELS_H_92CCB028
 
 #include <stdint.h>
 
@@ -88,4 +94,4 @@ void magnitude(float *BCGEN_RESTRICT out, const float *BCGEN_RESTRICT x, const f
 }
 #endif
 
-#endif /* BCGEN_AOT_KERNELS_H */
+#endif /* BCGEN_AOT_KERNELS_H_92CCB028 */

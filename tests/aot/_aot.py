@@ -79,10 +79,10 @@ def bcgen(*args, cwd=None):
     return subprocess.run([BCGEN] + list(args), capture_output=True, text=True, cwd=cwd)
 
 
-def compile_c(prefix, path, include_dir, extra=()):
-    """Compiles PATH with the strict flags; returns (ok, output)."""
+def compile_c(prefix, path, include_dir, extra=(), output=os.devnull):
+    """Compiles PATH with the strict flags (into OUTPUT); returns (ok, output)."""
     argv = list(prefix) + STRICT + ["-I", include_dir] + list(extra) + ["-c", path, "-o",
-                                                                         os.devnull]
+                                                                         output]
     r = subprocess.run(argv, capture_output=True, text=True)
     return r.returncode == 0 and not r.stderr.strip(), " ".join(argv) + "\n" + r.stderr
 

@@ -42,9 +42,9 @@ tap.check("bcgen aot -k ... -k ... writes a pair", r.returncode == 0, r.stderr)
 header = read("kernels.h")
 source = read("kernels.c")
 
-tap.check("the header has an include guard",
-          re.search(r"#ifndef BCGEN_AOT_KERNELS_H\n#define BCGEN_AOT_KERNELS_H\n", header)
-          and header.rstrip().endswith("#endif /* BCGEN_AOT_KERNELS_H */"), header[:400])
+guard = re.search(r"#ifndef (BCGEN_AOT_KERNELS_H_[0-9A-F]{8})\n#define \1\n", header)
+tap.check("the header has an include guard: its name and a hash of the kernel names",
+          guard and header.rstrip().endswith(f"#endif /* {guard.group(1)} */"), header[:400])
 tap.check("the header is extern \"C\" for C++",
           '#ifdef __cplusplus\nextern "C" {\n#endif' in header)
 tap.check("the header includes only <stdint.h>",
@@ -165,26 +165,215 @@ r = bcgen("aot", "-k", "fits=a + 1", "-i", "a=u8[65536,32767]", "-o", path("fits
 tap.check("just under 2^31 positions is accepted", r.returncode == 0, r.stderr)
 
 # ---- names that would clash in C or C++ ------------------------------------------------------
+def rejected(argv, *needles):
+    """bcgen aot ARGV is a usage error whose message holds every NEEDLE, and
+    writes nothing."""
+    for name in ("bad.c", "bad.h"):
+        if os.path.exists(path(name)):
+            os.remove(path(name))
+    r = bcgen("aot", *argv, "-o", path("bad.c"))
+    ok = (r.returncode == 2 and all(n in r.stderr for n in needles)
+          and not os.path.exists(path("bad.c")) and not os.path.exists(path("bad.h")))
+    return ok, r.stderr
+
+
 for bad in ["out", "in0", "in3_pos", "i2", "shared0", "literal1", "class", "new", "NULL",
             "size_t", "INT32_MAX", "M_PI", "bcg_x", "sqrtf", "double", "_Hidden", "__x"]:
-    r = bcgen("aot", "-k", f"k={bad} + 1", "-i", f"{bad}=f32[2]", "-o", path("bad.c"))
-    tap.check(f"operand name {bad} is rejected with a reason",
-              r.returncode == 2 and ("rename the operand" in r.stderr or "not" in r.stderr),
-              r.stderr)
+    ok, err = rejected(["-k", f"k={bad} + 1", "-i", f"{bad}=f32[2]"], f"'{bad}' is",
+                       "pick another operand name")
+    tap.check(f"operand name {bad} is rejected with a reason", ok, err)
 for bad in ["new", "template", "sqrtf", "int8_t", "bcg_kernel2", "NAN"]:
-    r = bcgen("aot", "-k", f"{bad}=a + 1", "-i", "a=f32[2]", "-o", path("bad.c"))
-    tap.check(f"function name {bad} is rejected", r.returncode == 2 and "kernel" in r.stderr,
-              r.stderr)
+    ok, err = rejected(["-k", f"{bad}=a + 1", "-i", "a=f32[2]"], f"'{bad}' is",
+                       "pick another kernel name")
+    tap.check(f"function name {bad} is rejected", ok, err)
+
+# every name a C99 header declares, not only bcgen's own math functions (review finding 2)
+for bad, header_name in [
+        ("round", "<math.h>"), ("trunc", "<math.h>"), ("log10", "<math.h>"), ("exp2", "<math.h>"),
+        ("hypot", "<math.h>"), ("fmax", "<math.h>"), ("fmin", "<math.h>"), ("roundf", "<math.h>"),
+        ("isnan", "<math.h>"), ("signbit", "<math.h>"), ("fpclassify", "<math.h>"),
+        ("offsetof", "<stddef.h>"), ("memcpy", "<string.h>"), ("abs", "<stdlib.h>"),
+        ("labs", "<stdlib.h>"), ("free", "<stdlib.h>"), ("exit", "<stdlib.h>"),
+        ("div", "<stdlib.h>"), ("printf", "<stdio.h>"), ("intptr_t", "<stdint.h>")]:
+    ok, err = rejected(["-k", f"{bad}=a + 1", "-i", "a=f32[2]"],
+                       f"'{bad}' is a name from {header_name}; pick another kernel name")
+    tap.check(f"kernel name {bad} is rejected as a name from {header_name}", ok, err)
+for bad, header_name in [("EOF", "<stdio.h>"), ("NULL", "<stddef.h>"), ("errno", "<errno.h>"),
+                         ("FILE", "<stdio.h>"), ("SIZE_MAX", "<stdint.h>"),
+                         ("INT8_MAX", "<stdint.h>"), ("bool", "<stdbool.h>"),
+                         ("true", "<stdbool.h>"), ("false", "<stdbool.h>"), ("I", "<complex.h>"),
+                         ("complex", "<complex.h>"), ("CHAR_BIT", "<limits.h>"),
+                         ("FLT_EPSILON", "<float.h>"), ("assert", "<assert.h>")]:
+    ok, err = rejected(["-k", f"k={bad} + 1", "-i", f"{bad}=f32[2]"],
+                       f"'{bad}' is a name from {header_name}; pick another operand name")
+    tap.check(f"operand name {bad} is rejected as a name from {header_name}", ok, err)
+for bad in ["class", "delete", "this", "operator", "template"]:
+    ok, err = rejected(["-k", f"k={bad} + 1", "-i", f"{bad}=f32[2]"],
+                       f"'{bad}' is a C++ keyword; pick another operand name")
+    tap.check(f"operand name {bad} is rejected as a C++ keyword", ok, err)
+# ... while ordinary names that merely look like library prefixes stay usable
+r = bcgen("aot", "-k", "total=torque * stride", "-i", "torque=f32[2]", "-i", "stride=f32[2]",
+          "-k", "ema=memory + 1", "-i", "memory=f32[2]", "-o", path("fine.c"))
+r2 = run(["gcc"] + STRICT + ["-Wshadow", "-include", "math.h", "-include", "stdlib.h",
+                             "-include", "string.h", "-c", path("fine.c"), "-o", os.devnull])
+tap.check("names like total, torque, stride, memory stay usable and compile next to the "
+          "C headers with -Wshadow", r.returncode == 0 and r2.returncode == 0 and not r2.stderr,
+          r.stderr + r2.stderr)
+
+# identifiers the pair defines clash with each other (review finding 1)
+two = ["-k", "f=x + 1", "-i", "x=f32[3]"]
+for what, argv, needles in [
+    ("a kernel named like a macro", two + ["-k", "F_X_RANK=y + 1", "-i", "y=f32[3]"],
+     ["the macro F_X_RANK (kernel f, operand x)", "the kernel F_X_RANK", "rename one"]),
+    ("an operand named like a macro", two + ["-k", "g=F_X_RANK + 1", "-i", "F_X_RANK=f32[3]"],
+     ["the macro F_X_RANK (kernel f, operand x)", "operand F_X_RANK of kernel g", "rename one"]),
+    ("an operand named like an OUT macro",
+     two + ["-k", "g=F_OUT_BYTES + 1", "-i", "F_OUT_BYTES=f32[3]"],
+     ["the macro F_OUT_BYTES (kernel f, its result)", "operand F_OUT_BYTES of kernel g"]),
+    ("an operand named like BCGEN_RESTRICT with --restrict",
+     ["-k", "f=BCGEN_RESTRICT + 1", "-i", "BCGEN_RESTRICT=f32[3]", "--restrict"],
+     ["the header's macro BCGEN_RESTRICT", "operand BCGEN_RESTRICT of kernel f", "rename one"]),
+    ("an operand named like another kernel", two + ["-k", "x=y + 1", "-i", "y=f32[3]"],
+     ["operand x of kernel f", "the kernel x", "rename one"]),
+    ("a kernel named like its own operand", ["-k", "x=x + 1", "-i", "x=f32[3]"],
+     ["the kernel x", "operand x of kernel x", "rename one"]),
+    ("a kernel named like an include guard", ["-k", "BCGEN_AOT_BAD_H=a + 1", "-i", "a=f32[3]"],
+     ["'BCGEN_AOT_BAD_H' is in the BCGEN_ namespace", "pick another kernel name"]),
+    ("an operand named BCGEN_RESTRICT without --restrict",
+     ["-k", "f=BCGEN_RESTRICT + 1", "-i", "BCGEN_RESTRICT=f32[3]"],
+     ["'BCGEN_RESTRICT' is in the BCGEN_ namespace", "pick another operand name"]),
+]:
+    ok, err = rejected(argv, *needles)
+    tap.check(f"{what} is a usage error naming both", ok, err)
+r = bcgen("aot", "-k", "f=x + 1", "-i", "x=f32[3]", "-k", "g=x * 2", "-i", "x=f32[3]",
+          "-o", path("shared.c"))
+r2 = run(["gcc"] + STRICT + ["-Wshadow", "-c", path("shared.c"), "-o", os.devnull])
+tap.check("two kernels may both have an operand x (parameters are local)",
+          r.returncode == 0 and r2.returncode == 0 and not r2.stderr, r.stderr + r2.stderr)
 r = bcgen("aot", "-k", "k=a", "-i", "a=f32[2]", "-k", "k=b", "-i", "b=f32[2]", "-o", path("bad.c"))
 tap.check("two kernels with one name are rejected", r.returncode == 2 and "two kernels" in r.stderr,
           r.stderr)
 r = bcgen("aot", "-k", "a_b=c", "-i", "c=f32[2]", "-k", "a=b_c", "-i", "b_c=f32[2]",
           "-o", path("bad.c"))
-tap.check("macros that would clash are rejected", r.returncode == 2 and "A_B_C_" in r.stderr,
+tap.check("macros that would clash are rejected", r.returncode == 2 and "A_B_C_" in r.stderr
+          and "(kernel a_b, operand c)" in r.stderr and "(kernel a, operand b_c)" in r.stderr,
           r.stderr)
 r = bcgen("aot", "-k", "k=a +", "-i", "a=f32[2]", "-o", path("bad.c"))
 tap.check("a parse error names the kernel and points at the column",
           r.returncode == 2 and "kernel k:" in r.stderr and "^" in r.stderr, r.stderr)
+
+# ---- --math float covers ** (review finding 3) -------------------------------------------------
+r = bcgen("aot", "-k", "p=a ** 2 + a ** b", "-i", "a=f32[3]", "-i", "b=f32[3]", "-o", path("pow.c"))
+pow_c, pow_h = read("pow.c"), read("pow.h")
+tap.check("--math float (default): f32 ** is powf, no double pow",
+          r.returncode == 0 and "powf(" in pow_c and "(float)pow(" not in pow_c
+          and not re.search(r"\bpow\(", pow_c) and "for powf (link your libm)" in pow_h,
+          r.stderr + pow_c[-600:])
+r = bcgen("aot", "-k", "p=a ** b", "-i", "a=f32[3]", "-i", "b=f32[3]", "--math", "double",
+          "-o", path("powd.c"))
+tap.check("--math double: f32 ** computes in double and rounds once",
+          r.returncode == 0 and "(float)pow(" in read("powd.c") and "powf" not in read("powd.c"),
+          r.stderr)
+r = bcgen("aot", "-k", "p=a ** b", "-i", "a=f64[3]", "-i", "b=f64[3]", "-o", path("pow64.c"))
+tap.check("f64 ** stays pow", r.returncode == 0 and "pow(" in read("pow64.c")
+          and "powf" not in read("pow64.c"), r.stderr)
+r = bcgen("aot", "-k", "p=a ** b", "-i", "a=f32[5]", "-i", "b=f32[5]", "-o", path("powrun.c"))
+main_c = r"""#include "powrun.h"
+#include <math.h>
+#include <stdio.h>
+int main(void)
+{
+    const float a[5] = {2.0f, 1.5f, 10.0f, 0.5f, 3.0f}, b[5] = {10.0f, -2.0f, 0.5f, 3.0f, 0.0f};
+    float out[P_OUT_ELEMENTS];
+    p(out, a, b);
+    for (int i = 0; i < 5; i++)
+        if (out[i] != (float)pow(a[i], b[i]) && fabs(out[i] - pow(a[i], b[i])) > 1e-6 * fabs(pow(a[i], b[i])))
+            return printf("%d: %.9g\n", i, out[i]), 1;
+    return 0;
+}
+"""
+with open(path("powmain.c"), "w") as f:
+    f.write(main_c)
+r2 = run(["gcc", "-std=c99", "-O2", "-I", work, path("powmain.c"), path("powrun.c"), "-o",
+          path("powmain"), "-lm"])
+r3 = run([path("powmain")]) if r2.returncode == 0 else r2
+tap.check("the powf kernel computes a ** b within 1e-6 of double pow",
+          r.returncode == 0 and r2.returncode == 0 and r3.returncode == 0,
+          r.stderr + r2.stderr + r3.stdout)
+
+# ---- file names the .c can #include (review finding 4) ----------------------------------------
+for what, argv, needle in [
+    ("a non-ASCII output name", ["-o", path("k\u00fcche.c")], "the source file name 'k??che.c'"),
+    ("a non-ASCII header name", ["-o", path("ok.c"), "--header", path("k\u00fcche.h")],
+     "the header file name 'k??che.h'"),
+    ("a header name with a quote", ["-o", path("ok.c"), "--header", path('a"b.h')],
+     "the header file name 'a\"b.h'"),
+    ("a header name with a backslash", ["-o", path("ok.c"), "--header", path("a\\b.h")],
+     "the header file name"),
+]:
+    r = bcgen("aot", "-k", "k=a + 1", "-i", "a=f32[2]", *argv)
+    tap.check(f"{what} is rejected before anything is written",
+              r.returncode == 2 and needle in r.stderr and "printable ASCII" in r.stderr
+              and not os.path.exists(path("k\u00fcche.c")) and not os.path.exists(path("ok.c")),
+              r.stderr)
+
+# ---- two headers of one name in one project (review finding 5) ----------------------------------
+os.makedirs(path("motor"))
+os.makedirs(path("sensor"))
+r = bcgen("aot", "-k", "drive=a * 2", "-i", "a=f32[4]", "-o", path("motor/kernels.c"))
+r2 = bcgen("aot", "-k", "filter=a + 1", "-i", "a=f32[4]", "-o", path("sensor/kernels.c"))
+guards = [re.search(r"#ifndef (\w+)", read(f"{d}/kernels.h")).group(1) for d in ("motor", "sensor")]
+tap.check("motor/kernels.h and sensor/kernels.h get different include guards",
+          r.returncode == 0 and r2.returncode == 0 and guards[0] != guards[1], guards)
+with open(path("both.c"), "w") as f:
+    f.write('#include "motor/kernels.h"\n#include "sensor/kernels.h"\n'
+            "void use(float *out, const float *a);\n"
+            "void use(float *out, const float *a) { drive(out, a); filter(out, a); }\n")
+r = run(["gcc"] + STRICT + ["-I", work, "-c", path("both.c"), "-o", os.devnull])
+tap.check("a file including both headers sees both kernels", r.returncode == 0 and not r.stderr,
+          r.stderr)
+
+# ---- an in-place kernel's output is its operand's memory (review finding 6) ----------------------
+r = bcgen("aot", "-k", "bump=a + 1", "-i", "a=i16[3,4]@[8,2]", "--inplace", "a",
+          "-o", path("inplace.c"))
+inplace_h = read("inplace.h")
+out_line = re.search(r"^ \*   out .*$", inplace_h, re.M)
+tap.check("the in-place header describes the output as the operand's memory, not a buffer",
+          r.returncode == 0 and out_line and "no separate buffer" in out_line.group(0)
+          and "written over a's elements, with its strides" in out_line.group(0)
+          and "C-contiguous" not in out_line.group(0)
+          and "/* bump: a = (a + 1)" in inplace_h, r.stderr + inplace_h[-900:])
+for macro, value in [("BUMP_OUT_SHAPE", "{3, 4}"), ("BUMP_OUT_ELEMENTS", "12"),
+                     ("BUMP_OUT_STRIDES", "{8, 2}"), ("BUMP_OUT_BYTES", "46"),
+                     ("BUMP_A_BYTES", "46")]:
+    tap.check(f"in place: the header defines {macro} {value}",
+              f"#define {macro} {value}\n" in inplace_h)
+tap.check("the header comment says what NAME_OUT_* mean for an in-place kernel",
+          "for an in-place\n * kernel there is no `out` buffer" in inplace_h, inplace_h[:2000])
+main_c = r"""#include "inplace.h"
+#include <stdio.h>
+int main(void)
+{
+    int16_t a[BUMP_OUT_BYTES / sizeof(int16_t) + 4];
+    const long long strides[] = BUMP_OUT_STRIDES, shape[] = BUMP_OUT_SHAPE;
+    int touched[sizeof a / sizeof a[0]] = {0};
+    for (unsigned i = 0; i < sizeof a / sizeof a[0]; i++) a[i] = (int16_t)(100 + i);
+    bump(a);
+    for (long long r = 0; r < shape[0]; r++)
+        for (long long c = 0; c < shape[1]; c++) touched[r * strides[0] + c * strides[1]] = 1;
+    for (unsigned i = 0; i < sizeof a / sizeof a[0]; i++)
+        if (a[i] != (int16_t)(100 + i + touched[i])) return printf("%u: %d\n", i, a[i]), 1;
+    /* the last element written is the last of the BUMP_OUT_BYTES */
+    return touched[BUMP_OUT_BYTES / sizeof(int16_t) - 1] ? 0 : 2;
+}
+"""
+with open(path("inplace_main.c"), "w") as f:
+    f.write(main_c)
+r2 = run(["gcc", "-std=c99", "-O2", "-I", work, path("inplace_main.c"), path("inplace.c"), "-o",
+          path("inplace_main")])
+r3 = run([path("inplace_main")]) if r2.returncode == 0 else r2
+tap.check("the in-place kernel writes exactly the strided elements within BUMP_OUT_BYTES",
+          r2.returncode == 0 and r3.returncode == 0, r2.stderr + r3.stdout)
 
 # ---- usage --------------------------------------------------------------------------------------
 for what, argv, message in [

@@ -7,6 +7,8 @@ host with gcc and clang (plus -Wmissing-prototypes).  Compiles run in
 parallel; the whole matrix takes well under a minute on two cores."""
 import concurrent.futures
 import os
+import shutil
+import subprocess
 import tempfile
 
 from _aot import (CROSS, DTYPES, HOST, UNROLL_MODES, Tap, aot_args, bcgen, compile_c,
@@ -62,5 +64,34 @@ with concurrent.futures.ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 
                             jobs))
 for (name, stem, _), (ok, output) in zip(jobs, results):
     tap.check(f"{stem}.c compiles warning-free for {name}", ok, output)
+
+# ---- --math float keeps f32 kernels in single precision on a Cortex-M4F ----------------------
+# (every libm call is the f form, powf included, and no __aeabi_d* software-double helper is
+# called); --math double is the contrast that shows the check can see doubles
+M4F = CROSS["cortex-m4f"]
+if "arm-none-eabi-gcc" in absent or not shutil.which("arm-none-eabi-nm"):
+    tap.skip("--math float has no double arithmetic on cortex-m4f", "arm-none-eabi-gcc is not installed")
+else:
+    single = ("sqrt(a) + exp(b) - log(a) * sin(b) / cos(a) + tanh(b) + a ** b + a ** 2"
+              " + floor(a) - ceil(b) + a // b + a % b + abs(a) + minimum(a, b)")
+    undefined = {}
+    for math in ["float", "double"]:
+        stem = f"single_{math}"
+        r = bcgen("aot", "-k", f"single={single}", "-i", "a=f32[6,5]", "-i", "b=f32[5]",
+                  "--math", math, "-o", os.path.join(work, stem + ".c"))
+        obj = os.path.join(work, stem + ".o")
+        ok, output = compile_c(M4F, os.path.join(work, stem + ".c"), work, output=obj)
+        nm = subprocess.run(["arm-none-eabi-nm", "-u", obj], capture_output=True, text=True)
+        undefined[math] = sorted(line.split()[-1] for line in nm.stdout.splitlines() if line.strip())
+        tap.check(f"the f32 kernel with --math {math} builds for cortex-m4f",
+                  r.returncode == 0 and ok, r.stderr + output)
+    calls = undefined["float"]
+    tap.check("--math float: an f32 kernel on cortex-m4f calls only f-suffixed libm functions "
+              "(powf, sqrtf, ...) and no __aeabi_d* double helper",
+              calls and all(c.endswith("f") and not c.startswith("__aeabi_d") for c in calls)
+              and "powf" in calls, calls)
+    tap.check("--math double: the same kernel does compute in double (pow, __aeabi_d*)",
+              "pow" in undefined["double"]
+              and any(c.startswith("__aeabi_") for c in undefined["double"]), undefined["double"])
 
 tap.finish()

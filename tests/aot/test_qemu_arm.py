@@ -16,6 +16,12 @@ Integers and bools must match bit for bit.  Floats: NaN where the reference
 has NaN, and |got - want| <= FLOAT_TOLERANCE[dtype] * max(1, |want|), which
 allows the last-bit differences of a different libm (or of --math double)
 carried through the sums of the test expressions; +-inf must match exactly.
+
+f32 `**` under --math float (the default) is powf, where the reference (and
+the JIT) compute pow in double and round once.  glibc's powf, which the
+ARM harness links, is within 1 ulp, so the kernel pow_f32 (a ** b alone)
+must be within KERNEL_TOLERANCE: 2.5e-7 relative (2 ulp of f32) of the
+reference; in the sums of the other kernels the 1e-5 above covers it.
 """
 import os
 import shutil
@@ -27,6 +33,7 @@ import numpy as np
 from _aot import DTYPES, UNROLL_MODES, Tap, bcgen, kernels_for, missing_tools
 
 FLOAT_TOLERANCE = {"f32": 1e-5, "f64": 1e-12}
+KERNEL_TOLERANCE = {"pow_f32": 2.5e-7}
 NUMPY = {"bool": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32,
          "i64": np.int64, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32,
          "u64": np.uint64, "f32": np.float32, "f64": np.float64}
@@ -170,15 +177,16 @@ def run_pair(label, kernels, options):
                           dtype=np.dtype(want.dtype).newbyteorder("<")).reshape(want.shape)
         dtype = k["out_dtype"]
         if dtype in FLOAT_TOLERANCE:
+            tolerance = KERNEL_TOLERANCE.get(k["name"], FLOAT_TOLERANCE[dtype])
             same_nan = np.array_equal(np.isnan(got), np.isnan(want))
             finite = np.isfinite(want)
             same_inf = np.array_equal(got[np.isinf(want)], want[np.isinf(want)])
             error = np.abs(got[finite].astype(np.float64) - want[finite].astype(np.float64))
-            bound = FLOAT_TOLERANCE[dtype] * np.maximum(1.0, np.abs(want[finite]))
+            bound = tolerance * np.maximum(1.0, np.abs(want[finite]))
             ok = same_nan and same_inf and bool(np.all(error <= bound)) and np.all(
                 np.isfinite(got[finite]))
             detail = f"largest error {error.max() if error.size else 0}, nan {same_nan}, inf {same_inf}"
-            what = f"within {FLOAT_TOLERANCE[dtype]:g}"
+            what = f"within {tolerance:g}"
         else:
             ok = np.array_equal(got.view(np.uint8), want.view(np.uint8))
             bad = np.flatnonzero(got.ravel() != want.ravel())[:5]
@@ -212,4 +220,6 @@ extra = [
     describe("scale_u8", "u8(clip(f32(p) * 1.7, 0, 255))", ["p=u8[5,17]"]),
 ]
 run_pair("double-restrict-inplace", extra, ["--math", "double", "--restrict", "--unroll", "4"])
+run_pair("float-pow", [describe("pow_f32", "a ** b", ["a=f32[16,33]", "b=f32[33]"])],
+         ["--math", "float"])
 tap.finish()

@@ -90,6 +90,70 @@ def main():
         for dtype, r in ops:
             data += bytes([dtype, r])
         write("compile", i, data + expr.encode())
+    # Extended inputs (bit 6): a stride byte per operand (2 bits a dimension:
+    # the C-contiguous stride times 1, -1, 0, 2) and a run byte (in place into
+    # operand value - 1; 4: two threads; 8: no microkernels).  Long sizes (bit
+    # 7) are 1, 3, 67, 1024 for the codes 0..3: inner runs for the
+    # microkernels, outputs big enough for two threads.
+    KEEP, REVERSE, ZERO, GAP = 0, 1, 2, 3
+    def strides(*codes):
+        return sum(c << (2 * d) for d, c in enumerate(codes))
+    I16, U16, I64, U64 = 2, 6, 4, 8
+    THREADS, PLAIN = 4, 8
+    extended_seeds = [
+        (True, 1, 0, [(F32, shape(3, 2), 0), (F32, shape(2), 0)], THREADS, "a * b + 1"),
+        (True, 1, 3, [(I32, shape(3, 2), strides(REVERSE, KEEP)), (I32, shape(2), 0)],
+         1 | THREADS, "a + b * 3"),
+        (True, 0, 1, [(F32, shape(1, 3), 0)], 0, "exp(a)"),
+        (True, 1, 0, [(F32, shape(1, 3), strides(KEEP, GAP)), (F32, shape(3), 0)], 0,
+         "tanh(a) * 2 + sin(b)"),
+        (False, 1, 1, [(I16, shape(3, 2), strides(ZERO, REVERSE)), (I16, shape(2), 0)], 0,
+         "a - b"),
+        (True, 0, 2, [(F64, shape(3, 2), strides(REVERSE, GAP))], PLAIN, "sqrt(a) / 3"),
+        (True, 2, 0, [(U8, shape(3, 2), 0), (U8, shape(2), strides(REVERSE)), (I64, shape(), 0)],
+         1 | THREADS, "a << 2 | b"),
+        (False, 2, 3, [(F32, shape(3, 3), strides(GAP, KEEP)), (F32, shape(3), strides(REVERSE)),
+                       (F32, shape(), 0)], 1, "a * c + log(abs(b) + 1)"),
+        (True, 1, 0, [(U16, shape(2, 3), strides(REVERSE, REVERSE)), (U64, shape(3), 0)],
+         THREADS, "where(a > 3, b // 3, u64(a) % 7)"),
+    ]
+    for i, (long_sizes, count_minus_one, factor, ops, run, expr) in enumerate(extended_seeds):
+        data = bytes([count_minus_one | 1 << 2 | factor << 4 | 0x40 | (0x80 if long_sizes else 0)])
+        for dtype, r, _ in ops:
+            data += bytes([dtype, r])
+        data += bytes([code for _, _, code in ops]) + bytes([run])
+        write("compile", len(compile_seeds) + i, data + expr.encode())
+
+    # aot: byte 0 = kernels-1 | restrict << 2 | index64 << 3; per kernel a flags
+    # byte (operands-1 | in place (operand + 1) << 2 | unroll << 4 | math
+    # double << 6 | long sizes << 7) and 3 bytes per operand (dtype; rank |
+    # size codes << 2; stride codes), then '\n'-separated texts: per kernel
+    # name, expression, operand names; then command, .c name, .h name.
+    FULL, NONE, FACTOR2 = 1, 2, 3
+    def kernel(ops, inplace=0, unroll=0, math_double=False, long_sizes=False):
+        flags = (len(ops) - 1) | inplace << 2 | unroll << 4 | math_double << 6 | long_sizes << 7
+        return bytes([flags]) + b"".join(bytes([t, r, code]) for t, r, code in ops)
+    aot_seeds = [
+        (0, [kernel([(F32, shape(3, 2), 0), (F32, shape(2), 0), (F32, shape(), 0)])],
+         ["scale", "x * gain + bias", "x", "gain", "bias", "bcgen aot -k scale=...", "k.c", "k.h"]),
+        (1 | 4, [kernel([(I32, shape(3), 0), (I16, shape(3), 0)], inplace=1),
+                 kernel([(I16, shape(2, 3), strides(REVERSE, GAP))], unroll=NONE)],
+         ["accumulate", "acc + y", "acc", "y", "clamp", "u8(clip(p, 10, 200))", "p",
+          "cmd */ int evil; /*", "out/kernels.c", "out/kernels.h"]),
+        (2 | 8, [kernel([(F32, shape(3, 3), 0)], math_double=True, unroll=FULL),
+                 kernel([(F64, shape(3, 3), strides(ZERO, KEEP)), (U8, shape(0), 0)],
+                        long_sizes=True),
+                 kernel([(BOOL, shape(2), 0), (I64, shape(2), 0), (U64, shape(), 0)],
+                        unroll=FACTOR2)],
+         ["m", "exp(a) + sqrt(abs(a)) * tanh(a)", "a", "big", "p // 3 + q ** 2", "p", "q",
+          "sel", "where(c, x, y >> 1)", "c", "x", "y", "", "k.c", "gen/k-2.h"]),
+        (0, [kernel([(F32, shape(2), 0)])], ["int", "a + 1", "a"]),
+        (0, [kernel([(F32, shape(2), 0)])], ["k", "out + 1", "out"]),
+        (0, [kernel([(F32, shape(2), 0)])], ["k", "a", "a", "", "k.c", "weird \"name*/.h"]),
+        (0, [kernel([(I8, shape(3, 3), 0)], long_sizes=True)], ["huge", "a * 2", "a"]),
+    ]
+    for i, (head, kernels, texts) in enumerate(aot_seeds):
+        write("aot", i, bytes([head]) + b"".join(kernels) + "\n".join(texts).encode())
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 /* test_alloc_fail.c - the allocation-failure sweep (issue 6, after SQLite's
  * malloc tests): a representative workload - compile (unrolled and looped,
  * strided, in place, an expression error), run, emit, broadcast shapes,
- * .npy write and read - is run once to count its allocations, then once for
+ * .npy write and read, a run on two threads (its pieces compiled and the
+ * pool started on first use), an AOT .c/.h pair - is run once to count its
+ * allocations, then once for
  * every N with the Nth allocation failing (util.c's mem_fail_after).  Each
  * run must end in BCG_ERR_NOMEM with a message (never a crash, never a
  * wrong result), leak nothing, and leave the context usable: the same
@@ -13,6 +15,7 @@
  *
  * Not covered: allocations inside libtcc itself (tcc calls malloc directly
  * and exits on failure outside tcc_compile_string); see README "Safety". */
+#include "aot.h"
 #include "internal.h"
 #include "npy.h"
 
@@ -36,6 +39,12 @@ static const int64_t shape_a[] = {5, 3, 4, 1}, shape_b[] = {3, 1, 1}, shape_x[] 
 static const int64_t strides_x[] = {1, 4}; /* a transposed view of a 3x4 buffer */
 static float data_a[60], data_b[3], data_c = 2.5f;
 static float data_x[12];
+/* bcg_run_threads splits only outputs of at least 2 x 32768 elements */
+#define WIDE_ROWS 128
+#define WIDE_COLUMNS 512
+static const int64_t shape_wide[] = {WIDE_ROWS, WIDE_COLUMNS}, shape_row[] = {WIDE_COLUMNS};
+static float data_wide[WIDE_ROWS * WIDE_COLUMNS], data_row[WIDE_COLUMNS];
+static float out_wide[WIDE_ROWS * WIDE_COLUMNS];
 
 static void fill_inputs(void)
 {
@@ -45,6 +54,10 @@ static void fill_inputs(void)
         data_b[i] = (float)i - 1.0f;
     for (int i = 0; i < 12; i++)
         data_x[i] = (float)i * 0.5f;
+    for (int i = 0; i < WIDE_ROWS * WIDE_COLUMNS; i++)
+        data_wide[i] = (float)(i % 13) - 6.0f;
+    for (int i = 0; i < WIDE_COLUMNS; i++)
+        data_row[i] = (float)(i % 5) * 0.25f;
 }
 
 static float expected_main(int i)
@@ -132,6 +145,45 @@ static bcg_status workload(bcg_context *ctx, bcg_error *err, const char *npy_pat
     npy_free(&back);
     if (!same)
         return (fail)(err, BCG_ERR_RUN, ".npy round trip changed the data");
+
+    /* 7. two threads: the first threaded run compiles the kernel's pieces
+     * and starts the context's pool */
+    bcg_operand wide[2] = {{"w", BCG_F32, 2, shape_wide, NULL},
+                           {"r", BCG_F32, 1, shape_row, NULL}};
+    if ((s = bcg_compile(ctx, "w * 2 - r", wide, 2, NULL, &k, err)))
+        return s;
+    const void *in_wide[] = {data_wide, data_row};
+    memset(out_wide, 0, sizeof out_wide);
+    if ((s = bcg_run_threads(k, out_wide, in_wide, 2, err)))
+        return s;
+    for (int i = 0; i < WIDE_ROWS * WIDE_COLUMNS; i++)
+        if (out_wide[i] != data_wide[i] * 2.0f - data_row[i % WIDE_COLUMNS])
+            return (fail)(err, BCG_ERR_RUN, "wrong threaded result at %d", i);
+    if (compile_threaded_run_count(ctx) < 1)
+        return (fail)(err, BCG_ERR_RUN, "the run did not use two threads");
+
+    /* 8. an AOT pair of two kernels (libm, strides, in place) */
+    bcg_operand aot_ops[2] = {{"t", BCG_I16, 2, shape_x, NULL},
+                              {"x", BCG_I16, 2, shape_x, strides_x}};
+    aot_kernel kernels[2] = {{.name = "scaled", .expression = "sqrt(abs(a)) * c + b",
+                              .operands = ops, .operand_count = 3},
+                             {.name = "accumulate", .expression = "t + x",
+                              .operands = aot_ops, .operand_count = 2}};
+    bcg_options_init(&kernels[0].options);
+    bcg_options_init(&kernels[1].options);
+    kernels[1].options.inplace = 0;
+    aot_request request = {.kernel_count = 2, .kernels = kernels, .restrict_pointers = true,
+                           .index_bits = 32, .command = "test_alloc_fail",
+                           .source_name = "k.c", .header_name = "k.h"};
+    char *aot_source = NULL, *aot_header = NULL;
+    if ((s = aot_generate(&request, &aot_source, &aot_header, err)))
+        return s;
+    bool complete = strstr(aot_source, "void accumulate(") && strstr(aot_source, "sqrtf") &&
+                    strstr(aot_header, "#define SCALED_OUT_ELEMENTS 60");
+    mem_free(aot_source);
+    mem_free(aot_header);
+    if (!complete)
+        return (fail)(err, BCG_ERR_RUN, "the AOT pair lacks a kernel");
     return BCG_OK;
 }
 
