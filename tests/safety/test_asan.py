@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """test_asan.py - the test suites against the AddressSanitizer +
 UndefinedBehaviorSanitizer build (make safety-asan, in $ASAN_BUILD,
-default build-asan/): every unit test, the cli and golden suites, and a
-subset of the NumPy differential test (each case with the JIT and with
---reference: tcc-generated code is invisible to ASan, the reference
-evaluator is not).  LeakSanitizer runs at every process exit, so a leak on
+default build-asan/): every unit test, the cli, golden and aot suites (the
+aot suite's cross compilers and qemu run on what the instrumented `bcgen
+aot` wrote; about 30 s), and a subset of the NumPy differential test
+(each case with the JIT and with --reference: tcc-generated code is
+invisible to ASan, the reference evaluator is not).  LeakSanitizer runs at every process exit, so a leak on
 any path, errors included, fails the program that leaked.  `make test-asan`."""
 import glob
 import os
@@ -27,7 +28,7 @@ def main():
         runner.emit(False, "no unit tests in %s/tests" % ASAN_BUILD)
     for test in units:
         runner.run("asan unit/" + os.path.basename(test), [test], env)
-    for suite in ("cli", "golden"):
+    for suite in ("cli", "golden", "aot"):
         for program in sorted(glob.glob(os.path.join(_safety.ROOT, "tests", suite, "test_*.py"))):
             runner.run("asan %s/%s" % (suite, os.path.basename(program)),
                        [_safety.PYTHON, program], env)

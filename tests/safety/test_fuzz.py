@@ -3,9 +3,13 @@
 in $FUZZ_BUILD/fuzz/ (make safety-fuzz; ASan + UBSan) first replays its
 seed corpus tests/fuzz/corpus/NAME/ and its crash regressions
 tests/fuzz/regress/NAME/ (inputs that once crashed, kept after the fix),
-then runs a fixed number of new inputs from a fixed seed, so the run is
-the same on every machine (about 10-15 s per harness here).  A crash, a
-sanitizer report, a leak or a failed FUZZ_CHECK fails the harness; the
+then runs a fixed number of new inputs from a fixed seed (RUNS: chosen to
+take about 30 s per harness on the 2-core development machine, 3 minutes
+in all).  The seed fixes libFuzzer's random choices, not every input: the
+corpus it grows still differs a little from run to run (coverage under
+ASan is not exactly repeatable), and so does the time (fuzz_tmpl's 750000
+inputs took 22 to 42 s, once 98 s; -max_total_time caps it at 300 s).  A
+crash, a sanitizer report, a leak or a failed FUZZ_CHECK fails the harness; the
 input is left in $FUZZ_BUILD/crashes/.  `make fuzz` is the long,
 time-bounded run (FUZZ_SECONDS per harness)."""
 import glob
@@ -16,8 +20,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _safety  # noqa: E402
 
 FUZZ_BUILD = os.environ.get("FUZZ_BUILD", "build-fuzz")
-# New inputs per harness in the short run (tcc runs in every compile input).
-RUNS = {"expr": 400000, "spec": 800000, "npy": 200000, "tmpl": 200000, "compile": 60000}
+# New inputs per harness in the short run, each about 30 s here (measured
+# with -seed=1: later inputs are longer and slower, so the time is not
+# linear in the count).  tcc runs in every compile input.
+RUNS = {"expr": 1100000, "spec": 4000000, "npy": 750000, "tmpl": 750000, "compile": 55000,
+        "aot": 75000}
 SCALE = float(os.environ.get("FUZZ_RUNS_SCALE", "1"))
 
 
