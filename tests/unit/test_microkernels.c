@@ -26,6 +26,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "compare.h"
+
 static const char *const expressions[] = {
     "a + b", "a - b", "a * b", "a / b", "minimum(a, b)", "maximum(a, b)",
     "a > b", "a <= b", "a == b", "a != b", "a < b", "a >= b",
@@ -87,40 +89,6 @@ static bool uses_transcendental(const char *expr)
         if (strstr(expr, names[i]))
             return true;
     return false;
-}
-
-static bool within_tolerance(float got, float want)
-{
-    if (isinf(got) || isinf(want))
-        return got == want;
-    float scale = fabsf(want) > 64.0f ? fabsf(want) : 64.0f;
-    return fabsf(got - want) <= 4.0f * scale * FLT_EPSILON;
-}
-
-static int64_t first_difference(const char *got, const char *want, bcg_dtype t, int64_t count,
-                                bool tolerant)
-{
-    size_t size = bcg_dtype_size(t);
-    for (int64_t i = 0; i < count; i++) {
-        const char *g = got + (size_t)i * size, *w = want + (size_t)i * size;
-        if (memcmp(g, w, size) == 0)
-            continue;
-        if (t == BCG_F32) {
-            float x, y;
-            memcpy(&x, g, sizeof x);
-            memcpy(&y, w, sizeof y);
-            if ((isnan(x) && isnan(y)) || (tolerant && within_tolerance(x, y)))
-                continue;
-        } else if (t == BCG_F64) {
-            double x, y;
-            memcpy(&x, g, sizeof x);
-            memcpy(&y, w, sizeof y);
-            if (isnan(x) && isnan(y))
-                continue;
-        }
-        return i;
-    }
-    return -1;
 }
 
 /* One operand of a case, laid out in its own buffer. */

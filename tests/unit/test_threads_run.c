@@ -27,6 +27,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "compare.h"
+
 static uint64_t random_state = 0x9E3779B97F4A7C15ull;
 
 static uint64_t random_next(void)
@@ -52,42 +54,6 @@ static void fill(void *buffer, bcg_dtype t, int64_t count)
             memcpy((char *)buffer + (size_t)i * bcg_dtype_size(t), &r, bcg_dtype_size(t));
         }
     }
-}
-
-/* f32 exp/log/sin/cos/tanh are polynomials in the microkernels and libm in
- * the reference (see test_microkernels): within 4 ulp of max(|want|, 64). */
-static bool within_tolerance(float got, float want)
-{
-    if (isinf(got) || isinf(want))
-        return got == want;
-    float scale = fabsf(want) > 64.0f ? fabsf(want) : 64.0f;
-    return fabsf(got - want) <= 4.0f * scale * FLT_EPSILON;
-}
-
-static int64_t first_difference(const char *got, const char *want, bcg_dtype t, int64_t count,
-                                bool tolerant)
-{
-    size_t size = bcg_dtype_size(t);
-    for (int64_t i = 0; i < count; i++) {
-        const char *g = got + (size_t)i * size, *w = want + (size_t)i * size;
-        if (memcmp(g, w, size) == 0)
-            continue;
-        if (t == BCG_F32) {
-            float x, y;
-            memcpy(&x, g, sizeof x);
-            memcpy(&y, w, sizeof y);
-            if ((isnan(x) && isnan(y)) || (tolerant && within_tolerance(x, y)))
-                continue;
-        } else if (t == BCG_F64) {
-            double x, y;
-            memcpy(&x, g, sizeof x);
-            memcpy(&y, w, sizeof y);
-            if (isnan(x) && isnan(y))
-                continue;
-        }
-        return i;
-    }
-    return -1;
 }
 
 /* A case: up to three operands, each with a shape and optional strides. */

@@ -1,0 +1,44 @@
+/* compare.h - comparing a kernel's output with the reference evaluator's,
+ * shared by the unit tests of the paths that may differ from it in the last
+ * bits (test_microkernels.c, test_threads_run.c).  Include after internal.h
+ * and <math.h>, <float.h>, <string.h>. */
+#ifndef BCGEN_TEST_COMPARE_H
+#define BCGEN_TEST_COMPARE_H
+
+/* f32 exp/log/sin/cos/tanh are polynomials in the microkernels and libm in
+ * the reference (see test_microkernels): within 4 ulp of max(|want|, 64). */
+static inline bool within_tolerance(float got, float want)
+{
+    if (isinf(got) || isinf(want))
+        return got == want;
+    float scale = fabsf(want) > 64.0f ? fabsf(want) : 64.0f;
+    return fabsf(got - want) <= 4.0f * scale * FLT_EPSILON;
+}
+
+static inline int64_t first_difference(const char *got, const char *want, bcg_dtype t, int64_t count,
+                                bool tolerant)
+{
+    size_t size = bcg_dtype_size(t);
+    for (int64_t i = 0; i < count; i++) {
+        const char *g = got + (size_t)i * size, *w = want + (size_t)i * size;
+        if (memcmp(g, w, size) == 0)
+            continue;
+        if (t == BCG_F32) {
+            float x, y;
+            memcpy(&x, g, sizeof x);
+            memcpy(&y, w, sizeof y);
+            if ((isnan(x) && isnan(y)) || (tolerant && within_tolerance(x, y)))
+                continue;
+        } else if (t == BCG_F64) {
+            double x, y;
+            memcpy(&x, g, sizeof x);
+            memcpy(&y, w, sizeof y);
+            if (isnan(x) && isnan(y))
+                continue;
+        }
+        return i;
+    }
+    return -1;
+}
+
+#endif
