@@ -114,6 +114,15 @@ static bcg_status check_operand(const bcg_operand *op, int index, bcg_error *err
                            "beyond a 64-bit byte offset",
                            op->name, (long long)op->strides[d], (long long)op->shape[d], d);
     }
+    /* ... and so must the whole span, lowest to highest byte (negative
+     * strides reach below the pointer, positive ones above it) */
+    int64_t span;
+    if (__builtin_sub_overflow(high + 1, low, &span) ||
+        __builtin_mul_overflow(span, (int64_t)bcg_dtype_size(op->dtype), &span))
+        return fail_at(err, BCG_ERR_LIMIT, 0, index, -1,
+                       "operand %s: its strides span %lld to %lld elements, more than a 64-bit "
+                       "byte count holds",
+                       op->name, (long long)low, (long long)high);
     return BCG_OK;
 }
 

@@ -7,7 +7,8 @@
  *   BCG_MAX_OPERANDS  operands per expression
  *   BCG_MAX_RANK      dimensions per operand
  *   BCG_MAX_NAME      bytes per operand or function name
- *   INT64_MAX         elements, and bytes, of the broadcast result
+ *   INT64_MAX         elements, and bytes, of the broadcast result, and
+ *                     bytes an operand's strides span
  *   unroll factor 1..64 and full-unroll limit 0..65536 (bcg_options)
  *   full unrolling only while elements x tree nodes <= 2^20 (then loops)
  *   BCG_MAX_SOURCE    bytes of C bcg_compile hands to tcc, which bounds its
@@ -220,6 +221,27 @@ static void test_elements_and_bytes(void **state)
     int64_t max_elements[] = {INT64_MAX};
     assert_int_equal(emit1("a", BCG_BOOL, 1, max_elements, NULL, &source, &err), BCG_OK);
     bcg_free(source);
+}
+
+/* Strides reaching both ways: each end fits in a byte offset while the span
+ * between them (what a buffer must hold, the AOT _BYTES macro) must too. */
+static void test_strided_span(void **state)
+{
+    (void)state;
+    char *source;
+    bcg_error err;
+    const int64_t shape[] = {2, 2};
+    const int64_t b_shape[] = {2, 2};
+    int64_t at[] = {-(((int64_t)1 << 59) - 1), ((int64_t)1 << 59) - 1}; /* 2^60 - 1 elements */
+    int64_t past[] = {-((int64_t)1 << 59), (int64_t)1 << 59};          /* 2^60 + 1 elements */
+    bcg_operand ops[] = {{"a", BCG_F64, 2, shape, at}, {"b", BCG_F64, 2, b_shape, NULL}};
+    assert_int_equal(bcg_emit("a + b", ops, 2, NULL, NULL, &source, &err), BCG_OK);
+    bcg_free(source);
+    ops[0].strides = past;
+    expect_limit(bcg_emit("a + b", ops, 2, NULL, NULL, &source, &err), &err,
+                 "more than a 64-bit byte count holds");
+    assert_null(source);
+    assert_int_equal(err.operand, 0);
 }
 
 static void test_unroll_options(void **state)
@@ -497,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_rank),
         cmocka_unit_test(test_name_length),
         cmocka_unit_test(test_elements_and_bytes),
+        cmocka_unit_test(test_strided_span),
         cmocka_unit_test(test_unroll_options),
         cmocka_unit_test(test_unroll_budget_bounds_source),
         cmocka_unit_test(test_source_budget_looped),
