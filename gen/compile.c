@@ -46,6 +46,7 @@ void bcg_options_init(bcg_options *o)
     o->unroll_limit = DEFAULT_UNROLL_LIMIT;
     o->unroll_factor = DEFAULT_UNROLL_FACTOR;
     o->microkernel_run = DEFAULT_MICROKERNEL_RUN;
+    o->stream_stores = BCG_STREAM_AUTO;
 }
 
 static bcg_status check_options(const bcg_options *o, int operand_count, bcg_error *err)
@@ -64,6 +65,9 @@ static bcg_status check_options(const bcg_options *o, int operand_count, bcg_err
                     o->backend);
     if (o->native != 0 && o->native != 1)
         return fail(err, BCG_ERR_USAGE, "native is %d; give 0 or 1", o->native);
+    if (o->stream_stores < BCG_STREAM_AUTO || o->stream_stores > 1)
+        return fail(err, BCG_ERR_USAGE,
+                    "stream_stores is %d; give BCG_STREAM_AUTO (-1), 0 or 1", o->stream_stores);
     if (o->unroll_limit < 0 || o->unroll_limit > MAX_UNROLL_LIMIT)
         return fail(err, BCG_ERR_LIMIT,
                     "full-unroll limit %d is out of range (0..%d elements)",
@@ -548,6 +552,27 @@ static bcg_status compile_code(const compile *c, const char *source, jit_code **
     return jit_compile(source, c->function_name, code, fn, err);
 }
 
+/* The bytes one run of C writes and reads (each operand's elements once):
+ * BCG_STREAM_AUTO compares it with BCG_STREAM_AUTO_BYTES.  Decided on the
+ * whole kernel, so a thread's piece (a copy of C) streams exactly when the
+ * whole kernel does.  Measured (2-core EPYC, 32 MiB L3): (1024,2048)+(2048,)
+ * f32, 16 MiB touched, 0.65 -> 0.31 ms with streaming stores; (4096,4096) +
+ * (4096,) 6.8 -> 4.8 ms; (2048,1)+(1,2048), 16 MiB written and re-run in a
+ * loop so that the output stays in L3, 0.55 -> 0.63 ms. */
+static double touched_bytes(const compile *c)
+{
+    bcg_dtype out = c->options.inplace >= 0 ? c->operands[c->options.inplace].dtype
+                                            : c->root->dtype;
+    double bytes = (double)c->plan->elements * (double)bcg_dtype_size(out);
+    for (int i = 0; i < c->operand_count; i++) {
+        int64_t elements = 0;
+        shape_elements(&c->operands[i].shape, &elements);
+        if (i != c->options.inplace)
+            bytes += (double)elements * (double)bcg_dtype_size(c->operands[i].dtype);
+    }
+    return bytes;
+}
+
 bcg_status bcg_compile(bcg_context *ctx, const char *expr, const bcg_operand *operands,
                        int operand_count, const bcg_options *options, bcg_kernel **kernel,
                        bcg_error *err)
@@ -619,8 +644,11 @@ bcg_status bcg_compile(bcg_context *ctx, const char *expr, const bcg_operand *op
     pthread_mutex_unlock(&ctx->lock);
 
     bcg_status s = compile_front(c, expr, operands, operand_count, &opts);
-    if (!s)
+    if (!s) {
+        c->stream = c->microkernels && opts.stream_stores != 0 &&
+                    (opts.stream_stores == 1 || touched_bytes(c) >= BCG_STREAM_AUTO_BYTES);
         s = emit_kernel(c);
+    }
     if (!s) {
         size_t n = strlen(c->source);
         k->source = mem_alloc(n + 1);

@@ -137,6 +137,7 @@ typedef struct emitter {
     int64_t groups, rest;        /* innermost extent = groups * factor + rest */
     bool group_loop;             /* the groups run in a runtime loop */
     bool tiled;                  /* the innermost run calls microkernels (see below) */
+    bool stream;                 /* ... and the root's call has streaming stores */
     int64_t block, block_inner;  /* > 0: the two innermost loops run in blocks (outer x inner trips) */
     bool has_position[BCG_MAX_OPERANDS + 1]; /* plan operand index */
 
@@ -1093,6 +1094,21 @@ static bool tiles_chosen(const emitter *e)
            tile_supported(e, 0, e->out_dtype, &operations);
 }
 
+/* Whether the root's call writes the output with streaming stores
+ * (bcg_options.stream_stores, decided in bcg_compile as c->stream): only
+ * binary operations have a streaming (_nt) variant, which computes a cache
+ * line of results at a time and stores it past the caches. */
+static bool stream_chosen(const emitter *e)
+{
+    tile_shape kind;
+    const char *family = tile_family(e, 0, &kind);
+    char name[48];
+    if (!family || (kind != TILE_BINARY && kind != TILE_COMPARE))
+        return false;
+    snprintf(name, sizeof name, "bcg_mk_%s_%s_nt", family, bcg_dtype_name(tile_dtype(e, 0)));
+    return microkernel_exists(name);
+}
+
 static void step_code(emitter *e, int depth, const char *code)
 {
     if (!code) /* copy_text ran out of memory and said so */
@@ -1172,8 +1188,11 @@ static void emit_tiles(emitter *e, int depth)
                        tile_dtype(e, before) == tile_dtype(e, id);
             }
             declared[id] = true;
-            if (seen)
+            if (seen && !(id == 0 && e->stream))
                 continue;
+            if (id == 0 && e->stream) /* the root, last in post order: see stream_chosen */
+                snprintf(name, sizeof name, "bcg_mk_%s_%s_nt", family,
+                         bcg_dtype_name(tile_dtype(e, id)));
             if (kind == TILE_WHERE)
                 sb_printf(line, "void %s(%s *, const bcg_u8 *, long, const %s *, long, "
                           "const %s *, long, long);", name, type, type, type);
@@ -1215,7 +1234,8 @@ static void emit_tiles(emitter *e, int depth)
             step_code(e, depth + 1, line->data);
             line->len = 0;
         }
-        sb_printf(line, "bcg_mk_%s_%s(", family, bcg_dtype_name(tile_dtype(e, id)));
+        sb_printf(line, "bcg_mk_%s_%s%s(", family, bcg_dtype_name(tile_dtype(e, id)),
+                  id == 0 && e->stream ? "_nt" : "");
         if (id == 0)
             sb_puts(line, e->has_position[0] ? "out + out_pos + tile_start" : "out + tile_start");
         else
@@ -1592,8 +1612,9 @@ static bool set_header(emitter *e, const char *function_name)
         snprintf(buf, sizeof buf, "fully unrolled, one statement per element");
     else if (e->tiled)
         snprintf(buf, sizeof buf, "loop nest; the innermost run (%lld elements) calls the "
-                 "library's vectorised microkernels, %d elements a tile",
-                 (long long)e->p->extent[e->p->loop_count - 1], TILE_ELEMENTS);
+                 "library's vectorised microkernels, %d elements a tile%s",
+                 (long long)e->p->extent[e->p->loop_count - 1], TILE_ELEMENTS,
+                 e->stream ? "; the output is written with streaming stores" : "");
     else if (e->block > 0)
         snprintf(buf, sizeof buf, "loop nest; the two innermost loops run in blocks of "
                  "%lld x %lld trips (an input is read with a long stride)",
@@ -2022,6 +2043,7 @@ bcg_status emit_kernel(compile *c)
     choose_levels(e);
     assign_levels(e, 0);
     e->tiled = tiles_chosen(e);
+    e->stream = e->tiled && c->stream && stream_chosen(e);
     if (!e->tiled) /* tiles read operands and literals themselves */
         choose_locals(e, 0, INT_MAX, false);
 
@@ -2034,6 +2056,10 @@ bcg_status emit_kernel(compile *c)
             emit_unrolled(e);
         else
             emit_loop_nest(e);
+        if (e->stream) { /* runtime/microkernels.c: why the fence */
+            step_code(e, 1, "void bcg_mk_fence(void);");
+            step_code(e, 1, "bcg_mk_fence();");
+        }
     }
     sb_free(&e->line);
     if (e->status != BCG_OK)

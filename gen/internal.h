@@ -297,6 +297,11 @@ typedef struct compile {
      * microkernels (runtime/microkernels.c), which only the JIT links.
      * bcg_emit and the AOT form leave it false and get plain C. */
     bool microkernels;
+    /* bcg_compile sets this (bcg_options.stream_stores): where the
+     * innermost run goes through microkernels, the output is written with
+     * streaming stores (bcg_mk_stream) and the kernel ends with a store
+     * fence (bcg_mk_fence).  Only with microkernels. */
+    bool stream;
     /* bcg_compile sets this to its context's source budget (BCG_MAX_SOURCE):
      * emit_kernel then makes loops where full unrolling would exceed it.
      * 0 (bcg_emit, the AOT form): no budget. */

@@ -119,7 +119,19 @@ typedef struct bcg_options {
      * compiled with libtcc and bcg_kernel_note says why. */
     int backend;
     int native;         /* BCG_BACKEND_CC: 1 adds -march=native */
+    /* Streaming (non-temporal) stores of the output, in compiled kernels
+     * whose inner runs go through the microkernels and end in a binary
+     * operation or comparison: they write past the caches instead of first
+     * reading each output line into them, which halves the memory traffic
+     * of a large output's write and keeps the inputs in the cache, but
+     * leaves the output out of it.  BCG_STREAM_AUTO (-1, the default): for
+     * kernels that touch at least BCG_STREAM_AUTO_BYTES (output and inputs
+     * together); 0: never; 1: always.  Results are the same either way. */
+    int stream_stores;
 } bcg_options;
+
+#define BCG_STREAM_AUTO (-1)
+#define BCG_STREAM_AUTO_BYTES (16 * 1024 * 1024)
 
 #define BCG_BACKEND_TCC 0
 #define BCG_BACKEND_CC 1

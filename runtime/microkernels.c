@@ -15,6 +15,9 @@
  *   where    void bcg_mk_where_T(T *out, const u8 *c, long sc, const T *a, long sa,
  *                                const T *b, long sb, long n)
  *   unary    void bcg_mk_OP_T(T *out, const T *a, long sa, long n)
+ *   binary, streaming stores (see "streaming stores")
+ *            void bcg_mk_OP_T_nt(...), the binary and compare arguments
+ *   fence    void bcg_mk_fence(void)
  *
  * `out` is contiguous; each input has a stride in elements: 1 (contiguous),
  * 0 (one value for the whole run) or anything else (strided).  Each
@@ -32,6 +35,10 @@
  */
 #include <math.h>
 #include <stdbool.h>
+#if defined(__x86_64__) || defined(__SSE2__)
+#include <emmintrin.h>
+#define HAVE_STREAM 1
+#endif
 #include <stdint.h>
 #include <string.h>
 
@@ -44,6 +51,72 @@
 #endif
 
 /* ---- the loop shapes ------------------------------------------------------ */
+
+/* One 64-byte line from BUF (anywhere) to OUT (64-byte aligned) with
+ * non-temporal stores; see "streaming stores" below. */
+static inline void stream_line(void *out, const void *buf)
+{
+#ifdef HAVE_STREAM
+    const __m128i *s = buf;
+    __m128i *d = out;
+    _mm_stream_si128(d, _mm_loadu_si128(s));
+    _mm_stream_si128(d + 1, _mm_loadu_si128(s + 1));
+    _mm_stream_si128(d + 2, _mm_loadu_si128(s + 2));
+    _mm_stream_si128(d + 3, _mm_loadu_si128(s + 3));
+#else
+    memcpy(out, buf, 64);
+#endif
+}
+
+/* Elements of OUT before its first 64-byte boundary (all N when OUT is
+ * not even aligned to its element, which then never streams). */
+static inline long stream_head(const void *out, size_t size, long n)
+{
+    uintptr_t p = (uintptr_t)out;
+    long head = (long)(((uintptr_t)0 - p) & 63) / (long)size;
+    return p % size != 0 || head > n ? n : head;
+}
+
+/* The _nt variant of a binary microkernel: the same values, computed
+ * STREAM_BLOCK bytes at a time into a block gcc keeps in registers and
+ * written with streaming stores; the head before the first 64-byte
+ * boundary and the tail go through the plain function.  (A 64-byte block
+ * was only partly vectorised by gcc 12, with store-forwarding stalls; 256
+ * bytes vectorise whole.) */
+#define STREAM_BLOCK 256
+#define STREAM_LOOP(OUT_T, LOAD_X, LOAD_Y, EXPR)                                  \
+    for (; i + (long)(STREAM_BLOCK / sizeof(OUT_T)) <= n;                         \
+         i += (long)(STREAM_BLOCK / sizeof(OUT_T))) {                             \
+        _Alignas(64) OUT_T block[STREAM_BLOCK / sizeof(OUT_T)];                   \
+        for (long k = 0; k < (long)(STREAM_BLOCK / sizeof(OUT_T)); k++) {         \
+            LOAD_X;                                                               \
+            LOAD_Y;                                                               \
+            block[k] = (OUT_T)(EXPR);                                             \
+        }                                                                         \
+        for (int line = 0; line < STREAM_BLOCK / 64; line++)                      \
+            stream_line((unsigned char *)(out + i) + 64 * line,                   \
+                        (const unsigned char *)block + 64 * line);                \
+    }
+
+#define BINARY_NT(NAME, T, OUT_T, EXPR)                                                        \
+    CLONES void bcg_mk_##NAME##_nt(OUT_T *out, const T *a, long sa, const T *b, long sb,       \
+                                   long n)                                                     \
+    {                                                                                          \
+        long i = stream_head(out, sizeof(OUT_T), n);                                           \
+        bcg_mk_##NAME(out, a, sa, b, sb, i);                                                   \
+        if (sa == 1 && sb == 1) {                                                              \
+            STREAM_LOOP(OUT_T, T x = a[i + k], T y = b[i + k], EXPR)                           \
+        } else if (sa == 1 && sb == 0) {                                                       \
+            const T y0 = b[0];                                                                 \
+            STREAM_LOOP(OUT_T, T x = a[i + k], T y = y0, EXPR)                                 \
+        } else if (sa == 0 && sb == 1) {                                                       \
+            const T x0 = a[0];                                                                 \
+            STREAM_LOOP(OUT_T, T x = x0, T y = b[i + k], EXPR)                                 \
+        } else {                                                                               \
+            STREAM_LOOP(OUT_T, T x = a[(i + k) * sa], T y = b[(i + k) * sb], EXPR)             \
+        }                                                                                      \
+        bcg_mk_##NAME(out + i, a + i * sa, sa, b + i * sb, sb, n - i);                         \
+    }
 
 /* out[i] = EXPR(x, y) over the four stride cases of two inputs. */
 #define BINARY(NAME, T, OUT_T, EXPR)                                                        \
@@ -281,43 +354,48 @@ static inline float tanh_polynomial(float x)
 
 /* ---- the operations per dtype --------------------------------------------------- */
 
+/* Each binary operation with its streaming variant. */
+#define BINARY2(NAME, T, OUT_T, EXPR) \
+    BINARY(NAME, T, OUT_T, EXPR)      \
+    BINARY_NT(NAME, T, OUT_T, EXPR)
+
 /* The integer types: + - * minimum maximum, the six comparisons, where,
  * negation.  U is the unsigned type the arithmetic wraps in. */
 #define COMMON(SUFFIX, T, U)                                                        \
-    BINARY(add_##SUFFIX, T, T, (U)x + (U)y)                                         \
-    BINARY(sub_##SUFFIX, T, T, (U)x - (U)y)                                         \
-    BINARY(mul_##SUFFIX, T, T, (U)x * (U)y)                                         \
-    BINARY(minimum_##SUFFIX, T, T, x < y ? x : y)                                   \
-    BINARY(maximum_##SUFFIX, T, T, x > y ? x : y)                                   \
-    BINARY(eq_##SUFFIX, T, uint8_t, x == y)                                         \
-    BINARY(ne_##SUFFIX, T, uint8_t, x != y)                                         \
-    BINARY(lt_##SUFFIX, T, uint8_t, x < y)                                          \
-    BINARY(le_##SUFFIX, T, uint8_t, x <= y)                                         \
-    BINARY(gt_##SUFFIX, T, uint8_t, x > y)                                          \
-    BINARY(ge_##SUFFIX, T, uint8_t, x >= y)                                         \
+    BINARY2(add_##SUFFIX, T, T, (U)x + (U)y)                                         \
+    BINARY2(sub_##SUFFIX, T, T, (U)x - (U)y)                                         \
+    BINARY2(mul_##SUFFIX, T, T, (U)x * (U)y)                                         \
+    BINARY2(minimum_##SUFFIX, T, T, x < y ? x : y)                                   \
+    BINARY2(maximum_##SUFFIX, T, T, x > y ? x : y)                                   \
+    BINARY2(eq_##SUFFIX, T, uint8_t, x == y)                                         \
+    BINARY2(ne_##SUFFIX, T, uint8_t, x != y)                                         \
+    BINARY2(lt_##SUFFIX, T, uint8_t, x < y)                                          \
+    BINARY2(le_##SUFFIX, T, uint8_t, x <= y)                                         \
+    BINARY2(gt_##SUFFIX, T, uint8_t, x > y)                                          \
+    BINARY2(ge_##SUFFIX, T, uint8_t, x >= y)                                         \
     WHERE(SUFFIX, T)                                                                \
     UNARY(neg_##SUFFIX, T, (U)0 - (U)x)
 
 #define INTEGER(SUFFIX, T, U)                 \
     COMMON(SUFFIX, T, U)                      \
-    BINARY(bitand_##SUFFIX, T, T, x & y)      \
-    BINARY(bitor_##SUFFIX, T, T, x | y)       \
-    BINARY(bitxor_##SUFFIX, T, T, x ^ y)
+    BINARY2(bitand_##SUFFIX, T, T, x & y)      \
+    BINARY2(bitor_##SUFFIX, T, T, x | y)       \
+    BINARY2(bitxor_##SUFFIX, T, T, x ^ y)
 
 /* Negation of a float is a sign flip (-x), not 0 - x (which gives +0 for +0). */
 #define FLOAT(SUFFIX, T, F)                          \
-    BINARY(add_##SUFFIX, T, T, x + y)                \
-    BINARY(sub_##SUFFIX, T, T, x - y)                \
-    BINARY(mul_##SUFFIX, T, T, x * y)                \
-    BINARY(div_##SUFFIX, T, T, x / y)                \
-    BINARY(minimum_##SUFFIX, T, T, (x < y || x != x) ? x : y) \
-    BINARY(maximum_##SUFFIX, T, T, (x > y || x != x) ? x : y) \
-    BINARY(eq_##SUFFIX, T, uint8_t, x == y)          \
-    BINARY(ne_##SUFFIX, T, uint8_t, x != y)          \
-    BINARY(lt_##SUFFIX, T, uint8_t, x < y)           \
-    BINARY(le_##SUFFIX, T, uint8_t, x <= y)          \
-    BINARY(gt_##SUFFIX, T, uint8_t, x > y)           \
-    BINARY(ge_##SUFFIX, T, uint8_t, x >= y)          \
+    BINARY2(add_##SUFFIX, T, T, x + y)                \
+    BINARY2(sub_##SUFFIX, T, T, x - y)                \
+    BINARY2(mul_##SUFFIX, T, T, x * y)                \
+    BINARY2(div_##SUFFIX, T, T, x / y)                \
+    BINARY2(minimum_##SUFFIX, T, T, (x < y || x != x) ? x : y) \
+    BINARY2(maximum_##SUFFIX, T, T, (x > y || x != x) ? x : y) \
+    BINARY2(eq_##SUFFIX, T, uint8_t, x == y)          \
+    BINARY2(ne_##SUFFIX, T, uint8_t, x != y)          \
+    BINARY2(lt_##SUFFIX, T, uint8_t, x < y)           \
+    BINARY2(le_##SUFFIX, T, uint8_t, x <= y)          \
+    BINARY2(gt_##SUFFIX, T, uint8_t, x > y)           \
+    BINARY2(ge_##SUFFIX, T, uint8_t, x >= y)          \
     WHERE(SUFFIX, T)                                 \
     UNARY(neg_##SUFFIX, T, -x)                       \
     UNARY(abs_##SUFFIX, T, fabs##F(x))               \
@@ -355,16 +433,39 @@ INTEGER(u64, uint64_t, uint64_t)
 FLOAT(f32, float, f)
 FLOAT(f64, double, )
 
+/* ---- streaming stores ----------------------------------------------------------------
+ *
+ * Kernels that touch a lot of memory (bcg_options.stream_stores) call the
+ * root operation's _nt variant (BINARY_NT above): it computes STREAM_BLOCK
+ * bytes of results in registers (gcc keeps the block there) and writes them
+ * with non-temporal stores, which go to memory through the write-combining
+ * buffers without first reading the destination lines into the cache (the
+ * "write-allocate" read a plain store causes: writing N bytes moves 2N, and
+ * evicts the inputs).  The values are those of the plain function, bit for
+ * bit; the unaligned head and the tail are written by it.  Non-temporal
+ * stores are weakly ordered, so a kernel that used them ends with
+ * bcg_mk_fence (sfence): its writes are visible to other threads before it
+ * returns, as a plain kernel's are.  SSE2 (every x86-64) streams 16 bytes a
+ * store; elsewhere both are plain stores. */
+void bcg_mk_fence(void)
+{
+#ifdef HAVE_STREAM
+    _mm_sfence();
+#endif
+}
+
 /* ---- the symbol table jit.c hands to tcc ------------------------------------------ */
 
 #define ENTRY(NAME) {"bcg_mk_" #NAME, (const void *)bcg_mk_##NAME},
+#define ENTRY2(NAME) ENTRY(NAME) ENTRY(NAME##_nt)
 #define COMMON_ENTRIES(S)                                                                  \
-    ENTRY(add_##S) ENTRY(sub_##S) ENTRY(mul_##S) ENTRY(minimum_##S) ENTRY(maximum_##S)    \
-    ENTRY(eq_##S) ENTRY(ne_##S) ENTRY(lt_##S) ENTRY(le_##S) ENTRY(gt_##S) ENTRY(ge_##S)   \
-    ENTRY(where_##S) ENTRY(neg_##S)
-#define INTEGER_ENTRIES(S) COMMON_ENTRIES(S) ENTRY(bitand_##S) ENTRY(bitor_##S) ENTRY(bitxor_##S)
+    ENTRY2(add_##S) ENTRY2(sub_##S) ENTRY2(mul_##S) ENTRY2(minimum_##S)                    \
+    ENTRY2(maximum_##S) ENTRY2(eq_##S) ENTRY2(ne_##S) ENTRY2(lt_##S) ENTRY2(le_##S)        \
+    ENTRY2(gt_##S) ENTRY2(ge_##S) ENTRY(where_##S) ENTRY(neg_##S)
+#define INTEGER_ENTRIES(S) \
+    COMMON_ENTRIES(S) ENTRY2(bitand_##S) ENTRY2(bitor_##S) ENTRY2(bitxor_##S)
 #define FLOAT_ENTRIES(S)                                                                  \
-    COMMON_ENTRIES(S) ENTRY(div_##S) ENTRY(abs_##S) ENTRY(sqrt_##S) ENTRY(floor_##S)      \
+    COMMON_ENTRIES(S) ENTRY2(div_##S) ENTRY(abs_##S) ENTRY(sqrt_##S) ENTRY(floor_##S)      \
     ENTRY(ceil_##S) ENTRY(exp_##S) ENTRY(log_##S) ENTRY(sin_##S) ENTRY(cos_##S)           \
     ENTRY(tanh_##S)
 
@@ -372,6 +473,7 @@ const microkernel_symbol microkernel_symbols[] = {
     INTEGER_ENTRIES(i8) INTEGER_ENTRIES(i16) INTEGER_ENTRIES(i32) INTEGER_ENTRIES(i64)
     INTEGER_ENTRIES(u8) INTEGER_ENTRIES(u16) INTEGER_ENTRIES(u32) INTEGER_ENTRIES(u64)
     FLOAT_ENTRIES(f32) FLOAT_ENTRIES(f64)
+    ENTRY(fence)
 };
 const int microkernel_symbol_count =
     (int)(sizeof microkernel_symbols / sizeof microkernel_symbols[0]);

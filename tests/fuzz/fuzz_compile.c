@@ -23,7 +23,7 @@
  *              C-contiguous stride times 1, -1, 0 or 2; 0 as a whole byte
  *              is C-contiguous), then 1 run byte: bits 0-1 in place into
  *              operand (value - 1), bit 2 bcg_run_threads on 2 threads,
- *              bit 3 no microkernels
+ *              bit 3 no microkernels, bit 4 streaming stores forced
  *   the rest   the expression
  *
  * "long" sizes reach the paths small shapes cannot: inner runs of 67 and
@@ -284,6 +284,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         threads = run & 4;
         if (run & 8)
             o.microkernel_run = 0;
+        if (run & 16)
+            o.stream_stores = 1;
     }
     o.inplace = inplace;
     char *text = fuzz_string(data + header, size - header);

@@ -9,8 +9,10 @@
  * same plan.  Layouts cover tile remainders (runs of 1 to 3000 elements
  * around the 1024-element tile), broadcast operands (stride 0 in the run),
  * strided and negatively strided inputs, pointers that are only
- * element-aligned, and in-place kernels.  The reference evaluator is itself
- * checked against NumPy by tests/diff. */
+ * element-aligned, and in-place kernels; each layout once with plain stores
+ * and once with streaming stores forced (bcg_options.stream_stores 1: the
+ * root's _nt microkernel, its unaligned head and its tail).  The reference
+ * evaluator is itself checked against NumPy by tests/diff. */
 /* internal.h comes before cmocka.h: cmocka defines a fail() macro. */
 #include "internal.h"
 
@@ -109,8 +111,11 @@ typedef enum layout {
 static const char *const layout_names[LAYOUT_COUNT] = {"rows", "strided", "in place"};
 
 typedef struct tally {
-    int cases, tiled, skipped;
+    int cases, tiled, streamed, skipped;
 } tally;
+
+/* bcg_options.stream_stores for every case of a run_layout */
+static int stream_stores = 0;
 
 /* Runs EXPR over dtype T with run length N in LAYOUT; compares with the
  * reference evaluator.  Returns false (after printing why) on a mismatch. */
@@ -156,6 +161,7 @@ static bool check_case(const char *expr, bcg_dtype t, int64_t n, layout lay, tal
     bcg_options options;
     bcg_options_init(&options);
     options.microkernel_run = 1;
+    options.stream_stores = stream_stores;
     if (lay == LAYOUT_INPLACE)
         options.inplace = 0;
     bcg_context *ctx = bcg_context_new();
@@ -171,6 +177,13 @@ static bool check_case(const char *expr, bcg_dtype t, int64_t n, layout lay, tal
     tally->cases++;
     if (strstr(bcg_kernel_source(kernel), "bcg_mk_"))
         tally->tiled++;
+    if (strstr(bcg_kernel_source(kernel), "_nt(") != NULL) {
+        tally->streamed++;
+        if (!strstr(bcg_kernel_source(kernel), "bcg_mk_fence();")) {
+            print_error("%s %s: streaming stores without the fence\n", expr, bcg_dtype_name(t));
+            ok = false;
+        }
+    }
     if (bcg_kernel_note(kernel)[0]) {
         print_error("%s %s n=%lld %s: the JIT failed: %s\n", expr, bcg_dtype_name(t),
                     (long long)n, layout_names[lay], bcg_kernel_note(kernel));
@@ -235,26 +248,37 @@ done:
     return ok;
 }
 
-static void run_layout(layout lay)
+static void run_layout(layout lay, int stream)
 {
     static const int64_t runs[] = {1, 7, 64, 1023, 1024, 1025, 3001};
-    tally tally = {0, 0, 0};
+    tally tally = {0, 0, 0, 0};
+    stream_stores = stream;
     int failures = 0;
     for (size_t e = 0; e < sizeof expressions / sizeof expressions[0]; e++)
         for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++)
             for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++)
                 if (!check_case(expressions[e], dtypes[d], runs[r], lay, &tally))
                     failures++;
-    print_message("# %s: %d cases, %d through microkernels, %d not compilable\n",
-                  layout_names[lay], tally.cases, tally.tiled, tally.skipped);
+    print_message("# %s%s: %d cases, %d through microkernels (%d streamed), %d not "
+                  "compilable\n", layout_names[lay], stream ? ", streaming stores" : "",
+                  tally.cases, tally.tiled, tally.streamed, tally.skipped);
     assert_int_equal(failures, 0);
     /* most of these trees must take the tiled path, or this test tests nothing */
     assert_true(tally.tiled * 2 > tally.cases);
+    /* streaming: every tree whose root is a binary operation or comparison
+     * (most of them); plain stores: none, these outputs are small */
+    if (stream)
+        assert_true(tally.streamed * 2 > tally.tiled);
+    else
+        assert_int_equal(tally.streamed, 0);
 }
 
-static void test_rows(void **state) { (void)state; run_layout(LAYOUT_ROWS); }
-static void test_strided(void **state) { (void)state; run_layout(LAYOUT_STRIDED); }
-static void test_inplace(void **state) { (void)state; run_layout(LAYOUT_INPLACE); }
+static void test_rows(void **state) { (void)state; run_layout(LAYOUT_ROWS, 0); }
+static void test_strided(void **state) { (void)state; run_layout(LAYOUT_STRIDED, 0); }
+static void test_inplace(void **state) { (void)state; run_layout(LAYOUT_INPLACE, 0); }
+static void test_rows_streamed(void **state) { (void)state; run_layout(LAYOUT_ROWS, 1); }
+static void test_strided_streamed(void **state) { (void)state; run_layout(LAYOUT_STRIDED, 1); }
+static void test_inplace_streamed(void **state) { (void)state; run_layout(LAYOUT_INPLACE, 1); }
 
 /* bcg_emit (and so `bcgen emit` and the AOT path) stays plain C, and
  * microkernel_run 0 turns the tiles off in compiled kernels too. */
@@ -283,6 +307,52 @@ static void test_plain_forms(void **state)
     assert_int_equal(bcg_compile(ctx, "a * b + 1", ops, 2, &options, &plain, &err),
                      BCG_ERR_USAGE);
     bcg_context_free(ctx);
+}
+
+/* bcg_options.stream_stores: automatic by the bytes a kernel touches,
+ * forced on or off, part of the cache key, checked; bcg_emit never streams. */
+static void test_stream_option(void **state)
+{
+    (void)state;
+    /* 4 MiB + 16 KiB f32 touched: plain; 16 MiB + 16 KiB: streaming */
+    int64_t small[] = {1024, 1024}, large[] = {2048, 2048}, row[] = {1024}, wide_row[] = {2048};
+    bcg_operand below[] = {{"a", BCG_F32, 2, small, NULL}, {"b", BCG_F32, 1, row, NULL}};
+    bcg_operand above[] = {{"a", BCG_F32, 2, large, NULL}, {"b", BCG_F32, 1, wide_row, NULL}};
+    bcg_context *ctx = bcg_context_new();
+    bcg_kernel *k = NULL, *other = NULL;
+    bcg_options options;
+    bcg_error err;
+    bcg_options_init(&options);
+    assert_int_equal(options.stream_stores, BCG_STREAM_AUTO);
+    assert_int_equal(bcg_compile(ctx, "a + b", below, 2, &options, &k, &err), BCG_OK);
+    assert_null(strstr(bcg_kernel_source(k), "_nt("));
+    assert_int_equal(bcg_compile(ctx, "a + b", above, 2, &options, &k, &err), BCG_OK);
+    assert_non_null(strstr(bcg_kernel_source(k), "bcg_mk_add_f32_nt("));
+    assert_non_null(strstr(bcg_kernel_source(k), "streaming stores"));
+    assert_non_null(strstr(bcg_kernel_source(k), "bcg_mk_fence();"));
+    options.stream_stores = 0;
+    assert_int_equal(bcg_compile(ctx, "a + b", above, 2, &options, &other, &err), BCG_OK);
+    assert_true(other != k);
+    assert_null(strstr(bcg_kernel_source(other), "_nt("));
+    assert_null(strstr(bcg_kernel_source(other), "bcg_mk_fence"));
+    options.stream_stores = 1;
+    assert_int_equal(bcg_compile(ctx, "a + b", below, 2, &options, &k, &err), BCG_OK);
+    assert_non_null(strstr(bcg_kernel_source(k), "bcg_mk_add_f32_nt("));
+    /* a root with no streaming variant (a unary function) stays plain */
+    assert_int_equal(bcg_compile(ctx, "sqrt(a + b)", below, 2, &options, &k, &err), BCG_OK);
+    assert_non_null(strstr(bcg_kernel_source(k), "bcg_mk_sqrt_f32("));
+    assert_null(strstr(bcg_kernel_source(k), "_nt("));
+    assert_null(strstr(bcg_kernel_source(k), "bcg_mk_fence"));
+    options.stream_stores = 2;
+    assert_int_equal(bcg_compile(ctx, "a + b", below, 2, &options, &k, &err), BCG_ERR_USAGE);
+    assert_non_null(strstr(err.message, "stream_stores is 2"));
+    bcg_context_free(ctx);
+
+    char *source = NULL;
+    options.stream_stores = 1;
+    assert_int_equal(bcg_emit("a + b", above, 2, &options, NULL, &source, &err), BCG_OK);
+    assert_null(strstr(source, "_nt("));
+    bcg_free(source);
 }
 
 /* The f32 polynomials against the double-precision C library rounded to
@@ -395,6 +465,10 @@ static void test_symbol_table(void **state)
     assert_true(microkernel_exists("bcg_mk_add_f32"));
     assert_true(microkernel_exists("bcg_mk_where_u64"));
     assert_true(microkernel_exists("bcg_mk_exp_f64"));
+    assert_true(microkernel_exists("bcg_mk_add_f32_nt"));
+    assert_true(microkernel_exists("bcg_mk_gt_i8_nt"));
+    assert_true(microkernel_exists("bcg_mk_fence"));
+    assert_false(microkernel_exists("bcg_mk_exp_f32_nt"));
     assert_false(microkernel_exists("bcg_mk_bitand_f32"));
     assert_false(microkernel_exists("bcg_mk_div_i32"));
     for (int i = 0; i < microkernel_symbol_count; i++)
@@ -410,6 +484,10 @@ int main(void)
         cmocka_unit_test(test_rows),
         cmocka_unit_test(test_strided),
         cmocka_unit_test(test_inplace),
+        cmocka_unit_test(test_rows_streamed),
+        cmocka_unit_test(test_strided_streamed),
+        cmocka_unit_test(test_inplace_streamed),
+        cmocka_unit_test(test_stream_option),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

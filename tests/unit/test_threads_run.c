@@ -99,7 +99,7 @@ static const thread_case cases[] = {
 
 /* Runs one case with THREADS threads.  Returns false after printing why on
  * a mismatch. */
-static bool check_case(const thread_case *tc, int threads)
+static bool check_case(const thread_case *tc, int threads, int stream_stores)
 {
     const char *names[3] = {"a", "b", "c"};
     bcg_operand ops[3];
@@ -131,6 +131,7 @@ static bool check_case(const thread_case *tc, int threads)
     }
     bcg_options options;
     bcg_options_init(&options);
+    options.stream_stores = stream_stores;
     if (tc->inplace)
         options.inplace = 0;
     bcg_context *ctx = bcg_context_new();
@@ -178,8 +179,9 @@ static bool check_case(const thread_case *tc, int threads)
     bool ok = true;
     int64_t at = first_difference(got, want, out_dtype, elements, strstr(tc->expr, "exp(") != NULL);
     if (at >= 0) {
-        print_error("%s (%s) with %d threads: element %lld differs from the reference\n",
-                    tc->what, tc->expr, threads, (long long)at);
+        print_error("%s (%s) with %d threads%s: element %lld differs from the reference\n",
+                    tc->what, tc->expr, threads, stream_stores ? ", streaming stores" : "",
+                    (long long)at);
         ok = false;
     }
     if (!tc->inplace) { /* and bit for bit bcg_run's result on one thread */
@@ -188,8 +190,9 @@ static bool check_case(const thread_case *tc, int threads)
         assert_int_equal(bcg_run(kernel, single, inputs, &err), BCG_OK);
         at = first_difference(got, single, out_dtype, elements, false);
         if (at >= 0) {
-            print_error("%s (%s) with %d threads: element %lld differs from bcg_run's\n",
-                        tc->what, tc->expr, threads, (long long)at);
+            print_error("%s (%s) with %d threads%s: element %lld differs from bcg_run's\n",
+                        tc->what, tc->expr, threads, stream_stores ? ", streaming stores" : "",
+                        (long long)at);
             ok = false;
         }
         free(single);
@@ -222,11 +225,12 @@ static void test_against_reference(void **state)
     (void)state;
     int failures = 0, checked = 0;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
-        for (int threads = 1; threads <= 4; threads++) {
-            checked++;
-            if (!check_case(&cases[c], threads))
-                failures++;
-        }
+        for (int threads = 1; threads <= 4; threads++)
+            for (int stream = 0; stream <= 1; stream++) { /* plain, streaming stores */
+                checked++;
+                if (!check_case(&cases[c], threads, stream))
+                    failures++;
+            }
     print_message("# %d case runs, %d failed\n", checked, failures);
     assert_int_equal(failures, 0);
 }
