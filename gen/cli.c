@@ -245,6 +245,7 @@ int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, uns
 {
     memset(args, 0, sizeof *args);
     bcg_options_init(&args->options);
+    args->threads = 1;
     const char *inplace_name = NULL;
     bool options_done = false;
     for (int i = 1; i < argc; i++) {
@@ -323,6 +324,35 @@ int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, uns
                                    value);
             }
             i++;
+        } else if ((allowed & ARG_COMPILE) && strcmp(arg, "--stream") == 0) {
+            if (value && strcmp(value, "auto") == 0)
+                args->options.stream_stores = BCG_STREAM_AUTO;
+            else if (value && strcmp(value, "on") == 0)
+                args->options.stream_stores = 1;
+            else if (value && strcmp(value, "off") == 0)
+                args->options.stream_stores = 0;
+            else
+                return usage_error(cmd, "--stream takes auto, on or off, not '%s'",
+                                   value ? value : "");
+            i++;
+        } else if ((allowed & ARG_COMPILE) && strcmp(arg, "--backend") == 0) {
+            if (value && strcmp(value, "tcc") == 0)
+                args->options.backend = BCG_BACKEND_TCC;
+            else if (value && strcmp(value, "cc") == 0)
+                args->options.backend = BCG_BACKEND_CC;
+            else
+                return usage_error(cmd, "--backend takes tcc or cc, not '%s'",
+                                   value ? value : "");
+            i++;
+        } else if ((allowed & ARG_COMPILE) && strcmp(arg, "--native") == 0) {
+            args->options.native = 1;
+        } else if ((allowed & ARG_THREADS) && strcmp(arg, "--threads") == 0) {
+            if (!value || !parse_int(value, 1, BCG_MAX_THREADS, &args->threads))
+                return usage_error(cmd, "--threads needs a count from 1 to 64, not '%s'",
+                                   value ? value : "");
+            i++;
+        } else if ((allowed & ARG_JIT) && strcmp(arg, "--jit") == 0) {
+            args->jit = true;
         } else {
             return usage_error(cmd, "unknown option '%s'", arg);
         }

@@ -37,7 +37,9 @@ void cli_operand_views(int count, const cli_operand *in, bcg_operand *out);
 /* The arguments explain, emit and run share. */
 enum {
     ARG_JSON = 1, ARG_OUTPUT = 2, ARG_NAME = 4, ARG_TIME = 8, ARG_REFERENCE = 16,
-    ARG_UNROLL = 32
+    ARG_UNROLL = 32,
+    ARG_COMPILE = 64, /* --stream, --backend, --native: options of bcg_compile */
+    ARG_THREADS = 128, ARG_JIT = 256
 };
 typedef struct cli_args {
     const char *expr;
@@ -47,6 +49,8 @@ typedef struct cli_args {
     const char *output_path;   /* -o FILE */
     const char *function_name; /* --name FN */
     bool json, time, reference;
+    bool jit;                  /* --jit: bcg_compile's source (emit) */
+    int threads;               /* --threads N: bcg_run_threads (run); 1 by default */
 } cli_args;
 /* Parses EXPR -i SPEC... [--inplace NAME] [--axis K] [--strict-rank]
  * [--warn-legacy] and the flags in ALLOWED.  Returns -1 when the command

@@ -1,5 +1,6 @@
 /* cli_emit.c - `bcgen emit`: prints or writes the C that bcgen generates
- * for an expression, without compiling it. */
+ * for an expression: bcg_emit's plain C, or with --jit the source
+ * bcg_compile hands to its compiler (microkernel tiles, streaming stores). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,9 +26,18 @@ static const char help[] =
     "                         times (default 4; outputs of at most 16 elements\n"
     "                         are unrolled fully)\n"
     "  --inplace NAME, --axis K, --strict-rank, --warn-legacy: as for explain\n"
+    "  --jit                  the source the JIT compiles instead (bcg_compile,\n"
+    "                         bcg_kernel_source): long inner runs call the\n"
+    "                         library's vectorised microkernels (bcg_mk_*), which\n"
+    "                         only the library links; the function is bcg_kernel\n"
+    "  --stream auto|on|off   with --jit: streaming stores for the output (auto:\n"
+    "                         kernels touching at least 16 MiB)\n"
+    "  --backend tcc|cc, --native   with --jit: the backend (cc: plain C, no\n"
+    "                         microkernels; --native adds -march=native)\n"
     "\n"
-    "example:\n"
-    "  bcgen emit 'a * b + c' -i a=f32[5,3,4,1] -i b=f32[3,1,1] -i c=f32[] --name fma3\n";
+    "examples:\n"
+    "  bcgen emit 'a * b + c' -i a=f32[5,3,4,1] -i b=f32[3,1,1] -i c=f32[] --name fma3\n"
+    "  bcgen emit 'a + b' -i a=f32[4096,4096] -i b=f32[4096] --jit\n";
 
 int cli_emit(int argc, char **argv)
 {
@@ -36,18 +46,54 @@ int cli_emit(int argc, char **argv)
         fprintf(stderr, "bcgen emit: out of memory\n");
         return 1;
     }
-    int status = cli_parse_args("emit", help, argc, argv, ARG_OUTPUT | ARG_NAME | ARG_UNROLL,
-                                false, args);
+    int status = cli_parse_args("emit", help, argc, argv,
+                                ARG_OUTPUT | ARG_NAME | ARG_UNROLL | ARG_JIT | ARG_COMPILE, false,
+                                args);
     if (status >= 0) {
         free(args);
         return status;
+    }
+    bcg_options defaults;
+    bcg_options_init(&defaults);
+    if (!args->jit && (args->options.stream_stores != defaults.stream_stores ||
+                       args->options.backend != defaults.backend || args->options.native)) {
+        fprintf(stderr, "bcgen emit: --stream, --backend and --native apply to --jit only\n");
+        free(args);
+        return 2;
+    }
+    if (args->jit && args->function_name) {
+        fprintf(stderr, "bcgen emit: --jit prints bcg_kernel; --name applies without it\n");
+        free(args);
+        return 2;
     }
     bcg_operand ops[BCG_MAX_OPERANDS];
     cli_operand_views(args->operand_count, args->operands, ops);
     bcg_error err;
     char *source = NULL;
-    if (bcg_emit(args->expr, ops, args->operand_count, &args->options, args->function_name,
-                 &source, &err) != BCG_OK) {
+    if (args->jit) {
+        bcg_context *ctx = bcg_context_new();
+        bcg_kernel *kernel = NULL;
+        if (!ctx) {
+            fprintf(stderr, "bcgen emit: out of memory\n");
+            free(args);
+            return 1;
+        }
+        if (bcg_compile(ctx, args->expr, ops, args->operand_count, &args->options, &kernel,
+                        &err) == BCG_OK) {
+            size_t n = strlen(bcg_kernel_source(kernel)) + 1;
+            if ((source = mem_alloc(n)) != NULL)
+                memcpy(source, bcg_kernel_source(kernel), n);
+            else
+                fail(&err, BCG_ERR_NOMEM, "out of memory");
+            if (bcg_kernel_note(kernel)[0])
+                fprintf(stderr, "bcgen emit: note: %s\n", bcg_kernel_note(kernel));
+        }
+        bcg_context_free(ctx);
+    } else {
+        bcg_emit(args->expr, ops, args->operand_count, &args->options, args->function_name,
+                 &source, &err);
+    }
+    if (!source) {
         status = cli_report("emit", args->expr, &err);
         free(args);
         return status;

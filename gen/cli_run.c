@@ -31,6 +31,12 @@ static const char help[] =
     "  --unroll full|none|N   as for emit\n"
     "  --reference            run the plain-C reference evaluator, not the JIT\n"
     "  --time                 report compile and run time on stderr\n"
+    "  --threads N            run on N threads (bcg_run_threads; small work stays\n"
+    "                         on one)\n"
+    "  --stream auto|on|off   streaming stores for the output (auto: kernels\n"
+    "                         touching at least 16 MiB; see bcgen emit --jit)\n"
+    "  --backend tcc|cc       libtcc in-process (default) or the system's cc -O3\n"
+    "                         (cached on disk); --native adds -march=native\n"
     "  --axis K, --strict-rank, --warn-legacy: as for explain\n"
     "\n"
     "example:\n"
@@ -150,10 +156,17 @@ int cli_run(int argc, char **argv)
         goto done;
     }
     status = cli_parse_args("run", help, argc, argv,
-                            ARG_OUTPUT | ARG_UNROLL | ARG_REFERENCE | ARG_TIME, true, args);
+                            ARG_OUTPUT | ARG_UNROLL | ARG_REFERENCE | ARG_TIME | ARG_COMPILE |
+                                ARG_THREADS,
+                            true, args);
     if (status >= 0)
         goto done;
     status = 1;
+    if (args->reference && args->threads > 1) {
+        fprintf(stderr, "bcgen run: --threads runs the JIT's kernel; --reference runs on one\n");
+        status = 2;
+        goto done;
+    }
 
     bcg_operand ops[BCG_MAX_OPERANDS];
     cli_operand_views(args->operand_count, args->operands, ops);
@@ -210,7 +223,7 @@ int cli_run(int argc, char **argv)
     void *out = inplace >= 0 ? mem[inplace].base : result.data;
 
     double t2 = now_ms();
-    bcg_status s = kernel ? bcg_run(kernel, out, inputs, &err)
+    bcg_status s = kernel ? bcg_run_threads(kernel, out, inputs, args->threads, &err)
                           : eval_run(&front, out, inputs, &err);
     double t3 = now_ms();
     if (s != BCG_OK) {

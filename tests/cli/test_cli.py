@@ -158,6 +158,42 @@ def main():
             check(f"run {mode}", np.array_equal(np.load(out), at * np.arange(4)))
         r = expect(["run", "a", "-i", "a=f32[2]=ones", "--time"], 0)
         check("run --time reports compile and run times", "compile" in r.stderr and "run" in r.stderr, r.stderr)
+        # the JIT's own source, its options, threads
+        r = expect(["emit", "a + b", "-i", "a=f32[4096,4096]", "-i", "b=f32[4096]", "--jit"], 0)
+        check("emit --jit shows microkernel tiles with streaming stores (16 MiB and more)",
+              "bcg_mk_add_f32_nt(" in r.stdout and "bcg_mk_fence();" in r.stdout and
+              "written with streaming stores" in r.stdout, r.stdout[-1500:])
+        r = expect(["emit", "a + b", "-i", "a=f32[4096,4096]", "-i", "b=f32[4096]", "--jit",
+                    "--stream", "off"], 0)
+        check("emit --jit --stream off: plain stores",
+              "bcg_mk_add_f32(" in r.stdout and "_nt" not in r.stdout and "fence" not in r.stdout,
+              r.stdout[-1500:])
+        r = expect(["emit", "a + b", "-i", "a=f32[3,100]", "-i", "b=f32[100]", "--jit",
+                    "--stream", "on"], 0)
+        check("emit --jit --stream on: streaming on a small output",
+              "bcg_mk_add_f32_nt(" in r.stdout, r.stdout[-1500:])
+        r = expect(["emit", "a + b", "-i", "a=f32[3,100]", "-i", "b=f32[100]"], 0)
+        check("emit without --jit: plain C, no microkernels", "bcg_mk_" not in r.stdout,
+              r.stdout[-800:])
+        expect(["emit", "a", "-i", "a=f32[3]", "--stream", "on"], 2, stderr_has="apply to --jit only")
+        expect(["emit", "a", "-i", "a=f32[3]", "--jit", "--stream", "sometimes"], 2,
+               stderr_has="--stream takes auto, on or off, not 'sometimes'")
+        expect(["emit", "a", "-i", "a=f32[3]", "--jit", "--name", "k"], 2, stderr_has="--name")
+        expect(["emit", "a", "-i", "a=f32[3]", "--jit", "--backend", "gcc"], 2,
+               stderr_has="--backend takes tcc or cc, not 'gcc'")
+        expect(["run", "a", "-i", "a=f32[3]=ones", "--threads", "0"], 2,
+               stderr_has="--threads needs a count from 1 to 64, not '0'")
+        expect(["run", "a", "-i", "a=f32[3]=ones", "--threads", "2", "--reference"], 2,
+               stderr_has="--reference runs on one")
+        big = np.arange(300 * 301, dtype=np.float32).reshape(300, 301)
+        np.save(os.path.join(tmp, "big.npy"), big)
+        for extra in (["--threads", "2"], ["--threads", "3", "--stream", "on"],
+                      ["--stream", "off"], ["--backend", "cc"]):
+            expect(["run", "a * b - 1", "-i", f"a=f32[300,301]={tmp}/big.npy", "-i",
+                    "b=f32[301]=range", "-o", out] + extra, 0)
+            want = big * np.arange(301, dtype=np.float32) - np.float32(1)
+            check("run " + " ".join(extra) + " gives NumPy's result",
+                  np.array_equal(np.load(out), want))
     print(f"# {count - failed} passed, {failed} failed")
     return 1 if failed else 0
 
