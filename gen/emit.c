@@ -1095,15 +1095,15 @@ static bool tiles_chosen(const emitter *e)
 }
 
 /* Whether the root's call writes the output with streaming stores
- * (bcg_options.stream_stores, decided in bcg_compile as c->stream): only
- * binary operations have a streaming (_nt) variant, which computes a cache
- * line of results at a time and stores it past the caches. */
+ * (bcg_options.stream_stores, decided in bcg_compile as c->stream): binary
+ * operations, comparisons and `where` have a streaming (_nt) variant, which
+ * computes a block of results in registers and stores it past the caches. */
 static bool stream_chosen(const emitter *e)
 {
     tile_shape kind;
     const char *family = tile_family(e, 0, &kind);
     char name[48];
-    if (!family || (kind != TILE_BINARY && kind != TILE_COMPARE))
+    if (!family || kind == TILE_UNARY)
         return false;
     snprintf(name, sizeof name, "bcg_mk_%s_%s_nt", family, bcg_dtype_name(tile_dtype(e, 0)));
     return microkernel_exists(name);

@@ -15,8 +15,8 @@
  *   where    void bcg_mk_where_T(T *out, const u8 *c, long sc, const T *a, long sa,
  *                                const T *b, long sb, long n)
  *   unary    void bcg_mk_OP_T(T *out, const T *a, long sa, long n)
- *   binary, streaming stores (see "streaming stores")
- *            void bcg_mk_OP_T_nt(...), the binary and compare arguments
+ *   streaming stores (see "streaming stores"): bcg_mk_OP_T_nt, with the
+ *            arguments of the binary, compare or where function
  *   fence    void bcg_mk_fence(void)
  *
  * `out` is contiguous; each input has a stride in elements: 1 (contiguous),
@@ -116,6 +116,28 @@ static inline long stream_head(const void *out, size_t size, long n)
             STREAM_LOOP(OUT_T, T x = a[(i + k) * sa], T y = b[(i + k) * sb], EXPR)             \
         }                                                                                      \
         bcg_mk_##NAME(out + i, a + i * sa, sa, b + i * sb, sb, n - i);                         \
+    }
+
+/* The _nt variant of `where`, as BINARY_NT: the condition is read as bytes. */
+#define WHERE_NT(SUFFIX, T)                                                                   \
+    CLONES void bcg_mk_where_##SUFFIX##_nt(T *out, const uint8_t *c, long sc, const T *a,     \
+                                           long sa, const T *b, long sb, long n)              \
+    {                                                                                         \
+        long i = stream_head(out, sizeof(T), n);                                              \
+        bcg_mk_where_##SUFFIX(out, c, sc, a, sa, b, sb, i);                                   \
+        if (sc == 1 && sa == 1 && sb == 1) {                                                  \
+            STREAM_LOOP(T, T x = a[i + k], T y = b[i + k], c[i + k] != 0 ? x : y)             \
+        } else if (sc == 1 && sa == 1 && sb == 0) {                                           \
+            const T y0 = b[0];                                                                \
+            STREAM_LOOP(T, T x = a[i + k], T y = y0, c[i + k] != 0 ? x : y)                   \
+        } else if (sc == 1 && sa == 0 && sb == 1) {                                           \
+            const T x0 = a[0];                                                                \
+            STREAM_LOOP(T, T x = x0, T y = b[i + k], c[i + k] != 0 ? x : y)                   \
+        } else {                                                                              \
+            STREAM_LOOP(T, T x = a[(i + k) * sa], T y = b[(i + k) * sb],                      \
+                        c[(i + k) * sc] != 0 ? x : y)                                         \
+        }                                                                                     \
+        bcg_mk_where_##SUFFIX(out + i, c + i * sc, sc, a + i * sa, sa, b + i * sb, sb, n - i); \
     }
 
 /* out[i] = EXPR(x, y) over the four stride cases of two inputs. */
@@ -374,6 +396,7 @@ static inline float tanh_polynomial(float x)
     BINARY2(gt_##SUFFIX, T, uint8_t, x > y)                                          \
     BINARY2(ge_##SUFFIX, T, uint8_t, x >= y)                                         \
     WHERE(SUFFIX, T)                                                                \
+    WHERE_NT(SUFFIX, T)                                                             \
     UNARY(neg_##SUFFIX, T, (U)0 - (U)x)
 
 #define INTEGER(SUFFIX, T, U)                 \
@@ -397,6 +420,7 @@ static inline float tanh_polynomial(float x)
     BINARY2(gt_##SUFFIX, T, uint8_t, x > y)           \
     BINARY2(ge_##SUFFIX, T, uint8_t, x >= y)          \
     WHERE(SUFFIX, T)                                 \
+    WHERE_NT(SUFFIX, T)                              \
     UNARY(neg_##SUFFIX, T, -x)                       \
     UNARY(abs_##SUFFIX, T, fabs##F(x))               \
     UNARY(sqrt_##SUFFIX, T, sqrt##F(x))              \
@@ -436,7 +460,7 @@ FLOAT(f64, double, )
 /* ---- streaming stores ----------------------------------------------------------------
  *
  * Kernels that touch a lot of memory (bcg_options.stream_stores) call the
- * root operation's _nt variant (BINARY_NT above): it computes STREAM_BLOCK
+ * root operation's _nt variant (BINARY_NT, WHERE_NT above): it computes STREAM_BLOCK
  * bytes of results in registers (gcc keeps the block there) and writes them
  * with non-temporal stores, which go to memory through the write-combining
  * buffers without first reading the destination lines into the cache (the
@@ -461,7 +485,7 @@ void bcg_mk_fence(void)
 #define COMMON_ENTRIES(S)                                                                  \
     ENTRY2(add_##S) ENTRY2(sub_##S) ENTRY2(mul_##S) ENTRY2(minimum_##S)                    \
     ENTRY2(maximum_##S) ENTRY2(eq_##S) ENTRY2(ne_##S) ENTRY2(lt_##S) ENTRY2(le_##S)        \
-    ENTRY2(gt_##S) ENTRY2(ge_##S) ENTRY(where_##S) ENTRY(neg_##S)
+    ENTRY2(gt_##S) ENTRY2(ge_##S) ENTRY2(where_##S) ENTRY(neg_##S)
 #define INTEGER_ENTRIES(S) \
     COMMON_ENTRIES(S) ENTRY2(bitand_##S) ENTRY2(bitor_##S) ENTRY2(bitxor_##S)
 #define FLOAT_ENTRIES(S)                                                                  \
