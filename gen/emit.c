@@ -138,6 +138,7 @@ typedef struct emitter {
     bool group_loop;             /* the groups run in a runtime loop */
     bool tiled;                  /* the innermost run calls microkernels (see below) */
     bool stream;                 /* ... and the root's call has streaming stores */
+    bool rows;                   /* ... and one rows call does the two innermost loops */
     int64_t block, block_inner;  /* > 0: the two innermost loops run in blocks (outer x inner trips) */
     bool has_position[BCG_MAX_OPERANDS + 1]; /* plan operand index */
 
@@ -1254,6 +1255,98 @@ static void emit_tiles(emitter *e, int depth)
     step_code(e, depth, "}");
 }
 
+/* ---- rows of short runs ----------------------------------------------------------------
+ *
+ * A tiled kernel whose inner runs are short (the 64-element runs of
+ * (64,1,64,64) * (1,64,1,64), where a broadcast keeps the loops from
+ * merging) would make one call per run, and the call and tcc's loop around
+ * it cost as much as the run.  When the tree is one binary operation or
+ * comparison on operands and literals (no temporaries), the two innermost
+ * loops become one call of the microkernel's _rows form (runtime/
+ * microkernels.c): EXTENT[inner - 1] runs, each operand moved by its
+ * stride in that loop from run to run. */
+static bool rows_chosen(const emitter *e)
+{
+    const plan *p = e->p;
+    if (!e->tiled || p->loop_count < 2 || e->block > 0 ||
+        p->extent[p->loop_count - 1] >= TILE_ELEMENTS)
+        return false;
+    const expr_node *root = e->nodes[0];
+    tile_shape kind;
+    const char *family = tile_family(e, 0, &kind);
+    if (!family || (kind != TILE_BINARY && kind != TILE_COMPARE) || root->arg_count != 2)
+        return false;
+    for (int k = 0; k < 2; k++) {
+        const expr_node *child = e->nodes[child_id(e, 0, k)];
+        if (child->op != OP_OPERAND && child->op != OP_LITERAL)
+            return false;
+    }
+    char name[48];
+    snprintf(name, sizeof name, "bcg_mk_%s_%s_rows", family, bcg_dtype_name(tile_dtype(e, 0)));
+    return microkernel_exists(name);
+}
+
+/* The two innermost loops as one _rows call, at DEPTH. */
+static void emit_rows(emitter *e, int depth)
+{
+    const plan *p = e->p;
+    int inner = p->loop_count - 1;
+    tile_shape kind;
+    const char *family = tile_family(e, 0, &kind);
+    const char *type = dtype_ctype(tile_dtype(e, 0));
+    const char *out_type = kind == TILE_COMPARE ? "bcg_u8" : type;
+    char name[48];
+    snprintf(name, sizeof name, "bcg_mk_%s_%s_rows", family, bcg_dtype_name(tile_dtype(e, 0)));
+    strbuf *line = &e->line;
+    line->len = 0;
+    sb_printf(line, "void %s(%s *, long, const %s *, long, long, const %s *, long, long, long, "
+              "long, long);", name, out_type, type, type);
+    step_code(e, depth, line->data);
+    const char *arguments[2];
+    for (int k = 0; k < 2; k++) {
+        int id = child_id(e, 0, k);
+        const expr_node *n = e->nodes[id];
+        line->len = 0;
+        if (n->op == OP_LITERAL) {
+            sb_printf(line, "const %s tile_literal%d = ", dtype_ctype(n->dtype), id);
+            put_literal(e, line, n);
+            sb_putc(line, ';');
+            if (line->failed) {
+                fail_nomem(e);
+                return;
+            }
+            step_code(e, depth, line->data);
+            line->len = 0;
+            sb_printf(line, "&tile_literal%d, 0, 0", id);
+        } else {
+            int o = n->operand + 1;
+            sb_printf(line, "in%d", n->operand);
+            if (e->has_position[o])
+                sb_printf(line, " + in%d_pos", n->operand);
+            sb_printf(line, p->stride[o][inner] < 0 ? ", (%lld)" : ", %lld",
+                      (long long)p->stride[o][inner]);
+            sb_printf(line, p->stride[o][inner - 1] < 0 ? ", (%lld)" : ", %lld",
+                      (long long)p->stride[o][inner - 1]);
+        }
+        if (line->failed) {
+            fail_nomem(e);
+            return;
+        }
+        if (!(arguments[k] = copy_text(e, line->data)))
+            return;
+    }
+    line->len = 0;
+    sb_printf(line, "%s(%s, %lld, %s, %s, %lld, %lld, %d);", name,
+              e->has_position[0] ? "out + out_pos" : "out", (long long)p->stride[0][inner - 1],
+              arguments[0], arguments[1], (long long)p->extent[inner],
+              (long long)p->extent[inner - 1], e->stream ? 1 : 0);
+    if (line->failed) {
+        fail_nomem(e);
+        return;
+    }
+    step_code(e, depth, line->data);
+}
+
 /* ---- the loop nest ----------------------------------------------------------------- */
 
 /* How far loop level LEVEL (and everything inside it) moves operand K's
@@ -1263,8 +1356,8 @@ static int64_t run_advance(const emitter *e, int k, int level)
     const plan *p = e->p;
     int inner = p->loop_count - 1;
     /* spans of real memory: they fit in int64; unsigned keeps it defined */
-    if (e->block > 0 && level == inner - 1)
-        return 0; /* emit_blocked puts every position back */
+    if ((e->block > 0 || e->rows) && level == inner - 1)
+        return 0; /* emit_blocked puts every position back; emit_rows moves none */
     if (level == inner)
         return e->group_loop
                    ? (int64_t)((uint64_t)e->groups * (uint64_t)e->factor * (uint64_t)p->stride[k][inner])
@@ -1455,6 +1548,10 @@ static void emit_loop(emitter *e, int level, int depth)
         emit_blocked(e, level, depth);
         return;
     }
+    if (e->rows && level == p->loop_count - 2) {
+        emit_rows(e, depth);
+        return;
+    }
     step_open(e, depth, level, p->extent[level]);
     step_locals(e, level + 1, depth + 1);
     emit_loop(e, level + 1, depth + 1);
@@ -1610,6 +1707,12 @@ static bool set_header(emitter *e, const char *function_name)
         snprintf(buf, sizeof buf, "nothing to do: the result is empty");
     else if (e->unrolled)
         snprintf(buf, sizeof buf, "fully unrolled, one statement per element");
+    else if (e->rows)
+        snprintf(buf, sizeof buf, "loop nest; the two innermost loops (%lld runs of %lld "
+                 "elements) are one call of the library's vectorised microkernel%s",
+                 (long long)e->p->extent[e->p->loop_count - 2],
+                 (long long)e->p->extent[e->p->loop_count - 1],
+                 e->stream ? "; the output is written with streaming stores" : "");
     else if (e->tiled)
         snprintf(buf, sizeof buf, "loop nest; the innermost run (%lld elements) calls the "
                  "library's vectorised microkernels, %d elements a tile%s",
@@ -2051,6 +2154,7 @@ bcg_status emit_kernel(compile *c)
         e->block = BLOCK_OUTER;
         e->block_inner = BLOCK_INNER;
     }
+    e->rows = rows_chosen(e);
     if (!p->empty && e->status == BCG_OK) {
         if (e->unrolled)
             emit_unrolled(e);

@@ -99,11 +99,11 @@ static inline long stream_head(const void *out, size_t size, long n)
     }
 
 #define BINARY_NT(NAME, T, OUT_T, EXPR)                                                        \
-    CLONES void bcg_mk_##NAME##_nt(OUT_T *out, const T *a, long sa, const T *b, long sb,       \
-                                   long n)                                                     \
+    static inline __attribute__((always_inline)) void NAME##_nt_body(                         \
+        OUT_T *out, const T *a, long sa, const T *b, long sb, long n)                         \
     {                                                                                          \
         long i = stream_head(out, sizeof(OUT_T), n);                                           \
-        bcg_mk_##NAME(out, a, sa, b, sb, i);                                                   \
+        NAME##_body(out, a, sa, b, sb, i);                                                     \
         if (sa == 1 && sb == 1) {                                                              \
             STREAM_LOOP(OUT_T, T x = a[i + k], T y = b[i + k], EXPR)                           \
         } else if (sa == 1 && sb == 0) {                                                       \
@@ -115,7 +115,23 @@ static inline long stream_head(const void *out, size_t size, long n)
         } else {                                                                               \
             STREAM_LOOP(OUT_T, T x = a[(i + k) * sa], T y = b[(i + k) * sb], EXPR)             \
         }                                                                                      \
-        bcg_mk_##NAME(out + i, a + i * sa, sa, b + i * sb, sb, n - i);                         \
+        NAME##_body(out + i, a + i * sa, sa, b + i * sb, sb, n - i);                           \
+    }                                                                                          \
+    CLONES void bcg_mk_##NAME##_nt(OUT_T *out, const T *a, long sa, const T *b, long sb,       \
+                                   long n)                                                     \
+    {                                                                                          \
+        NAME##_nt_body(out, a, sa, b, sb, n);                                                  \
+    }                                                                                          \
+    CLONES void bcg_mk_##NAME##_rows(OUT_T *out, long ro, const T *a, long sa, long ra,        \
+                                     const T *b, long sb, long rb, long n, long rows,          \
+                                     long stream)                                              \
+    {                                                                                          \
+        for (long r = 0; r < rows; r++) {                                                      \
+            if (stream)                                                                        \
+                NAME##_nt_body(out + r * ro, a + r * ra, sa, b + r * rb, sb, n);               \
+            else                                                                               \
+                NAME##_body(out + r * ro, a + r * ra, sa, b + r * rb, sb, n);                  \
+        }                                                                                      \
     }
 
 /* The _nt variant of `where`, as BINARY_NT: the condition is read as bytes. */
@@ -140,9 +156,15 @@ static inline long stream_head(const void *out, size_t size, long n)
         bcg_mk_where_##SUFFIX(out + i, c + i * sc, sc, a + i * sa, sa, b + i * sb, sb, n - i); \
     }
 
-/* out[i] = EXPR(x, y) over the four stride cases of two inputs. */
+/* out[i] = EXPR(x, y) over the four stride cases of two inputs: the body
+ * (inlined into each clone of its callers), the function, and the rows
+ * function of short runs: ROWS runs of N elements, run r at out + r * ro,
+ * a + r * ra and b + r * rb, each written plainly or (STREAM) through the
+ * _nt variant, so that a kernel whose inner runs are short makes one call
+ * for the two innermost loops instead of one per run. */
 #define BINARY(NAME, T, OUT_T, EXPR)                                                        \
-    CLONES void bcg_mk_##NAME(OUT_T *out, const T *a, long sa, const T *b, long sb, long n) \
+    static inline __attribute__((always_inline)) void NAME##_body(                         \
+        OUT_T *out, const T *a, long sa, const T *b, long sb, long n)                      \
     {                                                                                       \
         if (sa == 1 && sb == 1) {                                                           \
             for (long i = 0; i < n; i++) {                                                  \
@@ -167,6 +189,10 @@ static inline long stream_head(const void *out, size_t size, long n)
                 out[i] = (OUT_T)(EXPR);                                                     \
             }                                                                               \
         }                                                                                   \
+    }                                                                                       \
+    CLONES void bcg_mk_##NAME(OUT_T *out, const T *a, long sa, const T *b, long sb, long n) \
+    {                                                                                       \
+        NAME##_body(out, a, sa, b, sb, n);                                                  \
     }
 
 #define UNARY(NAME, T, EXPR)                                              \
@@ -481,11 +507,11 @@ void bcg_mk_fence(void)
 /* ---- the symbol table jit.c hands to tcc ------------------------------------------ */
 
 #define ENTRY(NAME) {"bcg_mk_" #NAME, (const void *)bcg_mk_##NAME},
-#define ENTRY2(NAME) ENTRY(NAME) ENTRY(NAME##_nt)
+#define ENTRY2(NAME) ENTRY(NAME) ENTRY(NAME##_nt) ENTRY(NAME##_rows)
 #define COMMON_ENTRIES(S)                                                                  \
     ENTRY2(add_##S) ENTRY2(sub_##S) ENTRY2(mul_##S) ENTRY2(minimum_##S)                    \
     ENTRY2(maximum_##S) ENTRY2(eq_##S) ENTRY2(ne_##S) ENTRY2(lt_##S) ENTRY2(le_##S)        \
-    ENTRY2(gt_##S) ENTRY2(ge_##S) ENTRY2(where_##S) ENTRY(neg_##S)
+    ENTRY2(gt_##S) ENTRY2(ge_##S) ENTRY(where_##S) ENTRY(where_##S##_nt) ENTRY(neg_##S)
 #define INTEGER_ENTRIES(S) \
     COMMON_ENTRIES(S) ENTRY2(bitand_##S) ENTRY2(bitor_##S) ENTRY2(bitxor_##S)
 #define FLOAT_ENTRIES(S)                                                                  \

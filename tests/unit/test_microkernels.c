@@ -9,7 +9,8 @@
  * same plan.  Layouts cover tile remainders (runs of 1 to 3000 elements
  * around the 1024-element tile), broadcast operands (stride 0 in the run),
  * strided and negatively strided inputs, pointers that are only
- * element-aligned, and in-place kernels; each layout once with plain stores
+ * element-aligned, and in-place kernels (single operations on runs shorter
+ * than a tile go through the _rows form); each layout once with plain stores
  * and once with streaming stores forced (bcg_options.stream_stores 1: the
  * root's _nt microkernel, its unaligned head and its tail).  The reference
  * evaluator is itself checked against NumPy by tests/diff. */
@@ -36,7 +37,7 @@ static const char *const expressions[] = {
     "where(a > b, a, b)", "where(a > 0, a, 0.1 * a)", "a * b + c", "(a + b) * c - a",
     "-a + b", "abs(a) * b", "sqrt(abs(a)) + b", "exp(a) + b", "log(abs(a)) * b",
     "sin(a) * cos(b)", "tanh(a) - b", "floor(a) + ceil(b)", "a & b", "(a | b) ^ c",
-    "minimum(a, maximum(b, c))", "where(c, a, b)",
+    "minimum(a, maximum(b, c))", "where(c, a, b)", "a - 3", "2 < b",
 };
 
 static const bcg_dtype dtypes[] = {BCG_F32, BCG_F64, BCG_I8, BCG_I16, BCG_I32,
@@ -111,7 +112,7 @@ typedef enum layout {
 static const char *const layout_names[LAYOUT_COUNT] = {"rows", "strided", "in place"};
 
 typedef struct tally {
-    int cases, tiled, streamed, skipped;
+    int cases, tiled, streamed, rows, skipped;
 } tally;
 
 /* bcg_options.stream_stores for every case of a run_layout */
@@ -177,10 +178,13 @@ static bool check_case(const char *expr, bcg_dtype t, int64_t n, layout lay, tal
     tally->cases++;
     if (strstr(bcg_kernel_source(kernel), "bcg_mk_"))
         tally->tiled++;
-    if (strstr(bcg_kernel_source(kernel), "_nt(") != NULL) {
+    if (strstr(bcg_kernel_source(kernel), "_rows("))
+        tally->rows++;
+    if (strstr(bcg_kernel_source(kernel), "bcg_mk_fence();") != NULL) {
         tally->streamed++;
-        if (!strstr(bcg_kernel_source(kernel), "bcg_mk_fence();")) {
-            print_error("%s %s: streaming stores without the fence\n", expr, bcg_dtype_name(t));
+        if (!strstr(bcg_kernel_source(kernel), "_nt(") &&
+            !strstr(bcg_kernel_source(kernel), ", 1);")) { /* _nt, or _rows with stream 1 */
+            print_error("%s %s: a fence without streaming stores\n", expr, bcg_dtype_name(t));
             ok = false;
         }
     }
@@ -251,7 +255,7 @@ done:
 static void run_layout(layout lay, int stream)
 {
     static const int64_t runs[] = {1, 7, 64, 1023, 1024, 1025, 3001};
-    tally tally = {0, 0, 0, 0};
+    tally tally = {0, 0, 0, 0, 0};
     stream_stores = stream;
     int failures = 0;
     for (size_t e = 0; e < sizeof expressions / sizeof expressions[0]; e++)
@@ -259,9 +263,11 @@ static void run_layout(layout lay, int stream)
             for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++)
                 if (!check_case(expressions[e], dtypes[d], runs[r], lay, &tally))
                     failures++;
-    print_message("# %s%s: %d cases, %d through microkernels (%d streamed), %d not "
-                  "compilable\n", layout_names[lay], stream ? ", streaming stores" : "",
-                  tally.cases, tally.tiled, tally.streamed, tally.skipped);
+    print_message("# %s%s: %d cases, %d through microkernels (%d streamed, %d as rows), %d "
+                  "not compilable\n", layout_names[lay], stream ? ", streaming stores" : "",
+                  tally.cases, tally.tiled, tally.streamed, tally.rows, tally.skipped);
+    /* single operations on runs shorter than a tile take the rows form */
+    assert_true(tally.rows > 0);
     assert_int_equal(failures, 0);
     /* most of these trees must take the tiled path, or this test tests nothing */
     assert_true(tally.tiled * 2 > tally.cases);

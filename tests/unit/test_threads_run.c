@@ -86,6 +86,8 @@ static const thread_case cases[] = {
      true},
     {"three operands, 3-d", "where(a > b, a * c, b)", BCG_F32, 3,
      {C3(5, 3, 9001), C3(1, 3, 9001), C3(5, 1, 1)}, false, true},
+    {"short runs, one rows call per outer trip", "a * b", BCG_F32, 2,
+     {C3(50, 1, 64), C3(1, 30, 64)}, false, true},
     {"i8 wrapping", "a * b + a", BCG_I8, 2, {C2(2, 11, 7001), C1(7001)}, false, true},
     {"transposed input", "a + b", BCG_F32, 2,
      {{2, {300, 301}, {1, 300}, true}, C1(301)}, false, true},
