@@ -1098,7 +1098,12 @@ static bool tiles_chosen(const emitter *e)
 /* Whether the root's call writes the output with streaming stores
  * (bcg_options.stream_stores, decided in bcg_compile as c->stream): binary
  * operations, comparisons and `where` have a streaming (_nt) variant, which
- * computes a block of results in registers and stores it past the caches. */
+ * computes a block of results in registers and stores it past the caches.
+ * Only when the root reads operands and literals alone: measured with
+ * temporaries (a*b+c, where(a > 0, a, 0.1 * a) over (4096,4096)), the
+ * streaming root was as often slower as faster (5.3-5.9 ms plain against
+ * 6.2-7.4 ms streaming for the select), while single operations gain
+ * 25-50% (README, Performance, round 4). */
 static bool stream_chosen(const emitter *e)
 {
     tile_shape kind;
@@ -1106,6 +1111,11 @@ static bool stream_chosen(const emitter *e)
     char name[48];
     if (!family || kind == TILE_UNARY)
         return false;
+    for (int k = 0; k < e->nodes[0]->arg_count; k++) {
+        const expr_node *child = e->nodes[child_id(e, 0, k)];
+        if (child->op != OP_OPERAND && child->op != OP_LITERAL)
+            return false;
+    }
     snprintf(name, sizeof name, "bcg_mk_%s_%s_nt", family, bcg_dtype_name(tile_dtype(e, 0)));
     return microkernel_exists(name);
 }

@@ -121,7 +121,7 @@ typedef struct bcg_options {
     int native;         /* BCG_BACKEND_CC: 1 adds -march=native */
     /* Streaming (non-temporal) stores of the output, in compiled kernels
      * whose inner runs go through the microkernels and end in a binary
-     * operation, a comparison or where(): they write past the caches instead of first
+     * operation, a comparison or where() of operands and literals: they write past the caches instead of first
      * reading each output line into them, which halves the memory traffic
      * of a large output's write and keeps the inputs in the cache, but
      * leaves the output out of it.  BCG_STREAM_AUTO (-1, the default): for

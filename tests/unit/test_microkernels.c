@@ -271,8 +271,9 @@ static void run_layout(layout lay, int stream)
     assert_int_equal(failures, 0);
     /* most of these trees must take the tiled path, or this test tests nothing */
     assert_true(tally.tiled * 2 > tally.cases);
-    /* streaming: every tree whose root is a binary operation or comparison
-     * (most of them); plain stores: none, these outputs are small */
+    /* streaming: every tree whose root is a binary operation, comparison or
+     * where() of operands and literals (most of them); plain stores: none,
+     * these outputs are small */
     if (stream)
         assert_true(tally.streamed * 2 > tally.tiled);
     else
