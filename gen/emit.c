@@ -1580,13 +1580,15 @@ static void emit_loop_nest(emitter *e)
     e->rest = p->extent[inner] % e->factor;
     /* tiles and blocks address the innermost run themselves */
     e->group_loop = e->groups >= 2 && !e->tiled && e->block == 0;
-    /* a position is needed when a runtime loop moves the operand */
+    /* a position is needed when a runtime loop moves the operand (a rows
+     * call does the two innermost loops itself) */
+    int moving = e->rows ? inner - 1 : inner;
     for (int k = 0; k <= e->input_count; k++) {
         e->has_position[k] = false;
         if (!operand_present(e, k))
             continue;
         for (int l = 0; l < p->loop_count; l++)
-            if (p->stride[k][l] != 0 && (l < inner || e->group_loop || e->block > 0))
+            if (p->stride[k][l] != 0 && (l < moving || e->group_loop || e->block > 0))
                 e->has_position[k] = true;
     }
     e->use_position = true;

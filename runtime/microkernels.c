@@ -99,11 +99,12 @@ static inline long stream_head(const void *out, size_t size, long n)
     }
 
 #define BINARY_NT(NAME, T, OUT_T, EXPR)                                                        \
-    static inline __attribute__((always_inline)) void NAME##_nt_body(                         \
-        OUT_T *out, const T *a, long sa, const T *b, long sb, long n)                         \
+    CLONES void bcg_mk_##NAME##_nt(OUT_T *out, const T *a, long sa, const T *b, long sb,       \
+                                   long n)                                                     \
     {                                                                                          \
         long i = stream_head(out, sizeof(OUT_T), n);                                           \
-        NAME##_body(out, a, sa, b, sb, i);                                                     \
+        if (i > 0)                                                                             \
+            bcg_mk_##NAME(out, a, sa, b, sb, i);                                               \
         if (sa == 1 && sb == 1) {                                                              \
             STREAM_LOOP(OUT_T, T x = a[i + k], T y = b[i + k], EXPR)                           \
         } else if (sa == 1 && sb == 0) {                                                       \
@@ -112,25 +113,18 @@ static inline long stream_head(const void *out, size_t size, long n)
         } else if (sa == 0 && sb == 1) {                                                       \
             const T x0 = a[0];                                                                 \
             STREAM_LOOP(OUT_T, T x = x0, T y = b[i + k], EXPR)                                 \
-        } else {                                                                               \
-            STREAM_LOOP(OUT_T, T x = a[(i + k) * sa], T y = b[(i + k) * sb], EXPR)             \
-        }                                                                                      \
-        NAME##_body(out + i, a + i * sa, sa, b + i * sb, sb, n - i);                           \
+        } /* other strides: plain stores (the reads, not the writes, limit them) */            \
+        if (i < n)                                                                             \
+            bcg_mk_##NAME(out + i, a + i * sa, sa, b + i * sb, sb, n - i);                     \
     }                                                                                          \
-    CLONES void bcg_mk_##NAME##_nt(OUT_T *out, const T *a, long sa, const T *b, long sb,       \
-                                   long n)                                                     \
-    {                                                                                          \
-        NAME##_nt_body(out, a, sa, b, sb, n);                                                  \
-    }                                                                                          \
-    CLONES void bcg_mk_##NAME##_rows(OUT_T *out, long ro, const T *a, long sa, long ra,        \
-                                     const T *b, long sb, long rb, long n, long rows,          \
-                                     long stream)                                              \
+    void bcg_mk_##NAME##_rows(OUT_T *out, long ro, const T *a, long sa, long ra, const T *b,   \
+                              long sb, long rb, long n, long rows, long stream)                \
     {                                                                                          \
         for (long r = 0; r < rows; r++) {                                                      \
             if (stream)                                                                        \
-                NAME##_nt_body(out + r * ro, a + r * ra, sa, b + r * rb, sb, n);               \
+                bcg_mk_##NAME##_nt(out + r * ro, a + r * ra, sa, b + r * rb, sb, n);           \
             else                                                                               \
-                NAME##_body(out + r * ro, a + r * ra, sa, b + r * rb, sb, n);                  \
+                bcg_mk_##NAME(out + r * ro, a + r * ra, sa, b + r * rb, sb, n);                \
         }                                                                                      \
     }
 
@@ -140,7 +134,8 @@ static inline long stream_head(const void *out, size_t size, long n)
                                            long sa, const T *b, long sb, long n)              \
     {                                                                                         \
         long i = stream_head(out, sizeof(T), n);                                              \
-        bcg_mk_where_##SUFFIX(out, c, sc, a, sa, b, sb, i);                                   \
+        if (i > 0)                                                                            \
+            bcg_mk_where_##SUFFIX(out, c, sc, a, sa, b, sb, i);                               \
         if (sc == 1 && sa == 1 && sb == 1) {                                                  \
             STREAM_LOOP(T, T x = a[i + k], T y = b[i + k], c[i + k] != 0 ? x : y)             \
         } else if (sc == 1 && sa == 1 && sb == 0) {                                           \
@@ -149,11 +144,10 @@ static inline long stream_head(const void *out, size_t size, long n)
         } else if (sc == 1 && sa == 0 && sb == 1) {                                           \
             const T x0 = a[0];                                                                \
             STREAM_LOOP(T, T x = x0, T y = b[i + k], c[i + k] != 0 ? x : y)                   \
-        } else {                                                                              \
-            STREAM_LOOP(T, T x = a[(i + k) * sa], T y = b[(i + k) * sb],                      \
-                        c[(i + k) * sc] != 0 ? x : y)                                         \
-        }                                                                                     \
-        bcg_mk_where_##SUFFIX(out + i, c + i * sc, sc, a + i * sa, sa, b + i * sb, sb, n - i); \
+        } /* other strides: plain stores */                                                   \
+        if (i < n)                                                                            \
+            bcg_mk_where_##SUFFIX(out + i, c + i * sc, sc, a + i * sa, sa, b + i * sb, sb,    \
+                                  n - i);                                                     \
     }
 
 /* out[i] = EXPR(x, y) over the four stride cases of two inputs: the body
@@ -163,8 +157,7 @@ static inline long stream_head(const void *out, size_t size, long n)
  * _nt variant, so that a kernel whose inner runs are short makes one call
  * for the two innermost loops instead of one per run. */
 #define BINARY(NAME, T, OUT_T, EXPR)                                                        \
-    static inline __attribute__((always_inline)) void NAME##_body(                         \
-        OUT_T *out, const T *a, long sa, const T *b, long sb, long n)                      \
+    CLONES void bcg_mk_##NAME(OUT_T *out, const T *a, long sa, const T *b, long sb, long n) \
     {                                                                                       \
         if (sa == 1 && sb == 1) {                                                           \
             for (long i = 0; i < n; i++) {                                                  \
@@ -189,10 +182,6 @@ static inline long stream_head(const void *out, size_t size, long n)
                 out[i] = (OUT_T)(EXPR);                                                     \
             }                                                                               \
         }                                                                                   \
-    }                                                                                       \
-    CLONES void bcg_mk_##NAME(OUT_T *out, const T *a, long sa, const T *b, long sb, long n) \
-    {                                                                                       \
-        NAME##_body(out, a, sa, b, sb, n);                                                  \
     }
 
 #define UNARY(NAME, T, EXPR)                                              \

@@ -168,10 +168,15 @@ def main():
         check("emit --jit --stream off: plain stores",
               "bcg_mk_add_f32(" in r.stdout and "_nt" not in r.stdout and "fence" not in r.stdout,
               r.stdout[-1500:])
-        r = expect(["emit", "a + b", "-i", "a=f32[3,100]", "-i", "b=f32[100]", "--jit",
+        r = expect(["emit", "a + b", "-i", "a=f32[3,2000]", "-i", "b=f32[2000]", "--jit",
                     "--stream", "on"], 0)
         check("emit --jit --stream on: streaming on a small output",
-              "bcg_mk_add_f32_nt(" in r.stdout, r.stdout[-1500:])
+              "bcg_mk_add_f32_nt(" in r.stdout and "bcg_mk_fence();" in r.stdout, r.stdout[-1500:])
+        r = expect(["emit", "a - b", "-i", "a=i16[3,100]", "-i", "b=i16[100]", "--jit",
+                    "--stream", "on"], 0)
+        check("emit --jit: short runs of one operation are one rows call",
+              "bcg_mk_sub_i16_rows(out, 100, in0, 1, 100, in1, 1, 0, 100, 3, 1);" in r.stdout
+              and "bcg_mk_fence();" in r.stdout, r.stdout[-1500:])
         r = expect(["emit", "a + b", "-i", "a=f32[3,100]", "-i", "b=f32[100]"], 0)
         check("emit without --jit: plain C, no microkernels", "bcg_mk_" not in r.stdout,
               r.stdout[-800:])
