@@ -17,6 +17,10 @@
  *   unary    void bcg_mk_OP_T(T *out, const T *a, long sa, long n)
  *   streaming stores (see "streaming stores"): bcg_mk_OP_T_nt, with the
  *            arguments of the binary, compare or where function
+ *   rows     void bcg_mk_OP_T_rows(OUT_T *out, long ro, const T *a, long sa,
+ *                                  long ra, const T *b, long sb, long rb,
+ *                                  long n, long rows, long stream)
+ *            (binary and compare: see BINARY_NT)
  *   fence    void bcg_mk_fence(void)
  *
  * `out` is contiguous; each input has a stride in elements: 1 (contiguous),
@@ -82,7 +86,11 @@ static inline long stream_head(const void *out, size_t size, long n)
  * written with streaming stores; the head before the first 64-byte
  * boundary and the tail go through the plain function.  (A 64-byte block
  * was only partly vectorised by gcc 12, with store-forwarding stalls; 256
- * bytes vectorise whole.) */
+ * bytes vectorise whole.)  And the _rows form, for short runs: ROWS runs
+ * of N elements, run r at out + r * ro, a + r * ra and b + r * rb, each
+ * written by the plain function or (STREAM) the _nt one, so that a kernel
+ * whose inner runs are short makes one call for its two innermost loops
+ * instead of one per run (gen/emit.c, "rows of short runs"). */
 #define STREAM_BLOCK 256
 #define STREAM_LOOP(OUT_T, LOAD_X, LOAD_Y, EXPR)                                  \
     for (; i + (long)(STREAM_BLOCK / sizeof(OUT_T)) <= n;                         \
@@ -150,12 +158,7 @@ static inline long stream_head(const void *out, size_t size, long n)
                                   n - i);                                                     \
     }
 
-/* out[i] = EXPR(x, y) over the four stride cases of two inputs: the body
- * (inlined into each clone of its callers), the function, and the rows
- * function of short runs: ROWS runs of N elements, run r at out + r * ro,
- * a + r * ra and b + r * rb, each written plainly or (STREAM) through the
- * _nt variant, so that a kernel whose inner runs are short makes one call
- * for the two innermost loops instead of one per run. */
+/* out[i] = EXPR(x, y) over the four stride cases of two inputs. */
 #define BINARY(NAME, T, OUT_T, EXPR)                                                        \
     CLONES void bcg_mk_##NAME(OUT_T *out, const T *a, long sa, const T *b, long sb, long n) \
     {                                                                                       \
@@ -399,41 +402,41 @@ static inline float tanh_polynomial(float x)
 /* The integer types: + - * minimum maximum, the six comparisons, where,
  * negation.  U is the unsigned type the arithmetic wraps in. */
 #define COMMON(SUFFIX, T, U)                                                        \
-    BINARY2(add_##SUFFIX, T, T, (U)x + (U)y)                                         \
-    BINARY2(sub_##SUFFIX, T, T, (U)x - (U)y)                                         \
-    BINARY2(mul_##SUFFIX, T, T, (U)x * (U)y)                                         \
-    BINARY2(minimum_##SUFFIX, T, T, x < y ? x : y)                                   \
-    BINARY2(maximum_##SUFFIX, T, T, x > y ? x : y)                                   \
-    BINARY2(eq_##SUFFIX, T, uint8_t, x == y)                                         \
-    BINARY2(ne_##SUFFIX, T, uint8_t, x != y)                                         \
-    BINARY2(lt_##SUFFIX, T, uint8_t, x < y)                                          \
-    BINARY2(le_##SUFFIX, T, uint8_t, x <= y)                                         \
-    BINARY2(gt_##SUFFIX, T, uint8_t, x > y)                                          \
-    BINARY2(ge_##SUFFIX, T, uint8_t, x >= y)                                         \
+    BINARY2(add_##SUFFIX, T, T, (U)x + (U)y)                                        \
+    BINARY2(sub_##SUFFIX, T, T, (U)x - (U)y)                                        \
+    BINARY2(mul_##SUFFIX, T, T, (U)x * (U)y)                                        \
+    BINARY2(minimum_##SUFFIX, T, T, x < y ? x : y)                                  \
+    BINARY2(maximum_##SUFFIX, T, T, x > y ? x : y)                                  \
+    BINARY2(eq_##SUFFIX, T, uint8_t, x == y)                                        \
+    BINARY2(ne_##SUFFIX, T, uint8_t, x != y)                                        \
+    BINARY2(lt_##SUFFIX, T, uint8_t, x < y)                                         \
+    BINARY2(le_##SUFFIX, T, uint8_t, x <= y)                                        \
+    BINARY2(gt_##SUFFIX, T, uint8_t, x > y)                                         \
+    BINARY2(ge_##SUFFIX, T, uint8_t, x >= y)                                        \
     WHERE(SUFFIX, T)                                                                \
     WHERE_NT(SUFFIX, T)                                                             \
     UNARY(neg_##SUFFIX, T, (U)0 - (U)x)
 
 #define INTEGER(SUFFIX, T, U)                 \
     COMMON(SUFFIX, T, U)                      \
-    BINARY2(bitand_##SUFFIX, T, T, x & y)      \
-    BINARY2(bitor_##SUFFIX, T, T, x | y)       \
+    BINARY2(bitand_##SUFFIX, T, T, x & y)     \
+    BINARY2(bitor_##SUFFIX, T, T, x | y)      \
     BINARY2(bitxor_##SUFFIX, T, T, x ^ y)
 
 /* Negation of a float is a sign flip (-x), not 0 - x (which gives +0 for +0). */
 #define FLOAT(SUFFIX, T, F)                          \
-    BINARY2(add_##SUFFIX, T, T, x + y)                \
-    BINARY2(sub_##SUFFIX, T, T, x - y)                \
-    BINARY2(mul_##SUFFIX, T, T, x * y)                \
-    BINARY2(div_##SUFFIX, T, T, x / y)                \
+    BINARY2(add_##SUFFIX, T, T, x + y)               \
+    BINARY2(sub_##SUFFIX, T, T, x - y)               \
+    BINARY2(mul_##SUFFIX, T, T, x * y)               \
+    BINARY2(div_##SUFFIX, T, T, x / y)               \
     BINARY2(minimum_##SUFFIX, T, T, (x < y || x != x) ? x : y) \
     BINARY2(maximum_##SUFFIX, T, T, (x > y || x != x) ? x : y) \
-    BINARY2(eq_##SUFFIX, T, uint8_t, x == y)          \
-    BINARY2(ne_##SUFFIX, T, uint8_t, x != y)          \
-    BINARY2(lt_##SUFFIX, T, uint8_t, x < y)           \
-    BINARY2(le_##SUFFIX, T, uint8_t, x <= y)          \
-    BINARY2(gt_##SUFFIX, T, uint8_t, x > y)           \
-    BINARY2(ge_##SUFFIX, T, uint8_t, x >= y)          \
+    BINARY2(eq_##SUFFIX, T, uint8_t, x == y)         \
+    BINARY2(ne_##SUFFIX, T, uint8_t, x != y)         \
+    BINARY2(lt_##SUFFIX, T, uint8_t, x < y)          \
+    BINARY2(le_##SUFFIX, T, uint8_t, x <= y)         \
+    BINARY2(gt_##SUFFIX, T, uint8_t, x > y)          \
+    BINARY2(ge_##SUFFIX, T, uint8_t, x >= y)         \
     WHERE(SUFFIX, T)                                 \
     WHERE_NT(SUFFIX, T)                              \
     UNARY(neg_##SUFFIX, T, -x)                       \
