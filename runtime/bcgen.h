@@ -120,13 +120,14 @@ typedef struct bcg_options {
     int backend;
     int native;         /* BCG_BACKEND_CC: 1 adds -march=native */
     /* Streaming (non-temporal) stores of the output, in compiled kernels
-     * whose inner runs go through the microkernels and end in a binary
-     * operation, a comparison or where() of operands and literals: they write past the caches instead of first
-     * reading each output line into them, which halves the memory traffic
-     * of a large output's write and keeps the inputs in the cache, but
-     * leaves the output out of it.  BCG_STREAM_AUTO (-1, the default): for
-     * kernels that touch at least BCG_STREAM_AUTO_BYTES (output and inputs
-     * together); 0: never; 1: always.  Results are the same either way. */
+     * whose inner runs go through the microkernels and whose root is a
+     * binary operation, comparison or where() of operands and literals:
+     * they write past the caches instead of first reading each output line
+     * into them, which halves the memory traffic of a large output's write
+     * and keeps the inputs in the cache, but leaves the output out of it.
+     * BCG_STREAM_AUTO (-1, the default): for kernels that touch at least
+     * BCG_STREAM_AUTO_BYTES (output and inputs together); 0: never; 1:
+     * always.  Results are the same either way. */
     int stream_stores;
 } bcg_options;
 
