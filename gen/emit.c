@@ -1095,6 +1095,28 @@ static bool tiles_chosen(const emitter *e)
            tile_supported(e, 0, e->out_dtype, &operations);
 }
 
+/* Whether the root's arguments are all operands and literals (no
+ * temporaries): the trees that stream and that take the rows form. */
+static bool root_reads_leaves(const emitter *e)
+{
+    for (int k = 0; k < e->nodes[0]->arg_count; k++) {
+        const expr_node *child = e->nodes[child_id(e, 0, k)];
+        if (child->op != OP_OPERAND && child->op != OP_LITERAL)
+            return false;
+    }
+    return true;
+}
+
+/* "const T tile_literalID = VALUE;" into LINE: literal ID as the variable
+ * whose address a microkernel call takes (stride 0). */
+static void put_tile_literal(emitter *e, strbuf *line, int id)
+{
+    const expr_node *n = e->nodes[id];
+    sb_printf(line, "const %s tile_literal%d = ", dtype_ctype(n->dtype), id);
+    put_literal(e, line, n);
+    sb_putc(line, ';');
+}
+
 /* Whether the root's call writes the output with streaming stores
  * (bcg_options.stream_stores, decided in bcg_compile as c->stream): binary
  * operations, comparisons and `where` have a streaming (_nt) variant, which
@@ -1109,13 +1131,8 @@ static bool stream_chosen(const emitter *e)
     tile_shape kind;
     const char *family = tile_family(e, 0, &kind);
     char name[48];
-    if (!family || kind == TILE_UNARY)
+    if (!family || kind == TILE_UNARY || !root_reads_leaves(e))
         return false;
-    for (int k = 0; k < e->nodes[0]->arg_count; k++) {
-        const expr_node *child = e->nodes[child_id(e, 0, k)];
-        if (child->op != OP_OPERAND && child->op != OP_LITERAL)
-            return false;
-    }
     snprintf(name, sizeof name, "bcg_mk_%s_%s_nt", family, bcg_dtype_name(tile_dtype(e, 0)));
     return microkernel_exists(name);
 }
@@ -1182,9 +1199,7 @@ static void emit_tiles(emitter *e, int depth)
         if (n->op == OP_LITERAL) {
             snprintf(name, sizeof name, "tile_literal%d", id);
             literals[id] = copy_text(e, name);
-            sb_printf(line, "const %s %s = ", dtype_ctype(n->dtype), name);
-            put_literal(e, line, n);
-            sb_putc(line, ';');
+            put_tile_literal(e, line, id);
         } else if (family) {
             bool seen = false;
             const char *type = dtype_ctype(tile_dtype(e, id));
@@ -1281,16 +1296,10 @@ static bool rows_chosen(const emitter *e)
     if (!e->tiled || p->loop_count < 2 || e->block > 0 ||
         p->extent[p->loop_count - 1] >= TILE_ELEMENTS)
         return false;
-    const expr_node *root = e->nodes[0];
     tile_shape kind;
     const char *family = tile_family(e, 0, &kind);
-    if (!family || (kind != TILE_BINARY && kind != TILE_COMPARE) || root->arg_count != 2)
+    if (!family || (kind != TILE_BINARY && kind != TILE_COMPARE) || !root_reads_leaves(e))
         return false;
-    for (int k = 0; k < 2; k++) {
-        const expr_node *child = e->nodes[child_id(e, 0, k)];
-        if (child->op != OP_OPERAND && child->op != OP_LITERAL)
-            return false;
-    }
     char name[48];
     snprintf(name, sizeof name, "bcg_mk_%s_%s_rows", family, bcg_dtype_name(tile_dtype(e, 0)));
     return microkernel_exists(name);
@@ -1318,9 +1327,7 @@ static void emit_rows(emitter *e, int depth)
         const expr_node *n = e->nodes[id];
         line->len = 0;
         if (n->op == OP_LITERAL) {
-            sb_printf(line, "const %s tile_literal%d = ", dtype_ctype(n->dtype), id);
-            put_literal(e, line, n);
-            sb_putc(line, ';');
+            put_tile_literal(e, line, id);
             if (line->failed) {
                 fail_nomem(e);
                 return;

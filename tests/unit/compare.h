@@ -1,9 +1,19 @@
 /* compare.h - comparing a kernel's output with the reference evaluator's,
  * shared by the unit tests of the paths that may differ from it in the last
- * bits (test_microkernels.c, test_threads_run.c).  Include after internal.h
- * and <math.h>, <float.h>, <string.h>. */
+ * bits (test_microkernels.c, test_threads_run.c), and their random numbers.
+ * Include after internal.h and <math.h>, <float.h>, <string.h>. */
 #ifndef BCGEN_TEST_COMPARE_H
 #define BCGEN_TEST_COMPARE_H
+
+/* xorshift64: the tests' reproducible pseudo-random stream, from *STATE. */
+static inline uint64_t xorshift64(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *state = x;
+}
 
 /* f32 exp/log/sin/cos/tanh are polynomials in the microkernels and libm in
  * the reference (see test_microkernels): within 4 ulp of max(|want|, 64). */

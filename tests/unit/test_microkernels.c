@@ -45,14 +45,7 @@ static const bcg_dtype dtypes[] = {BCG_F32, BCG_F64, BCG_I8, BCG_I16, BCG_I32,
 
 static uint64_t random_state = 88172645463325252ull;
 
-static uint64_t random_next(void)
-{
-    uint64_t x = random_state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return random_state = x;
-}
+static uint64_t random_next(void) { return xorshift64(&random_state); }
 
 /* Random values with the special ones mixed in. */
 static void fill(void *buffer, bcg_dtype t, int64_t count)

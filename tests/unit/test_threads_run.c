@@ -31,14 +31,7 @@
 
 static uint64_t random_state = 0x9E3779B97F4A7C15ull;
 
-static uint64_t random_next(void)
-{
-    uint64_t x = random_state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return random_state = x;
-}
+static uint64_t random_next(void) { return xorshift64(&random_state); }
 
 static void fill(void *buffer, bcg_dtype t, int64_t count)
 {
