@@ -332,22 +332,6 @@ static int child_id(const emitter *e, int id, int k)
     return child;
 }
 
-static bool same_tree(const expr_node *a, const expr_node *b)
-{
-    if (a->op != b->op || a->dtype != b->dtype || a->arg_count != b->arg_count)
-        return false;
-    if (a->op == OP_OPERAND && a->operand != b->operand)
-        return false;
-    if (a->op == OP_CAST && a->cast_to != b->cast_to)
-        return false;
-    if (a->op == OP_LITERAL && memcmp(&a->value, &b->value, sizeof a->value) != 0)
-        return false;
-    for (int k = 0; k < a->arg_count; k++)
-        if (!same_tree(a->args[k], b->args[k]))
-            return false;
-    return true;
-}
-
 static bool is_comparison(expr_op op) { return op >= OP_EQ && op <= OP_GE; }
 
 /* An integer compared with itself has a known result, and compilers warn
@@ -355,7 +339,7 @@ static bool is_comparison(expr_op op) { return op >= OP_EQ && op <= OP_GE; }
 static int folded_comparison(const expr_node *n)
 {
     if (!is_comparison(n->op) || is_float(expr_operation_type(n)) ||
-        !same_tree(n->args[0], n->args[1]))
+        !fold_same_tree(n->args[0], n->args[1]))
         return -1;
     return n->op == OP_EQ || n->op == OP_LE || n->op == OP_GE;
 }
@@ -2148,14 +2132,19 @@ bcg_status emit_kernel(compile *c)
     e->factor = c->options.unroll_factor < 1 ? 1 : c->options.unroll_factor;
     sb_init(&e->line);
 
-    e->node_count = count_nodes(c->root);
+    /* the tree as emitted: constants folded (fold.c says why); the header
+     * comment keeps the expression as written */
+    expr_node *root;
+    if (fold_tree(c->arena, c->root, &root, c->err))
+        return BCG_ERR_NOMEM;
+    e->node_count = count_nodes(root);
     e->nodes = arena_alloc(c->arena, sizeof *e->nodes * (size_t)e->node_count);
     e->info = arena_alloc(c->arena, sizeof *e->info * (size_t)e->node_count);
     e->post_order = arena_alloc(c->arena, sizeof *e->post_order * (size_t)e->node_count);
     e->scope = tmpl_scope_new(c->arena, NULL);
     if (!e->nodes || !e->info || !e->post_order || !e->scope)
         return fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
-    number_nodes(e, c->root, 0);
+    number_nodes(e, root, 0);
     order_post(e, 0, 0);
 
     const plan *p = e->p;

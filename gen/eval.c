@@ -543,6 +543,27 @@ static value literal_value(const expr_node *n)
     return v;
 }
 
+/* Folds operator node N over the literal nodes ARGS into the literal OUT,
+ * which has N's dtype: what a kernel computes for N, for fold.c. */
+void eval_fold(const expr_node *n, const expr_node *const *args, expr_node *out)
+{
+    value values[3];
+    for (int k = 0; k < n->arg_count; k++)
+        values[k] = literal_value(args[k]);
+    value v = eval_node(n, values);
+    out->op = OP_LITERAL;
+    out->dtype = n->dtype;
+    out->arg_count = 0;
+    memset(out->args, 0, sizeof out->args);
+    memset(&out->value, 0, sizeof out->value);
+    out->literal_is_float = dtype_kind_of(n->dtype) == KIND_FLOAT;
+    switch (dtype_kind_of(n->dtype)) {
+    case KIND_BOOL: case KIND_INT: out->value.i = v.as.i; break;
+    case KIND_UINT: out->value.u = v.as.u; break;
+    case KIND_FLOAT: out->value.f = v.as.f; break;
+    }
+}
+
 /* ---- the program and the loop ------------------------------------------------------ */
 
 static int count_nodes(const expr_node *n)

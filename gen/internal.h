@@ -401,6 +401,19 @@ long cc_compiler_runs(void);
  * only if its scratch allocation fails. */
 bcg_status eval_run(const compile *c, void *out, const void *const *in, bcg_error *err);
 
+/* Folds operator node N over the literal nodes ARGS into the literal OUT
+ * (N's dtype, the evaluator's semantics); fold.c uses it. */
+void eval_fold(const expr_node *n, const expr_node *const *args, expr_node *out);
+
+/* ---- fold.c: constant folding before emitting ------------------------------ */
+
+/* *OUT is ROOT with every operand-free subtree one literal and where/&&/||
+ * with a constant deciding argument simplified (see fold.c for why).  ROOT
+ * is not changed; new nodes live in A.  Fails only when memory runs out. */
+bcg_status fold_tree(arena *a, expr_node *root, expr_node **out, bcg_error *err);
+/* Whether two typed subtrees are the same computation. */
+bool fold_same_tree(const expr_node *a, const expr_node *b);
+
 /* ---- jit.c: libtcc -------------------------------------------------------- */
 
 typedef struct jit_code jit_code;

@@ -484,8 +484,21 @@ static void test_comparisons_avoid_decidable_forms(void **state)
                                     int_literal(&f, 0, BCG_U8)),
                              binary(&f, OP_LT, BCG_BOOL, operand(&f, 0), operand(&f, 0)));
     const char *src = fx_emit(&f, root);
+    /* x < x is 0, so the && is decided (fold.c) */
+    assert_contains(src, "out[1] = 0;");
+    fx_free(&f);
+
+    fx_init(&f, 1);
+    fx_input(&f, 0, BCG_U8, 1, (int64_t[]){2});
+    fx_loops(&f, 1, (int64_t[]){2}, 1, (int64_t[]){2});
+    fx_strides(&f, 0, (int64_t[]){1});
+    fx_strides(&f, 1, (int64_t[]){1});
+    root = binary(&f, OP_AND, BCG_BOOL,
+                  binary(&f, OP_GE, BCG_BOOL, operand(&f, 0), int_literal(&f, 0, BCG_U8)),
+                  binary(&f, OP_LT, BCG_BOOL, operand(&f, 0), int_literal(&f, 9, BCG_U8)));
+    src = fx_emit(&f, root);
     assert_contains(src, "const bcg_u8 literal0 = 0;");
-    assert_contains(src, "out[1] = ((in0[1] >= literal0) && 0);");
+    assert_contains(src, "out[1] = ((in0[1] >= literal0) && (in0[1] < literal1));");
     fx_free(&f);
 }
 
@@ -848,6 +861,95 @@ static void test_differential_fully_unrolled(void **state)
     assert_true(compiled >= 8);
 }
 
+/* Issue 9, finding 1: libtcc dropped the whole store of kernels whose
+ * conditions were constants after the emitter folded a self-comparison
+ * (`((m) ? 0 : 0) ? x : y`, `(0 && m) ? x : y`).  fold.c now folds every
+ * operand-free subtree and every decided where/&&/||; these are the
+ * reported forms and their relatives, unrolled and looped, on every dtype. */
+static const char *const folded_expressions[] = {
+    "where(where(b, a < a, a < a), a, b) + 1", "where((a < a) && b, a, b)",
+    "where(b && (a < a), a, b)", "where((a == a) || b, a, b)", "where(b || (a != a), a, b)",
+    "where(bool(a < a), a, b)", "where(abs(a < a), a, b)", "where((a + 1) != (a + 1), a, b)",
+    "where(b, a <= a, a < a)", "where(b, c, c) + a", "where(where(b, 1, 1), a, b)",
+    "where(i8(3) > 2, a, b)", "where(!(a >= a), a, b) * 2", "(a < a) + (b == b) + c",
+    "where(where(a > b, a < a, b > b), c, a)", "-(a < a) + where(b, 2, 2) * a",
+    "where(f32(1) / f32(0) > 0, a, b)", "clip(a, 1, 1) + (2 ** 3)", "!(a > a) && b",
+    "where((a * b) - (a * b) != 0, a, b)",
+};
+
+static void test_differential_folded_constants(void **state)
+{
+    (void)state;
+    int compiled = 0;
+    size_t count = sizeof folded_expressions / sizeof folded_expressions[0];
+    for (int t = 0; t < BCG_DTYPE_COUNT; t++)
+        for (size_t e = 0; e < count; e++)
+            for (int unroll = 0; unroll < 2; unroll++)
+                compiled += differential_case(folded_expressions[e], (bcg_dtype)t,
+                                              t == BCG_F64 ? BCG_BOOL : (bcg_dtype)t,
+                                              unroll ? 1000 : 0);
+    print_message("# %d folded kernels matched the evaluator\n", compiled);
+    assert_true(compiled >= 200);
+}
+
+/* What fold.c leaves: no literal condition, no literal argument of && or
+ * ||, no operator over literals only, anywhere in the tree. */
+static bool has_decided_constant(const expr_node *n)
+{
+    bool all_literal = n->arg_count > 0;
+    for (int k = 0; k < n->arg_count; k++) {
+        if (has_decided_constant(n->args[k]))
+            return true;
+        all_literal &= n->args[k]->op == OP_LITERAL;
+    }
+    if (all_literal)
+        return true;
+    if (n->op == OP_WHERE && n->args[0]->op == OP_LITERAL)
+        return true;
+    if ((n->op == OP_AND || n->op == OP_OR) &&
+        (n->args[0]->op == OP_LITERAL || n->args[1]->op == OP_LITERAL))
+        return true;
+    return false;
+}
+
+static void test_fold_leaves_no_decided_constant(void **state)
+{
+    (void)state;
+    size_t count = sizeof folded_expressions / sizeof folded_expressions[0];
+    size_t checked = 0;
+    for (size_t e = 0; e < count; e++) {
+        int64_t a_shape[] = {4};
+        bcg_operand ops[] = {{"a", BCG_I32, 1, a_shape, NULL},
+                             {"b", BCG_BOOL, 1, a_shape, NULL},
+                             {"c", BCG_I32, 0, NULL, NULL}};
+        built b;
+        if (!build(&b, folded_expressions[e], ops, 3, NULL)) { /* -(bool) is a type error */
+            built_free(&b);
+            continue;
+        }
+        checked++;
+        expr_node *folded;
+        assert_int_equal(fold_tree(b.arena, b.c->root, &folded, &b.err), BCG_OK);
+        if (has_decided_constant(folded)) {
+            fprintf(stderr, "fold left a decided constant in %s\n", folded_expressions[e]);
+            fail();
+        }
+        built_free(&b);
+    }
+    assert_true(checked + 2 >= count);
+    /* and the whole tree folds when it reads no operand */
+    int64_t a_shape[] = {4};
+    bcg_operand ops[] = {{"a", BCG_I32, 1, a_shape, NULL}};
+    built b;
+    assert_true(build(&b, "where(a < a, 1, 2) + (a == a)", ops, 1, NULL));
+    expr_node *folded;
+    assert_int_equal(fold_tree(b.arena, b.c->root, &folded, &b.err), BCG_OK);
+    assert_int_equal(folded->op, OP_LITERAL);
+    assert_int_equal(folded->value.i, 3);
+    assert_int_not_equal(b.c->root->op, OP_LITERAL); /* the input tree is kept */
+    built_free(&b);
+}
+
 /* Every operator on every dtype through gcc and clang with -Werror; several
  * operators share a kernel so the compilers run a few dozen times only. */
 static void test_strict_compilers_accept_every_kernel(void **state)
@@ -915,6 +1017,8 @@ int main(void)
         cmocka_unit_test(test_runs_bool_normalisation),
         cmocka_unit_test(test_differential_every_operator_and_dtype),
         cmocka_unit_test(test_differential_fully_unrolled),
+        cmocka_unit_test(test_differential_folded_constants),
+        cmocka_unit_test(test_fold_leaves_no_decided_constant),
         cmocka_unit_test(test_strict_compilers_accept_every_kernel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,161 @@
+/* fold.c - constant folding of the typed tree, between typing and emitting.
+ *
+ * The emitter never writes a C expression whose value a compiler can decide
+ * from constants alone where a condition, a selection or a logical operator
+ * is concerned.  Such expressions are valid C, but Debian's libtcc 0.9.27
+ * miscompiles some of them: `((m) ? 0 : 0) ? x : y` and `(0 && m) ? x : y`
+ * made it drop the whole store (issue 9, finding 1), a silent wrong result.
+ * Rather than avoid each form tcc gets wrong, this pass removes the class:
+ * every subtree that reads no operand becomes one literal, computed with
+ * the reference evaluator's own semantics (eval_fold), and the operators
+ * whose result one constant argument decides are simplified away:
+ *
+ *   a OP a, integer operation type    -> 0 or 1 (NaN keeps float ones)
+ *   all arguments literals            -> the literal eval_fold computes
+ *   where(K, x, y)                    -> x or y, converted to where's dtype
+ *   where(c, x, x)                    -> x (kernels have no side effects)
+ *   K && x, x && K, K || x, x || K    -> K, or bool(x)
+ *
+ * so after it a literal is never the condition of where, nor an argument of
+ * && or ||, nor any argument of an operator whose other arguments are
+ * literals too.  The input tree is not changed (the reference evaluator and
+ * the header comment keep the expression as written): changed nodes are
+ * copies in the arena.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+bool fold_same_tree(const expr_node *a, const expr_node *b)
+{
+    if (a->op != b->op || a->dtype != b->dtype || a->arg_count != b->arg_count)
+        return false;
+    if (a->op == OP_OPERAND && a->operand != b->operand)
+        return false;
+    if (a->op == OP_CAST && a->cast_to != b->cast_to)
+        return false;
+    if (a->op == OP_LITERAL && memcmp(&a->value, &b->value, sizeof a->value) != 0)
+        return false;
+    for (int k = 0; k < a->arg_count; k++)
+        if (!fold_same_tree(a->args[k], b->args[k]))
+            return false;
+    return true;
+}
+
+static bool is_literal(const expr_node *n) { return n->op == OP_LITERAL; }
+
+static expr_node *copy_node(arena *a, const expr_node *n)
+{
+    expr_node *copy = arena_alloc(a, sizeof *copy);
+    if (copy)
+        *copy = *n;
+    return copy;
+}
+
+/* N (an operator node) computed over its literal arguments ARGS. */
+static expr_node *literal_of(arena *a, const expr_node *n, expr_node *const *args)
+{
+    expr_node *out = copy_node(a, n);
+    if (!out)
+        return NULL;
+    eval_fold(n, (const expr_node *const *)args, out);
+    return out;
+}
+
+/* X converted to dtype T, as where() and the logical operators convert
+ * their arguments (the same conversion as a cast). */
+static expr_node *as_dtype(arena *a, expr_node *x, bcg_dtype t)
+{
+    if (x->dtype == t)
+        return x;
+    expr_node *cast = arena_alloc(a, sizeof *cast);
+    if (!cast)
+        return NULL;
+    cast->op = OP_CAST;
+    cast->column = x->column;
+    cast->dtype = cast->cast_to = t;
+    cast->arg_count = 1;
+    cast->args[0] = x;
+    if (is_literal(x))
+        return literal_of(a, cast, cast->args);
+    return cast;
+}
+
+/* The bool literal V, as a value of N's dtype. */
+static expr_node *known_truth(arena *a, const expr_node *n, bool v)
+{
+    expr_node *literal = arena_alloc(a, sizeof *literal);
+    if (!literal)
+        return NULL;
+    literal->op = OP_LITERAL;
+    literal->column = n->column;
+    literal->dtype = BCG_BOOL;
+    literal->value.i = v;
+    return as_dtype(a, literal, n->dtype);
+}
+
+static bool literal_truth(const expr_node *n)
+{
+    switch (dtype_kind_of(n->dtype)) {
+    case KIND_FLOAT: return n->value.f != 0; /* NaN is true, as in C */
+    case KIND_UINT: return n->value.u != 0;
+    default: return n->value.i != 0;
+    }
+}
+
+static bool is_comparison(expr_op op) { return op >= OP_EQ && op <= OP_GE; }
+
+static expr_node *fold(arena *a, expr_node *n)
+{
+    if (n->op == OP_OPERAND || n->op == OP_LITERAL)
+        return n;
+    expr_node *args[3] = {NULL, NULL, NULL};
+    bool changed = false, all_literal = true;
+    for (int k = 0; k < n->arg_count; k++) {
+        if (!(args[k] = fold(a, n->args[k])))
+            return NULL;
+        changed |= args[k] != n->args[k];
+        all_literal &= is_literal(args[k]);
+    }
+    if (all_literal)
+        return literal_of(a, n, args);
+
+    if (is_comparison(n->op) && dtype_kind_of(expr_operation_type(n)) != KIND_FLOAT &&
+        fold_same_tree(args[0], args[1]))
+        return known_truth(a, n, n->op == OP_EQ || n->op == OP_LE || n->op == OP_GE);
+
+    if (n->op == OP_WHERE) {
+        if (is_literal(args[0]))
+            return as_dtype(a, literal_truth(args[0]) ? args[1] : args[2], n->dtype);
+        if (fold_same_tree(args[1], args[2]))
+            return as_dtype(a, args[1], n->dtype);
+    }
+
+    if (n->op == OP_AND || n->op == OP_OR) {
+        for (int k = 0; k < 2; k++) {
+            if (!is_literal(args[k]))
+                continue;
+            bool v = literal_truth(args[k]);
+            /* false && x and true || x are decided; true && x and false || x are x */
+            if (v == (n->op == OP_OR))
+                return known_truth(a, n, v);
+            expr_node *other = as_dtype(a, args[1 - k], BCG_BOOL);
+            return other ? as_dtype(a, other, n->dtype) : NULL;
+        }
+    }
+
+    if (!changed)
+        return n;
+    expr_node *copy = copy_node(a, n);
+    if (copy)
+        memcpy(copy->args, args, sizeof args);
+    return copy;
+}
+
+bcg_status fold_tree(arena *a, expr_node *root, expr_node **out, bcg_error *err)
+{
+    *out = fold(a, root);
+    if (!*out)
+        return fail(err, BCG_ERR_NOMEM, "out of memory while folding constants");
+    return BCG_OK;
+}
