@@ -13,8 +13,12 @@ WARN      = -Wall -Wextra -Werror
 CSTD      = -std=c11
 OPT      ?= -O2 -g
 CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) -fPIC -pthread -D_GNU_SOURCE $(EXTRA_CFLAGS)
-TCC_LIB  ?= /usr/lib/x86_64-linux-gnu/libtcc.a
-LIBS      = $(TCC_LIB) -ldl -lm -lpthread
+TCC_SYSTEM_LIB ?= /usr/lib/x86_64-linux-gnu/libtcc.a
+# Debian's libtcc.a with its mprotect calls renamed to jit_tcc_mprotect
+# (gen/jit.c), so libtcc never makes a page writable and executable; its
+# objects are part of libbcgen.a and libbcgen.so.
+TCC_LIB   = $(BUILD)/libtcc-wx.a
+LIBS      = -ldl -lm -lpthread
 
 # Debian packages the build and the tests need (package:file-that-proves-it).
 DEPS = libtcc-dev:/usr/include/libtcc.h \
@@ -88,15 +92,19 @@ $(BUILD)/obj/templates.o: $(BUILD)/templates.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Igen -c $< -o $@
 
-$(BUILD)/libbcgen.a: $(LIB_OBJ)
-	rm -f $@ && ar rcs $@ $^
+$(BUILD)/libtcc-wx.a: $(BUILD)/.deps
+	objcopy --redefine-sym mprotect=jit_tcc_mprotect $(TCC_SYSTEM_LIB) $@.tmp && mv $@.tmp $@
+	@if nm $@ | grep -q ' U mprotect$$'; then echo "$@ still calls mprotect" >&2; rm -f $@; exit 1; fi
+
+$(BUILD)/libbcgen.a: $(LIB_OBJ) $(TCC_LIB)
+	rm -f $@ && cp $(TCC_LIB) $@.tmp && ar rs $@.tmp $(LIB_OBJ) && mv $@.tmp $@
 
 # libtcc.a from Debian is not position-independent; gen/tccshim.c and a
 # version script that keeps every non-bcg_ symbol local let it link into the
 # shared library anyway (see the comment in tccshim.c).
-$(BUILD)/libbcgen.so: $(LIB_OBJ) $(BUILD)/obj/tccshim.o runtime/bcgen.map
+$(BUILD)/libbcgen.so: $(LIB_OBJ) $(BUILD)/obj/tccshim.o runtime/bcgen.map $(TCC_LIB)
 	$(CC) -shared -o $@ -Wl,-soname,libbcgen.so.0 -Wl,--version-script=runtime/bcgen.map \
-	  $(LIB_OBJ) $(BUILD)/obj/tccshim.o $(LIBS)
+	  $(LIB_OBJ) $(BUILD)/obj/tccshim.o $(TCC_LIB) $(LIBS)
 
 $(BUILD)/bcgen: $(CLI_OBJ) $(BUILD)/libbcgen.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libbcgen.a $(LIBS)

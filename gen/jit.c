@@ -8,9 +8,12 @@
  *    calls for unsigned 64-bit <-> floating conversions, normally found in
  *    libtcc1.a which libtcc-dev does not ship) are handed over with
  *    tcc_add_symbol.  Nothing from the user reaches tcc_set_options.
- *  - Code memory: tcc_relocate into a buffer mapped here, then the whole
- *    buffer is made read+execute (tcc leaves it writable and executable), so
- *    no JIT page is ever W+X after a compile returns.
+ *  - Code memory: tcc_relocate into a buffer mapped read+write here, then
+ *    the whole buffer is made read+execute.  tcc_relocate itself asks for
+ *    read+write+execute on the code it has just written; the Makefile
+ *    renames libtcc.a's mprotect to jit_tcc_mprotect below, which drops
+ *    the execute bit from such a request, so no page of this process is
+ *    ever writable and executable at once, not even during a compile.
  */
 #include <math.h>
 #include <pthread.h>
@@ -28,6 +31,17 @@ struct jit_code {
 };
 
 static pthread_mutex_t tcc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Every mprotect call libtcc makes (the Makefile renames its references).
+ * A request for write and execute together becomes read+write: the code is
+ * made read+execute by jit_compile once relocation is done. */
+int jit_tcc_mprotect(void *address, size_t length, int protection);
+int jit_tcc_mprotect(void *address, size_t length, int protection)
+{
+    if ((protection & PROT_WRITE) && (protection & PROT_EXEC))
+        protection &= ~PROT_EXEC;
+    return mprotect(address, length, protection);
+}
 
 /* The conversions tcc's x86-64 code generator calls for unsigned 64-bit
  * integers and long double; gcc compiles these casts correctly. */
