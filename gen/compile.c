@@ -8,15 +8,10 @@
  *   jit_compile  : C source -> machine code (libtcc)
  *
  * Each stage reports into the one bcg_error of the call and the first error
- * stops the flow.  Everything a compile makes lives in one arena; a kernel
- * keeps its arena (the tree and plan serve the reference evaluator when the
- * JIT is unavailable) and is freed with its context.
- *
- * A context caches kernels by their full key (expression text, every
- * operand's name, dtype, shape and strides, and the options), so compiling
- * the same key again returns the cached kernel without running tcc.  The
- * cache is guarded by a mutex per context: contexts may be shared between
- * threads; libtcc itself is serialised in jit.c.
+ * stops the flow.  Everything a compile makes lives in one arena, freed
+ * when the compile returns; the kernel keeps only what its runs need (see
+ * "kernels" below).  Contexts, the kernel cache and kernel lifetimes are
+ * cache.c's; libtcc itself is serialised in jit.c.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -103,20 +98,40 @@ static bcg_status check_operand(const bcg_operand *op, int index, bcg_error *err
                            "operand %s has a negative size %lld in dimension %d", op->name,
                            (long long)op->shape[d], d);
     /* Every byte offset the kernel forms must fit in int64: the span of
-     * the strides over the shape, times the element size. */
+     * the strides over the shape, times the element size.  A contiguous
+     * operand is checked the same way, with its C-contiguous strides (its
+     * element count times the element size must fit). */
+    const int64_t *strides = op->strides;
+    int64_t contiguous[BCG_MAX_RANK];
+    bool empty = false;
+    for (int d = 0; d < op->rank; d++)
+        empty |= op->shape[d] == 0;
+    if (!strides && !empty) {
+        int64_t step = 1, bytes;
+        for (int d = op->rank - 1; d >= 0; d--) {
+            contiguous[d] = step;
+            if (__builtin_mul_overflow(step, op->shape[d], &step) ||
+                __builtin_mul_overflow(step, (int64_t)bcg_dtype_size(op->dtype), &bytes))
+                return fail_at(err, BCG_ERR_LIMIT, 0, index, d,
+                               "operand %s: its sizes up to dimension %d make more %s elements "
+                               "than INT64_MAX bytes hold (a 64-bit byte count)",
+                               op->name, d, bcg_dtype_name(op->dtype));
+        }
+        strides = contiguous;
+    }
     int64_t low = 0, high = 0;
-    for (int d = 0; op->strides && d < op->rank; d++) {
+    for (int d = 0; strides && d < op->rank; d++) {
         int64_t reach;
         if (op->shape[d] == 0)
             break;
-        if (__builtin_mul_overflow(op->strides[d], op->shape[d] - 1, &reach) ||
+        if (__builtin_mul_overflow(strides[d], op->shape[d] - 1, &reach) ||
             __builtin_add_overflow(reach < 0 ? low : high, reach, reach < 0 ? &low : &high) ||
             __builtin_mul_overflow(low, (int64_t)bcg_dtype_size(op->dtype), &reach) ||
             __builtin_mul_overflow(high + 1, (int64_t)bcg_dtype_size(op->dtype), &reach))
             return fail_at(err, BCG_ERR_LIMIT, 0, index, d,
                            "operand %s: stride %lld over %lld elements in dimension %d reaches "
                            "beyond a 64-bit byte offset",
-                           op->name, (long long)op->strides[d], (long long)op->shape[d], d);
+                           op->name, (long long)strides[d], (long long)op->shape[d], d);
     }
     /* ... and so must the whole span, lowest to highest byte (negative
      * strides reach below the pointer, positive ones above it) */
@@ -273,191 +288,36 @@ bcg_status compile_front(compile *c, const char *text, const bcg_operand *operan
     return plan_build(c->arena, result, output_strides, operand_count, inputs, &c->plan, err);
 }
 
-/* ---- kernels and contexts -------------------------------------------------- */
-
-struct bcg_kernel {
-    bcg_kernel *next;        /* the context's list */
-    uint64_t hash;           /* of the key (see "the cache key" below) */
-    unsigned char *key;      /* mem_alloc'd, key_length bytes */
-    size_t key_length;
-    arena *arena;            /* holds `front` and everything it points to */
-    compile *front;          /* tree and plan, for eval_run */
-    char *source;            /* mem_alloc'd copy */
-    jit_code *code;          /* NULL when running on the reference evaluator */
-    cc_code *cc;             /* the cc backend's object (then code is NULL) */
-    kernel_fn fn;
-    char note[600];          /* why the JIT was not used, or "" */
-    int64_t elements;
-    int operand_count;
-    int inplace;
-    size_t output_size;      /* bytes per output element */
-    /* Memory each operand spans, in bytes relative to its pointer, and
-     * whether an exact alias of the output is allowed (same layout). */
-    int64_t output_low, output_high;
-    struct run_operand {
-        int64_t low, high;    /* [low, high) bytes; low == high: no memory read */
-        size_t size;
-        bool may_alias;
-    } *run;
-    /* bcg_run_threads: the context (for its pool) and the kernel's pieces,
-     * one entry per piece count, made on first use under split_lock and
-     * never changed after (see "threaded runs" below). */
-    bcg_context *ctx;
-    pthread_mutex_t split_lock;
-    bool split_lock_ready;
-    struct kernel_split *splits;
-};
-
-struct bcg_context {
-    pthread_mutex_t lock;
-    bcg_kernel *kernels;
-    long tcc_compiles;       /* how many times jit_compile ran: tests read it */
-    pool *pool;              /* bcg_run_threads' workers; NULL until needed */
-    long threaded_runs;      /* runs that used the pool: tests read it */
-    size_t max_source;       /* BCG_MAX_SOURCE; tests lower it (compile_set_max_source) */
-};
-
-bcg_context *bcg_context_new(void)
-{
-    bcg_context *ctx = mem_alloc(sizeof *ctx);
-    if (!ctx)
-        return NULL;
-    memset(ctx, 0, sizeof *ctx);
-    ctx->max_source = BCG_MAX_SOURCE;
-    if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
-        mem_free(ctx);
-        return NULL;
-    }
-    return ctx;
-}
-
-void compile_set_max_source(bcg_context *ctx, size_t bytes)
-{
-    pthread_mutex_lock(&ctx->lock);
-    ctx->max_source = bytes;
-    pthread_mutex_unlock(&ctx->lock);
-}
+/* ---- kernels ------------------------------------------------------------------
+ *
+ * A kernel keeps what its runs need and nothing more (issue 9: a small
+ * kernel costs a few KB, most of it its code page): the result's shape,
+ * what bcg_run checks of each pointer, the outermost loop for threaded
+ * runs, and its cache key.  The key holds every argument of the compile,
+ * so kernel_front rebuilds the tree and the plan from it when a threaded
+ * split or bcg_kernel_source needs them; only a kernel the reference
+ * evaluator runs (fn NULL) keeps them.  cache.c owns lookup and lifetime. */
 
 static void splits_free(bcg_kernel *k);
 
-static void kernel_free(bcg_kernel *k)
+void kernel_destroy(bcg_kernel *k)
 {
     if (!k)
         return;
     splits_free(k);
+    if (k->lazy_lock_ready)
+        pthread_mutex_destroy(&k->lazy_lock);
     jit_free(k->code);
     cc_free(k->cc);
     mem_free(k->key);
     mem_free(k->source);
+    mem_free(k->note);
+    mem_free(k->warning);
     mem_free(k->run);
+    mem_free(k->shape);
+    mem_free(k->outer_stride);
     arena_free(k->arena);
     mem_free(k);
-}
-
-void bcg_context_free(bcg_context *ctx)
-{
-    if (!ctx)
-        return;
-    bcg_kernel *k = ctx->kernels;
-    while (k) {
-        bcg_kernel *next = k->next;
-        kernel_free(k);
-        k = next;
-    }
-    pool_free(ctx->pool);
-    pthread_mutex_destroy(&ctx->lock);
-    mem_free(ctx);
-}
-
-long compile_tcc_count(const bcg_context *ctx) { return ctx->tcc_compiles; }
-
-/* ---- the cache key -----------------------------------------------------------------
- *
- * The key is everything that can change the generated code: the expression,
- * every operand's name (names bind the expression's identifiers), dtype,
- * rank, shape and strides, and the options.  It is a byte string in which
- * every variable-length part is preceded by its length, so two different
- * inputs never give the same bytes, whatever the text holds (a name holding
- * ":9:1:3,@\n" cannot pose as a second operand).  A lookup never builds
- * it: walk_key feeds the parts straight from the caller's arrays into a
- * hash, then, for a stored kernel with the same hash and length, compares
- * them against that kernel's stored copy: no allocation and no formatting
- * on a hit.  A miss writes the bytes once, for the new kernel. */
-typedef struct key_walk {
-    uint64_t hash;                /* probe: the hash of the bytes fed */
-    size_t length;                /* bytes fed so far */
-    const unsigned char *stored;  /* compare: the stored key, else NULL */
-    size_t stored_length;
-    bool differs;                 /* compare: the bytes differ from the stored key */
-    unsigned char *out;           /* write: the key's buffer, else NULL */
-} key_walk;
-
-static uint64_t mix(uint64_t h, uint64_t word)
-{
-    h ^= word;
-    h *= 0x9E3779B97F4A7C15ull;
-    return h ^ (h >> 29);
-}
-
-static void key_feed(key_walk *w, const void *bytes, size_t n)
-{
-    const unsigned char *p = bytes;
-    if (w->out) {
-        memcpy(w->out + w->length, p, n);
-    } else if (w->stored) {
-        if (!w->differs)
-            w->differs = n > w->stored_length - w->length ||
-                         memcmp(w->stored + w->length, p, n) != 0;
-    } else {
-        size_t i = 0;
-        for (; i + 8 <= n; i += 8) {
-            uint64_t word;
-            memcpy(&word, p + i, 8);
-            w->hash = mix(w->hash, word);
-        }
-        if (i < n) {
-            uint64_t word = 0;
-            memcpy(&word, p + i, n - i);
-            w->hash = mix(w->hash, word);
-        }
-    }
-    w->length += n;
-}
-
-/* Feeds the key of the arguments into W.  Callers have checked that every
- * name is valid and every rank in range.  bcg_options holds only ints, so
- * its bytes are its value (no padding). */
-static void walk_key(key_walk *w, const char *expr, size_t expr_length, const bcg_operand *ops,
-                     int count, const bcg_options *o)
-{
-    key_feed(w, &expr_length, sizeof expr_length);
-    key_feed(w, expr, expr_length);
-    key_feed(w, &count, sizeof count);
-    key_feed(w, o, sizeof *o);
-    for (int i = 0; i < count; i++) {
-        const bcg_operand *op = &ops[i];
-        size_t name_length = strlen(op->name);
-        int fixed[4] = {(int)op->dtype, op->rank, op->shape != NULL, op->strides != NULL};
-        key_feed(w, &name_length, sizeof name_length);
-        key_feed(w, op->name, name_length);
-        key_feed(w, fixed, sizeof fixed);
-        if (op->shape)
-            key_feed(w, op->shape, sizeof *op->shape * (size_t)op->rank);
-        if (op->strides)
-            key_feed(w, op->strides, sizeof *op->strides * (size_t)op->rank);
-    }
-}
-
-/* Whether stored kernel K has the key of the arguments; W is their probe. */
-static bool key_matches(const bcg_kernel *k, const key_walk *probe, const char *expr,
-                        size_t expr_length, const bcg_operand *ops, int count,
-                        const bcg_options *o)
-{
-    if (k->hash != probe->hash || k->key_length != probe->length)
-        return false;
-    key_walk compare = {.stored = k->key, .stored_length = k->key_length};
-    walk_key(&compare, expr, expr_length, ops, count, o);
-    return !compare.differs;
 }
 
 /* The byte range an operand's memory spans, from the plan's strides. */
@@ -479,30 +339,61 @@ static void span(const plan *p, int k, size_t size, int64_t *low, int64_t *high)
     *high = (hi + 1) * (int64_t)size;
 }
 
-static bcg_status prepare_run(bcg_kernel *k, bcg_error *err)
+static char *copy_text(const char *text)
 {
-    const compile *c = k->front;
+    size_t n = strlen(text);
+    char *copy = mem_alloc(n + 1);
+    if (copy)
+        memcpy(copy, text, n + 1);
+    return copy;
+}
+
+/* Copies what runs need from the front end C into K, and counts the
+ * memory K holds (without its code). */
+static bcg_status prepare_run(bcg_kernel *k, const compile *c, bcg_error *err)
+{
     const plan *p = c->plan;
     k->operand_count = c->operand_count;
     k->inplace = c->options.inplace;
+    k->dtype = c->root->dtype;
     k->output_size = bcg_dtype_size(c->root->dtype);
     k->elements = p->elements;
-    k->run = mem_alloc(sizeof *k->run * (size_t)c->operand_count);
-    if (!k->run)
+    k->rank = c->broadcast->result.rank;
+    k->loop_count = p->loop_count;
+    k->outer_extent = p->loop_count ? p->extent[0] : 0;
+    /* names live after the run array, in the same block */
+    size_t names = 0;
+    for (int i = 0; i < c->operand_count; i++)
+        names += strlen(c->operands[i].name) + 1;
+    size_t run_bytes = sizeof *k->run * (size_t)c->operand_count;
+    k->run = mem_alloc(run_bytes + names);
+    k->shape = mem_alloc(sizeof *k->shape * (size_t)(k->rank ? k->rank : 1));
+    k->outer_stride = mem_alloc(sizeof *k->outer_stride * (size_t)(c->operand_count + 1));
+    if (!k->run || !k->shape || !k->outer_stride)
         return fail(err, BCG_ERR_NOMEM, "out of memory");
+    memcpy(k->shape, c->broadcast->result.dims, sizeof *k->shape * (size_t)k->rank);
+    for (int i = 0; i <= c->operand_count; i++)
+        k->outer_stride[i] = p->loop_count ? p->stride[i][0] : 0;
+    if (c->broadcast->warning[0] && !(k->warning = copy_text(c->broadcast->warning)))
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    char *name_at = (char *)k->run + run_bytes;
     span(p, 0, k->output_size, &k->output_low, &k->output_high);
     for (int i = 0; i < c->operand_count; i++) {
-        struct run_operand *r = &k->run[i];
+        run_operand *r = &k->run[i];
+        size_t n = strlen(c->operands[i].name) + 1;
+        memcpy(name_at, c->operands[i].name, n);
+        r->name = name_at;
+        name_at += n;
         r->size = bcg_dtype_size(c->operands[i].dtype);
         /* The operand's own span, from its own shape and strides: broadcast
-         * dimensions do not widen it. */
+         * dimensions do not widen it.  compile_front checked it fits. */
         int64_t lo = 0, hi = 0;
         bool empty = false;
         for (int d = 0; d < c->operands[i].shape.rank; d++) {
-            int64_t n = c->operands[i].shape.dims[d];
-            if (n == 0)
+            int64_t n_d = c->operands[i].shape.dims[d];
+            if (n_d == 0)
                 empty = true;
-            int64_t reach = c->operands[i].strides[d] * (n > 0 ? n - 1 : 0);
+            int64_t reach = c->operands[i].strides[d] * (n_d > 0 ? n_d - 1 : 0);
             if (reach < 0)
                 lo += reach;
             else
@@ -517,12 +408,17 @@ static bcg_status prepare_run(bcg_kernel *k, bcg_error *err)
             same = p->stride[i + 1][l] == p->stride[0][l];
         r->may_alias = same;
     }
+    k->bytes = sizeof *k + k->key_length + run_bytes + names +
+               sizeof *k->shape * (size_t)(k->rank ? k->rank : 1) +
+               sizeof *k->outer_stride * (size_t)(c->operand_count + 1) +
+               (k->warning ? strlen(k->warning) + 1 : 0);
     return BCG_OK;
 }
 
 /* Compiles SOURCE with the backend C's options ask for.  When the cc
- * backend fails, libtcc compiles it instead and NOTE (may be NULL) says
- * why; *cc is set only by the cc backend, *code only by libtcc. */
+ * backend fails, libtcc compiles it instead and *NOTE (may be NULL) gets a
+ * sentence saying why; *cc is set only by the cc backend, *code only by
+ * libtcc. */
 static bcg_status compile_code(const compile *c, const char *source, jit_code **code,
                                cc_code **cc, kernel_fn *fn, char *note, size_t note_size,
                                bcg_error *err)
@@ -573,6 +469,68 @@ static double touched_bytes(const compile *c)
     return bytes;
 }
 
+/* The front end of a kernel's compile in arena A: compile_front, then the
+ * choices bcg_compile makes for compiled kernels. */
+static bcg_status kernel_compile_front(arena *a, bcg_error *err, const char *expr,
+                                       const bcg_operand *operands, int operand_count,
+                                       const bcg_options *options, size_t max_source,
+                                       compile **out)
+{
+    compile *c = arena_alloc(a, sizeof *c);
+    if (!c)
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    c->arena = a;
+    c->err = err;
+    c->function_name = "bcg_kernel";
+    /* jit.c links the microkernels; bcg_emit's source stays plain C, and so
+     * does the cc backend's, which gcc -O3 vectorises itself */
+    c->microkernels = !options || options->backend != BCG_BACKEND_CC;
+    c->max_source = max_source;
+    bcg_status s = compile_front(c, expr, operands, operand_count, options);
+    if (s)
+        return s;
+    c->stream = c->microkernels && c->options.stream_stores != 0 &&
+                (c->options.stream_stores == 1 || touched_bytes(c) >= BCG_STREAM_AUTO_BYTES);
+    *out = c;
+    return BCG_OK;
+}
+
+/* K's front end again, in A, from its key: the same tree, plan and choices
+ * it was compiled with. */
+static bcg_status kernel_front(const bcg_kernel *k, arena *a, bcg_error *err, compile **out)
+{
+    if (k->front) { /* kept: the kernel runs on the reference evaluator */
+        compile *c = arena_alloc(a, sizeof *c);
+        if (!c)
+            return fail(err, BCG_ERR_NOMEM, "out of memory");
+        *c = *k->front;
+        c->arena = a;
+        c->err = err;
+        *out = c;
+        return BCG_OK;
+    }
+    const char *expr;
+    bcg_operand *ops;
+    int count;
+    bcg_options options;
+    if (!cache_key_decode(a, k->key, k->key_length, &expr, &ops, &count, &options))
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    return kernel_compile_front(a, err, expr, ops, count, &options, k->max_source, out);
+}
+
+/* Whether the arguments can be keyed: compile_front rejects the others
+ * before it reads the caller's arrays. */
+static bool keyable(const char *expr, size_t expr_length, const bcg_operand *operands,
+                    int operand_count)
+{
+    bool ok = expr && operands && operand_count >= 1 && operand_count <= BCG_MAX_OPERANDS &&
+              expr_length <= BCG_MAX_EXPR;
+    for (int i = 0; ok && i < operand_count; i++)
+        ok = operands[i].rank >= 0 && operands[i].rank <= BCG_MAX_RANK && operands[i].name &&
+             name_is_valid(operands[i].name, strnlen(operands[i].name, BCG_MAX_NAME + 1));
+    return ok;
+}
+
 bcg_status bcg_compile(bcg_context *ctx, const char *expr, const bcg_operand *operands,
                        int operand_count, const bcg_options *options, bcg_kernel **kernel,
                        bcg_error *err)
@@ -587,137 +545,107 @@ bcg_status bcg_compile(bcg_context *ctx, const char *expr, const bcg_operand *op
     else
         bcg_options_init(&opts);
 
-    unsigned char *key = NULL;
-    key_walk probe = {.hash = 0};
-    /* Only operands whose shapes can be read get a key: a rank out of range
-     * is rejected by compile_front before it reads the caller's arrays. */
     size_t expr_length = expr ? strnlen(expr, BCG_MAX_EXPR + 1) : 0;
-    bool keyable = expr && operands && operand_count >= 1 && operand_count <= BCG_MAX_OPERANDS &&
-                   expr_length <= BCG_MAX_EXPR;
-    for (int i = 0; keyable && i < operand_count; i++)
-        keyable = operands[i].rank >= 0 && operands[i].rank <= BCG_MAX_RANK &&
-                  operands[i].name &&
-                  name_is_valid(operands[i].name, strnlen(operands[i].name, BCG_MAX_NAME + 1));
-    if (keyable) {
-        walk_key(&probe, expr, expr_length, operands, operand_count, &opts);
-        pthread_mutex_lock(&ctx->lock);
-        for (bcg_kernel *k = ctx->kernels; k; k = k->next)
-            if (key_matches(k, &probe, expr, expr_length, operands, operand_count, &opts)) {
-                *kernel = k;
-                break;
-            }
-        pthread_mutex_unlock(&ctx->lock);
-        if (*kernel)
-            return BCG_OK;
-        key = mem_alloc(probe.length);
-        if (!key)
-            return fail(err, BCG_ERR_NOMEM, "out of memory");
-        key_walk write = {.out = key};
-        walk_key(&write, expr, expr_length, operands, operand_count, &opts);
-    }
+    bool can_key = keyable(expr, expr_length, operands, operand_count);
+    key_probe probe = {0, 0};
+    if (can_key && (*kernel = cache_lookup(ctx, expr, expr_length, operands, operand_count,
+                                           &opts, &probe)))
+        return BCG_OK;
 
     bcg_kernel *k = mem_alloc(sizeof *k);
     arena *a = arena_new();
-    compile *c = a ? arena_alloc(a, sizeof *c) : NULL;
-    if (!k || !c) {
+    if (!k || !a) {
         mem_free(k);
         arena_free(a);
-        mem_free(key);
         return fail(err, BCG_ERR_NOMEM, "out of memory");
     }
     memset(k, 0, sizeof *k);
     k->ctx = ctx;
-    k->split_lock_ready = pthread_mutex_init(&k->split_lock, NULL) == 0;
-    k->arena = a;
-    k->front = c;
-    k->key = key;
-    k->key_length = probe.length;
-    k->hash = probe.hash;
-    c->arena = a;
-    c->err = err;
-    c->function_name = "bcg_kernel";
-    /* jit.c links the microkernels; bcg_emit's source stays plain C, and so
-     * does the cc backend's, which gcc -O3 vectorises itself */
-    c->microkernels = opts.backend != BCG_BACKEND_CC;
-    pthread_mutex_lock(&ctx->lock);
-    c->max_source = ctx->max_source;
-    pthread_mutex_unlock(&ctx->lock);
-
-    bcg_status s = compile_front(c, expr, operands, operand_count, &opts);
+    k->lazy_lock_ready = pthread_mutex_init(&k->lazy_lock, NULL) == 0;
+    k->max_source = cache_max_source(ctx);
+    compile *c = NULL;
+    bcg_status s = kernel_compile_front(a, err, expr, operands, operand_count, &opts,
+                                        k->max_source, &c);
+    if (!s && !can_key)
+        s = fail(err, BCG_ERR_USAGE, "internal: kernel compiled without a cache key");
     if (!s) {
-        c->stream = c->microkernels && opts.stream_stores != 0 &&
-                    (opts.stream_stores == 1 || touched_bytes(c) >= BCG_STREAM_AUTO_BYTES);
-        s = emit_kernel(c);
-    }
-    if (!s) {
-        size_t n = strlen(c->source);
-        k->source = mem_alloc(n + 1);
-        if (!k->source)
+        k->key = cache_key_new(&probe, expr, expr_length, operands, operand_count, &opts);
+        k->key_length = probe.length;
+        k->hash = probe.hash;
+        k->stream = c->stream;
+        if (!k->key)
             s = fail(err, BCG_ERR_NOMEM, "out of memory");
-        else
-            memcpy(k->source, c->source, n + 1);
     }
     if (!s)
-        s = prepare_run(k, err);
+        s = emit_kernel(c);
+    if (!s)
+        s = prepare_run(k, c, err);
+    char note[600] = "";
     if (!s && !c->plan->empty) {
         bcg_error jit_err;
         error_clear(&jit_err);
-        s = compile_code(c, k->source, &k->code, &k->cc, &k->fn, k->note, sizeof k->note,
-                         &jit_err);
-        pthread_mutex_lock(&ctx->lock);
-        ctx->tcc_compiles++;
-        pthread_mutex_unlock(&ctx->lock);
+        s = compile_code(c, c->source, &k->code, &k->cc, &k->fn, note, sizeof note, &jit_err);
+        cache_count_compile(ctx);
         if (s == BCG_ERR_JIT) {
             /* The reference evaluator computes the same result, slower. */
-            char before[sizeof k->note];
-            snprintf(before, sizeof before, "%s", k->note);
-            snprintf(k->note, sizeof k->note, "%.280s%s%.250s; running on the reference evaluator",
+            char before[sizeof note];
+            snprintf(before, sizeof before, "%s", note);
+            snprintf(note, sizeof note, "%.280s%s%.250s; running on the reference evaluator",
                      before, before[0] ? "; then " : "", jit_err.message);
             s = BCG_OK;
         } else if (s) {
             fail(err, s, "%s", jit_err.message);
         }
     }
-    c->err = NULL; /* the caller's error struct does not outlive this call */
+    if (!s && note[0] && !(k->note = copy_text(note)))
+        s = fail(err, BCG_ERR_NOMEM, "out of memory");
+    c = s ? NULL : c;
+    if (!s && !k->fn && !c->plan->empty) {
+        /* the reference evaluator runs it: keep the front end */
+        c->err = NULL; /* the caller's error struct does not outlive this call */
+        c->source = NULL;
+        k->arena = a;
+        k->front = c;
+        k->bytes += 64 * 1024; /* roughly: an arena's tree, plan and shapes */
+        a = NULL;
+    }
+    arena_free(a);
     if (s) {
-        kernel_free(k);
+        kernel_destroy(k);
         return s;
     }
-    if (!key) {
-        kernel_free(k);
-        return fail(err, BCG_ERR_USAGE, "internal: kernel compiled without a cache key");
-    }
-
-    pthread_mutex_lock(&ctx->lock);
-    bcg_kernel *found = NULL;
-    for (bcg_kernel *other = ctx->kernels; other; other = other->next)
-        if (other->hash == k->hash && other->key_length == k->key_length &&
-            memcmp(other->key, k->key, k->key_length) == 0) {
-            found = other; /* another thread won the race: keep one copy */
-            break;
-        }
-    if (!found) {
-        k->next = ctx->kernels;
-        ctx->kernels = k;
-    }
-    pthread_mutex_unlock(&ctx->lock);
-    if (found) {
-        kernel_free(k);
-        k = found;
-    }
-    *kernel = k;
+    k->bytes += jit_code_size(k->code) + (k->note ? strlen(k->note) + 1 : 0);
+    *kernel = cache_insert(k);
     return BCG_OK;
 }
 
-int bcg_kernel_rank(const bcg_kernel *k) { return k ? k->front->broadcast->result.rank : 0; }
-const int64_t *bcg_kernel_shape(const bcg_kernel *k)
-{
-    return k ? k->front->broadcast->result.dims : NULL;
-}
-bcg_dtype bcg_kernel_dtype(const bcg_kernel *k) { return k ? k->front->root->dtype : BCG_BOOL; }
+int bcg_kernel_rank(const bcg_kernel *k) { return k ? k->rank : 0; }
+const int64_t *bcg_kernel_shape(const bcg_kernel *k) { return k ? k->shape : NULL; }
+bcg_dtype bcg_kernel_dtype(const bcg_kernel *k) { return k ? k->dtype : BCG_BOOL; }
 int64_t bcg_kernel_elements(const bcg_kernel *k) { return k ? k->elements : 0; }
-const char *bcg_kernel_source(const bcg_kernel *k) { return k ? k->source : NULL; }
-const char *bcg_kernel_note(const bcg_kernel *k) { return k ? k->note : ""; }
+const char *bcg_kernel_note(const bcg_kernel *k) { return k && k->note ? k->note : ""; }
+const char *bcg_kernel_warning(const bcg_kernel *k) { return k && k->warning ? k->warning : ""; }
+
+const char *bcg_kernel_source(const bcg_kernel *kernel)
+{
+    if (!kernel)
+        return NULL;
+    bcg_kernel *k = (bcg_kernel *)kernel;
+    if (!k->lazy_lock_ready)
+        return NULL;
+    pthread_mutex_lock(&k->lazy_lock);
+    if (!k->source) {
+        bcg_error err;
+        error_clear(&err);
+        arena *a = arena_new();
+        compile *c = NULL;
+        if (a && kernel_front(k, a, &err, &c) == BCG_OK && emit_kernel(c) == BCG_OK)
+            k->source = copy_text(c->source);
+        arena_free(a);
+    }
+    pthread_mutex_unlock(&k->lazy_lock);
+    return k->source;
+}
 
 static bool overlaps(uintptr_t a, int64_t a_low, int64_t a_high, uintptr_t b, int64_t b_low,
                      int64_t b_high)
@@ -747,7 +675,7 @@ static bcg_status check_run(const bcg_kernel *k, void **output_pointer,
         return fail_at(err, BCG_ERR_RUN, 0, k->inplace, -1,
                        "bcg_run: the kernel writes in place into %s, so the output must be "
                        "%s's own pointer (or NULL)",
-                       k->front->operands[k->inplace].name, k->front->operands[k->inplace].name);
+                       k->run[k->inplace].name, k->run[k->inplace].name);
     if (!output)
         return fail(err, BCG_ERR_RUN, "bcg_run: the output pointer is NULL");
     if ((uintptr_t)output % k->output_size)
@@ -755,27 +683,37 @@ static bcg_status check_run(const bcg_kernel *k, void **output_pointer,
                     "bcg_run: the output pointer %p is not aligned to its %zu-byte elements",
                     output, k->output_size);
     for (int i = 0; i < k->operand_count; i++) {
-        const struct run_operand *r = &k->run[i];
-        const char *name = k->front->operands[i].name;
+        const run_operand *r = &k->run[i];
         if (r->low == r->high)
             continue;
         if (!inputs[i])
-            return fail_at(err, BCG_ERR_RUN, 0, i, -1, "bcg_run: operand %s is NULL", name);
+            return fail_at(err, BCG_ERR_RUN, 0, i, -1, "bcg_run: operand %s is NULL", r->name);
         if ((uintptr_t)inputs[i] % r->size)
             return fail_at(err, BCG_ERR_RUN, 0, i, -1,
                            "bcg_run: operand %s pointer %p is not aligned to its %zu-byte "
                            "elements",
-                           name, inputs[i], r->size);
+                           r->name, inputs[i], r->size);
         if (overlaps((uintptr_t)output, k->output_low, k->output_high, (uintptr_t)inputs[i],
                      r->low, r->high) &&
             !(inputs[i] == output && r->may_alias))
             return fail_at(err, BCG_ERR_RUN, 0, i, -1,
                            "bcg_run: the output overlaps operand %s without being exactly the "
                            "same elements (partial overlap gives wrong results)",
-                           name);
+                           r->name);
     }
     *output_pointer = output;
     return BCG_OK;
+}
+
+/* One run of K on this thread: its code, or the reference evaluator. */
+static bcg_status run_whole(const bcg_kernel *k, void *output, const void *const *inputs,
+                            bcg_error *err)
+{
+    if (k->fn) {
+        k->fn(output, inputs);
+        return BCG_OK;
+    }
+    return eval_run(k->front, output, inputs, err);
 }
 
 bcg_status bcg_run(const bcg_kernel *k, void *output, const void *const *inputs,
@@ -790,11 +728,12 @@ bcg_status bcg_run(const bcg_kernel *k, void *output, const void *const *inputs,
     bcg_status s = check_run(k, &output, inputs, err);
     if (s)
         return s;
-    if (k->fn) {
-        k->fn(output, inputs);
-        return BCG_OK;
-    }
-    return eval_run(k->front, output, inputs, err);
+    /* the run holds the kernel: a release or an eviction meanwhile frees
+     * it only when the run is done */
+    kernel_hold(k);
+    s = run_whole(k, output, inputs, err);
+    kernel_drop(k);
+    return s;
 }
 
 /* ---- threaded runs ------------------------------------------------------------------
@@ -802,20 +741,21 @@ bcg_status bcg_run(const bcg_kernel *k, void *output, const void *const *inputs,
  * bcg_run_threads cuts the plan's outermost loop (E trips) into pieces of
  * CHUNK trips, the last one LAST trips (E = (parts - 1) * CHUNK + LAST).  A
  * piece is this kernel with the outermost extent changed, emitted and
- * compiled from the kernel's own tree and plan, and run on pointers moved
- * by begin * stride[k][0] elements: every position is linear in the
- * outermost counter, a broadcast operand (stride 0) stays put, and an
- * in-place operand moves with the output since it has the output's
- * strides.  Distinct outer trips write distinct output elements (the output
- * is C-contiguous, or an in-place target checked by check_inplace_layout),
- * and an element is computed only from inputs that no other piece writes
- * (check_run allows no overlap but exact same-layout aliasing), so pieces
- * may run at once in any order and the result is bcg_run's bit for bit. */
+ * compiled from the kernel's own tree and plan (rebuilt from its key), and
+ * run on pointers moved by begin * stride[k][0] elements: every position is
+ * linear in the outermost counter, a broadcast operand (stride 0) stays
+ * put, and an in-place operand moves with the output since it has the
+ * output's strides.  Distinct outer trips write distinct output elements
+ * (the output is C-contiguous, or an in-place target checked by
+ * check_inplace_layout), and an element is computed only from inputs that
+ * no other piece writes (check_run allows no overlap but exact same-layout
+ * aliasing), so pieces may run at once in any order and the result is
+ * bcg_run's bit for bit. */
 
 /* Below this many elements per thread, starting threads costs more than it saves. */
 #define THREAD_MIN_ELEMENTS 32768
 
-typedef struct kernel_split {
+struct kernel_split {
     struct kernel_split *next;
     int asked;               /* the piece count asked for (the key) */
     int parts;               /* pieces made: ceil(E / chunk) */
@@ -823,7 +763,7 @@ typedef struct kernel_split {
     jit_code *code[2];
     cc_code *cc[2];          /* the cc backend's objects instead of code[] */
     kernel_fn fn[2];         /* [0]: CHUNK trips, [1]: LAST; NULL: pieces unavailable */
-} kernel_split;
+};
 
 static void splits_free(bcg_kernel *k)
 {
@@ -838,19 +778,6 @@ static void splits_free(bcg_kernel *k)
         s = next;
     }
     k->splits = NULL;
-    if (k->split_lock_ready)
-        pthread_mutex_destroy(&k->split_lock);
-    k->split_lock_ready = false;
-}
-
-long compile_threaded_run_count(const bcg_context *ctx) { return ctx->threaded_runs; }
-
-int compile_pool_workers(bcg_context *ctx)
-{
-    pthread_mutex_lock(&ctx->lock);
-    pool *p = ctx->pool;
-    pthread_mutex_unlock(&ctx->lock);
-    return p ? pool_worker_count(p) : 0;
 }
 
 /* Compiles K with its outermost loop cut to TRIPS. */
@@ -858,22 +785,20 @@ static bcg_status compile_piece(const bcg_kernel *k, int64_t trips, jit_code **c
                                 cc_code **cc, kernel_fn *fn, bcg_error *err)
 {
     arena *a = arena_new();
-    compile *c = a ? arena_alloc(a, sizeof *c) : NULL;
-    plan *p = c ? arena_alloc(a, sizeof *p) : NULL;
-    if (!p) {
-        arena_free(a);
-        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    compile *c = NULL;
+    plan *p = NULL;
+    bcg_status s = a ? kernel_front(k, a, err, &c) : fail(err, BCG_ERR_NOMEM, "out of memory");
+    if (!s && !(p = arena_alloc(a, sizeof *p)))
+        s = fail(err, BCG_ERR_NOMEM, "out of memory");
+    if (!s) {
+        *p = *c->plan;
+        p->elements = p->elements / p->extent[0] * trips;
+        p->extent[0] = trips;
+        c->plan = p;
+        c->source = NULL;
+        c->options.unroll_limit = 0; /* a piece is long: loops, never straight-line code */
+        s = emit_kernel(c);
     }
-    *c = *k->front;
-    *p = *k->front->plan;
-    p->elements = p->elements / p->extent[0] * trips;
-    p->extent[0] = trips;
-    c->arena = a;
-    c->err = err;
-    c->plan = p;
-    c->source = NULL;
-    c->options.unroll_limit = 0; /* a piece is long: loops, never straight-line code */
-    bcg_status s = emit_kernel(c);
     if (!s)
         s = compile_code(c, c->source, code, cc, fn, NULL, 0, err);
     arena_free(a);
@@ -885,14 +810,13 @@ static bcg_status compile_piece(const bcg_kernel *k, int64_t trips, jit_code **c
  * (bcg_run_threads then runs on one thread). */
 static const kernel_split *find_split(bcg_kernel *k, int asked, bcg_error *err)
 {
-    pthread_mutex_lock(&k->split_lock);
+    pthread_mutex_lock(&k->lazy_lock);
     kernel_split *s = k->splits;
     while (s && s->asked != asked)
         s = s->next;
     if (!s && (s = mem_alloc(sizeof *s)) != NULL) {
         memset(s, 0, sizeof *s);
-        const plan *p = k->front->plan;
-        int64_t extent = p->extent[0];
+        int64_t extent = k->outer_extent;
         s->asked = asked;
         s->chunk = (extent + asked - 1) / asked;
         s->parts = (int)((extent + s->chunk - 1) / s->chunk);
@@ -927,7 +851,7 @@ static const kernel_split *find_split(bcg_kernel *k, int asked, bcg_error *err)
     } else if (!s) {
         fail(err, BCG_ERR_NOMEM, "out of memory");
     }
-    pthread_mutex_unlock(&k->split_lock);
+    pthread_mutex_unlock(&k->lazy_lock);
     return s;
 }
 
@@ -942,17 +866,42 @@ static void run_piece(void *arg, int part)
 {
     const piece_run *r = arg;
     const bcg_kernel *k = r->kernel;
-    const plan *p = k->front->plan;
     int64_t begin = (int64_t)part * r->split->chunk;
     const void *moved[BCG_MAX_OPERANDS];
     for (int i = 0; i < k->operand_count; i++) {
-        int64_t stride = p->stride[i + 1][0];
+        int64_t stride = k->outer_stride[i + 1];
         moved[i] = stride == 0 ? r->inputs[i]
                                : (const char *)r->inputs[i] +
                                      begin * stride * (int64_t)k->run[i].size;
     }
-    char *out = r->output + begin * p->stride[0][0] * (int64_t)k->output_size;
+    char *out = r->output + begin * k->outer_stride[0] * (int64_t)k->output_size;
     r->split->fn[part == r->split->parts - 1 ? 1 : 0](out, moved);
+}
+
+static bcg_status run_threads(const bcg_kernel *k, void *output, const void *const *inputs,
+                              int threads, bcg_error *err)
+{
+    int64_t parts = threads;
+    if (parts > k->elements / THREAD_MIN_ELEMENTS)
+        parts = k->elements / THREAD_MIN_ELEMENTS;
+    if (k->loop_count == 0)
+        parts = 1;
+    else if (parts > k->outer_extent)
+        parts = k->outer_extent;
+    const kernel_split *split = NULL;
+    if (parts > 1 && k->fn && k->lazy_lock_ready) {
+        split = find_split((bcg_kernel *)k, (int)parts, err);
+        if (!split)
+            return BCG_ERR_NOMEM;
+    }
+    pool *workers = NULL;
+    if (split && split->fn[0] && split->parts > 1 && !(workers = cache_pool(k->ctx)))
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    if (!workers) /* one thread: bcg_run's path */
+        return run_whole(k, output, inputs, err);
+    piece_run run = {k, split, output, inputs};
+    pool_run(workers, split->parts, run_piece, &run);
+    return BCG_OK;
 }
 
 bcg_status bcg_run_threads(const bcg_kernel *k, void *output, const void *const *inputs,
@@ -970,43 +919,10 @@ bcg_status bcg_run_threads(const bcg_kernel *k, void *output, const void *const 
     bcg_status s = check_run(k, &output, inputs, err);
     if (s)
         return s;
-    const plan *p = k->front->plan;
-    int64_t parts = threads;
-    if (parts > k->elements / THREAD_MIN_ELEMENTS)
-        parts = k->elements / THREAD_MIN_ELEMENTS;
-    if (p->loop_count == 0)
-        parts = 1;
-    else if (parts > p->extent[0])
-        parts = p->extent[0];
-    const kernel_split *split = NULL;
-    if (parts > 1 && k->fn && k->split_lock_ready) {
-        split = find_split((bcg_kernel *)k, (int)parts, err);
-        if (!split)
-            return BCG_ERR_NOMEM;
-    }
-    pool *workers = NULL;
-    if (split && split->fn[0] && split->parts > 1) {
-        bcg_context *ctx = k->ctx;
-        pthread_mutex_lock(&ctx->lock);
-        if (!ctx->pool)
-            ctx->pool = pool_new();
-        workers = ctx->pool;
-        if (workers)
-            ctx->threaded_runs++;
-        pthread_mutex_unlock(&ctx->lock);
-        if (!workers)
-            return fail(err, BCG_ERR_NOMEM, "out of memory");
-    }
-    if (!workers) { /* one thread: bcg_run's path */
-        if (k->fn) {
-            k->fn(output, inputs);
-            return BCG_OK;
-        }
-        return eval_run(k->front, output, inputs, err);
-    }
-    piece_run run = {k, split, output, inputs};
-    pool_run(workers, split->parts, run_piece, &run);
-    return BCG_OK;
+    kernel_hold(k);
+    s = run_threads(k, output, inputs, threads, err);
+    kernel_drop(k);
+    return s;
 }
 
 bcg_status bcg_emit(const char *expr, const bcg_operand *operands, int operand_count,

@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 
 #include "../runtime/bcgen.h"
 
@@ -323,6 +324,109 @@ int compile_pool_workers(bcg_context *ctx);
 bcg_status compile_front(compile *c, const char *text, const bcg_operand *operands,
                          int operand_count, const bcg_options *options);
 
+/* ---- cache.c: contexts, kernels and the kernel cache ------------------------- */
+
+typedef struct kernel_split kernel_split;  /* compile.c: a kernel cut for threads */
+typedef struct jit_code jit_code;
+typedef struct cc_code cc_code;
+typedef void (*kernel_fn)(void *out, const void *const *in); /* the kernel ABI (emit.c) */
+
+/* What bcg_run checks of one operand. */
+typedef struct run_operand {
+    int64_t low, high;    /* [low, high) bytes from its pointer; low == high: no memory read */
+    size_t size;          /* bytes per element */
+    bool may_alias;       /* an exact alias of the output is allowed (same layout) */
+    const char *name;     /* for error messages */
+} run_operand;
+
+/* A compiled kernel.  Small on purpose (issue 9): the tree, the plan and the
+ * source are not kept; kernel_front rebuilds them from the key when a
+ * threaded split or bcg_kernel_source needs them.  Only a kernel that runs
+ * on the reference evaluator (fn NULL) keeps its front end. */
+struct bcg_kernel {
+    /* cache.c's, under the context's lock */
+    bcg_kernel *hash_next;             /* the bucket's chain */
+    bcg_kernel *newer, *older;         /* use order of cached kernels */
+    bcg_kernel *live_prev, *live_next; /* every kernel of the context not yet freed */
+    bool cached;
+    long callers;                      /* bcg_compile returns not yet released */
+    int refs;                          /* atomic: cached + callers + runs in progress */
+    size_t bytes;                      /* memory it holds, for the byte capacity */
+    uint64_t hash;                     /* of the key */
+    unsigned char *key;                /* the cache key (cache.c), key_length bytes */
+    size_t key_length;
+    bcg_context *ctx;
+
+    kernel_fn fn;                      /* NULL: the reference evaluator runs it */
+    jit_code *code;                    /* libtcc's code, or */
+    cc_code *cc;                       /* the cc backend's object */
+    struct arena *arena;               /* only with fn NULL: holds front */
+    struct compile *front;
+    char *note;                        /* why the JIT was not used; NULL: none */
+    char *warning;                     /* the legacy broadcast warning; NULL: none */
+    bool stream;                       /* compiled with streaming stores */
+    size_t max_source;                 /* the source budget it was compiled under */
+
+    bcg_dtype dtype;                   /* the result */
+    int rank;
+    int64_t *shape;
+    int64_t elements;
+
+    int operand_count;                 /* bcg_run's checks */
+    int inplace;
+    size_t output_size;
+    int64_t output_low, output_high;
+    run_operand *run;
+
+    int loop_count;                    /* threaded runs cut the outermost loop */
+    int64_t outer_extent;
+    int64_t *outer_stride;             /* per plan operand (0: output) */
+
+    pthread_mutex_t lazy_lock;         /* guards source and splits */
+    bool lazy_lock_ready;
+    char *source;                      /* made on first bcg_kernel_source */
+    kernel_split *splits;
+};
+
+/* Looks up the kernel of these arguments; on a hit it is returned with a
+ * reference for the caller and becomes the most recently used.  *PROBE
+ * gets the key's hash and length for cache_key_new.  Arguments must be
+ * keyable (compile.c checks names and ranks first). */
+typedef struct key_probe {
+    uint64_t hash;
+    size_t length;
+} key_probe;
+bcg_kernel *cache_lookup(bcg_context *ctx, const char *expr, size_t expr_length,
+                         const bcg_operand *ops, int count, const bcg_options *options,
+                         key_probe *probe);
+/* The key bytes of the arguments (mem_alloc'd, PROBE->length bytes); NULL
+ * when memory runs out. */
+unsigned char *cache_key_new(const key_probe *probe, const char *expr, size_t expr_length,
+                             const bcg_operand *ops, int count, const bcg_options *options);
+/* The arguments a key was made from, rebuilt in A (names and text
+ * NUL-terminated).  False when memory runs out. */
+bool cache_key_decode(arena *a, const unsigned char *key, size_t length, const char **expr,
+                      bcg_operand **ops, int *count, bcg_options *options);
+/* Adds new kernel K (no references yet) to its context's cache and returns
+ * it with a reference for the caller, or, when another thread cached the
+ * same key first, frees K and returns that one.  Evicts least recently
+ * used kernels past the capacity. */
+bcg_kernel *cache_insert(bcg_kernel *k);
+/* A reference for a run in progress, and its end (which frees the kernel
+ * when it was the last). */
+void kernel_hold(const bcg_kernel *k);
+void kernel_drop(const bcg_kernel *k);
+/* Frees a kernel no one refers to (compile.c defines it: the code, the
+ * splits, the arrays). */
+void kernel_destroy(bcg_kernel *k);
+/* The context's source budget and its compile counters (compile.c). */
+size_t cache_max_source(bcg_context *ctx);
+void cache_count_compile(bcg_context *ctx);
+long cache_key_compares(const bcg_context *ctx); /* for tests: keys compared by lookups */
+/* The pool of bcg_run_threads (made on first use; NULL when memory runs
+ * out), counting a threaded run. */
+struct pool *cache_pool(bcg_context *ctx);
+
 /* ---- cnames.c: names C already means -------------------------------------- */
 
 /* Why NAME cannot name a function or parameter of generated C, as a phrase
@@ -338,9 +442,8 @@ const char *cnames_entry(size_t index);
 
 /* Kernel ABI (what jit.c calls and the AOT header declares):
  *   void NAME(void *out, const void *const *in);
- * out/in point at element [0,...,0] of each operand. */
-typedef void (*kernel_fn)(void *out, const void *const *in);
-
+ * out/in point at element [0,...,0] of each operand (kernel_fn, in the
+ * cache.c section). */
 /* Emits the kernel for c (after compile_front) into c->source. */
 bcg_status emit_kernel(compile *c);
 
@@ -383,7 +486,6 @@ void emit_math_names(const emit_needs *needs, strbuf *out);
 
 /* ---- cc.c: the system compiler backend ------------------------------------ */
 
-typedef struct cc_code cc_code;
 /* Compiles SOURCE with the system's cc (-O3, -march=native when NATIVE)
  * into a shared object cached on disk, loads it and returns FUNCTION_NAME.
  * Errors: BCG_ERR_IO (no usable cache directory or compiler), BCG_ERR_JIT
@@ -416,11 +518,12 @@ bool fold_same_tree(const expr_node *a, const expr_node *b);
 
 /* ---- jit.c: libtcc -------------------------------------------------------- */
 
-typedef struct jit_code jit_code;
 /* Compiles SOURCE and returns the function FUNCTION_NAME. */
 bcg_status jit_compile(const char *source, const char *function_name,
                        jit_code **code, kernel_fn *fn, bcg_error *err);
 void jit_free(jit_code *code);
+/* The memory CODE holds: its pages and its record (0 for NULL). */
+size_t jit_code_size(const jit_code *code);
 
 /* ---- runtime/microkernels.c: vectorised inner runs ------------------------ */
 

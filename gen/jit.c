@@ -178,3 +178,8 @@ void jit_free(jit_code *code)
     munmap(code->memory, code->size);
     mem_free(code);
 }
+
+size_t jit_code_size(const jit_code *code)
+{
+    return code ? sizeof *code + code->size : 0;
+}

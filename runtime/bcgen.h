@@ -147,12 +147,51 @@ bcg_context *bcg_context_new(void);
 /* Frees the context and every kernel compiled through it.  NULL is allowed. */
 void bcg_context_free(bcg_context *ctx);
 
-/* Compiles EXPR over OPERANDS.  On success *kernel is owned by ctx.  Compiling
- * the same key (expression, operands, options) again returns the same kernel. */
+/* Bounds the context's kernel cache to MAX_KERNELS kernels and MAX_BYTES
+ * bytes of kernel memory (code, key and run data); 0 means no bound, the
+ * default for both.  Past either bound bcg_compile evicts the least
+ * recently used kernels (evicting at once when the new bounds are lower).
+ * An evicted kernel leaves the cache (compiling its key again compiles it
+ * again) but stays valid while a caller holds it (see bcg_kernel_release)
+ * or a run of it is in progress; so in a bounded context, release every
+ * kernel you no longer run, or evicted kernels stay allocated. */
+bcg_status bcg_context_set_capacity(bcg_context *ctx, size_t max_kernels,
+                                    size_t max_bytes, bcg_error *err);
+
+/* What a context's cache holds now. */
+typedef struct bcg_cache_stats {
+    size_t kernels;       /* in the cache */
+    size_t bytes;         /* their memory */
+    size_t max_kernels;   /* the capacity (0: no bound) */
+    size_t max_bytes;
+    size_t live_kernels;  /* cached, plus evicted ones still held */
+    long compiles;        /* kernels compiled (cache misses) */
+    long evictions;       /* kernels evicted by the capacity */
+} bcg_cache_stats;
+void bcg_context_stats(bcg_context *ctx, bcg_cache_stats *stats);
+
+/* Compiles EXPR over OPERANDS.  On success *kernel is owned by ctx and
+ * valid until bcg_context_free, or, once you release it, until the cache
+ * drops it.  Compiling the same key (expression, operands, options) again
+ * returns the same kernel while it is cached: a hit is a hash-table lookup
+ * (about 0.1 us, whatever the number of kernels), no compile. */
 bcg_status bcg_compile(bcg_context *ctx, const char *expr,
                        const bcg_operand *operands, int operand_count,
                        const bcg_options *options, bcg_kernel **kernel,
                        bcg_error *err);
+
+/* Lifetime.  Each successful bcg_compile holds a reference to the kernel for
+ * its caller; a caller that no longer runs the kernel may drop it:
+ *  - bcg_kernel_release: the kernel stays cached (a later bcg_compile of its
+ *    key finds it) until the context's capacity evicts it;
+ *  - bcg_kernel_free: the kernel also leaves the cache at once.
+ * Either way its memory goes when no caller holds it and no run of it is in
+ * progress: a run started on another thread finishes on valid code.  After
+ * either call do not start a run of it, unless you hold another reference.
+ * A context without a capacity never evicts, so there holding and releasing
+ * only matter for bcg_kernel_free.  NULL is allowed. */
+void bcg_kernel_release(bcg_kernel *kernel);
+void bcg_kernel_free(bcg_kernel *kernel);
 
 /* The broadcast result of a compiled kernel. */
 int bcg_kernel_rank(const bcg_kernel *kernel);
@@ -162,8 +201,14 @@ int64_t bcg_kernel_elements(const bcg_kernel *kernel);
 /* "" normally; when libtcc could not compile the kernel, a sentence saying
  * why, and the kernel runs on the (slower) reference evaluator instead. */
 const char *bcg_kernel_note(const bcg_kernel *kernel);
-/* The generated C source (owned by the kernel). */
+/* The generated C source (owned by the kernel).  Kernels do not keep it:
+ * the first call generates it again (the same text that was compiled) and
+ * the kernel keeps it from then on.  NULL only when memory runs out. */
 const char *bcg_kernel_source(const bcg_kernel *kernel);
+/* "" normally; the broadcast's legacy warning when the kernel was compiled
+ * with options.warn_legacy and the shapes trigger it (bcg_broadcast_shapes
+ * says when). */
+const char *bcg_kernel_warning(const bcg_kernel *kernel);
 
 /* Runs the kernel.  INPUTS holds one pointer per operand, in the order they
  * were given; each points at the operand's element [0, ..., 0].  OUTPUT is a

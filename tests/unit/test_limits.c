@@ -244,6 +244,44 @@ static void test_strided_span(void **state)
     assert_int_equal(err.operand, 0);
 }
 
+/* Issue 9, finding 9: a contiguous operand's bytes must fit in int64 too
+ * (2^61 f64 elements overflowed a multiplication in compile.c, and bcg_run
+ * then skipped the operand's NULL check).  The result of `a > 0` is bool,
+ * so only the input's own check can catch it. */
+static void test_contiguous_span(void **state)
+{
+    (void)state;
+    char *source;
+    bcg_error err;
+    int64_t at[] = {((int64_t)1 << 60) - 1};   /* 2^63 - 8 bytes */
+    int64_t past[] = {(int64_t)1 << 61};       /* 2^64 bytes */
+    int64_t split[] = {(int64_t)1 << 31, (int64_t)1 << 30};
+    bcg_operand op = {"a", BCG_F64, 1, at, NULL};
+    assert_int_equal(bcg_emit("a > 0", &op, 1, NULL, NULL, &source, &err), BCG_OK);
+    bcg_free(source);
+    op.shape = past;
+    expect_limit(bcg_emit("a > 0", &op, 1, NULL, NULL, &source, &err), &err,
+                 "more f64 elements than INT64_MAX bytes hold");
+    assert_int_equal(err.operand, 0);
+    op.rank = 2;
+    op.shape = split;
+    expect_limit(bcg_emit("a > 0", &op, 1, NULL, NULL, &source, &err), &err,
+                 "up to dimension 0");
+    /* the JIT path checks the same, and a kernel over the largest operand
+     * still checks its pointer */
+    bcg_context *ctx = bcg_context_new();
+    bcg_kernel *k;
+    op.rank = 1;
+    op.shape = past;
+    expect_limit(bcg_compile(ctx, "a > 0", &op, 1, NULL, &k, &err), &err,
+                 "64-bit byte count");
+    op.shape = at;
+    int64_t one[] = {1};
+    bcg_operand ops[] = {op, {"b", BCG_F64, 1, one, NULL}};
+    assert_int_equal(bcg_compile(ctx, "b > 0", ops, 2, NULL, &k, &err), BCG_OK);
+    bcg_context_free(ctx);
+}
+
 static void test_unroll_options(void **state)
 {
     (void)state;
@@ -520,6 +558,7 @@ int main(void)
         cmocka_unit_test(test_name_length),
         cmocka_unit_test(test_elements_and_bytes),
         cmocka_unit_test(test_strided_span),
+        cmocka_unit_test(test_contiguous_span),
         cmocka_unit_test(test_unroll_options),
         cmocka_unit_test(test_unroll_budget_bounds_source),
         cmocka_unit_test(test_source_budget_looped),
