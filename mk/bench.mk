@@ -41,3 +41,17 @@ bench-deps:
 bench: all $(BUILD)/bench/driver bench-deps
 	$(PYTHON) bench/bench.py --driver $(BUILD)/bench/driver --cases bench/cases.txt \
 	  --json $(BENCH_JSON) $(BENCH_ARGS)
+
+# `make bench-scale`: a million distinct kernels in one bounded context, and
+# cache hits among a million cached ones (bench/scale.c; takes minutes).
+SCALE_KERNELS ?= 1000000
+SCALE_CAPACITY ?= 10000
+
+.PHONY: bench-scale
+
+$(BUILD)/bench/scale: bench/scale.c $(BUILD)/libbcgen.a runtime/bcgen.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -O2 -Iruntime -o $@ $< $(BUILD)/libbcgen.a $(LIBS)
+
+bench-scale: all $(BUILD)/bench/scale
+	$(BUILD)/bench/scale $(SCALE_KERNELS) $(SCALE_CAPACITY)
