@@ -486,15 +486,40 @@ void emit_math_names(const emit_needs *needs, strbuf *out);
 
 /* ---- cc.c: the system compiler backend ------------------------------------ */
 
-/* Compiles SOURCE with the system's cc (-O3, -march=native when NATIVE)
- * into a shared object cached on disk, loads it and returns FUNCTION_NAME.
- * Errors: BCG_ERR_IO (no usable cache directory or compiler), BCG_ERR_JIT
- * (the compiler or dlopen failed), BCG_ERR_NOMEM. */
+/* Compiles SOURCE with the system's C compiler (-O3, -march=native when
+ * NATIVE) into a shared object cached on disk, loads it and returns
+ * FUNCTION_NAME.  Errors: BCG_ERR_IO (no usable cache directory or
+ * compiler), BCG_ERR_LIMIT (source too large, compiler past its time
+ * limit), BCG_ERR_USAGE (a bad BCGEN_* setting), BCG_ERR_JIT (the
+ * compiler or dlopen failed), BCG_ERR_NOMEM. */
 bcg_status cc_compile(const char *source, const char *function_name, bool native,
                       cc_code **code, kernel_fn *fn, bcg_error *err);
 void cc_free(cc_code *code);  /* NULL allowed */
 /* How many times this process ran the compiler (for the disk-cache tests). */
 long cc_compiler_runs(void);
+/* Test hook: -march=native objects are keyed by IDENTITY instead of this
+ * CPU's identity (NULL: the CPU's again).  IDENTITY must outlive its use. */
+void cc_set_cpu_identity(const char *identity);
+/* Every cached object is its ELF bytes followed by this trailer: "BCGOBJ01",
+ * the 32-byte key (the object's name in hex), the SHA-256 of the ELF bytes
+ * and their length (64-bit little endian).  Tests forge objects with it. */
+#define CC_TRAILER_BYTES 80
+void cc_object_trailer(const void *elf, size_t size, const unsigned char key[32],
+                       unsigned char trailer[CC_TRAILER_BYTES]);
+/* The disk cache as `bcgen cache` shows it. */
+typedef struct cc_cache_info {
+    char directory[4096]; /* $XDG_CACHE_HOME/bcgen or ~/.cache/bcgen */
+    bool exists;          /* false: nothing was ever cached (nothing else is set) */
+    long entries;         /* objects (cleared: removed) */
+    uint64_t bytes;       /* their total size (cleared: removed) */
+    long temporary;       /* tmp- files: compiles under way or left by killed ones */
+    uint64_t limit;       /* BCGEN_CACHE_MAX or the default (stats only) */
+} cc_cache_info;
+/* Counts the cache without creating it; refuses a directory the cc backend
+ * would refuse, saying why. */
+bcg_status cc_cache_stats(cc_cache_info *info, bcg_error *err);
+/* Removes every cached object and tmp- file (nothing else in the directory). */
+bcg_status cc_cache_clear(cc_cache_info *info, bcg_error *err);
 
 /* ---- eval.c: the reference evaluator ------------------------------------- */
 
