@@ -380,15 +380,19 @@ static const char *guard_name(arena *a, const char *header_name, const aot_reque
     return guard;
 }
 
-/* The .c #includes the header by its name: only printable ASCII, and no
- * character a quoted #include cannot hold. */
+/* The .c #includes the header by its name and both comments quote the
+ * names: only printable ASCII, no character a quoted #include cannot hold,
+ * nothing that opens or closes a comment, no trigraph (??= ??/ ...). */
 static bool file_name_is_plain(const char *name)
 {
-    if (!name[0])
+    if (!name[0] || strstr(name, "/*") || strstr(name, "//") || strstr(name, "*/"))
         return false;
-    for (const char *c = name; *c; c++)
+    for (const char *c = name; *c; c++) {
         if (*c < 0x20 || *c > 0x7e || *c == '"' || *c == '\\')
             return false;
+        if (c[0] == '?' && c[1] == '?' && c[2] && strchr("=/'()!<>-", c[2]))
+            return false;
+    }
     return true;
 }
 
@@ -431,8 +435,9 @@ bcg_status aot_generate(const aot_request *r, char **source, char **header, bcg_
                 shown[n++] = *c >= 0x20 && *c < 0x7f ? *c : '?';
             shown[n] = 0;
             return fail(err, BCG_ERR_USAGE,
-                        "the %s file name '%s' must be printable ASCII without quotes or "
-                        "backslashes (the .c #includes the header by its name); rename it",
+                        "the %s file name '%s' must be printable ASCII without quotes, "
+                        "backslashes, comment openers or trigraphs (the .c #includes the "
+                        "header by its name); rename it",
                         i ? "header" : "source", shown);
         }
     for (int i = 0; i < r->kernel_count; i++) {

@@ -6,6 +6,7 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,9 +50,10 @@ static const char help[] =
     "\n"
     "the pair:\n"
     "  -o FILE.c               the source to write (required; file names in\n"
-    "                          printable ASCII, without quotes or backslashes)\n"
-    "  --header FILE.h         the header (default: FILE.c with .h); FILE.c\n"
-    "                          includes it by its file name\n"
+    "                          printable ASCII, without quotes, backslashes,\n"
+    "                          /* // */ or trigraphs such as ??-)\n"
+    "  --header FILE.h         the header (default: FILE.c with .h; not FILE.c\n"
+    "                          itself); FILE.c includes it by its file name\n"
     "  --restrict              restrict-qualify every pointer: the caller\n"
     "                          promises that no two buffers overlap\n"
     "  --index-bits 32|64      positions are ptrdiff_t; 32 (default): a kernel\n"
@@ -148,6 +150,131 @@ static bool write_file(const char *path, const char *text)
     if (f && fclose(f) != 0)
         written = false;
     return written;
+}
+
+/* ---- file names --------------------------------------------------------------- */
+
+/* Why PATH cannot name a file of the pair, or NULL.  Both paths are quoted
+ * into the pair's comments (the command that made it) and the header's
+ * name into the .c's #include "...": a comment opener or closer would end
+ * or nest a comment (and C99 leaves // and /x in an #include undefined),
+ * and a trigraph (??= ??/ ??' ??( ??) ??! ??< ??> ??-) is replaced under
+ * -std=c99 even inside comments and strings. */
+static const char *file_name_problem(const char *path, char *buf, size_t cap)
+{
+    static const char *const openers[] = {"/*", "//", "*/"};
+    for (size_t i = 0; i < sizeof openers / sizeof openers[0]; i++)
+        if (strstr(path, openers[i])) {
+            snprintf(buf, cap,
+                     "the name holds '%s', which would open or close a comment in the "
+                     "generated files (they quote the command that made them)",
+                     openers[i]);
+            return buf;
+        }
+    for (const char *c = path; (c = strstr(c, "??")) != NULL; c++)
+        if (c[2] && strchr("=/'()!<>-", c[2])) {
+            snprintf(buf, cap,
+                     "the name holds the trigraph '??%c', which C99 compilers replace even "
+                     "in comments and #include names",
+                     c[2]);
+            return buf;
+        }
+    return NULL;
+}
+
+/* PATH without "." components, repeated slashes or a trailing slash
+ * (lexically: ".." stays). */
+static char *normal_path(const char *path)
+{
+    char *out = malloc(strlen(path) + 2);
+    if (!out)
+        return NULL;
+    size_t j = 0;
+    const char *c = path;
+    if (*c == '/')
+        out[j++] = *c++;
+    while (*c) {
+        const char *end = strchr(c, '/');
+        size_t len = end ? (size_t)(end - c) : strlen(c);
+        if (len > 0 && !(len == 1 && c[0] == '.')) {
+            if (j > 0 && out[j - 1] != '/')
+                out[j++] = '/';
+            memcpy(out + j, c, len);
+            j += len;
+        }
+        c += len;
+        while (*c == '/')
+            c++;
+    }
+    out[j] = 0;
+    return out;
+}
+
+/* PATH with its directory resolved (symbolic links, ..) and its last
+ * component kept; the lexical normal form when the directory does not
+ * exist.  NULL: out of memory. */
+static char *resolved_path(const char *path)
+{
+    char *normal = normal_path(path);
+    if (!normal)
+        return NULL;
+    char *slash = strrchr(normal, '/');
+    const char *base = slash ? slash + 1 : normal;
+    char *real;
+    if (!slash) {
+        real = realpath(".", NULL);
+    } else if (slash == normal) {
+        real = realpath("/", NULL);
+    } else {
+        *slash = 0;
+        real = realpath(normal, NULL);
+        *slash = '/';
+    }
+    char *out = real ? malloc(strlen(real) + strlen(base) + 2) : NULL;
+    if (out)
+        sprintf(out, "%s%s%s", real, strcmp(real, "/") == 0 ? "" : "/", base);
+    free(real);
+    if (!out)
+        return normal;
+    free(normal);
+    return out;
+}
+
+/* true when A and B name one file: the same existing file (links
+ * included), or the same path once resolved. */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char *ra = resolved_path(a), *rb = resolved_path(b);
+    bool same = ra && rb ? strcmp(ra, rb) == 0 : strcmp(a, b) == 0;
+    free(ra);
+    free(rb);
+    return same;
+}
+
+/* A usage error (2) for -o or --header names the pair cannot use, else -1. */
+static int check_file_names(const char *output_path, const char *header_path)
+{
+    const char *flags[2] = {"-o", "--header"}, *paths[2] = {output_path, header_path};
+    char why[200];
+    for (int i = 0; i < 2; i++) {
+        if (!paths[i] || !file_name_problem(paths[i], why, sizeof why))
+            continue;
+        fprintf(stderr, "bcgen aot: %s '%s': %s; rename it\n(see bcgen aot --help)\n",
+                flags[i], paths[i], why);
+        return 2;
+    }
+    if (header_path && same_file(output_path, header_path)) {
+        fprintf(stderr,
+                "bcgen aot: --header '%s' is the same file as -o '%s': the header would "
+                "overwrite the source; give it a name of its own (default: FILE.c with .h)\n"
+                "(see bcgen aot --help)\n",
+                header_path, output_path);
+        return 2;
+    }
+    return -1;
 }
 
 /* ---- --size --------------------------------------------------------------------- */
@@ -398,6 +525,9 @@ static int parse(cli_state *st, int argc, char **argv)
         return usage_error("%s", "no kernel given: add -k NAME=EXPR -i NAME=DTYPE[SHAPE] ...");
     if (!st->output_path)
         return usage_error("%s", "no output: add -o FILE.c");
+    int names_status = check_file_names(st->output_path, st->header_path);
+    if (names_status >= 0)
+        return names_status;
     for (int j = 0; j < st->kernel_count; j++) {
         st->kernels[j].options.unroll_limit = st->unroll.unroll_limit;
         st->kernels[j].options.unroll_factor = st->unroll.unroll_factor;

@@ -317,6 +317,33 @@ for what, argv, needle in [
               and not os.path.exists(path("k\u00fcche.c")) and not os.path.exists(path("ok.c")),
               r.stderr)
 
+# ---- names that would break the pair's comments or #include (issue 9, finding 10) ---------------
+os.makedirs(path("x/*y"))
+os.makedirs(path("c*"))
+for flag, name, needle in [
+    ("-o", "x/*y/k.c", "holds '/*'"), ("-o", "c*/k.c", "holds '*/'"), ("-o", "x//k.c", "holds '//'"),
+    ("-o", "k??-.c", "trigraph '??-'"), ("-o", "k??=.c", "trigraph '??='"),
+    ("--header", "h??/.h", "trigraph '??/'"), ("--header", "x/*y/k.h", "holds '/*'"),
+]:
+    argv = ["-o", path(name)] if flag == "-o" else ["-o", path("ok.c"), "--header", path(name)]
+    r = bcgen("aot", "-k", "k=a + 1", "-i", "a=f32[2]", *argv)
+    written = [f for f in ("x/*y/k.c", "x/*y/k.h", "c*/k.c", "k??-.c", "k??=.c", "ok.c", "ok.h")
+               if os.path.exists(path(f))]
+    tap.check(f"{flag} {name} is a usage error naming the flag and the problem",
+              r.returncode == 2 and f"{flag} '" in r.stderr and needle in r.stderr
+              and not written, r.stderr + str(written))
+r = bcgen("aot", "-k", "k=a + 1", "-i", "a=f32[2]", "-o", path("k??x.c"))
+tap.check("?? not followed by a trigraph character is allowed", r.returncode == 0, r.stderr)
+for header in (path("same.c"), path("./same.c"), path("x/../same.c")):
+    r = bcgen("aot", "-k", "k=a + 1", "-i", "a=f32[2]", "-o", path("same.c"), "--header", header)
+    tap.check(f"--header {header} equal to -o is a usage error",
+              r.returncode == 2 and "is the same file as -o" in r.stderr
+              and not os.path.exists(path("same.c")), r.stderr)
+r = bcgen("aot", "-k", "k=a + 1", "-i", "a=f32[2]", "-o", "same.c", "--header",
+          os.path.realpath(path("same.c")), cwd=work)
+tap.check("--header as an absolute path to -o's relative file is a usage error",
+          r.returncode == 2 and "is the same file as -o" in r.stderr, r.stderr)
+
 # ---- two headers of one name in one project (review finding 5) ----------------------------------
 os.makedirs(path("motor"))
 os.makedirs(path("sensor"))
