@@ -51,7 +51,7 @@ static const char help[] =
     "the pair:\n"
     "  -o FILE.c               the source to write (required; file names in\n"
     "                          printable ASCII, without quotes, backslashes,\n"
-    "                          /* // */ or trigraphs such as ??-)\n"
+    "                          /* // */ or trigraphs such as ?\?-)\n"
     "  --header FILE.h         the header (default: FILE.c with .h; not FILE.c\n"
     "                          itself); FILE.c includes it by its file name\n"
     "  --restrict              restrict-qualify every pointer: the caller\n"
