@@ -25,7 +25,9 @@ static const char help[] =
     "                         none: plain loops; N: unroll the innermost loop N\n"
     "                         times (default 4; outputs of at most 16 elements\n"
     "                         are unrolled fully)\n"
-    "  --inplace NAME, --axis K, --strict-rank, --warn-legacy: as for explain\n"
+    "  --inplace NAME, --axis K, --strict-rank: as for explain\n"
+    "  --warn-legacy          print the legacy broadcast warning on stderr (see\n"
+    "                         bcgen shape --help)\n"
     "  --jit                  the source the JIT compiles instead (bcg_compile,\n"
     "                         bcg_kernel_source): long inner runs call the\n"
     "                         library's vectorised microkernels (bcg_mk_*), which\n"
@@ -38,6 +40,22 @@ static const char help[] =
     "examples:\n"
     "  bcgen emit 'a * b + c' -i a=f32[5,3,4,1] -i b=f32[3,1,1] -i c=f32[] --name fma3\n"
     "  bcgen emit 'a + b' -i a=f32[4096,4096] -i b=f32[4096] --jit\n";
+
+/* Prints the broadcast's warnings (--warn-legacy) for bcg_emit's source:
+ * the front end bcg_emit runs, run again for its warning. */
+static void print_emit_warning(const cli_args *args, const bcg_operand *ops)
+{
+    if (!args->options.warn_legacy)
+        return;
+    bcg_error err;
+    error_clear(&err);
+    compile front = {.arena = arena_new(), .err = &err};
+    if (front.arena &&
+        compile_front(&front, args->expr, ops, args->operand_count, &args->options) == BCG_OK &&
+        front.broadcast->warning[0])
+        fprintf(stderr, "bcgen emit: warning: %s\n", front.broadcast->warning);
+    arena_free(front.arena);
+}
 
 int cli_emit(int argc, char **argv)
 {
@@ -87,11 +105,14 @@ int cli_emit(int argc, char **argv)
                 fail(&err, BCG_ERR_NOMEM, "out of memory");
             if (bcg_kernel_note(kernel)[0])
                 fprintf(stderr, "bcgen emit: note: %s\n", bcg_kernel_note(kernel));
+            if (bcg_kernel_warning(kernel)[0])
+                fprintf(stderr, "bcgen emit: warning: %s\n", bcg_kernel_warning(kernel));
         }
         bcg_context_free(ctx);
     } else {
-        bcg_emit(args->expr, ops, args->operand_count, &args->options, args->function_name,
-                 &source, &err);
+        if (bcg_emit(args->expr, ops, args->operand_count, &args->options,
+                     args->function_name, &source, &err) == BCG_OK)
+            print_emit_warning(args, ops);
     }
     if (!source) {
         status = cli_report("emit", args->expr, &err);

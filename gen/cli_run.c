@@ -37,7 +37,9 @@ static const char help[] =
     "                         touching at least 16 MiB; see bcgen emit --jit)\n"
     "  --backend tcc|cc       libtcc in-process (default) or the system's cc -O3\n"
     "                         (cached on disk); --native adds -march=native\n"
-    "  --axis K, --strict-rank, --warn-legacy: as for explain\n"
+    "  --axis K, --strict-rank: as for explain\n"
+    "  --warn-legacy          print the legacy broadcast warning on stderr (see\n"
+    "                         bcgen shape --help)\n"
     "\n"
     "example:\n"
     "  bcgen run 'a + b' -i a=f32[5,3,4,1]=range -i b=f32[3,1,1]=ones\n";
@@ -192,6 +194,10 @@ int cli_run(int argc, char **argv)
     }
     if (kernel && bcg_kernel_note(kernel)[0])
         fprintf(stderr, "bcgen run: warning: %s\n", bcg_kernel_note(kernel));
+    /* the legacy broadcast warning (--warn-legacy), as `bcgen shape` prints it */
+    const char *warning = kernel ? bcg_kernel_warning(kernel) : front.broadcast->warning;
+    if (warning[0])
+        fprintf(stderr, "bcgen run: warning: %s\n", warning);
 
     for (; loaded < args->operand_count; loaded++)
         if ((status = load_operand(&args->operands[loaded], &logical[loaded], &mem[loaded])))

@@ -462,11 +462,18 @@ static bcg_status check_inplace(const shape *shapes, const char *const *names, i
                    label, have_text, result_text, result->rank, label, have->rank);
 }
 
+/* PyTorch's backwards-compatibility warning: before broadcasting, operands
+ * of different shapes but the same number of elements were combined
+ * pointwise, as 1-D, into a result of the first operand's shape.  Warn only
+ * when that old rule gives something else than the broadcast: a result of
+ * another shape (and, when the broadcast grows the element count, other
+ * values).  (1,4) with (4) broadcasts to (1,4) and pairs the same elements:
+ * no warning. */
 static void legacy_warning(int count, const shape *shapes, const char *const *names,
                            broadcast_result *out)
 {
     /* check_operands made sure every count fits in int64 */
-    int64_t elements = 0, first_elements = 0;
+    int64_t elements = 0, first_elements = 0, result_elements = 0;
     shape_elements(&shapes[0], &first_elements);
     int different = -1;
     for (int i = 1; i < count; i++) {
@@ -476,8 +483,9 @@ static void legacy_warning(int count, const shape *shapes, const char *const *na
         if (different < 0 && !shapes_equal(&shapes[0], &shapes[i]))
             different = i;
     }
-    if (different < 0)
+    if (different < 0 || shapes_equal(&shapes[0], &out->result))
         return;
+    shape_elements(&out->result, &result_elements);
     char a[BCG_MAX_NAME + 48], b[BCG_MAX_NAME + 48], result[48];
     char a_shape[40], b_shape[40];
     operand_label(names, 0, a, sizeof a);
@@ -485,11 +493,19 @@ static void legacy_warning(int count, const shape *shapes, const char *const *na
     shape_format_compact(&shapes[0], a_shape, sizeof a_shape);
     shape_format_compact(&shapes[different], b_shape, sizeof b_shape);
     shape_format_compact(&out->result, result, sizeof result);
-    print_bounded(out->warning, sizeof out->warning,
-             "%s %s and %s %s have different shapes but the same number of elements "
-             "(%lld): they broadcast to %s, where the old pointwise (1-D) behaviour "
-             "would differ",
-             a, a_shape, b, b_shape, (long long)first_elements, result);
+    if (result_elements != first_elements)
+        print_bounded(out->warning, sizeof out->warning,
+                      "%s %s and %s %s have different shapes but the same number of "
+                      "elements (%lld): they broadcast to %s (%lld elements), where the old "
+                      "pointwise (1-D) behaviour paired them element by element into %s",
+                      a, a_shape, b, b_shape, (long long)first_elements, result,
+                      (long long)result_elements, a_shape);
+    else
+        print_bounded(out->warning, sizeof out->warning,
+                      "%s %s and %s %s have different shapes but the same number of "
+                      "elements (%lld): they broadcast to %s, where the old pointwise (1-D) "
+                      "behaviour gave the same elements in %s's shape %s",
+                      a, a_shape, b, b_shape, (long long)first_elements, result, a, a_shape);
 }
 
 bcg_status shape_broadcast(int count, const shape *shapes, const char *const *names,

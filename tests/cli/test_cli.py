@@ -82,7 +82,7 @@ def main():
     expect(["explain", "a & 1.5", "-i", "a=f32[3]"], 1, what="bitwise op on floats is a type error")
     expect(["explain", "a + 300", "-i", "a=i8[3]"], 1, stderr_has="300", what="literal does not fit")
     expect(["explain", "a", "-i", "a=f64[2305843009213693952]"], 1,
-           stderr_has="more than INT64_MAX bytes", what="result byte size overflow")
+           stderr_has="INT64_MAX bytes", what="result byte size overflow")
     expect(["explain", "a", "-i", "a=f32[" + ",".join(["1"] * 65) + "]"], 2,
            stderr_has="64", what="rank over the limit")
     expect(["emit", "a + 1", "-i", "a=i8[4]@[4611686018427387904]"], 1,
@@ -118,6 +118,28 @@ def main():
         check("explain --json parses", False, f"{e}\n{r.stdout}")
     r = bcgen("explain", "a + b", "-i", "a=f32[1,6]", "-i", "b=f32[6,1]", "--warn-legacy")
     check("--warn-legacy warns on same-size different shapes", "warning" in r.stderr, r.stderr)
+    # --warn-legacy in run and emit too (issue 9, newcomer's audit), and only when the
+    # old pointwise rule would give something else
+    legacy = ("warning: a (4,1) and b (4) have different shapes but the same number of "
+              "elements (4): they broadcast to (4,4) (16 elements)")
+    for argv in (["run", "a + b", "-i", "a=f32[4,1]=range", "-i", "b=f32[4]=ones"],
+                 ["emit", "a + b", "-i", "a=f32[4,1]", "-i", "b=f32[4]"],
+                 ["emit", "a + b", "-i", "a=f32[4,1]", "-i", "b=f32[4]", "--jit"],
+                 ["run", "a + b", "-i", "a=f32[4,1]=range", "-i", "b=f32[4]=ones",
+                  "--reference"]):
+        cmd = argv[0]
+        expect(argv + ["--warn-legacy"], 0, stderr_has=f"bcgen {cmd}: {legacy}",
+               what=" ".join(argv[:1] + argv[2:]) + " --warn-legacy prints the legacy warning")
+        r = bcgen(*argv)
+        check(" ".join(argv) + " without --warn-legacy: no warning", "warning" not in r.stderr,
+              r.stderr)
+    for argv in (["run", "a + b", "-i", "a=f32[1,4]=range", "-i", "b=f32[4]=ones"],
+                 ["emit", "a + b", "-i", "a=f32[1,4]", "-i", "b=f32[4]"],
+                 ["explain", "a + b", "-i", "a=f32[1,4]", "-i", "b=f32[4]"]):
+        r = bcgen(*argv, "--warn-legacy")
+        check(f"{argv[0]} (1,4) with (4): the old rule agrees, no legacy warning",
+              r.returncode == 0 and "warning" not in r.stderr and "warning" not in r.stdout,
+              r.stderr)
     # emit
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "k.c")

@@ -97,12 +97,13 @@ def main():
 
     # ---- warnings -------------------------------------------------------------
     legacy = ("operand 0 (4,1) and operand 1 (4) have different shapes but the same "
-              "number of elements (4): they broadcast to (4,4), where the old pointwise "
-              "(1-D) behaviour would differ")
+              "number of elements (4): they broadcast to (4,4) (16 elements), where the old "
+              "pointwise (1-D) behaviour paired them element by element into (4,1)")
     expect_output(["--warn-legacy", "4,1", "4"], "(4, 4)\n",
                   "bcgen shape: warning: " + legacy + "\n")
     expect_output(["4,1", "4"], "(4, 4)\n")            # off by default
     expect_output(["--warn-legacy", "4,4", "4,4"], "(4, 4)\n")
+    expect_output(["--warn-legacy", "1,4", "4"], "(1, 4)\n")   # the old rule agrees: silent
 
     # ---- --json ---------------------------------------------------------------
     expect_json(["--json", "5,3,4,1", "3,1,1"], 0, {"shape": [5, 3, 4, 1]})

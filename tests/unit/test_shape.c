@@ -870,8 +870,14 @@ static void test_legacy_warning(void **state)
     expect_result(BROADCAST(&r, NAMES, "4,1", "4"), "(4,4)");
     assert_string_equal(last.out.warning,
                         "a (4,1) and b (4) have different shapes but the same number of "
-                        "elements (4): they broadcast to (4,4), where the old pointwise "
-                        "(1-D) behaviour would differ");
+                        "elements (4): they broadcast to (4,4) (16 elements), where the old "
+                        "pointwise (1-D) behaviour paired them element by element into (4,1)");
+    /* the old rule gave the first operand's shape: a different shape only */
+    expect_result(BROADCAST(&r, NAMES, "4", "1,4"), "(1,4)");
+    assert_string_equal(last.out.warning,
+                        "a (4) and b (1,4) have different shapes but the same number of "
+                        "elements (4): they broadcast to (1,4), where the old pointwise (1-D) "
+                        "behaviour gave the same elements in a's shape (4)");
     expect_result(BROADCAST(&r, NULL, "6,1", "6,1", "1,6", "6"), "(6,6)");
     assert_non_null(strstr(last.out.warning, "operand 0 (6,1) and operand 2 (1,6) have"));
 }
@@ -887,6 +893,13 @@ static void test_legacy_warning_not_given(void **state)
     assert_string_equal(last.out.warning, "");
     expect_result(BROADCAST(&r, NAMES, "4,1", "4", "2,1,1"), "(2,4,4)");
     assert_string_equal(last.out.warning, "");                    /* not all equal */
+    /* the old pointwise rule gives the same result: nothing to warn about */
+    expect_result(BROADCAST(&r, NAMES, "1,4", "4"), "(1,4)");
+    assert_string_equal(last.out.warning, "");
+    expect_result(BROADCAST(&r, NAMES, "2,3", "1,2,3", "2,3"), "(1,2,3)");
+    assert_true(last.out.warning[0] != 0);                        /* (2,3) became (1,2,3) */
+    expect_result(BROADCAST(&r, NAMES, "1,2,3", "2,3"), "(1,2,3)");
+    assert_string_equal(last.out.warning, "");
     r.warn_legacy = false;
     expect_result(BROADCAST(&r, NAMES, "4,1", "4"), "(4,4)");
     assert_string_equal(last.out.warning, "");
