@@ -180,6 +180,66 @@ static bcg_status check_inplace_layout(const compile_operand *o, int index, bcg_
     return BCG_OK;
 }
 
+static void mark_used(const expr_node *n, bool *used)
+{
+    if (n->op == OP_OPERAND)
+        used[n->operand] = true;
+    for (int k = 0; k < n->arg_count; k++)
+        mark_used(n->args[k], used);
+}
+
+/* shape_broadcast over the operands C's expression uses (c->used), into
+ * c->broadcast with every operand's aligned shape at its own index (all 1s
+ * for the unused); errors name operands by their index among all.  With no
+ * operand used the result is a scalar, as NumPy's for an expression of
+ * literals. */
+static bcg_status broadcast_used(compile *c, const shape *shapes, const char **names,
+                                 size_t element_size)
+{
+    int map[BCG_MAX_OPERANDS], count = 0, inplace = -1;
+    for (int i = 0; i < c->operand_count; i++)
+        if (c->used[i]) {
+            if (i == c->options.inplace)
+                inplace = count;
+            map[count++] = i;
+        }
+    broadcast_result *b = c->broadcast;
+    if (count == 0) {
+        memset(b, 0, sizeof *b);
+    } else {
+        shape *sub_shapes = arena_alloc(c->arena, sizeof *sub_shapes * (size_t)count);
+        const char **sub_names = arena_alloc(c->arena, sizeof *sub_names * (size_t)count);
+        if (!sub_shapes || !sub_names)
+            return fail(c->err, BCG_ERR_NOMEM, "out of memory");
+        for (int j = 0; j < count; j++) {
+            sub_shapes[j] = shapes[map[j]];
+            sub_names[j] = names[map[j]];
+        }
+        broadcast_rules rules = {
+            .axis = c->options.axis,
+            .inplace = inplace,
+            .strict_rank = c->options.strict_rank != 0,
+            .warn_legacy = c->options.warn_legacy != 0,
+        };
+        bcg_status s = shape_broadcast(count, sub_shapes, sub_names, &rules, element_size, b,
+                                       c->err);
+        if (s) {
+            if (c->err && c->err->operand >= 0 && c->err->operand < count)
+                c->err->operand = map[c->err->operand];
+            return s;
+        }
+        for (int j = count - 1; j >= 0; j--) /* map[j] >= j: back to front */
+            b->aligned[map[j]] = b->aligned[j];
+    }
+    for (int i = 0; i < c->operand_count; i++)
+        if (!c->used[i]) {
+            b->aligned[i].rank = b->result.rank;
+            for (int d = 0; d < b->result.rank; d++)
+                b->aligned[i].dims[d] = 1;
+        }
+    return BCG_OK;
+}
+
 bcg_status compile_front(compile *c, const char *text, const bcg_operand *operands,
                          int operand_count, const bcg_options *options)
 {
@@ -237,24 +297,28 @@ bcg_status compile_front(compile *c, const char *text, const bcg_operand *operan
         }
     }
 
-    broadcast_rules rules = {
-        .axis = c->options.axis,
-        .inplace = c->options.inplace,
-        .strict_rank = c->options.strict_rank != 0,
-        .warn_legacy = c->options.warn_legacy != 0,
-    };
-    if ((s = shape_broadcast(operand_count, shapes, names, &rules, 0, c->broadcast, err)))
-        return s;
-
     expr_names table = {operand_count, names};
     if ((s = expr_parse(c->arena, text, &table, &c->root, err)))
+        return s;
+    /* NumPy broadcasts the arrays an expression reads: an operand the
+     * expression does not read (it was validated above) takes no part in
+     * the broadcast, unless it is the in-place target, which keeps its
+     * shape, or Paddle's axis rule, defined over exactly the two operands
+     * given, is in force. */
+    c->used = arena_alloc(c->arena, sizeof *c->used * (size_t)operand_count);
+    if (!c->used)
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    mark_used(c->root, c->used);
+    for (int i = 0; i < operand_count; i++)
+        if (c->options.inplace == i || c->options.axis != BCG_AXIS_NONE)
+            c->used[i] = true;
+    if ((s = broadcast_used(c, shapes, names, 0)))
         return s;
     if ((s = expr_type(c->arena, c->root, dtypes, operand_count, err)))
         return s;
 
     /* The result's byte size must fit in int64 too, now that its dtype is known. */
-    if ((s = shape_broadcast(operand_count, shapes, names, &rules,
-                             bcg_dtype_size(c->root->dtype), c->broadcast, err)))
+    if ((s = broadcast_used(c, shapes, names, bcg_dtype_size(c->root->dtype))))
         return s;
     if (c->options.inplace >= 0) {
         const compile_operand *target = &c->operands[c->options.inplace];
@@ -272,8 +336,16 @@ bcg_status compile_front(compile *c, const char *text, const bcg_operand *operan
     if (!inputs)
         return fail(err, BCG_ERR_NOMEM, "out of memory");
     const shape *result = &c->broadcast->result;
+    static const shape scalar = {0, {0}};
     for (int i = 0; i < operand_count; i++) {
         inputs[i].aligned = &c->broadcast->aligned[i];
+        if (!c->used[i]) { /* never read: a scalar broadcast everywhere */
+            inputs[i].strides = NULL;
+            inputs[i].original_rank = 0;
+            inputs[i].original = &scalar;
+            inputs[i].axis_offset = result->rank;
+            continue;
+        }
         inputs[i].strides = c->operands[i].strides;
         inputs[i].original_rank = c->operands[i].shape.rank;
         inputs[i].original = &c->operands[i].shape;
@@ -348,6 +420,32 @@ static char *copy_text(const char *text)
     return copy;
 }
 
+static bool compile_warnings_exist(const compile *c)
+{
+    for (int i = 0; i < c->operand_count; i++)
+        if (!c->used[i])
+            return true;
+    return c->broadcast->warning[0] != 0;
+}
+
+/* The warnings of a compile, "; "-separated (mem_alloc'd), or NULL when
+ * there are none or memory runs out: the legacy broadcast warning, and the
+ * operands the expression does not read. */
+static char *compile_warnings(const compile *c)
+{
+    if (!compile_warnings_exist(c))
+        return NULL;
+    strbuf sb;
+    sb_init(&sb);
+    sb_puts(&sb, c->broadcast->warning);
+    for (int i = 0; i < c->operand_count; i++)
+        if (!c->used[i])
+            sb_printf(&sb, "%soperand %s is not read by the expression, so it takes no part "
+                      "in the broadcast",
+                      sb.len ? "; " : "", c->operands[i].name);
+    return sb_finish(&sb);
+}
+
 /* Copies what runs need from the front end C into K, and counts the
  * memory K holds (without its code). */
 static bcg_status prepare_run(bcg_kernel *k, const compile *c, bcg_error *err)
@@ -374,7 +472,7 @@ static bcg_status prepare_run(bcg_kernel *k, const compile *c, bcg_error *err)
     memcpy(k->shape, c->broadcast->result.dims, sizeof *k->shape * (size_t)k->rank);
     for (int i = 0; i <= c->operand_count; i++)
         k->outer_stride[i] = p->loop_count ? p->stride[i][0] : 0;
-    if (c->broadcast->warning[0] && !(k->warning = copy_text(c->broadcast->warning)))
+    if (!(k->warning = compile_warnings(c)) && compile_warnings_exist(c))
         return fail(err, BCG_ERR_NOMEM, "out of memory");
     char *name_at = (char *)k->run + run_bytes;
     span(p, 0, k->output_size, &k->output_low, &k->output_high);
@@ -399,8 +497,10 @@ static bcg_status prepare_run(bcg_kernel *k, const compile *c, bcg_error *err)
             else
                 hi += reach;
         }
-        r->low = empty || p->empty ? 0 : lo * (int64_t)r->size;
-        r->high = empty || p->empty ? 0 : (hi + 1) * (int64_t)r->size;
+        /* an operand the expression does not read is not checked either */
+        bool unread = empty || p->empty || !c->used[i];
+        r->low = unread ? 0 : lo * (int64_t)r->size;
+        r->high = unread ? 0 : (hi + 1) * (int64_t)r->size;
         /* Exact aliasing is safe when the input walks the output's elements
          * in step: same element size and the same strides in every loop. */
         bool same = r->size == k->output_size;

@@ -290,6 +290,7 @@ typedef struct compile {
     compile_operand *operands;   /* operand_count of them, in the arena */
     broadcast_result *broadcast; /* after shape_broadcast */
     expr_node *root;             /* after expr_parse / expr_type */
+    bool *used;                  /* per operand: the expression reads it (or it is the target) */
     plan *plan;                  /* after plan_build */
     char *source;                /* after emit (arena) */
     const char *function_name;   /* default "bcg_kernel" */

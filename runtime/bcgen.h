@@ -205,9 +205,12 @@ const char *bcg_kernel_note(const bcg_kernel *kernel);
  * the first call generates it again (the same text that was compiled) and
  * the kernel keeps it from then on.  NULL only when memory runs out. */
 const char *bcg_kernel_source(const bcg_kernel *kernel);
-/* "" normally; the broadcast's legacy warning when the kernel was compiled
- * with options.warn_legacy and the shapes trigger it (bcg_broadcast_shapes
- * says when). */
+/* "" normally; else what the compile warns about, "; "-separated: the
+ * broadcast's legacy warning when the kernel was compiled with
+ * options.warn_legacy and the shapes trigger it (bcg_broadcast_shapes says
+ * when), and each operand the expression does not read (such operands take
+ * no part in the broadcast, as in NumPy, and bcg_run does not check their
+ * pointers). */
 const char *bcg_kernel_warning(const bcg_kernel *kernel);
 
 /* Runs the kernel.  INPUTS holds one pointer per operand, in the order they

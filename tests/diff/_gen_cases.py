@@ -556,10 +556,30 @@ def bound_classes(expected, bound):
     return counts
 
 
+def read_names(node, out):
+    """Adds the operand names NODE reads to the set OUT."""
+    if node["op"] == "operand":
+        out.add(node["name"])
+    for a in node.get("args", []):
+        read_names(a, out)
+    return out
+
+
+def broadcast_operands(case):
+    """The operands that take part in the broadcast: the ones the expression
+    reads, as NumPy evaluating the same expression broadcasts only those,
+    and an in-place target, which keeps its shape."""
+    names = read_names(case["tree"], set())
+    if case.get("inplace"):
+        names.add(case["inplace"])
+    return [o for o in case["operands"] if o["name"] in names]
+
+
 def oracle(case):
     """Evaluates CASE's tree with NumPy.  Returns (expected ndarray, error
     bound array or None) or raises OracleError when NumPy rejects it."""
-    shapes = [tuple(o["shape"]) for o in case["operands"]]
+    used = broadcast_operands(case)
+    shapes = [tuple(o["shape"]) for o in used]
     try:
         shape = np.broadcast_shapes(*shapes) if shapes else ()
     except ValueError as e:
@@ -567,7 +587,7 @@ def oracle(case):
     # evaluate on arrays of the full (at least 1-d) shape so NumPy never
     # takes its scalar-math paths, then drop the extra axis again
     work = shape if shape else (1,)
-    env = {o["name"]: np.broadcast_to(o["data"], shape).reshape(work) for o in case["operands"]}
+    env = {o["name"]: np.broadcast_to(o["data"], shape).reshape(work) for o in used}
     value, err = eval_node(case["tree"], env)
     if isinstance(err, str):
         raise AssertionError("the generator fed a transcendental's result to an "
@@ -1049,8 +1069,10 @@ def draw_case(seed, index, attempt):
         dts = {n: dt for n in names}
     b = Builder(rng, dts)
     expect_error = rng.random() < 0.04 or broadcast_error
-    if broadcast_error:
-        tree = b.node(rng.randint(0, 3))[0]
+    if broadcast_error:                     # ... read by the expression
+        tree = {"op": "add", "args": [{"op": "add", "args": [b.node(rng.randint(0, 3))[0],
+                                                          {"op": "operand", "name": "a"}]},
+                                      {"op": "operand", "name": "b"}]}
     elif expect_error:
         tree = make_error_tree(b, rng)
     elif rng.random() < 0.01:

@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _safety  # noqa: E402
 
 TSAN_BUILD = os.environ.get("TSAN_BUILD", "build-tsan")
-TESTS = ["test_threads", "test_api", "test_threads_run"]
+TESTS = ["test_threads", "test_api", "test_threads_run", "test_cache"]
 
 
 def main():

@@ -239,7 +239,7 @@ typedef struct long_run {
     const bcg_kernel *kernel;
     float *out;
     const float *in;
-    volatile int started;
+    int started; /* atomic */
     bcg_status status;
 } long_run;
 
@@ -247,7 +247,7 @@ static void *run_once(void *arg)
 {
     long_run *r = arg;
     const void *in[] = {r->in};
-    r->started = 1;
+    __atomic_store_n(&r->started, 1, __ATOMIC_RELEASE);
     r->status = bcg_run(r->kernel, r->out, in, NULL);
     return NULL;
 }
@@ -275,7 +275,8 @@ static void test_free_during_a_run(void **state)
     pthread_t t1, t2;
     assert_int_equal(pthread_create(&t1, NULL, run_once, &r1), 0);
     assert_int_equal(pthread_create(&t2, NULL, run_once, &r2), 0);
-    while (!r1.started || !r2.started)
+    while (!__atomic_load_n(&r1.started, __ATOMIC_ACQUIRE) ||
+           !__atomic_load_n(&r2.started, __ATOMIC_ACQUIRE))
         sched_yield();
     bcg_kernel_free(freed);      /* the caller's reference and the cache's */
     bcg_kernel_release(evicted); /* cached, unheld ... */

@@ -818,7 +818,9 @@ static bool differential_case(const char *expr, bcg_dtype ta, bcg_dtype tb, int 
 
     bcg_dtype out = b.c->root->dtype;
     size_t size = bcg_dtype_size(out);
-    for (int64_t i = 0; i < ELEMENTS; i++) {
+    /* an expression that does not read a has a smaller result */
+    assert_true(b.c->plan->elements <= ELEMENTS);
+    for (int64_t i = 0; i < b.c->plan->elements; i++) {
         const char *x = (const char *)expected + (size_t)i * size;
         const char *y = (const char *)actual + (size_t)i * size;
         if (!same_element(x, y, out)) {
