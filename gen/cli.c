@@ -253,7 +253,13 @@ int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, uns
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
         if (options_done || arg[0] != '-' || arg[1] == 0) {
             if (args->expr)
-                return usage_error(cmd, "unexpected argument '%s' (one expression only)", arg);
+                return usage_error(cmd,
+                                   options_done
+                                       ? "unexpected argument '%s' (one expression only; after "
+                                         "-- every argument is the expression, so options go "
+                                         "before --)"
+                                       : "unexpected argument '%s' (one expression only)",
+                                   arg);
             args->expr = arg;
             continue;
         }

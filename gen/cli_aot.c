@@ -18,6 +18,7 @@ extern char **environ;
 static const char help[] =
     "usage: bcgen aot -k NAME=EXPR -i OPERAND... [-k NAME=EXPR -i ...] -o FILE.c [options]\n"
     "       bcgen aot EXPR -i OPERAND... --name NAME -o FILE.c [options]\n"
+    "       bcgen aot -i OPERAND... --name NAME -o FILE.c [options] -- EXPR\n"
     "\n"
     "Writes FILE.c and FILE.h (or --header), a pair that is the whole dependency\n"
     "of the kernels: no bcgen header or library, only <stdint.h>, <stddef.h>\n"
@@ -32,6 +33,9 @@ static const char help[] =
     "kernels:\n"
     "  -k NAME=EXPR            a kernel: the function NAME computing EXPR\n"
     "  -i NAME=DTYPE[SHAPE]    an operand of the last kernel; @[S0,S1,...] strides\n"
+    "                          (a lone EXPR's operands may also come before it)\n"
+    "  --                      ends the options: the lone EXPR follows (one that\n"
+    "                          starts with '-': -- '-a'); -k NAME=EXPR takes any EXPR\n"
     "  --inplace NAME, --axis K, --strict-rank   as for `bcgen explain`, for the\n"
     "                          last kernel (--axis and --strict-rank before the\n"
     "                          first -k: for every kernel)\n"
@@ -426,18 +430,30 @@ static int parse(cli_state *st, int argc, char **argv)
 {
     cli_kernel *k = NULL; /* the kernel options apply to; NULL: the defaults */
     cli_kernel *single = NULL;
+    /* the first -i before any kernel: an operand of a lone EXPR given after
+     * it (after --, when it starts with '-'), else an error */
+    const char *early_operand = NULL;
+    bool options_done = false;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
         bool takes_value = true;
-        if (arg[0] != '-' || arg[1] == 0) {
-            if (st->single_expr || st->kernel_count > 0)
-                return usage_error("unexpected argument '%s' (give one EXPR with --name, or "
-                                   "kernels with -k NAME=EXPR)",
+        if (options_done || arg[0] != '-' || arg[1] == 0) {
+            if (st->single_expr || (st->kernel_count > 0 && !(single && !single->expr)))
+                return usage_error(options_done
+                                       ? "unexpected argument '%s' (after -- only one EXPR; "
+                                         "options go before --)"
+                                       : "unexpected argument '%s' (give one EXPR with --name, "
+                                         "or kernels with -k NAME=EXPR)",
                                    arg);
             st->single_expr = arg;
-            k = single = new_kernel(st);
-            k->expr = arg;
+            if (!single)
+                k = single = new_kernel(st);
+            single->expr = arg;
+            continue;
+        }
+        if (strcmp(arg, "--") == 0) {
+            options_done = true;
             continue;
         }
         if (cli_is_help(arg)) {
@@ -449,6 +465,9 @@ static int parse(cli_state *st, int argc, char **argv)
             return usage_error("%s needs a value", arg);
         bcg_options *options = k ? &k->options : &st->defaults;
         if (strcmp(arg, "-k") == 0 || strcmp(arg, "--kernel") == 0) {
+            if (single && !single->expr)
+                return usage_error("-i %s comes before any kernel (-k NAME=EXPR or EXPR)",
+                                   early_operand);
             if (single)
                 return usage_error("%s", "-k and a lone EXPR cannot be mixed");
             const char *eq = strchr(value, '=');
@@ -463,9 +482,10 @@ static int parse(cli_state *st, int argc, char **argv)
             k->name = k->name_text;
             k->expr = eq + 1;
         } else if (strcmp(arg, "-i") == 0 || strcmp(arg, "--input") == 0) {
-            if (!k)
-                return usage_error("-i %s comes before any kernel (-k NAME=EXPR or EXPR)",
-                                   value);
+            if (!k && st->kernel_count == 0) {
+                k = single = new_kernel(st);
+                early_operand = value;
+            }
             if (k->operand_count == BCG_MAX_OPERANDS)
                 return usage_error("more than %s operands in one kernel", "64");
             bcg_error err;
@@ -514,6 +534,9 @@ static int parse(cli_state *st, int argc, char **argv)
         if (takes_value)
             i++;
     }
+    if (single && !single->expr)
+        return usage_error("-i %s comes before any kernel (-k NAME=EXPR or EXPR)",
+                           early_operand);
     if (single) {
         if (!st->single_name)
             return usage_error("%s", "a lone EXPR needs --name NAME for its function");

@@ -36,6 +36,8 @@ static const char help[] =
     "                         kernels touching at least 16 MiB)\n"
     "  --backend tcc|cc, --native   with --jit: the backend (cc: plain C, no\n"
     "                         microkernels; --native adds -march=native)\n"
+    "  --                     ends the options: every later argument is the EXPR\n"
+    "                         (one starting with '-' goes here: -- '-a')\n"
     "\n"
     "examples:\n"
     "  bcgen emit 'a * b + c' -i a=f32[5,3,4,1] -i b=f32[3,1,1] -i c=f32[] --name fma3\n"

@@ -21,8 +21,11 @@ static const char help[] =
     "  --inplace NAME         the result is written into operand NAME\n"
     "  --axis K               Paddle's axis for two operands (-1: right alignment)\n"
     "  --strict-rank          reject rank-0 operands\n"
-    "  --warn-legacy          warn when shapes differ but hold as many elements\n"
+    "  --warn-legacy          warn when shapes differ but hold as many elements and\n"
+    "                         the old pointwise rule would differ (bcgen shape --help)\n"
     "  --json                 one JSON object on stdout instead of text\n"
+    "  --                     ends the options: every later argument is the EXPR\n"
+    "                         (one starting with '-' goes here: -- '-a')\n"
     "\n"
     "example:\n"
     "  bcgen explain 'a * b + c' -i a=f32[5,3,4,1] -i b=f32[3,1,1] -i c=f32[]\n";

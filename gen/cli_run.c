@@ -40,9 +40,12 @@ static const char help[] =
     "  --axis K, --strict-rank: as for explain\n"
     "  --warn-legacy          print the legacy broadcast warning on stderr (see\n"
     "                         bcgen shape --help)\n"
+    "  --                     ends the options: every later argument is the EXPR\n"
+    "                         (one starting with '-' goes here: -- '-a')\n"
     "\n"
-    "example:\n"
-    "  bcgen run 'a + b' -i a=f32[5,3,4,1]=range -i b=f32[3,1,1]=ones\n";
+    "examples:\n"
+    "  bcgen run 'a + b' -i a=f32[5,3,4,1]=range -i b=f32[3,1,1]=ones\n"
+    "  bcgen run -i a=f32[3]=range -- '-a'\n";
 
 static double now_ms(void)
 {

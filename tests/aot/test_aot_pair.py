@@ -317,6 +317,21 @@ for what, argv, needle in [
               and not os.path.exists(path("k\u00fcche.c")) and not os.path.exists(path("ok.c")),
               r.stderr)
 
+# ---- -- ends the options: a lone EXPR starting with '-' (issue 9, newcomer's audit) ----------
+r = bcgen("aot", "-i", "a=f32[3]", "--name", "neg", "-o", path("neg.c"), "--", "-a")
+tap.check("aot -i ... -- '-a' writes the kernel", r.returncode == 0
+          and "void neg(float *out, const float *a);" in read("neg.h")
+          and " -- -a\n" in read("neg.h"), r.stderr)
+r = bcgen("aot", "-k", "neg2=-a", "-i", "a=f32[3]", "-o", path("neg2.c"), "--", "x")
+tap.check("after -k kernels, an argument after -- is a usage error",
+          r.returncode == 2 and "after -- only one EXPR" in r.stderr, r.stderr)
+r = bcgen("aot", "-i", "a=f32[3]", "-k", "k=a", "-o", path("early.c"))
+tap.check("-i before a -k kernel is still an error",
+          r.returncode == 2 and "-i a=f32[3] comes before any kernel" in r.stderr, r.stderr)
+r = bcgen("aot", "-i", "a=f32[3]", "--name", "k", "-o", path("early.c"))
+tap.check("-i with no kernel at all is still an error",
+          r.returncode == 2 and "-i a=f32[3] comes before any kernel" in r.stderr, r.stderr)
+
 # ---- names that would break the pair's comments or #include (issue 9, finding 10) ---------------
 os.makedirs(path("x/*y"))
 os.makedirs(path("c*"))

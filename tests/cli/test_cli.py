@@ -56,6 +56,20 @@ def main():
     expect(["frobnicate"], 2, stderr_has="unknown command 'frobnicate'")
     for cmd in ("shape", "explain", "emit", "run"):
         expect([cmd, "--help"], 0, stdout_has="usage: bcgen " + cmd)
+    # -- ends the options, so an expression may start with '-' (issue 9, newcomer's audit)
+    expect(["run", "-i", "a=f32[3]=range", "--", "-a"], 0, stdout_has="[-0. -1. -2.]")
+    expect(["run", "-i", "a=i32[3]=range", "--", "-a + 1"], 0, stdout_has="[ 1  0 -1]")
+    expect(["explain", "-i", "a=f32[3]", "--", "-a"], 0, stdout_has="(-a)")
+    expect(["emit", "-i", "a=f32[3]", "--name", "neg", "--", "-a"], 0, stdout_has="void neg(")
+    expect(["emit", "-i", "a=f32[3]", "--jit", "--", "-a"], 0, stdout_has="bcg_kernel")
+    expect(["run", "--", "-a", "-i", "a=f32[3]=ones"], 2,
+           stderr_has="after -- every argument is the expression",
+           what="after -- everything is positional (POSIX)")
+    expect(["run", "-a", "-i", "a=f32[3]=ones"], 2, stderr_has="unknown option '-a'")
+    for cmd in ("explain", "emit", "run", "aot"):
+        r = bcgen(cmd, "--help")
+        check(f"{cmd} --help tells about --", "  --  " in r.stdout and "'-a'" in r.stdout,
+              r.stdout)
     # operand specs
     expect(["explain", "a"], 2, stderr_has="no operands given")
     expect(["explain", "-i", "a=f32[3]"], 2, stderr_has="no expression given")
