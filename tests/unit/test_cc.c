@@ -1,10 +1,16 @@
 /* test_cc.c - the cc backend (gen/cc.c): kernels compiled by the system's
  * cc into cached shared objects give the reference evaluator's results bit
  * for bit; a second context loads them from the disk cache without running
- * the compiler; a cached object that others could have written is never
- * loaded; and a failing compiler falls back to libtcc with a note.  The
- * cache lives in a fresh temporary XDG_CACHE_HOME.  Without a `cc` on PATH
- * every test is skipped, loudly. */
+ * the compiler; a cached object that others could have written, that is
+ * truncated (0, 64, 4096 bytes, half: once a SIGBUS in dlopen), has a
+ * changed byte or is ELF for another machine is never loaded but
+ * recompiled and replaced; -march=native objects follow the CPU identity;
+ * the cache stays under BCGEN_CACHE_MAX by evicting the least recently
+ * used; stale tmp- files go and failures leave none; a failing compiler
+ * falls back to libtcc with a note.  The cache lives in a fresh temporary
+ * XDG_CACHE_HOME.  Without a `cc` on PATH every test is skipped, loudly.
+ * The attacks on the cache are in test_cc_attack.c, the compiler process
+ * in test_cc_spawn.c. */
 /* internal.h comes before cmocka.h: cmocka defines a fail() macro. */
 #include "internal.h"
 
@@ -21,23 +27,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-static char cache_home[64];
-static bool have_cc;
+#include <sys/time.h>
 
-static bool compiler_on_path(void)
-{
-    const char *path = getenv("PATH");
-    char candidate[4096];
-    while (path && *path) {
-        const char *colon = strchr(path, ':');
-        int n = colon ? (int)(colon - path) : (int)strlen(path);
-        snprintf(candidate, sizeof candidate, "%.*s/cc", n, path);
-        if (access(candidate, X_OK) == 0)
-            return true;
-        path += n + (colon ? 1 : 0);
-    }
-    return false;
-}
+#include "test_cc_common.h"
 
 typedef struct cc_case {
     const char *expr;
@@ -125,7 +117,7 @@ static const bcg_kernel *check_case(bcg_context *ctx, const cc_case *c)
 /* The cached objects in the cache directory. */
 static int cached_objects(char names[][512], int cap)
 {
-    char dir[128];
+    char dir[256];
     snprintf(dir, sizeof dir, "%s/bcgen", cache_home);
     DIR *d = opendir(dir);
     int count = 0;
@@ -157,7 +149,7 @@ static void test_results_and_disk_cache(void **state)
     struct stat st;
     assert_int_equal(stat(names[0], &st), 0);
     assert_int_equal(st.st_mode & 077, 0);
-    char dir[128];
+    char dir[256];
     snprintf(dir, sizeof dir, "%s/bcgen", cache_home);
     assert_int_equal(stat(dir, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0700);
@@ -198,7 +190,7 @@ static void test_failing_compiler_falls_back(void **state)
     if (!have_cc)
         skip();
     /* a `cc` that always fails, first on PATH */
-    char bin[128], fake[160];
+    char bin[256], fake[300];
     snprintf(bin, sizeof bin, "%s/bin", cache_home);
     assert_int_equal(mkdir(bin, 0700), 0);
     snprintf(fake, sizeof fake, "%s/cc", bin);
@@ -208,7 +200,7 @@ static void test_failing_compiler_falls_back(void **state)
     fclose(f);
     assert_int_equal(chmod(fake, 0700), 0);
     char *old_path = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin");
-    char path[4300];
+    char path[4500];
     snprintf(path, sizeof path, "%s:%.4096s", bin, old_path);
     setenv("PATH", path, 1);
     bcg_context *ctx = bcg_context_new();
@@ -220,6 +212,7 @@ static void test_failing_compiler_falls_back(void **state)
     assert_non_null(strstr(bcg_kernel_note(k), "the cc backend failed"));
     assert_non_null(strstr(bcg_kernel_note(k), "fake cc: refusing"));
     assert_non_null(strstr(bcg_kernel_note(k), "compiled with libtcc"));
+    assert_int_equal(temporary_files(), 0);
     bcg_context_free(ctx);
     setenv("PATH", old_path, 1);
     free(old_path);
@@ -244,26 +237,307 @@ static void test_bad_backend_options(void **state)
     bcg_context_free(ctx);
 }
 
+static void test_sha256(void **state)
+{
+    (void)state;
+    /* FIPS 180-4's examples: one block, two blocks; and a million bytes */
+    static const struct {
+        const char *text;
+        const char *digest;
+    } vectors[] = {
+        {"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+        {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+        {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+    };
+    unsigned char key[32] = {0}, trailer[CC_TRAILER_BYTES];
+    for (size_t v = 0; v < sizeof vectors / sizeof vectors[0]; v++) {
+        cc_object_trailer(vectors[v].text, strlen(vectors[v].text), key, trailer);
+        char hex[65];
+        for (int i = 0; i < 32; i++)
+            snprintf(hex + 2 * i, 3, "%02x", trailer[40 + i]);
+        assert_string_equal(hex, vectors[v].digest);
+        assert_memory_equal(trailer, "BCGOBJ01", 8);
+        assert_int_equal(trailer[72], strlen(vectors[v].text));
+    }
+    static char million[1000000];
+    memset(million, 'a', sizeof million);
+    cc_object_trailer(million, sizeof million, key, trailer);
+    char hex[65];
+    for (int i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", trailer[40 + i]);
+    assert_string_equal(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+/* Removes every object, so a test starts from an empty cache. */
+static void empty_cache(void)
+{
+    char names[64][80], path[300];
+    int count = object_names(names, 64);
+    for (int i = 0; i < count; i++) {
+        object_path(names[i], path, sizeof path);
+        assert_int_equal(unlink(path), 0);
+    }
+}
+
+static off_t file_size(const char *path)
+{
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    return st.st_size;
+}
+
+/* Compiles kernel N into an empty cache; its object's path and size. */
+static off_t only_object(int64_t n, char *path, size_t cap)
+{
+    char note[600], names[4][80];
+    empty_cache();
+    check_kernel(n, false, note, sizeof note);
+    assert_string_equal(note, "");
+    assert_int_equal(object_names(names, 4), 1);
+    object_path(names[0], path, cap);
+    return file_size(path);
+}
+
+/* Kernel N must be compiled again (the object at PATH is not loaded), run
+ * right, and leave a whole object of SIZE bytes at PATH. */
+static void recompiled(int64_t n, const char *path, off_t size, const char *what)
+{
+    char note[600];
+    long runs = cc_compiler_runs();
+    check_kernel(n, false, note, sizeof note);
+    if (strcmp(note, "") != 0 || cc_compiler_runs() != runs + 1)
+        fail_msg("%s: note '%s', %ld compiler runs", what, note, cc_compiler_runs() - runs);
+    assert_int_equal(file_size(path), size);
+    assert_int_equal(temporary_files(), 0);
+    /* and the replacement is loaded as it is */
+    check_kernel(n, false, note, sizeof note);
+    assert_int_equal(cc_compiler_runs(), runs + 1);
+}
+
+static void test_truncated_objects_are_replaced(void **state)
+{
+    (void)state;
+    if (!have_cc)
+        skip();
+    char path[300];
+    off_t size = only_object(301, path, sizeof path);
+    assert_true(size > 8192);
+    /* dlopen of the 4096-byte and half-size files died with SIGBUS */
+    const off_t sizes[] = {0, 64, 4096, size / 2, size - 1};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        assert_int_equal(truncate(path, sizes[i]), 0);
+        char what[64];
+        snprintf(what, sizeof what, "truncated to %lld bytes", (long long)sizes[i]);
+        recompiled(301, path, size, what);
+    }
+    /* and longer than it was */
+    FILE *f = fopen(path, "ab");
+    assert_non_null(f);
+    fputs("junk", f);
+    fclose(f);
+    recompiled(301, path, size, "extended");
+}
+
+/* Adds 1 to the byte at OFFSET of PATH. */
+static void change_byte(const char *path, off_t offset)
+{
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fseeko(f, offset, SEEK_SET), 0);
+    int c = fgetc(f);
+    assert_true(c != EOF);
+    assert_int_equal(fseeko(f, offset, SEEK_SET), 0);
+    fputc((c + 1) & 255, f);
+    fclose(f);
+}
+
+static void test_changed_bytes_are_detected(void **state)
+{
+    (void)state;
+    if (!have_cc)
+        skip();
+    char path[300];
+    off_t size = only_object(302, path, sizeof path);
+    /* in the code, in the ELF header, in the trailer's checksum, key, magic */
+    const off_t offsets[] = {size / 2, 0, 18, size - 20, size - 60, size - 80};
+    for (size_t i = 0; i < sizeof offsets / sizeof offsets[0]; i++) {
+        change_byte(path, offsets[i]);
+        char what[64];
+        snprintf(what, sizeof what, "byte %lld of %lld changed", (long long)offsets[i],
+                 (long long)size);
+        recompiled(302, path, size, what);
+    }
+}
+
+static void test_foreign_elf_with_valid_trailer(void **state)
+{
+    (void)state;
+    if (!have_cc)
+        skip();
+    char path[300], copy[320], names[4][80];
+    off_t size = only_object(303, path, sizeof path);
+    assert_int_equal(object_names(names, 4), 1);
+    /* the ELF bytes with e_machine changed, sealed with a valid trailer:
+     * only the ELF check can refuse it */
+    snprintf(copy, sizeof copy, "%s/elf", cache_home);
+    char command[1600];
+    snprintf(command, sizeof command, "head -c %lld '%s' > '%s'",
+             (long long)(size - CC_TRAILER_BYTES), path, copy);
+    shell(command);
+    change_byte(copy, 18); /* e_machine */
+    forge_object(copy, cache_dir, names[0]);
+    recompiled(303, path, size, "ELF for another machine");
+    /* a regular file of ours is required: a symbolic link to a valid
+     * object elsewhere is replaced */
+    snprintf(command, sizeof command, "cp '%s' '%s/valid.so' && rm '%s' && ln -s '%s/valid.so' '%s'",
+             path, cache_home, path, cache_home, path);
+    shell(command);
+    recompiled(303, path, size, "symbolic link");
+    unlink(copy);
+}
+
+static void test_native_objects_follow_the_cpu(void **state)
+{
+    (void)state;
+    if (!have_cc)
+        skip();
+    char note[600], names[8][80];
+    empty_cache();
+    long runs = cc_compiler_runs();
+    check_kernel(304, true, note, sizeof note);
+    assert_string_equal(note, "");
+    check_kernel(304, true, note, sizeof note); /* loaded */
+    assert_int_equal(cc_compiler_runs(), runs + 1);
+    /* the same cache seen from another CPU: a new object, not this one */
+    cc_set_cpu_identity("GenuineIntel family 6 model 60 (Haswell), no AVX-512");
+    check_kernel(304, true, note, sizeof note);
+    assert_string_equal(note, "");
+    assert_int_equal(cc_compiler_runs(), runs + 2);
+    assert_int_equal(object_names(names, 8), 2);
+    check_kernel(304, true, note, sizeof note);
+    assert_int_equal(cc_compiler_runs(), runs + 2);
+    /* an object built without -march=native is the same for every CPU */
+    check_kernel(304, false, note, sizeof note);
+    cc_set_cpu_identity(NULL);
+    check_kernel(304, false, note, sizeof note);
+    check_kernel(304, true, note, sizeof note);
+    assert_int_equal(cc_compiler_runs(), runs + 3);
+    assert_int_equal(object_names(names, 8), 3);
+}
+
+static off_t cache_bytes(int *count)
+{
+    char names[64][80], path[300];
+    off_t total = 0;
+    *count = object_names(names, 64);
+    for (int i = 0; i < *count; i++) {
+        object_path(names[i], path, sizeof path);
+        total += file_size(path);
+    }
+    return total;
+}
+
+static void test_least_recently_used_eviction(void **state)
+{
+    (void)state;
+    if (!have_cc)
+        skip();
+    char path[300], note[600], limit[32];
+    off_t size = only_object(400, path, sizeof path);
+    /* room for three objects (sizes differ by a few bytes) */
+    snprintf(limit, sizeof limit, "%lld", (long long)(3 * size + size / 2));
+    setenv("BCGEN_CACHE_MAX", limit, 1);
+    for (int64_t n = 401; n <= 407; n++) {
+        check_kernel(n, false, note, sizeof note);
+        assert_string_equal(note, "");
+        int count;
+        off_t total = cache_bytes(&count);
+        assert_true(total <= 3 * size + size / 2);
+        assert_true(count <= 3);
+        /* kernel 400 is used between the others, so it is never the oldest */
+        usleep(20000); /* mtimes come from a clock that ticks every few ms */
+        long runs = cc_compiler_runs();
+        check_kernel(400, false, note, sizeof note);
+        assert_int_equal(cc_compiler_runs(), runs); /* still cached */
+        usleep(20000);
+    }
+    /* 401 was evicted long ago, 406 and 407 are still there */
+    long runs = cc_compiler_runs();
+    check_kernel(407, false, note, sizeof note);
+    check_kernel(406, false, note, sizeof note);
+    assert_int_equal(cc_compiler_runs(), runs);
+    check_kernel(401, false, note, sizeof note);
+    assert_int_equal(cc_compiler_runs(), runs + 1);
+    /* a limit below one object keeps only the newest */
+    setenv("BCGEN_CACHE_MAX", "1K", 1);
+    check_kernel(408, false, note, sizeof note);
+    int count;
+    cache_bytes(&count);
+    assert_int_equal(count, 1);
+    /* a bad setting is an error the note names */
+    setenv("BCGEN_CACHE_MAX", "lots", 1);
+    check_kernel(409, false, note, sizeof note);
+    assert_non_null(strstr(note, "BCGEN_CACHE_MAX='lots' is not a size"));
+    unsetenv("BCGEN_CACHE_MAX");
+}
+
+static void test_stale_temporaries_are_removed(void **state)
+{
+    (void)state;
+    if (!have_cc)
+        skip();
+    char stale[300], fresh[300], note[600];
+    check_kernel(500, false, note, sizeof note); /* the directory exists */
+    snprintf(stale, sizeof stale, "%s/tmp-99999-0123456789abcdef.c", cache_dir);
+    snprintf(fresh, sizeof fresh, "%s/tmp-99998-0123456789abcdef.c", cache_dir);
+    FILE *f = fopen(stale, "w");
+    assert_non_null(f);
+    fclose(f);
+    f = fopen(fresh, "w");
+    assert_non_null(f);
+    fclose(f);
+    /* left by a process killed an hour ago */
+    struct timeval old[2];
+    gettimeofday(&old[0], NULL);
+    old[0].tv_sec -= 3600;
+    old[1] = old[0];
+    assert_int_equal(utimes(stale, old), 0);
+    check_kernel(501, false, note, sizeof note); /* a compile cleans up */
+    assert_int_equal(access(stale, F_OK), -1);
+    assert_int_equal(access(fresh, F_OK), 0); /* may be a compile under way */
+    unlink(fresh);
+}
+
+static void test_source_size_bound(void **state)
+{
+    (void)state;
+    size_t n = 600 * 1024;
+    char *source = malloc(n + 1);
+    assert_non_null(source);
+    memset(source, ' ', n);
+    source[n] = 0;
+    cc_code *code;
+    kernel_fn fn;
+    bcg_error err;
+    error_clear(&err);
+    long runs = cc_compiler_runs();
+    assert_int_equal(cc_compile(source, "bcg_kernel", false, &code, &fn, &err), BCG_ERR_LIMIT);
+    assert_non_null(strstr(err.message, "614400 bytes, over the cc backend's limit"));
+    assert_int_equal(cc_compiler_runs(), runs);
+    free(source);
+}
+
 static int setup(void **state)
 {
     (void)state;
-    snprintf(cache_home, sizeof cache_home, "/tmp/bcgen-test-cc-XXXXXX");
-    if (!mkdtemp(cache_home))
-        return -1;
-    setenv("XDG_CACHE_HOME", cache_home, 1);
-    have_cc = compiler_on_path();
-    if (!have_cc)
-        printf("# SKIP: no C compiler `cc` on PATH: the cc backend is NOT tested\n");
-    return 0;
+    return cc_common_setup("test-cc");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char command[160];
-    /* the temporary cache; the name is ours (mkdtemp) */
-    snprintf(command, sizeof command, "rm -rf '%s'", cache_home);
-    return system(command) == 0 ? 0 : -1;
+    return cc_common_teardown();
 }
 
 int main(void)
@@ -273,6 +547,14 @@ int main(void)
         cmocka_unit_test(test_untrusted_object_is_not_loaded),
         cmocka_unit_test(test_failing_compiler_falls_back),
         cmocka_unit_test(test_bad_backend_options),
+        cmocka_unit_test(test_sha256),
+        cmocka_unit_test(test_truncated_objects_are_replaced),
+        cmocka_unit_test(test_changed_bytes_are_detected),
+        cmocka_unit_test(test_foreign_elf_with_valid_trailer),
+        cmocka_unit_test(test_native_objects_follow_the_cpu),
+        cmocka_unit_test(test_least_recently_used_eviction),
+        cmocka_unit_test(test_stale_temporaries_are_removed),
+        cmocka_unit_test(test_source_size_bound),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
