@@ -30,6 +30,7 @@ static const char help[] =
     "and give dimensions as indices into the broadcast result, e.g.\n"
     "  cannot broadcast operand 1 (3,1,1) against operand 0 (5,2,4,1):\n"
     "  dimension 1 has size 3 in operand 1 and 2 in operand 0\n"
+    "(messages write shapes without spaces; one dimension is (3,) as in NumPy)\n"
     "\n"
     "options (before the shapes; -- ends them):\n"
     "  --inplace       the result is written into the first shape (PyTorch's\n"

@@ -235,7 +235,7 @@ void shape_format(const shape *s, char *buf, size_t cap)
 
 void shape_format_compact(const shape *s, char *buf, size_t cap)
 {
-    format_shape(s, ",", false, buf, cap);
+    format_shape(s, ",", true, buf, cap);
 }
 
 bool shape_elements(const shape *s, int64_t *out)

@@ -134,7 +134,7 @@ def main():
     check("--warn-legacy warns on same-size different shapes", "warning" in r.stderr, r.stderr)
     # --warn-legacy in run and emit too (issue 9, newcomer's audit), and only when the
     # old pointwise rule would give something else
-    legacy = ("warning: a (4,1) and b (4) have different shapes but the same number of "
+    legacy = ("warning: a (4,1) and b (4,) have different shapes but the same number of "
               "elements (4): they broadcast to (4,4) (16 elements)")
     for argv in (["run", "a + b", "-i", "a=f32[4,1]=range", "-i", "b=f32[4]=ones"],
                  ["emit", "a + b", "-i", "a=f32[4,1]", "-i", "b=f32[4]"],

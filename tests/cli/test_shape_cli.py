@@ -96,7 +96,7 @@ def main():
     expect_output([",".join(["1"] * 64)], "(" + ", ".join(["1"] * 64) + ")\n")
 
     # ---- warnings -------------------------------------------------------------
-    legacy = ("operand 0 (4,1) and operand 1 (4) have different shapes but the same "
+    legacy = ("operand 0 (4,1) and operand 1 (4,) have different shapes but the same "
               "number of elements (4): they broadcast to (4,4) (16 elements), where the old "
               "pointwise (1-D) behaviour paired them element by element into (4,1)")
     expect_output(["--warn-legacy", "4,1", "4"], "(4, 4)\n",
@@ -131,7 +131,7 @@ def main():
                  "cannot broadcast operand 1 (3,1,1) against operand 0 (5,2,4,1): "
                  "dimension 1 has size 3 in operand 1 and 2 in operand 0")
     expect_error(["0", "5,7,3"], 1,
-                 "cannot broadcast operand 1 (5,7,3) against operand 0 (0): "
+                 "cannot broadcast operand 1 (5,7,3) against operand 0 (0,): "
                  "dimension 2 has size 3 in operand 1 and 0 in operand 0")
     expect_error(["2,1", "1,3", "4,1"], 1,
                  "cannot broadcast operand 2 (4,1) against operand 0 (2,1): "

@@ -108,17 +108,17 @@ static void test_parse_accepted_forms(void **state)
     static const struct { const char *text; const char *compact; } cases[] = {
         {"5,3,4,1", "(5,3,4,1)"},   {"[5,3,4,1]", "(5,3,4,1)"},
         {"(5,3,4,1)", "(5,3,4,1)"}, {"5x3x4x1", "(5,3,4,1)"},
-        {"(5,)", "(5)"},            {"[5,]", "(5)"},
-        {"(5)", "(5)"},             {"5", "(5)"},
+        {"(5,)", "(5,)"},            {"[5,]", "(5,)"},
+        {"(5)", "(5,)"},             {"5", "(5,)"},
         {"[]", "()"},               {"()", "()"},
         {"scalar", "()"},           {"[ ]", "()"},
         {"(  )", "()"},             {"  scalar\t", "()"},
         {" [ 5 , 3 ] ", "(5,3)"},   {"\t5,\t3\t", "(5,3)"},
-        {"( 5 , 3 , )", "(5,3)"},   {"0", "(0)"},
+        {"( 5 , 3 , )", "(5,3)"},   {"0", "(0,)"},
         {"0,0", "(0,0)"},           {"007,1", "(7,1)"},
         {"0x10", "(0,10)"},         {"(2x3)", "(2,3)"},
         {"5 x 3", "(5,3)"},         {"1,1,1,1,1", "(1,1,1,1,1)"},
-        {"9223372036854775807", "(9223372036854775807)"},
+        {"9223372036854775807", "(9223372036854775807,)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         shape s = parse_ok(cases[i].text);
@@ -138,7 +138,7 @@ static void test_parse_explicit_length(void **state)
     /* not NUL-terminated at all */
     char buf[4] = {'(', '7', ')', '!'};
     assert_int_equal(shape_parse(buf, 3, &s, &err), BCG_OK);
-    expect_compact(&s, "(7)");
+    expect_compact(&s, "(7,)");
     /* a NUL byte inside the given length is a bad character */
     expect_parse_error("5,\0" "3", 4,
                        "bad shape \"5,?3\": unexpected byte 0x00 at character 3 (expected a size)");
@@ -262,7 +262,7 @@ static void test_format_compact(void **state)
     assert_string_equal(buf, "(5,3,4,1)");
     s = parse_ok("(5,)");
     shape_format_compact(&s, buf, sizeof buf);
-    assert_string_equal(buf, "(5)");
+    assert_string_equal(buf, "(5,)");
     s = parse_ok("scalar");
     shape_format_compact(&s, buf, sizeof buf);
     assert_string_equal(buf, "()");
@@ -271,7 +271,7 @@ static void test_format_compact(void **state)
 static void test_format_round_trips(void **state)
 {
     (void)state;
-    static const char *const texts[] = {"()", "(5)", "(5,3,4,1)", "(0,1,2)"};
+    static const char *const texts[] = {"()", "(5,)", "(5,3,4,1)", "(0,1,2)"};
     char buf[64];
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         shape s = parse_ok(texts[i]);
@@ -375,7 +375,7 @@ static void test_size_one_expands_both_ways(void **state)
 {
     (void)state;
     expect_result(BROADCAST(NULL, NAMES, "1,4", "3,1"), "(3,4)");
-    expect_result(BROADCAST(NULL, NAMES, "1", "1"), "(1)");
+    expect_result(BROADCAST(NULL, NAMES, "1", "1"), "(1,)");
     expect_result(BROADCAST(NULL, NAMES, "1,1,1", "1"), "(1,1,1)");
 }
 
@@ -384,7 +384,7 @@ static void test_rank0_broadcasts_like_numpy(void **state)
     (void)state;
     expect_result(BROADCAST(NULL, NAMES, "5,3", "()"), "(5,3)");
     expect_compact(&last.out.aligned[1], "(1,1)");
-    expect_result(BROADCAST(NULL, NAMES, "()", "0"), "(0)");
+    expect_result(BROADCAST(NULL, NAMES, "()", "0"), "(0,)");
     expect_result(BROADCAST(NULL, NAMES, "()", "()"), "()");
     assert_int_equal(last.out.aligned[0].rank, 0);
     expect_result(BROADCAST(NULL, NAMES, "scalar"), "()");
@@ -394,14 +394,14 @@ static void test_rank0_broadcasts_like_numpy(void **state)
 static void test_size_zero(void **state)
 {
     (void)state;
-    expect_result(BROADCAST(NULL, NAMES, "0", "1"), "(0)");
+    expect_result(BROADCAST(NULL, NAMES, "0", "1"), "(0,)");
     expect_result(BROADCAST(NULL, NAMES, "0,1", "1,5"), "(0,5)");
-    expect_result(BROADCAST(NULL, NAMES, "0", "0"), "(0)");
+    expect_result(BROADCAST(NULL, NAMES, "0", "0"), "(0,)");
     expect_result(BROADCAST(NULL, NAMES, "2,0", "0"), "(2,0)");
     expect_error(BROADCAST(NULL, NAMES, "0", "3"), BCG_ERR_BROADCAST,
-                 "cannot broadcast b (3) against a (0): dimension 0 has size 3 in b and 0 in a");
+                 "cannot broadcast b (3,) against a (0,): dimension 0 has size 3 in b and 0 in a");
     expect_error(BROADCAST(NULL, NAMES, "2,2", "0"), BCG_ERR_BROADCAST,
-                 "cannot broadcast b (0) against a (2,2): dimension 1 has size 0 in b and 2 in a");
+                 "cannot broadcast b (0,) against a (2,2): dimension 1 has size 0 in b and 2 in a");
 }
 
 static void test_single_operand(void **state)
@@ -437,11 +437,11 @@ static void test_error_without_names(void **state)
 {
     (void)state;
     expect_error(BROADCAST(NULL, NULL, "2", "3"), BCG_ERR_BROADCAST,
-                 "cannot broadcast operand 1 (3) against operand 0 (2): dimension 0 has "
+                 "cannot broadcast operand 1 (3,) against operand 0 (2,): dimension 0 has "
                  "size 3 in operand 1 and 2 in operand 0");
     static const char *const some[] = {"x", NULL};
     expect_error(BROADCAST(NULL, some, "2", "3"), BCG_ERR_BROADCAST,
-                 "cannot broadcast operand 1 (3) against x (2): dimension 0 has size 3 in "
+                 "cannot broadcast operand 1 (3,) against x (2,): dimension 0 has size 3 in "
                  "operand 1 and 2 in x");
 }
 
@@ -468,7 +468,7 @@ static void test_three_operands_first_conflicting_pair(void **state)
                  "cannot broadcast c (2,4) against b (2,3): dimension 1 has size 4 in c and 3 in b");
     /* two conflicts: b/c comes before d */
     expect_error(BROADCAST(NULL, NAMES, "1", "2", "3", "4"), BCG_ERR_BROADCAST,
-                 "cannot broadcast c (3) against b (2): dimension 0 has size 3 in c and 2 in b");
+                 "cannot broadcast c (3,) against b (2,): dimension 0 has size 3 in c and 2 in b");
     /* the pair is found even when the running result came from another operand */
     expect_error(BROADCAST(NULL, NAMES, "1,3", "2,1", "2,4"), BCG_ERR_BROADCAST,
                  "cannot broadcast c (2,4) against a (1,3): dimension 1 has size 4 in c and 3 in a");
@@ -593,7 +593,7 @@ static void test_overflow_of_bytes(void **state)
     const char *const big[] = {"1152921504606846976"};   /* 2^60 */
     assert_int_equal(run(NULL, 8, NAMES, 1, big), BCG_ERR_LIMIT);
     assert_string_equal(last.err.message,
-                        "broadcast result (1152921504606846976) has 1152921504606846976 "
+                        "broadcast result (1152921504606846976,) has 1152921504606846976 "
                         "elements of 8 bytes: more than INT64_MAX bytes");
     assert_int_equal(run(NULL, 4, NAMES, 1, big), BCG_OK);    /* 2^62 bytes */
     assert_int_equal(run(NULL, 0, NAMES, 1, big), BCG_OK);    /* not checked */
@@ -652,7 +652,7 @@ static void test_inplace_rank_change(void **state)
     assert_int_equal(last.err.dimension, -1);
     expect_error(BROADCAST(&r, NAMES, "()", "1"), BCG_ERR_BROADCAST,
                  "in-place result cannot change the shape of a (): broadcast result is "
-                 "(1), which has rank 1 where a has rank 0");
+                 "(1,), which has rank 1 where a has rank 0");
     /* a size difference is reported before the rank difference */
     expect_error(BROADCAST(&r, NAMES, "3,1", "2,3,4"), BCG_ERR_BROADCAST,
                  "in-place result cannot change the shape of a (3,1): broadcast result is "
@@ -706,7 +706,7 @@ static void test_axis_minus_one_is_right_alignment(void **state)
     expect_result(BROADCAST(&r, NAMES, "2,3,4,5", "4,5"), "(2,3,4,5)");
     expect_compact(&last.out.aligned[1], "(1,1,4,5)");
     expect_error(BROADCAST(&r, NAMES, "2,3,4,5", "3"), BCG_ERR_BROADCAST,
-                 "cannot broadcast b (3) against a (2,3,4,5): dimension 3 has size 3 in b and 5 in a");
+                 "cannot broadcast b (3,) against a (2,3,4,5): dimension 3 has size 3 in b and 5 in a");
     /* y first: the lower rank is y whatever the order */
     expect_result(BROADCAST(&r, NAMES, "3,1", "2,1,4"), "(2,3,4)");
 }
@@ -838,7 +838,7 @@ static void test_axis_with_inplace(void **state)
     expect_result(BROADCAST(&r, NAMES, "2,3,4", "3"), "(2,3,4)");
     r.inplace = 1;
     expect_error(BROADCAST(&r, NAMES, "2,3,4", "3"), BCG_ERR_BROADCAST,
-                 "in-place result cannot change the shape of b (3): broadcast result is "
+                 "in-place result cannot change the shape of b (3,): broadcast result is "
                  "(2,3,4), dimension 2 has size 1 in b and 4 in the result");
 }
 
@@ -857,9 +857,9 @@ static void test_strict_rank(void **state)
     expect_error(BROADCAST(&r, NULL, "()", "3"), BCG_ERR_BROADCAST,
                  "operand 0 is rank 0 (a scalar); strict rank requires every operand to "
                  "have at least one dimension");
-    expect_result(BROADCAST(&r, NAMES, "3", "1"), "(3)");
+    expect_result(BROADCAST(&r, NAMES, "3", "1"), "(3,)");
     /* (0,) has one dimension: strict rank accepts it, the sizes then decide */
-    expect_result(BROADCAST(&r, NAMES, "0", "1"), "(0)");
+    expect_result(BROADCAST(&r, NAMES, "0", "1"), "(0,)");
 }
 
 static void test_legacy_warning(void **state)
@@ -869,15 +869,15 @@ static void test_legacy_warning(void **state)
     r.warn_legacy = true;
     expect_result(BROADCAST(&r, NAMES, "4,1", "4"), "(4,4)");
     assert_string_equal(last.out.warning,
-                        "a (4,1) and b (4) have different shapes but the same number of "
+                        "a (4,1) and b (4,) have different shapes but the same number of "
                         "elements (4): they broadcast to (4,4) (16 elements), where the old "
                         "pointwise (1-D) behaviour paired them element by element into (4,1)");
     /* the old rule gave the first operand's shape: a different shape only */
     expect_result(BROADCAST(&r, NAMES, "4", "1,4"), "(1,4)");
     assert_string_equal(last.out.warning,
-                        "a (4) and b (1,4) have different shapes but the same number of "
+                        "a (4,) and b (1,4) have different shapes but the same number of "
                         "elements (4): they broadcast to (1,4), where the old pointwise (1-D) "
-                        "behaviour gave the same elements in a's shape (4)");
+                        "behaviour gave the same elements in a's shape (4,)");
     expect_result(BROADCAST(&r, NULL, "6,1", "6,1", "1,6", "6"), "(6,6)");
     assert_non_null(strstr(last.out.warning, "operand 0 (6,1) and operand 2 (1,6) have"));
 }
@@ -1049,7 +1049,7 @@ static void test_public_error_clears_previous(void **state)
     assert_int_equal(bcg_broadcast_shapes(2, shapes, ranks, names, NULL, result, &rank,
                                           NULL, 0, &err), BCG_ERR_BROADCAST);
     assert_string_equal(err.message,
-                        "cannot broadcast y (3) against x (2): dimension 0 has size 3 in y and 2 in x");
+                        "cannot broadcast y (3,) against x (2,): dimension 0 has size 3 in y and 2 in x");
     assert_int_equal(err.operand, 1);
     assert_int_equal(err.dimension, 0);
 }
@@ -1084,7 +1084,7 @@ static void test_public_options(void **state)
     char warning[256], small[16];
     assert_int_equal(bcg_broadcast_shapes(2, legacy, legacy_ranks, NULL, &options, result,
                                           &rank, warning, sizeof warning, &err), BCG_OK);
-    assert_non_null(strstr(warning, "operand 0 (4,1) and operand 1 (4) have different shapes"));
+    assert_non_null(strstr(warning, "operand 0 (4,1) and operand 1 (4,) have different shapes"));
     assert_int_equal(bcg_broadcast_shapes(2, legacy, legacy_ranks, NULL, &options, result,
                                           &rank, small, sizeof small, &err), BCG_OK);
     assert_string_equal(small, "operand 0 (4,1)");
