@@ -42,6 +42,7 @@ struct bcg_context {
     size_t max_bytes;
     bcg_kernel *newest, *oldest;
     bcg_kernel *live;
+    size_t live_count;
     long tcc_compiles;         /* how many times a backend ran: tests read it */
     long evictions;
     long key_compares;         /* stored keys compared by lookups: tests read it */
@@ -122,8 +123,7 @@ void bcg_context_stats(bcg_context *ctx, bcg_cache_stats *stats)
     stats->max_bytes = ctx->max_bytes;
     stats->compiles = ctx->tcc_compiles;
     stats->evictions = ctx->evictions;
-    for (bcg_kernel *k = ctx->live; k; k = k->live_next)
-        stats->live_kernels++;
+    stats->live_kernels = ctx->live_count;
     pthread_mutex_unlock(&ctx->lock);
 }
 
@@ -432,6 +432,7 @@ void kernel_drop(const bcg_kernel *k)
         ctx->live = kernel->live_next;
     if (kernel->live_next)
         kernel->live_next->live_prev = kernel->live_prev;
+    ctx->live_count--;
     pthread_mutex_unlock(&ctx->lock);
     kernel_destroy(kernel);
 }
@@ -496,6 +497,7 @@ bcg_kernel *cache_insert(bcg_kernel *k)
         if (ctx->live)
             ctx->live->live_prev = k;
         ctx->live = k;
+        ctx->live_count++;
         ctx->cached_count++;
         ctx->cached_bytes += k->bytes;
         grow_table(ctx);
