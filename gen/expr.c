@@ -544,6 +544,19 @@ static bool find_function(const char *name, size_t n, expr_op *op, int *arity,
     return false;
 }
 
+/* "abs, sqrt, ..., clip and the casts bool(x), i8(x), ... f64(x)": the
+ * functions table and the dtype names, for the unknown-function message. */
+static void known_functions(char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    for (size_t k = 0; k < sizeof functions / sizeof functions[0] && n < cap; k++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", k ? ", " : "", functions[k].name);
+    for (int d = 0; d < BCG_DTYPE_COUNT && n < cap; d++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s(x)", d ? ", " : " and the casts ",
+                              bcg_dtype_name((bcg_dtype)d));
+}
+
 static bcg_status unknown_name(parser *p, const token *name)
 {
     strbuf list;
@@ -588,9 +601,11 @@ static bcg_status parse_call(parser *p, const token *name, expr_node **out, int 
             return fail_at(p->err, BCG_ERR_PARSE, name->column, -1, -1,
                            "'%.*s' at column %d is an operand, not a function", n,
                            name->start, name->column);
+        char known[256];
+        known_functions(known, sizeof known);
         return fail_at(p->err, BCG_ERR_PARSE, name->column, -1, -1,
-                       "unknown function '%.*s%s' at column %d", n, name->start, more,
-                       name->column);
+                       "unknown function '%.*s%s' at column %d; known: %s", n, name->start,
+                       more, name->column, known);
     }
     bcg_status status = enter(p, name->column);
     if (status != BCG_OK)

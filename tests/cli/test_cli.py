@@ -70,6 +70,9 @@ def main():
         r = bcgen(cmd, "--help")
         check(f"{cmd} --help tells about --", "  --  " in r.stdout and "'-a'" in r.stdout,
               r.stdout)
+    expect(["run", "foo(a)", "-i", "a=f32[3]=ones"], 2,
+           stderr_has="unknown function 'foo' at column 1; known: abs, sqrt, exp,",
+           what="unknown function lists the known ones")
     # operand specs
     expect(["explain", "a"], 2, stderr_has="no operands given")
     expect(["explain", "-i", "a=f32[3]"], 2, stderr_has="no expression given")
