@@ -14,6 +14,7 @@ static char cache_home[128]; /* XDG_CACHE_HOME: a mkdtemp directory */
 static char cache_dir[160];  /* cache_home/bcgen */
 static bool have_cc;
 
+__attribute__((unused))
 static bool cc_on_path(void)
 {
     const char *path = getenv("PATH");
@@ -30,6 +31,7 @@ static bool cc_on_path(void)
 }
 
 /* Makes a fresh cache home and clears the settings the tests change. */
+__attribute__((unused))
 static int cc_common_setup(const char *name)
 {
     snprintf(cache_home, sizeof cache_home, "/tmp/bcgen-%s-XXXXXX", name);
@@ -48,6 +50,7 @@ static int cc_common_setup(const char *name)
     return 0;
 }
 
+__attribute__((unused))
 static int cc_common_teardown(void)
 {
     char command[300];
@@ -60,6 +63,7 @@ static int cc_common_teardown(void)
 /* Compiles "a * 3 + b" over i32[N] with the cc backend (-march=native with
  * NATIVE) in a fresh context, runs it, checks every element and copies
  * the kernel's note (empty when the cc backend compiled it) to NOTE. */
+__attribute__((unused))
 static void check_kernel(int64_t n, bool native, char *note, size_t cap)
 {
     bcg_context *ctx = bcg_context_new();
@@ -92,6 +96,7 @@ static void check_kernel(int64_t n, bool native, char *note, size_t cap)
 }
 
 /* The names of bcgen's objects in the cache directory ("<hex>.so"). */
+__attribute__((unused))
 static int object_names(char names[][80], int cap)
 {
     DIR *d = opendir(cache_dir);
@@ -108,6 +113,7 @@ static int object_names(char names[][80], int cap)
 }
 
 /* How many tmp- files the cache directory holds. */
+__attribute__((unused))
 static int temporary_files(void)
 {
     DIR *d = opendir(cache_dir);
@@ -120,12 +126,14 @@ static int temporary_files(void)
     return count;
 }
 
+__attribute__((unused))
 static void object_path(const char *name, char *path, size_t cap)
 {
     snprintf(path, cap, "%s/%.70s", cache_dir, name);
 }
 
 /* The 32-byte key an object's name spells in hex. */
+__attribute__((unused))
 static void name_key(const char *name, unsigned char key[32])
 {
     for (int i = 0; i < 32; i++) {
@@ -137,6 +145,7 @@ static void name_key(const char *name, unsigned char key[32])
 
 /* Writes an object for NAME made of the ELF file ELF_PATH and a valid
  * trailer (what someone who knows the format could write). */
+__attribute__((unused))
 static void forge_object(const char *elf_path, const char *directory, const char *name)
 {
     FILE *f = fopen(elf_path, "rb");
@@ -158,6 +167,7 @@ static void forge_object(const char *elf_path, const char *directory, const char
 }
 
 /* Runs COMMAND through the shell; fails the test if it fails. */
+__attribute__((unused))
 static void shell(const char *command)
 {
     int status = system(command);
