@@ -27,6 +27,9 @@ static const char help[] =
     "  --                     ends the options: every later argument is the EXPR\n"
     "                         (one starting with '-' goes here: -- '-a')\n"
     "\n"
+    "On a broadcast error the operands are shown right-aligned on stderr with the\n"
+    "failing dimension marked (^), then the error; exit status 1.\n"
+    "\n"
     "example:\n"
     "  bcgen explain 'a * b + c' -i a=f32[5,3,4,1] -i b=f32[3,1,1] -i c=f32[]\n";
 
@@ -253,6 +256,67 @@ static void print_json(const compile *c)
     free(names);
 }
 
+/* On a broadcast error: the operands right-aligned (as print_text shows
+ * them) on stderr, with the failing dimension marked under its column, so
+ * the error that follows can be read off the table:
+ *     a    f32         5       2       4       1   shape (5, 2, 4, 1)
+ *     b    f32         -       3       1       1   shape (3, 1, 1)
+ *                              ^ dimension 1: sizes 2 and 3 do not broadcast */
+static void print_conflict(const cli_args *args, const bcg_error *err)
+{
+    int count = args->operand_count, rank = 0, width = 4;
+    for (int i = 0; i < count; i++) {
+        if (args->operands[i].shape.rank > rank)
+            rank = args->operands[i].shape.rank;
+        if ((int)strlen(args->operands[i].name) > width)
+            width = (int)strlen(args->operands[i].name);
+    }
+    int axis = args->options.axis;
+    bool by_axis = axis != BCG_AXIS_NONE && axis >= 0 && count == 2;
+    int d = err->dimension;
+    if (d >= rank)
+        return;
+    int64_t sizes[BCG_MAX_OPERANDS];
+    int size_count = 0;
+    char buf[BCG_MAX_RANK * 24 + 8];
+    fprintf(stderr, "operands, %s:\n", by_axis ? "aligned by --axis" : "right-aligned");
+    for (int i = 0; i < count; i++) {
+        const cli_operand *o = &args->operands[i];
+        int offset = by_axis && o->shape.rank < rank ? axis : rank - o->shape.rank;
+        fprintf(stderr, "  %-*s %-4s ", width, o->name, bcg_dtype_name(o->dtype));
+        for (int k = 0; k < rank; k++) {
+            bool here = k >= offset && k < offset + o->shape.rank;
+            if (here)
+                fprintf(stderr, "%8lld", (long long)o->shape.dims[k - offset]);
+            else
+                fprintf(stderr, "%8s", "-");
+            int64_t size = here ? o->shape.dims[k - offset] : 1;
+            if (k == d && size != 1) {
+                int j = 0;
+                while (j < size_count && sizes[j] != size)
+                    j++;
+                if (j == size_count)
+                    sizes[size_count++] = size;
+            }
+        }
+        shape_format(&o->shape, buf, sizeof buf);
+        fprintf(stderr, "   shape %s\n", buf);
+    }
+    fprintf(stderr, "  %*s^ dimension %d", width + 13 + 8 * d, "", d); /* under the last digit */
+    if (size_count >= 2) {
+        fprintf(stderr, ": sizes");
+        for (int j = 0; j < size_count; j++)
+            fprintf(stderr, "%s%lld", j == 0 ? " " : j + 1 < size_count ? ", " : " and ",
+                    (long long)sizes[j]);
+        fprintf(stderr, " do not broadcast\n");
+    } else if (err->operand >= 0 && err->operand < count) {
+        fprintf(stderr, ": %s cannot change its size in place\n",
+                args->operands[err->operand].name);
+    } else {
+        fprintf(stderr, "\n");
+    }
+}
+
 int cli_explain(int argc, char **argv)
 {
     cli_args *args = malloc(sizeof *args);
@@ -295,6 +359,8 @@ int cli_explain(int argc, char **argv)
                 printf(", \"dimension\": %d", err.dimension);
             printf("}\n");
         }
+        if (!args->json && err.status == BCG_ERR_BROADCAST && err.dimension >= 0)
+            print_conflict(args, &err);
         status = cli_report("explain", args->expr, &err);
     } else {
         status = 0;

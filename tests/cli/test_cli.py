@@ -73,6 +73,19 @@ def main():
     expect(["run", "foo(a)", "-i", "a=f32[3]=ones"], 2,
            stderr_has="unknown function 'foo' at column 1; known: abs, sqrt, exp,",
            what="unknown function lists the known ones")
+    # explain on a broadcast error: the aligned table with the failing dimension marked
+    r = expect(["explain", "a * b + c", "-i", "a=f32[5,2,4,1]", "-i", "b=f32[3,1,1]", "-i",
+                "c=f32[]"], 1, stderr_has="cannot broadcast b (3,1,1) against a (5,2,4,1)")
+    lines = r.stderr.splitlines()
+    marker = [l for l in lines if "^ dimension 1: sizes 2 and 3 do not broadcast" in l]
+    row_a = [l for l in lines if l.startswith("  a ")]
+    check("explain on a broadcast error marks the failing dimension under its column",
+          len(marker) == 1 and len(row_a) == 1
+          and row_a[0][marker[0].index("^")] == "2"
+          and lines.index(marker[0]) < len(lines) - 1
+          and lines[-1].startswith("bcgen explain: cannot broadcast"), r.stderr)
+    r = expect(["explain", "a + b", "-i", "a=f32[1,3]", "-i", "b=f32[2,3]", "--inplace", "a"], 1,
+               stderr_has="^ dimension 0: a cannot change its size in place")
     # operand specs
     expect(["explain", "a"], 2, stderr_has="no operands given")
     expect(["explain", "-i", "a=f32[3]"], 2, stderr_has="no expression given")
