@@ -23,6 +23,7 @@ static const char usage[] =
     "           bcgen run 'a + b' -i a=f32[5,3,4,1]=range -i b=f32[3,1,1]=ones\n"
     "  aot      write a self-contained .c/.h pair of kernels for firmware:\n"
     "           bcgen aot -k 'add=a + b' -i a=f32[4,4] -i b=f32[4] -o kernels.c\n"
+    "  cache    show or clear the cc backend's disk cache: bcgen cache [show|clear]\n"
     "\n"
     "Operands are written NAME=DTYPE[SHAPE], optionally @[STRIDES] (in elements)\n"
     "and, for run, =SOURCE.  DTYPE: bool i8 i16 i32 i64 u8 u16 u32 u64 f32 f64.\n"
@@ -53,6 +54,7 @@ int main(int argc, char **argv)
         {"emit", cli_emit},
         {"run", cli_run},
         {"aot", cli_aot},
+        {"cache", cli_cache},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(cmd, commands[i].name) == 0)

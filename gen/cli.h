@@ -15,6 +15,7 @@ int cli_explain(int argc, char **argv); /* cli_explain.c */
 int cli_emit(int argc, char **argv);    /* cli_emit.c */
 int cli_run(int argc, char **argv);     /* cli_run.c */
 int cli_aot(int argc, char **argv);     /* cli_aot.c */
+int cli_cache(int argc, char **argv);   /* cli_cache.c */
 
 /* ---- helpers in cli.c ---- */
 
