@@ -38,13 +38,18 @@
  * `exp(x)` calls the function.
  *
  * Limits: text longer than BCG_MAX_EXPR bytes, and nesting deeper than
- * BCG_MAX_DEPTH, are BCG_ERR_LIMIT errors.  Nesting is counted twice over,
- * both with the same limit: while parsing, each '(', call, unary operator
- * and '**' exponent is a level (so "((((..." or "-----a" of any length stops
- * at level 201 without deep C recursion); and the height of the finished
- * tree is bounded, so every later pass (typing, emitting, evaluating,
- * printing) may recurse over the tree.  A chain a+b+c+... is a left-deep
- * tree, so it may have at most BCG_MAX_DEPTH - 1 operators.
+ * BCG_MAX_DEPTH, are BCG_ERR_LIMIT errors.  One rule for every construct:
+ * the nesting of an operand or literal is the number of parentheses and
+ * operators (unary, binary, '**', calls and casts) around it, and at most
+ * BCG_MAX_DEPTH (200) is accepted: 200 parentheses around `a`, 200 unary
+ * minuses, 200 nested calls, a ** a ** ... with 200 '**', and a chain
+ * a+b+c+... of 200 operators (a left-deep tree) all parse, one more does
+ * not.  It is checked twice: while parsing (each '(', call, unary operator
+ * and '**' exponent enters a level, so "((((..." or "-----a" of any length
+ * stops at level 201 without deep C recursion), and as the height of the
+ * finished tree, where a pair of parentheses counts as a level too, so
+ * every later pass (typing, emitting, evaluating, printing) may recurse
+ * over a tree of at most BCG_MAX_DEPTH + 1 nodes from root to leaf.
  *
  * Typing (expr_type; docs/semantics.md "Types" and each operator's section).
  * During typing a subtree is either strong (it has a dtype: operands, and
@@ -480,8 +485,9 @@ static bcg_status enter(parser *p, int column)
     return BCG_OK;
 }
 
-/* A node with COUNT children; *height gets the subtree's height, which must
- * stay within BCG_MAX_DEPTH so later passes can recurse. */
+/* A node with COUNT children; *height gets the subtree's height (a leaf is
+ * 1), which must stay within BCG_MAX_DEPTH + 1 (BCG_MAX_DEPTH levels of
+ * nesting above the leaf) so later passes can recurse. */
 static bcg_status make_node(parser *p, expr_op op, int column, int count, expr_node *const *args,
                             const int *heights, expr_node **out, int *height)
 {
@@ -489,7 +495,7 @@ static bcg_status make_node(parser *p, expr_op op, int column, int count, expr_n
     for (int i = 0; i < count; i++)
         if (heights[i] + 1 > h)
             h = heights[i] + 1;
-    if (h > BCG_MAX_DEPTH)
+    if (h > BCG_MAX_DEPTH + 1)
         return depth_error(p, column);
     expr_node *n = arena_alloc(p->arena, sizeof *n);
     if (!n)
@@ -711,6 +717,8 @@ static bcg_status parse_primary(parser *p, expr_node **out, int *height)
                            p->token.column, t.column, what);
         }
         p->depth--;
+        if (++*height > BCG_MAX_DEPTH + 1)   /* the parentheses are a level too */
+            return depth_error(p, t.column);
         return next_token(p);
     }
     if (t.kind == TOKEN_END)
@@ -1551,7 +1559,8 @@ static bcg_status type_strong(typer *t, expr_node *n, const typed *c, typed *out
 
 static bcg_status type_node(typer *t, expr_node *n, int depth, typed *out)
 {
-    if (depth > BCG_MAX_DEPTH)
+    /* DEPTH counts nodes from the root (1): a leaf under BCG_MAX_DEPTH levels */
+    if (depth > BCG_MAX_DEPTH + 1)
         return fail_at(t->err, BCG_ERR_LIMIT, n->column, -1, -1,
                        "expression nests deeper than BCG_MAX_DEPTH (%d levels) at column %d",
                        BCG_MAX_DEPTH, n->column);

@@ -621,16 +621,56 @@ static void limit_unary_power_and_calls(void **state)
 static void limit_tree_height(void **state)
 {
     (void)state;
-    /* a + a + ... is a left-deep tree: BCG_MAX_DEPTH operands fit, one more does not */
-    char *fits = repeat("a", "+a", BCG_MAX_DEPTH - 1, "", 0);
+    /* a + a + ... is a left-deep tree: BCG_MAX_DEPTH operators fit, one more does not */
+    char *fits = repeat("a", "+a", BCG_MAX_DEPTH, "", 0);
     expect_status(fits, BCG_OK, 0);
     free(fits);
-    char *tall = repeat("a", "+a", BCG_MAX_DEPTH, "", 0);
-    expect_status(tall, BCG_ERR_LIMIT, 2 * BCG_MAX_DEPTH);
+    char *tall = repeat("a", "+a", BCG_MAX_DEPTH + 1, "", 0);
+    expect_status(tall, BCG_ERR_LIMIT, 2 * BCG_MAX_DEPTH + 2);
     free(tall);
     char *longest = repeat("a", "*a", BCG_MAX_EXPR / 2 - 1, "", 0);
-    expect_status(longest, BCG_ERR_LIMIT, 2 * BCG_MAX_DEPTH);
+    expect_status(longest, BCG_ERR_LIMIT, 2 * BCG_MAX_DEPTH + 2);
     free(longest);
+}
+
+/* One depth rule for every construct (issue 9, finding 10): BCG_MAX_DEPTH
+ * levels of parentheses, unary operators, calls, casts, '**' or binary
+ * operators around an operand parse, and one more level is an error. */
+static void limit_same_for_every_construct(void **state)
+{
+    (void)state;
+    static const struct { const char *prefix, *suffix; } levels[] = {
+        {"(", ")"}, {"-", ""}, {"!", ""}, {"~", ""}, {"abs(", ")"}, {"f32(", ")"},
+        {"a ** ", ""}, {"maximum(a, ", ")"}, {"where(a, a, ", ")"}, {"clip(", ", a, a)"},
+    };
+    for (size_t k = 0; k < sizeof levels / sizeof levels[0]; k++) {
+        for (int extra = 0; extra < 2; extra++) {
+            int depth = BCG_MAX_DEPTH + extra;
+            char *open = repeat("", levels[k].prefix, depth, "", 0);
+            char *text = repeat(open, "a", 1, levels[k].suffix, depth);
+            run r;
+            run_expr(&r, text, "a b c", false);
+            if (r.status != (extra ? BCG_ERR_LIMIT : BCG_OK))
+                print_error("%d x '%s': %s\n", depth, levels[k].prefix, r.text);
+            assert_int_equal(r.status, extra ? BCG_ERR_LIMIT : BCG_OK);
+            if (extra)
+                assert_non_null(strstr(r.text, "BCG_MAX_DEPTH (200 levels) at column"));
+            run_done(&r);
+            free(text);
+            free(open);
+        }
+    }
+    /* parentheses and operators add up: 100 of each is 200 levels */
+    char *open = repeat("", "-(", 100, "", 0);
+    char *text = repeat(open, "a", 1, ")", 100);
+    expect_status(text, BCG_OK, 0);
+    free(text);
+    free(open);
+    open = repeat("(", "-(", 100, "", 0);
+    text = repeat(open, "a", 1, ")", 101);
+    expect_status(text, BCG_ERR_LIMIT, 201);   /* the 201st level: the last '(' */
+    free(text);
+    free(open);
 }
 
 static void limit_length(void **state)
@@ -1442,6 +1482,7 @@ int main(void)
         cmocka_unit_test(limit_depth_message),
         cmocka_unit_test(limit_unary_power_and_calls),
         cmocka_unit_test(limit_tree_height),
+        cmocka_unit_test(limit_same_for_every_construct),
         cmocka_unit_test(limit_length),
         cmocka_unit_test(hostile_c_fragments),
         cmocka_unit_test(hostile_nul_ends_the_text),
