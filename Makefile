@@ -121,8 +121,13 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libbcgen.a $(HEADERS)
 test: all $(UNIT_BIN) $(TEST_PREREQS)
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) sh tests/run.sh all
 
-# make test-SUITE runs one suite: unit, or any folder tests/SUITE/.
-test-%: all $(UNIT_BIN) $(TEST_PREREQS)
+# make test-SUITE runs one suite: unit, or any folder tests/SUITE/, and
+# builds only what it needs: `all`, the cmocka programs for unit (and
+# safety), and what mk/*.mk add to TEST_PREREQS_SUITE (safety: all of
+# TEST_PREREQS, its sanitizer trees).
+.SECONDEXPANSION:
+test-%: all $$(if $$(filter unit safety,$$*),$$(UNIT_BIN)) $$(TEST_PREREQS_$$*) \
+        $$(if $$(filter safety,$$*),$$(TEST_PREREQS))
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) sh tests/run.sh $*
 
 # ---- install ----------------------------------------------------------------

@@ -20,6 +20,7 @@ AOT_DEPS = gcc-arm-none-eabi:/usr/bin/arm-none-eabi-gcc \
 
 HEADERS += gen/aot.h
 TEST_PREREQS += aot-deps
+TEST_PREREQS_aot += aot-deps      # make test-aot
 
 .PHONY: aot-deps firmware-example
 

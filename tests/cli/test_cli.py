@@ -86,6 +86,14 @@ def main():
           and lines[-1].startswith("bcgen explain: cannot broadcast"), r.stderr)
     r = expect(["explain", "a + b", "-i", "a=f32[1,3]", "-i", "b=f32[2,3]", "--inplace", "a"], 1,
                stderr_has="^ dimension 0: a cannot change its size in place")
+    # make test-cli builds only what the suite needs, not the sanitizer trees (issue 9)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    r = subprocess.run(["make", "-n", "-C", root, "test-cli", "BUILD=" + os.path.abspath(BUILD)],
+                       capture_output=True, text=True)
+    check("make -n test-cli plans no sanitizer or fuzzer build",
+          r.returncode == 0 and "run.sh cli" in r.stdout
+          and not any(w in r.stdout for w in ("fsanitize", "safety-builds", "/asan", "/tsan")),
+          r.stdout[-1500:] + r.stderr)
     # operand specs
     expect(["explain", "a"], 2, stderr_has="no operands given")
     expect(["explain", "-i", "a=f32[3]"], 2, stderr_has="no expression given")
