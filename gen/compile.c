@@ -828,11 +828,10 @@ bcg_status bcg_run(const bcg_kernel *k, void *output, const void *const *inputs,
     bcg_status s = check_run(k, &output, inputs, err);
     if (s)
         return s;
-    /* the run holds the kernel: a release or an eviction meanwhile frees
-     * it only when the run is done */
-    kernel_hold(k);
+    /* a release or an eviction meanwhile frees K only when the run is done */
+    run_token token = run_begin(k);
     s = run_whole(k, output, inputs, err);
-    kernel_drop(k);
+    run_end(k, token);
     return s;
 }
 
@@ -1019,9 +1018,9 @@ bcg_status bcg_run_threads(const bcg_kernel *k, void *output, const void *const 
     bcg_status s = check_run(k, &output, inputs, err);
     if (s)
         return s;
-    kernel_hold(k);
+    run_token token = run_begin(k);
     s = run_threads(k, output, inputs, threads, err);
-    kernel_drop(k);
+    run_end(k, token);
     return s;
 }
 

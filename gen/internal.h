@@ -350,8 +350,9 @@ struct bcg_kernel {
     bcg_kernel *newer, *older;         /* use order of cached kernels */
     bcg_kernel *live_prev, *live_next; /* every kernel of the context not yet freed */
     bool cached;
+    bool retired;                      /* atomic: unreferenced, freed once no run holds it */
     long callers;                      /* bcg_compile returns not yet released */
-    int refs;                          /* atomic: cached + callers + runs in progress */
+    int refs;                          /* atomic: cached + callers (+ runs without a slot) */
     size_t bytes;                      /* memory it holds, for the byte capacity */
     uint64_t hash;                     /* of the key */
     unsigned char *key;                /* the cache key (cache.c), key_length bytes */
@@ -413,9 +414,14 @@ bool cache_key_decode(arena *a, const unsigned char *key, size_t length, const c
  * same key first, frees K and returns that one.  Evicts least recently
  * used kernels past the capacity. */
 bcg_kernel *cache_insert(bcg_kernel *k);
-/* A reference for a run in progress, and its end (which frees the kernel
- * when it was the last). */
-void kernel_hold(const bcg_kernel *k);
+/* A run of K in progress keeps it allocated from run_begin to run_end,
+ * whatever other threads release or evict meanwhile (cache.c: a slot per
+ * thread, or a reference). */
+typedef void *run_token;
+run_token run_begin(const bcg_kernel *k);
+void run_end(const bcg_kernel *k, run_token token);
+/* Drops a reference; the last one retires the kernel (freed once no run
+ * of it is in progress). */
 void kernel_drop(const bcg_kernel *k);
 /* Frees a kernel no one refers to (compile.c defines it: the code, the
  * splits, the arrays). */

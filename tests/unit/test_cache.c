@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -268,6 +269,7 @@ static void test_free_during_a_run(void **state)
         in[i] = (float)(i % 1000);
     int64_t shape[] = {N};
     bcg_operand op = {"x", BCG_F32, 1, shape, NULL};
+    long blocks = mem_live();
     bcg_kernel *freed, *evicted;
     assert_int_equal(bcg_compile(ctx, "sqrt(x) * 2 + 1", &op, 1, NULL, &freed, &err), BCG_OK);
     assert_int_equal(bcg_compile(ctx, "sqrt(x) * 3 + 1", &op, 1, NULL, &evicted, &err), BCG_OK);
@@ -278,6 +280,7 @@ static void test_free_during_a_run(void **state)
     while (!__atomic_load_n(&r1.started, __ATOMIC_ACQUIRE) ||
            !__atomic_load_n(&r2.started, __ATOMIC_ACQUIRE))
         sched_yield();
+    usleep(2000); /* into the runs (4 Mi square roots each) */
     bcg_kernel_free(freed);      /* the caller's reference and the cache's */
     bcg_kernel_release(evicted); /* cached, unheld ... */
     bcg_kernel *k;
@@ -291,6 +294,9 @@ static void test_free_during_a_run(void **state)
         assert_true(out2[i] == sqrtf(in[i]) * 3.0f + 1.0f);
     }
     assert_int_equal(stats_of(ctx).live_kernels, 1);
+    /* the two retired during their runs were freed when the runs ended */
+    bcg_kernel_free(k);
+    assert_int_equal(mem_live(), blocks);
     free(in);
     free(out1);
     free(out2);
