@@ -1024,6 +1024,29 @@ static long now_ms(void)
     return (long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+/* Reads what the non-blocking pipe *OUTPUT holds into MESSAGE (newlines
+ * as spaces, the rest dropped once CAP is reached); closes it at its end. */
+static void drain(int *output, char *message, size_t cap, size_t *used)
+{
+    while (*output >= 0) {
+        char chunk[512];
+        ssize_t got = read(*output, chunk, sizeof chunk);
+        if (got > 0) {
+            for (ssize_t i = 0; i < got && *used + 1 < cap; i++)
+                message[(*used)++] = chunk[i] == '\n' ? ' ' : chunk[i];
+            message[*used] = 0;
+        } else if (got < 0 && errno == EINTR) {
+            continue;
+        } else {
+            if (got == 0 || errno != EAGAIN) {
+                close(*output);
+                *output = -1;
+            }
+            return;
+        }
+    }
+}
+
 /* Runs ARGV (argv[0] an absolute path) in the cache directory DIR under
  * LIMITS (see the file header for the child's set-up) and waits for it;
  * the start of its output goes to MESSAGE.  Whatever happens, the
@@ -1087,23 +1110,7 @@ static bcg_status run_compiler(int dir, char *const argv[], const cc_limits *lim
         if (poll(watch, (nfds_t)watched, pidfd >= 0 || left < 10 ? (int)left : 10) < 0 &&
             errno != EINTR)
             break;
-        for (;;) { /* drain the pipe */
-            char chunk[512];
-            ssize_t got = output >= 0 ? read(output, chunk, sizeof chunk) : 0;
-            if (got > 0) {
-                for (ssize_t i = 0; i < got && used + 1 < cap; i++)
-                    message[used++] = chunk[i] == '\n' ? ' ' : chunk[i];
-                message[used] = 0;
-                continue;
-            }
-            if (got < 0 && errno == EINTR)
-                continue;
-            if (output >= 0 && (got == 0 || errno != EAGAIN)) {
-                close(output);
-                output = -1;
-            }
-            break;
-        }
+        drain(&output, message, cap, &used);
         siginfo_t info;
         memset(&info, 0, sizeof info);
         if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
@@ -1114,6 +1121,7 @@ static bcg_status run_compiler(int dir, char *const argv[], const cc_limits *lim
             exited = true;
         }
     }
+    drain(&output, message, cap, &used); /* what it wrote just before exiting */
     /* the leader is a zombie or alive, so its pid (the group's id) is not
      * reused yet: the group is still ours to kill */
     kill(-pid, SIGKILL);
