@@ -115,7 +115,7 @@ typedef struct shape {
 bcg_status shape_parse(const char *text, size_t len, shape *out, bcg_error *err);
 /* "(5, 3, 4, 1)", "(5,)", "()"  - as NumPy prints shapes */
 void shape_format(const shape *s, char *buf, size_t cap);
-/* "(5,3,4,1)", "(5)", "()"      - compact, for error messages */
+/* "(5,3,4,1)", "(5,)", "()"     - compact, for error messages */
 void shape_format_compact(const shape *s, char *buf, size_t cap);
 /* Product of the sizes; false when it overflows int64. */
 bool shape_elements(const shape *s, int64_t *out);
