@@ -1153,9 +1153,15 @@ static bcg_status run_compiler(int dir, char *const argv[], const cc_limits *lim
                     "BCGEN_CC_MEMORY): %.200s",
                     argv[0], WTERMSIG(status), (unsigned long long)(limits->memory >> 20),
                     message[0] ? message : "no message");
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return fail(err, BCG_ERR_JIT, "%s failed: %.300s", argv[0],
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        /* a compiler pass that hit the address-space limit dies by a signal
+         * or reports memory exhausted: say which limit it was */
+        bool memory =
+            limits->memory > 0 && (strstr(message, "signal") || strstr(message, "memory"));
+        return fail(err, BCG_ERR_JIT, "%s failed%s: %.300s", argv[0],
+                    memory ? " (under the BCGEN_CC_MEMORY limit)" : "",
                     message[0] ? message : "no message");
+    }
     return BCG_OK;
 }
 

@@ -390,8 +390,9 @@ static void test_foreign_elf_with_valid_trailer(void **state)
     recompiled(303, path, size, "ELF for another machine");
     /* a regular file of ours is required: a symbolic link to a valid
      * object elsewhere is replaced */
-    snprintf(command, sizeof command, "cp '%s' '%s/valid.so' && rm '%s' && ln -s '%s/valid.so' '%s'",
-             path, cache_home, path, cache_home, path);
+    snprintf(command, sizeof command,
+             "cp '%s' '%s/valid.so' && rm '%s' && ln -s '%s/valid.so' '%s'", path, cache_home,
+             path, cache_home, path);
     shell(command);
     recompiled(303, path, size, "symbolic link");
     unlink(copy);

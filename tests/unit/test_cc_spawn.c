@@ -7,7 +7,8 @@
  * compile inherits neither the pipe nor the cache directory, and a `sleep`
  * started then does not hold the compile up.  A compiler that never ends is
  * killed with its process group after BCGEN_CC_TIMEOUT and the kernel
- * falls back to libtcc, leaving no tmp- file; a compiler whose host is
+ * falls back to libtcc, leaving no tmp- file; so does one that runs out
+ * of its BCGEN_CC_MEMORY address space; a compiler whose host is
  * killed dies too.  The compiler is looked up only in absolute PATH
  * directories, and bad BCGEN_CC / CC / BCGEN_CC_* settings are errors the
  * note names. */
@@ -270,6 +271,23 @@ static void test_time_limit_kills_the_process_group(void **state)
     assert_int_equal(temporary_files(), 0);
 }
 
+static void test_memory_limit_stops_the_compiler(void **state)
+{
+    (void)state;
+    if (!have_cc)
+        skip();
+    char note[600];
+    setenv("BCGEN_CC_MEMORY", "32M", 1); /* cc1 needs more address space */
+    check_kernel(708, false, note, sizeof note);
+    unsetenv("BCGEN_CC_MEMORY");
+    printf("# %s\n", note);
+    assert_non_null(strstr(note, "failed (under the BCGEN_CC_MEMORY limit)"));
+    assert_non_null(strstr(note, "compiled with libtcc"));
+    assert_int_equal(temporary_files(), 0);
+    char names[8][80];
+    assert_int_equal(object_names(names, 8), 2); /* 701 and 702 only */
+}
+
 static void test_compiler_dies_with_its_host(void **state)
 {
     (void)state;
@@ -402,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_compiler_gets_a_closed_limited_process),
         cmocka_unit_test(test_children_of_other_threads_inherit_nothing),
         cmocka_unit_test(test_time_limit_kills_the_process_group),
+        cmocka_unit_test(test_memory_limit_stops_the_compiler),
         cmocka_unit_test(test_compiler_dies_with_its_host),
         cmocka_unit_test(test_compiler_lookup),
     };
