@@ -19,7 +19,9 @@
  *     for this machine inside the file, and a trailer bcgen appends (key,
  *     length, SHA-256 of the ELF bytes); only then is it loaded with
  *     dlopen of /proc/self/fd/N, that same descriptor.  Anything invalid
- *     (truncated, corrupted, foreign) is recompiled and replaced;
+ *     (truncated, corrupted, foreign) is recompiled and replaced.  Only
+ *     the file's owner, this user, could still truncate it between the
+ *     check and the mapping; bcgen never does (it replaces, never rewrites);
  *   - a new object is written under a tmp- name created with O_EXCL,
  *     sealed, fsync'ed, renamed into place and the directory fsync'ed; no
  *     tmp- file outlives a failure, and those of killed processes are
