@@ -54,6 +54,8 @@ static const char *rule_of(const compile *c, int d)
     int64_t size = c->broadcast->result.dims[d];
     bool stretched = false, padded = false;
     for (int i = 0; i < c->operand_count; i++) {
+        if (!c->used[i])
+            continue;
         if (!present(c, i, d))
             padded = true;
         else if (c->broadcast->aligned[i].dims[d] != size)
@@ -99,7 +101,9 @@ static void print_text(const compile *c)
         printf("  %-*s %-4s ", width, o->name, bcg_dtype_name(o->dtype));
         int offset = offset_of(c, i);
         for (int d = 0; d < result->rank; d++) {
-            if (present(c, i, d))
+            if (!c->used[i])
+                printf("%8s", "");
+            else if (present(c, i, d))
                 printf("%8lld", (long long)o->shape.dims[d - offset]);
             else
                 printf("%8s", "-");
@@ -112,6 +116,8 @@ static void print_text(const compile *c)
                 printf("%s%lld", d ? "," : "", (long long)o->strides[d]);
             printf("]");
         }
+        if (!c->used[i])
+            printf("   (not read by the expression: no part in the broadcast)");
         printf("\n");
     }
     printf("  %-*s %-4s ", width, "=", "");
@@ -121,10 +127,14 @@ static void print_text(const compile *c)
     for (int d = result->rank - 1; d >= 0; d--) {
         int64_t size = result->dims[d];
         printf("  dim %d -> %lld (%s):", d, (long long)size, rule_of(c, d));
+        bool first = true;
         for (int i = 0; i < c->operand_count; i++) {
             const char *name = c->operands[i].name;
             int64_t n = c->broadcast->aligned[i].dims[d];
-            printf("%s", i ? "," : "");
+            if (!c->used[i])
+                continue;
+            printf("%s", first ? "" : ",");
+            first = false;
             if (!present(c, i, d))
                 printf(" %s missing, padded with 1", name);
             else if (n != size)
@@ -209,7 +219,7 @@ static void print_json(const compile *c)
         print_dims(o->strides, o->shape.rank);
         printf(", \"aligned\": ");
         print_dims(c->broadcast->aligned[i].dims, c->broadcast->aligned[i].rank);
-        printf("}");
+        printf(", \"read\": %s}", c->used[i] ? "true" : "false");
     }
     printf("], \"dimensions\": [");
     for (int d = result->rank - 1; d >= 0; d--)

@@ -171,6 +171,19 @@ def main():
         r = bcgen(*argv)
         check(" ".join(argv) + " without --warn-legacy: no warning", "warning" not in r.stderr,
               r.stderr)
+    # an operand the expression does not read takes no part in the broadcast
+    # (NumPy's result for the same expression), and the CLI says so
+    r = expect(["run", "a + 1", "-i", "a=f32[3]=range", "-i", "b=f32[4,3]=ones"], 0,
+               stdout_has="[1. 2. 3.]", stderr_has="operand b is not read by the expression",
+               what="run: an unread operand does not widen the result, with a warning")
+    expect(["run", "a + 1", "-i", "a=f32[3]=range", "-i", "b=f32[5]=ones"], 0,
+           stdout_has="[1. 2. 3.]", what="run: an unread operand that would not broadcast is no error")
+    expect(["run", "1 + 2", "-i", "a=f32[3]=range"], 0, stdout_has="3",
+           what="run: an expression of literals gives a scalar, as in NumPy")
+    expect(["explain", "a + 1", "-i", "a=f32[3]", "-i", "b=f32[4,3]"], 0,
+           stdout_has="(not read by the expression", what="explain lists the unread operand")
+    expect(["run", "a + 1", "-i", "a=f32[3]=range", "-i", "b=f32[-1]=ones"], 2,
+           what="an unread operand is still validated")
     for argv in (["run", "a + b", "-i", "a=f32[1,4]=range", "-i", "b=f32[4]=ones"],
                  ["emit", "a + b", "-i", "a=f32[1,4]", "-i", "b=f32[4]"],
                  ["explain", "a + b", "-i", "a=f32[1,4]", "-i", "b=f32[4]"]):
