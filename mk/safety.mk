@@ -22,6 +22,12 @@ ASAN_BUILD   ?= build-asan
 TSAN_BUILD   ?= build-tsan
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 60
+# make fuzz-diff: the differential JIT fuzzer's plain driver (no libFuzzer,
+# no sanitizers, the optimised library) for DIFF_SECONDS from DIFF_SEED;
+# DIFF_FLAGS=-keep-going counts every mismatch instead of stopping at one.
+DIFF_SECONDS ?= 600
+DIFF_SEED    ?= 1
+DIFF_FLAGS   ?=
 
 ASAN_CFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TSAN_CFLAGS = -fsanitize=thread
@@ -40,7 +46,7 @@ TSAN_TESTS   = test_api test_threads test_threads_run test_cache
 SAFETY_MAKE  = $(MAKE) --no-print-directory CC=$(SAFETY_CC) OPT="-O1 -g"
 
 .PHONY: safety-builds safety-asan safety-tsan safety-fuzz safety-asan-self safety-fuzz-self \
-        test-asan test-tsan test-valgrind test-fuzz fuzz
+        test-asan test-tsan test-valgrind test-fuzz fuzz fuzz-diff
 
 safety-builds: safety-asan safety-tsan safety-fuzz
 
@@ -70,6 +76,12 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(BUILD)/libbcgen.a 
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer -Igen -o $@ $< $(FUZZ_CLI_OBJ) $(BUILD)/libbcgen.a $(LIBS)
 
+# The differential fuzzer as a plain program (tests/fuzz/fuzz_jit_diff.c with
+# its own main) over the normal build: fast enough for hour-long runs.
+$(BUILD)/fuzz/diff_jit: tests/fuzz/fuzz_jit_diff.c tests/fuzz/fuzz.h $(BUILD)/libbcgen.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DFUZZ_DIFF_MAIN -Igen -o $@ $< $(BUILD)/libbcgen.a $(LIBS)
+
 # ---- running them -------------------------------------------------------------
 test-asan: all safety-asan
 	@BUILD=$(BUILD) $(PYTHON) tests/safety/test_asan.py
@@ -97,3 +109,12 @@ fuzz: safety-fuzz
 	    2>$(FUZZ_BUILD)/fuzz_$$name.log || { status=1; tail -n 40 $(FUZZ_BUILD)/fuzz_$$name.log; }; \
 	  grep -E '^stat::number_of_executed_units|^stat::new_units_added' $(FUZZ_BUILD)/fuzz_$$name.log; \
 	done; exit $$status
+
+# make fuzz-diff: DIFF_SECONDS of random kernels, JIT against the reference
+# evaluator; mismatching inputs go to $(BUILD)/diff-crashes/ (replay one with
+# `$(BUILD)/fuzz/diff_jit FILE`, shrink it with `-minimize FILE`, then keep
+# it in tests/fuzz/regress/jit_diff/).
+fuzz-diff: $(BUILD)/fuzz/diff_jit
+	@mkdir -p $(BUILD)/diff-crashes
+	$(BUILD)/fuzz/diff_jit -seed=$(DIFF_SEED) -seconds=$(DIFF_SECONDS) \
+	  -crashes=$(BUILD)/diff-crashes $(DIFF_FLAGS)
