@@ -196,7 +196,7 @@ int cli_run(int argc, char **argv)
         goto done;
     }
     if (kernel && bcg_kernel_note(kernel)[0])
-        fprintf(stderr, "bcgen run: warning: %s\n", bcg_kernel_note(kernel));
+        fprintf(stderr, "bcgen run: note: %s\n", bcg_kernel_note(kernel));
     /* the legacy broadcast warning (--warn-legacy), as `bcgen shape` prints it */
     const char *warning = kernel ? bcg_kernel_warning(kernel) : front.broadcast->warning;
     if (warning[0])
