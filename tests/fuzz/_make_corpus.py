@@ -6,6 +6,7 @@ small valid inputs of each kind plus a few classic near-misses, so the
 fuzzer starts from inputs that reach deep into each parser."""
 import io
 import os
+import random
 import struct
 
 import numpy as np
@@ -155,6 +156,21 @@ def main():
     for i, (head, kernels, texts) in enumerate(aot_seeds):
         write("aot", i, bytes([head]) + b"".join(kernels) + "\n".join(texts).encode())
 
+    write_jit_diff()
+
+
+def write_jit_diff():
+    """jit_diff: every byte is a choice of fuzz_jit_diff.c's generator, so any
+    bytes are a valid input; the seeds are random bytes from a fixed seed,
+    short and long, plus all-zero input (one bool operand, `a`)."""
+    rng = random.Random(9)
+    write("jit_diff", 0, bytes(8))
+    for i in range(1, 16):
+        write("jit_diff", i, bytes(rng.randrange(256) for _ in range(24 + 25 * i)))
+
 
 if __name__ == "__main__":
-    main()
+    if os.environ.get("ONLY") == "jit_diff":
+        write_jit_diff()
+    else:
+        main()

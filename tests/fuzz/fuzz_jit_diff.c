@@ -800,7 +800,7 @@ static void fill(void *buffer, bcg_dtype t, int64_t count, uint64_t seed, int mo
             break;
         case 2: /* random bits */
             u = r >> 3 ^ r << 61;
-            v = (r & 0x100) ? (double)(int64_t)(r >> 11) / (double)(1 << (r & 31)) : 0;
+            v = (r & 0x100) ? (double)(int64_t)(r >> 11) / (double)(1ull << (r & 31)) : 0;
             break;
         default: { /* each type's edges, the special floats */
             static const uint64_t edges[] = {0, 1, ~0ull, 2, 0x7f, 0x80, 0xff, 0x7fff, 0x8000,

@@ -11,7 +11,10 @@ ASan is not exactly repeatable), and so does the time (fuzz_tmpl's 750000
 inputs took 22 to 42 s, once 98 s; -max_total_time caps it at 300 s).  A
 crash, a sanitizer report, a leak or a failed FUZZ_CHECK fails the harness; the
 input is left in $FUZZ_BUILD/crashes/.  `make fuzz` is the long,
-time-bounded run (FUZZ_SECONDS per harness)."""
+time-bounded run (FUZZ_SECONDS per harness), `make fuzz-diff` the long run
+of fuzz_jit_diff's generator without libFuzzer (DIFF_SECONDS).  Inputs of
+bugs not fixed yet wait in tests/fuzz/open/NAME/ (not replayed here) and
+move to regress/ with the fix."""
 import glob
 import os
 import sys
@@ -24,7 +27,7 @@ FUZZ_BUILD = os.environ.get("FUZZ_BUILD", "build-fuzz")
 # with -seed=1: later inputs are longer and slower, so the time is not
 # linear in the count).  tcc runs in every compile input.
 RUNS = {"expr": 1100000, "spec": 4000000, "npy": 750000, "tmpl": 750000, "compile": 55000,
-        "aot": 75000}
+        "aot": 75000, "jit_diff": 20000}
 SCALE = float(os.environ.get("FUZZ_RUNS_SCALE", "1"))
 
 
