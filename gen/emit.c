@@ -853,14 +853,18 @@ static void put_node(emitter *e, strbuf *sb, int id)
         return;
     }
     case OP_AND: case OP_OR:
-        /* Kernels have no side effects, so C's short-circuit && and || give
-         * the same values as evaluating both sides. */
+        /* Both sides are bool values, ints that are exactly 0 or 1, and
+         * kernels have no side effects, so & and | give what && and || give,
+         * without branches.  And libtcc 0.9.27 mistypes the result of && and
+         * || (a jump value) once cast to unsigned int: ~(unsigned)(x && y)
+         * came out as a signed int (issue 9, found by fuzz_jit_diff). */
         convert_open(e, sb, BCG_BOOL, n->dtype);
-        put_infix(e, sb, child_id(e, id, 0), n->op == OP_AND ? "&&" : "||", child_id(e, id, 1),
+        put_infix(e, sb, child_id(e, id, 0), n->op == OP_AND ? "&" : "|", child_id(e, id, 1),
                   BCG_BOOL);
         convert_close(sb, BCG_BOOL, n->dtype);
         return;
     case OP_WHERE:
+        /* (fold.c never leaves c ? 1 : 0 or c ? 0 : 1 here: see there) */
         sb_putc(sb, '(');
         put_as(e, sb, child_id(e, id, 0), BCG_BOOL);
         sb_puts(sb, " ? ");

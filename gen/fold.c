@@ -15,10 +15,13 @@
  *   where(K, x, y)                    -> x or y, converted to where's dtype
  *   where(c, x, x)                    -> x (kernels have no side effects)
  *   K && x, x && K, K || x, x || K    -> K, or bool(x)
+ *   where(c, 1, 0), where(c, 0, 1)    -> bool(c), !c (integer types)
  *
  * so after it a literal is never the condition of where, nor an argument of
  * && or ||, nor any argument of an operator whose other arguments are
- * literals too.  The input tree is not changed (the reference evaluator and
+ * literals too.  The last rule is for the same libtcc: it compiles c ? 1 : 0
+ * as the condition's own jump value and then loses its type, so that
+ * ~(unsigned)(c ? 1U : 0U) came out as a negative int (fuzz_jit_diff).  The input tree is not changed (the reference evaluator and
  * the header comment keep the expression as written): changed nodes are
  * copies in the arena.
  */
@@ -105,6 +108,28 @@ static bool literal_truth(const expr_node *n)
 
 static bool is_comparison(expr_op op) { return op >= OP_EQ && op <= OP_GE; }
 
+/* Whether N is the integer or bool literal V. */
+static bool is_integer_literal(const expr_node *n, uint64_t v)
+{
+    if (!is_literal(n) || dtype_kind_of(n->dtype) == KIND_FLOAT)
+        return false;
+    return dtype_kind_of(n->dtype) == KIND_UINT ? n->value.u == v : (uint64_t)n->value.i == v;
+}
+
+/* !X, as a bool. */
+static expr_node *negation(arena *a, expr_node *x)
+{
+    expr_node *not = arena_alloc(a, sizeof *not);
+    if (!not)
+        return NULL;
+    not->op = OP_NOT;
+    not->column = x->column;
+    not->dtype = BCG_BOOL;
+    not->arg_count = 1;
+    not->args[0] = x;
+    return not;
+}
+
 static expr_node *fold(arena *a, expr_node *n)
 {
     if (n->op == OP_OPERAND || n->op == OP_LITERAL)
@@ -129,6 +154,14 @@ static expr_node *fold(arena *a, expr_node *n)
             return as_dtype(a, literal_truth(args[0]) ? args[1] : args[2], n->dtype);
         if (fold_same_tree(args[1], args[2]))
             return as_dtype(a, args[1], n->dtype);
+        bool one_zero = is_integer_literal(args[1], 1) && is_integer_literal(args[2], 0);
+        bool zero_one = is_integer_literal(args[1], 0) && is_integer_literal(args[2], 1);
+        if (one_zero || zero_one) {
+            expr_node *c = as_dtype(a, args[0], BCG_BOOL);
+            if (c && zero_one)
+                c = negation(a, c);
+            return c ? as_dtype(a, c, n->dtype) : NULL;
+        }
     }
 
     if (n->op == OP_AND || n->op == OP_OR) {
