@@ -72,36 +72,39 @@ static const char *const helper_lists[HELPER_COUNT] = {
     "mod_float", "pow_int", "shl", "shr", "minimum", "maximum",
 };
 
-typedef enum math_function {
-    MATH_SQRT, MATH_EXP, MATH_LOG, MATH_SIN, MATH_COS, MATH_TANH, MATH_FLOOR, MATH_CEIL,
-    MATH_FABS, MATH_FMOD, MATH_POW, MATH_COPYSIGN, MATH_COUNT
-} math_function;
+/* The C library functions a kernel may call: the float functions of
+ * ops.h, numbered by their expr_op (so in the table's order), then the
+ * ones the emitter uses itself.  This is also the order of their
+ * declarations in emitted code. */
+typedef int math_function;
+enum { MATH_FABS = OP_COUNT, MATH_FMOD, MATH_POW, MATH_COPYSIGN, MATH_COUNT };
 
 static const struct {
     const char *name;
     int arity;
-} math_functions[MATH_COUNT] = {
-    {"sqrt", 1}, {"exp", 1}, {"log", 1}, {"sin", 1}, {"cos", 1}, {"tanh", 1},
-    {"floor", 1}, {"ceil", 1}, {"fabs", 1}, {"fmod", 2}, {"pow", 2}, {"copysign", 2},
+} own_math_functions[MATH_COUNT - OP_COUNT] = {
+    {"fabs", 1}, {"fmod", 2}, {"pow", 2}, {"copysign", 2},
 };
 
-/* ORDER OP: how the header comment writes each operator. */
-static const char *const op_symbols[OP_COUNT] = {
-    [OP_NEG] = "-", [OP_POS] = "+", [OP_BITNOT] = "~", [OP_NOT] = "!",
-    [OP_OR] = "||", [OP_AND] = "&&",
-    [OP_EQ] = "==", [OP_NE] = "!=", [OP_LT] = "<", [OP_LE] = "<=", [OP_GT] = ">", [OP_GE] = ">=",
-    [OP_BITOR] = "|", [OP_BITXOR] = "^", [OP_BITAND] = "&", [OP_SHL] = "<<", [OP_SHR] = ">>",
-    [OP_ADD] = "+", [OP_SUB] = "-", [OP_MUL] = "*", [OP_DIV] = "/", [OP_FLOORDIV] = "//",
-    [OP_MOD] = "%", [OP_POW] = "**",
-    [OP_ABS] = "abs", [OP_SQRT] = "sqrt", [OP_EXP] = "exp", [OP_LOG] = "log", [OP_SIN] = "sin",
-    [OP_COS] = "cos", [OP_TANH] = "tanh", [OP_FLOOR] = "floor", [OP_CEIL] = "ceil",
-    [OP_MINIMUM] = "minimum", [OP_MAXIMUM] = "maximum", [OP_WHERE] = "where", [OP_CLIP] = "clip",
-};
+/* libm's name for F (double; the float one adds "f"), or NULL. */
+static const char *math_name(math_function f)
+{
+    return f < OP_COUNT ? op_table[f].math : own_math_functions[f - OP_COUNT].name;
+}
 
-static const math_function function_of_op[OP_COUNT] = {
-    [OP_SQRT] = MATH_SQRT, [OP_EXP] = MATH_EXP, [OP_LOG] = MATH_LOG, [OP_SIN] = MATH_SIN,
-    [OP_COS] = MATH_COS, [OP_TANH] = MATH_TANH, [OP_FLOOR] = MATH_FLOOR, [OP_CEIL] = MATH_CEIL,
-};
+static int math_arity(math_function f)
+{
+    return f < OP_COUNT ? op_table[f].arity : own_math_functions[f - OP_COUNT].arity;
+}
+
+/* How the header comment and messages write operator OP: its ops.h symbol;
+ * NULL for the rows that are not operators. */
+static const char *op_symbol(expr_op op)
+{
+    if ((unsigned)op >= OP_COUNT || op == OP_OPERAND || op == OP_LITERAL || op == OP_CAST)
+        return NULL;
+    return op_table[op].symbol;
+}
 
 /* ---- the emitter's state ------------------------------------------------- */
 
@@ -156,7 +159,7 @@ typedef struct emitter {
 
 static const char *op_label(expr_op op)
 {
-    return (unsigned)op < OP_COUNT && op_symbols[op] ? op_symbols[op] : "this operator";
+    return op_symbol(op) ? op_symbol(op) : "this operator";
 }
 
 static void fail_nomem(emitter *e)
@@ -260,8 +263,8 @@ static void format_expression(strbuf *sb, const expr_node *n)
     default:
         break;
     }
-    const char *symbol = (unsigned)n->op < OP_COUNT && op_symbols[n->op] ? op_symbols[n->op] : "?";
-    if (n->op >= OP_ABS) {
+    const char *symbol = op_symbol(n->op) ? op_symbol(n->op) : "?";
+    if (op_table[n->op].call && strcmp(op_table[n->op].call, symbol) == 0) {
         sb_printf(sb, "%s(", symbol);
         for (int k = 0; k < n->arg_count; k++) {
             if (k)
@@ -584,7 +587,7 @@ static void put_wide_expression(emitter *e, strbuf *sb, int id, bcg_dtype t)
         return;
     }
     put_wide_operand(e, sb, a, t);
-    sb_printf(sb, " %s ", op_symbols[n->op]);
+    sb_printf(sb, " %s ", op_symbol(n->op));
     put_wide_operand(e, sb, child_id(e, id, 1), t);
 }
 
@@ -610,7 +613,7 @@ static void put_wrapping(emitter *e, strbuf *sb, int id, bcg_dtype t)
             put_as(e, sb, child_id(e, id, 0), t);
             sb_putc(sb, ')');
         } else {
-            put_infix(e, sb, child_id(e, id, 0), op_symbols[n->op], child_id(e, id, 1), t);
+            put_infix(e, sb, child_id(e, id, 0), op_symbol(n->op), child_id(e, id, 1), t);
         }
         return;
     }
@@ -623,15 +626,16 @@ static void put_float_function(emitter *e, strbuf *sb, math_function f, int a, b
 {
     bool single = t == BCG_F32;
     /* AOT --math double: the f32 transcendental functions in double, rounded once */
-    if (single && e->c->aot && e->c->aot->math_double && f <= MATH_TANH) {
+    if (single && e->c->aot && e->c->aot->math_double && f < OP_COUNT &&
+        op_table[f].transcendental) {
         e->need_math[f][0] = true;
         sb_puts(sb, "(float)");
-        put_call1(e, sb, math_functions[f].name, a, BCG_F64);
+        put_call1(e, sb, math_name(f), a, BCG_F64);
         return;
     }
     e->need_math[f][single] = true;
     char name[24];
-    snprintf(name, sizeof name, "%s%s", math_functions[f].name, single ? "f" : "");
+    snprintf(name, sizeof name, "%s%s", math_name(f), single ? "f" : "");
     put_call1(e, sb, name, a, t);
 }
 
@@ -676,7 +680,7 @@ static void put_computed(emitter *e, strbuf *sb, int id, bcg_dtype t)
             sb_putc(sb, ')');
             return;
         default:
-            if (n->op >= OP_SQRT && n->op <= OP_CEIL)
+            if (op_table[n->op].math)
                 break;
             sb_putc(sb, '(');
             put_computed(e, sb, id, BCG_U8);
@@ -710,7 +714,7 @@ static void put_computed(emitter *e, strbuf *sb, int id, bcg_dtype t)
         sb_putc(sb, ')');
         return;
     case OP_ADD: case OP_SUB: case OP_MUL: {
-        const char *symbol = op_symbols[n->op];
+        const char *symbol = op_symbol(n->op);
         if (is_float(t))
             put_infix(e, sb, a, symbol, b, t);
         else
@@ -733,7 +737,7 @@ static void put_computed(emitter *e, strbuf *sb, int id, bcg_dtype t)
             e->need_math[MATH_FMOD][single] = true;
             e->need_math[MATH_COPYSIGN][single] = true;
             if (floor_divide)
-                e->need_math[MATH_FLOOR][single] = true;
+                e->need_math[OP_FLOOR][single] = true;
             helper_name(e, floor_divide ? HELPER_FLOORDIV_FLOAT : HELPER_MOD_FLOAT,
                         floor_divide ? "floordiv" : "mod", t, name, sizeof name);
         } else {
@@ -763,10 +767,10 @@ static void put_computed(emitter *e, strbuf *sb, int id, bcg_dtype t)
         if (is_float(t))
             break;
         if (wraps_natively(t)) {
-            put_infix(e, sb, a, op_symbols[n->op], b, t);
+            put_infix(e, sb, a, op_symbol(n->op), b, t);
         } else {
             sb_printf(sb, "(%s)", dtype_ctype(t));
-            put_infix(e, sb, a, op_symbols[n->op], b, t);
+            put_infix(e, sb, a, op_symbol(n->op), b, t);
         }
         return;
     case OP_SHL: case OP_SHR:
@@ -784,17 +788,6 @@ static void put_computed(emitter *e, strbuf *sb, int id, bcg_dtype t)
         else
             put_as(e, sb, a, t);
         return;
-    case OP_SQRT: case OP_EXP: case OP_LOG: case OP_SIN: case OP_COS: case OP_TANH:
-    case OP_FLOOR: case OP_CEIL:
-        if (is_float(t)) {
-            put_float_function(e, sb, function_of_op[n->op], a, t);
-        } else { /* typing keeps these on floats; be defined anyway, as eval.c */
-            bcg_dtype f = dtype_float_for(t);
-            convert_open(e, sb, f, t);
-            put_float_function(e, sb, function_of_op[n->op], a, f);
-            convert_close(sb, f, t);
-        }
-        return;
     case OP_MINIMUM: case OP_MAXIMUM:
         put_extreme(e, sb, n->op, a, b, t);
         return;
@@ -810,6 +803,17 @@ static void put_computed(emitter *e, strbuf *sb, int id, bcg_dtype t)
         return;
     }
     default:
+        if (op_table[n->op].math) { /* a float function of ops.h */
+            if (is_float(t)) {
+                put_float_function(e, sb, (math_function)n->op, a, t);
+            } else { /* typing keeps these on floats; be defined anyway, as eval.c */
+                bcg_dtype f = dtype_float_for(t);
+                convert_open(e, sb, f, t);
+                put_float_function(e, sb, (math_function)n->op, a, f);
+                convert_close(sb, f, t);
+            }
+            return;
+        }
         break;
     }
     fail_internal(e, op_label(n->op), n);
@@ -823,7 +827,7 @@ static void put_comparison(emitter *e, strbuf *sb, int id)
         sb_puts(sb, e->info[id].folded ? "1" : "0");
         return;
     }
-    put_infix(e, sb, child_id(e, id, 0), op_symbols[n->op], child_id(e, id, 1),
+    put_infix(e, sb, child_id(e, id, 0), op_symbol(n->op), child_id(e, id, 1),
               expr_operation_type(n));
 }
 
@@ -1007,17 +1011,8 @@ typedef enum tile_shape { TILE_BINARY, TILE_COMPARE, TILE_WHERE, TILE_UNARY } ti
 /* The microkernel family that computes node ID ("add", "gt", "exp"), or NULL. */
 static const char *tile_family(const emitter *e, int id, tile_shape *kind)
 {
-    static const char *const names[OP_COUNT] = {
-        [OP_ADD] = "add", [OP_SUB] = "sub", [OP_MUL] = "mul", [OP_DIV] = "div",
-        [OP_BITAND] = "bitand", [OP_BITOR] = "bitor", [OP_BITXOR] = "bitxor",
-        [OP_MINIMUM] = "minimum", [OP_MAXIMUM] = "maximum",
-        [OP_EQ] = "eq", [OP_NE] = "ne", [OP_LT] = "lt", [OP_LE] = "le", [OP_GT] = "gt",
-        [OP_GE] = "ge", [OP_WHERE] = "where", [OP_NEG] = "neg", [OP_ABS] = "abs",
-        [OP_SQRT] = "sqrt", [OP_EXP] = "exp", [OP_LOG] = "log", [OP_SIN] = "sin",
-        [OP_COS] = "cos", [OP_TANH] = "tanh", [OP_FLOOR] = "floor", [OP_CEIL] = "ceil",
-    };
     const expr_node *n = e->nodes[id];
-    if ((unsigned)n->op >= OP_COUNT || !names[n->op] || e->info[id].folded >= 0)
+    if ((unsigned)n->op >= OP_COUNT || !op_table[n->op].tile || e->info[id].folded >= 0)
         return NULL;
     if (n->op == OP_WHERE)
         *kind = TILE_WHERE;
@@ -1025,7 +1020,7 @@ static const char *tile_family(const emitter *e, int id, tile_shape *kind)
         *kind = TILE_COMPARE;
     else
         *kind = n->arg_count == 1 ? TILE_UNARY : TILE_BINARY;
-    return names[n->op];
+    return op_table[n->op].tile;
 }
 
 /* The dtype a microkernel for node ID computes in (its name's suffix). */
@@ -1832,11 +1827,11 @@ static void set_helper_variables(emitter *e, tmpl_scope *s)
                 continue;
             tmpl_scope *item = tmpl_list_add(e->scope, "math");
             char name[24];
-            snprintf(name, sizeof name, "%s%s", math_functions[f].name, single ? "f" : "");
+            snprintf(name, sizeof name, "%s%s", math_name(f), single ? "f" : "");
             const char *type = single ? "float" : "double";
             tmpl_set_str(item, "type", type);
             tmpl_set_str(item, "name", name);
-            tmpl_set_str(item, "params", math_functions[f].arity == 2
+            tmpl_set_str(item, "params", math_arity(f) == 2
                                              ? (single ? "float, float" : "double, double")
                                              : type);
         }
@@ -2061,7 +2056,7 @@ void emit_math_names(const emit_needs *needs, strbuf *out)
     for (int f = 0; f < MATH_COUNT; f++)
         for (int single = 0; single < 2; single++)
             if (needs->math[f][single]) {
-                sb_printf(out, "%s%s%s", first ? "" : ", ", math_functions[f].name,
+                sb_printf(out, "%s%s%s", first ? "" : ", ", math_name(f),
                           single ? "f" : "");
                 first = false;
             }

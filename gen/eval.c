@@ -247,21 +247,14 @@ static double float_floor_divide_or_mod(expr_op op, bool single, double a, doubl
     return op == OP_FLOORDIV ? quotient : remainder;
 }
 
+/* A float function of ops.h (its libm column), or abs, on A in double or,
+ * when SINGLE, in float. */
 static double float_function(expr_op op, bool single, double a)
 {
-    float x = (float)a;
-    switch (op) {
-    case OP_ABS: return single ? fabsf(x) : fabs(a);
-    case OP_SQRT: return single ? sqrtf(x) : sqrt(a);
-    case OP_EXP: return single ? expf(x) : exp(a);
-    case OP_LOG: return single ? logf(x) : log(a);
-    case OP_SIN: return single ? sinf(x) : sin(a);
-    case OP_COS: return single ? cosf(x) : cos(a);
-    case OP_TANH: return single ? tanhf(x) : tanh(a);
-    case OP_FLOOR: return single ? floorf(x) : floor(a);
-    case OP_CEIL: return single ? ceilf(x) : ceil(a);
-    default: assert(!"not a float function"); return 0;
-    }
+    if (op == OP_ABS)
+        return single ? fabsf((float)a) : fabs(a);
+    assert(op_table[op].math_f64);
+    return single ? op_table[op].math_f32((float)a) : op_table[op].math_f64(a);
 }
 
 /* ---- integer operations ---------------------------------------------------- */
@@ -464,15 +457,6 @@ static value eval_node(const expr_node *n, const value *args)
         else
             result = a;
         break;
-    case OP_SQRT: case OP_EXP: case OP_LOG: case OP_SIN: case OP_COS: case OP_TANH:
-    case OP_FLOOR: case OP_CEIL:
-        if (kind != KIND_FLOAT) { /* typing keeps these on floats; be defined anyway */
-            value f = convert(a, dtype_float_for(t));
-            result = convert(make_float(f.dtype, float_function(n->op, f.dtype == BCG_F32, f.as.f)), t);
-        } else {
-            result = make_float(t, float_function(n->op, single, a.as.f));
-        }
-        break;
     case OP_MINIMUM: case OP_MAXIMUM:
         result = extreme(n->op, a, b);
         break;
@@ -480,6 +464,16 @@ static value eval_node(const expr_node *n, const value *args)
         result = extreme(OP_MINIMUM, extreme(OP_MAXIMUM, a, b), convert(args[2], t));
         break;
     default:
+        if (op_table[n->op].rule == RULE_FLOAT) { /* a float function of ops.h */
+            if (kind != KIND_FLOAT) { /* typing keeps these on floats; be defined anyway */
+                value f = convert(a, dtype_float_for(t));
+                result = convert(make_float(f.dtype, float_function(n->op, f.dtype == BCG_F32,
+                                                                    f.as.f)), t);
+            } else {
+                result = make_float(t, float_function(n->op, single, a.as.f));
+            }
+            break;
+        }
         assert(!"eval_node: unexpected operator");
         break;
     }

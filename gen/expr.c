@@ -129,68 +129,8 @@
 
 /* ---- operator and function tables ---------------------------------------- */
 
-/* ORDER OP: indexed by expr_op.  `symbol` is what expr_op_name and
- * expr_format print, `word` what expr_dump prints. */
-static const struct {
-    const char *symbol, *word;
-} op_names[OP_COUNT] = {
-    [OP_OPERAND] = {"operand", "operand"},
-    [OP_LITERAL] = {"literal", "literal"},
-    [OP_NEG] = {"-", "neg"},
-    [OP_POS] = {"+", "pos"},
-    [OP_BITNOT] = {"~", "bitnot"},
-    [OP_NOT] = {"!", "not"},
-    [OP_OR] = {"||", "or"},
-    [OP_AND] = {"&&", "and"},
-    [OP_EQ] = {"==", "eq"},
-    [OP_NE] = {"!=", "ne"},
-    [OP_LT] = {"<", "lt"},
-    [OP_LE] = {"<=", "le"},
-    [OP_GT] = {">", "gt"},
-    [OP_GE] = {">=", "ge"},
-    [OP_BITOR] = {"|", "bitor"},
-    [OP_BITXOR] = {"^", "bitxor"},
-    [OP_BITAND] = {"&", "bitand"},
-    [OP_SHL] = {"<<", "shl"},
-    [OP_SHR] = {">>", "shr"},
-    [OP_ADD] = {"+", "add"},
-    [OP_SUB] = {"-", "sub"},
-    [OP_MUL] = {"*", "mul"},
-    [OP_DIV] = {"/", "div"},
-    [OP_FLOORDIV] = {"//", "floordiv"},
-    [OP_MOD] = {"%", "mod"},
-    [OP_POW] = {"**", "pow"},
-    [OP_ABS] = {"abs", "abs"},
-    [OP_SQRT] = {"sqrt", "sqrt"},
-    [OP_EXP] = {"exp", "exp"},
-    [OP_LOG] = {"log", "log"},
-    [OP_SIN] = {"sin", "sin"},
-    [OP_COS] = {"cos", "cos"},
-    [OP_TANH] = {"tanh", "tanh"},
-    [OP_FLOOR] = {"floor", "floor"},
-    [OP_CEIL] = {"ceil", "ceil"},
-    [OP_MINIMUM] = {"minimum", "minimum"},
-    [OP_MAXIMUM] = {"maximum", "maximum"},
-    [OP_WHERE] = {"where", "where"},
-    [OP_CLIP] = {"clip", "clip"},
-    [OP_CAST] = {"cast", "cast"},
-};
-
-/* Functions other than the casts (which are every dtype name). */
-static const struct {
-    const char *name;
-    expr_op op;
-    int arity;
-    const char *parameters;   /* for the wrong-count message */
-} functions[] = {
-    {"abs", OP_ABS, 1, "x"},          {"sqrt", OP_SQRT, 1, "x"},
-    {"exp", OP_EXP, 1, "x"},          {"log", OP_LOG, 1, "x"},
-    {"sin", OP_SIN, 1, "x"},          {"cos", OP_COS, 1, "x"},
-    {"tanh", OP_TANH, 1, "x"},        {"floor", OP_FLOOR, 1, "x"},
-    {"ceil", OP_CEIL, 1, "x"},        {"minimum", OP_MINIMUM, 2, "x, y"},
-    {"maximum", OP_MAXIMUM, 2, "x, y"}, {"pow", OP_POW, 2, "x, y"},
-    {"where", OP_WHERE, 3, "c, x, y"}, {"clip", OP_CLIP, 3, "x, lo, hi"},
-};
+/* The names, the parser's functions (the rows with a `call` name) and the
+ * typing rules are op_table's (gen/ops.h). */
 
 /* Binary precedence levels, lowest first; 0 = not a binary operator. */
 enum {
@@ -236,7 +176,7 @@ static const punctuator punctuators[] = {
 
 const char *expr_op_name(expr_op op)
 {
-    return (unsigned)op < OP_COUNT ? op_names[op].symbol : "?";
+    return (unsigned)op < OP_COUNT ? op_table[op].symbol : "?";
 }
 
 /* ---- tokenizer ------------------------------------------------------------ */
@@ -533,11 +473,12 @@ static int find_operand(const parser *p, const char *name, size_t n)
 static bool find_function(const char *name, size_t n, expr_op *op, int *arity,
                           const char **parameters, bcg_dtype *cast_to)
 {
-    for (size_t k = 0; k < sizeof functions / sizeof functions[0]; k++) {
-        if (strlen(functions[k].name) == n && memcmp(functions[k].name, name, n) == 0) {
-            *op = functions[k].op;
-            *arity = functions[k].arity;
-            *parameters = functions[k].parameters;
+    for (int k = 0; k < OP_COUNT; k++) {
+        const char *call = op_table[k].call;
+        if (call && strlen(call) == n && memcmp(call, name, n) == 0) {
+            *op = (expr_op)k;
+            *arity = op_table[k].arity;
+            *parameters = op_table[k].params;
             return true;
         }
     }
@@ -556,8 +497,9 @@ static void known_functions(char *buf, size_t cap)
 {
     size_t n = 0;
     buf[0] = 0;
-    for (size_t k = 0; k < sizeof functions / sizeof functions[0] && n < cap; k++)
-        n += (size_t)snprintf(buf + n, cap - n, "%s%s", k ? ", " : "", functions[k].name);
+    for (int k = 0; k < OP_COUNT && n < cap; k++)
+        if (op_table[k].call)
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? ", " : "", op_table[k].call);
     for (int d = 0; d < BCG_DTYPE_COUNT && n < cap; d++)
         n += (size_t)snprintf(buf + n, cap - n, "%s%s(x)", d ? ", " : " and the casts ",
                               bcg_dtype_name((bcg_dtype)d));
@@ -1426,15 +1368,7 @@ static bcg_status fold(typer *t, expr_node *n, const typed *c, typed *out)
         else
             out->i.negative = false;
         break;
-    case OP_SQRT: case OP_EXP: case OP_LOG: case OP_SIN: case OP_COS: case OP_TANH:
-    case OP_FLOOR: case OP_CEIL: {
-        double x = weak_double(&c[0]);
-        double v = n->op == OP_SQRT ? sqrt(x) : n->op == OP_EXP ? exp(x) : n->op == OP_LOG ? log(x)
-                 : n->op == OP_SIN ? sin(x) : n->op == OP_COS ? cos(x) : n->op == OP_TANH ? tanh(x)
-                 : n->op == OP_FLOOR ? floor(x) : ceil(x);
-        *out = make_weak_float(v);
-        break;
-    }
+
     case OP_MINIMUM: case OP_MAXIMUM:
         *out = weak_extreme(&c[0], &c[1], k, n->op == OP_MAXIMUM);
         break;
@@ -1452,6 +1386,11 @@ static bcg_status fold(typer *t, expr_node *n, const typed *c, typed *out)
         out->dtype = weak_default(k);
         break;
     default:
+        if (op_table[n->op].math_f64) {
+            /* the float functions of ops.h, in double like Python's math module */
+            *out = make_weak_float(op_table[n->op].math_f64(weak_double(&c[0])));
+            break;
+        }
         assert(!"fold: unexpected op");
         return fail(t->err, BCG_ERR_USAGE, "internal error: cannot fold '%s'",
                     expr_op_name(n->op));
@@ -1504,26 +1443,25 @@ static bcg_status type_strong(typer *t, expr_node *n, const typed *c, typed *out
 {
     bcg_status status;
     typed p;
-    switch (n->op) {
-    case OP_NEG: case OP_POS: case OP_BITNOT: case OP_ABS:
+    switch (op_table[n->op].rule) {
+    case RULE_SAME:
         if ((status = check_rules(t, n, c, &c[0])) != BCG_OK)
             return status;
         n->dtype = c[0].dtype;
         break;
-    case OP_NOT:
+    case RULE_NOT:
         n->dtype = BCG_BOOL;
         break;
-    case OP_SQRT: case OP_EXP: case OP_LOG: case OP_SIN: case OP_COS: case OP_TANH:
-    case OP_FLOOR: case OP_CEIL:
+    case RULE_FLOAT:
         n->dtype = dtype_float_for(c[0].dtype);
         break;
-    case OP_AND: case OP_OR:
+    case RULE_LOGICAL:
         for (int k = 0; k < 2; k++)
             if ((status = concretize(t, n->args[k], &c[k], BCG_BOOL)) != BCG_OK)
                 return status;
         n->dtype = BCG_BOOL;
         break;
-    case OP_WHERE:
+    case RULE_WHERE:
         if ((status = concretize(t, n->args[0], &c[0], BCG_BOOL)) != BCG_OK)
             return status;
         p = promote_all(c + 1, 2);
@@ -1537,14 +1475,14 @@ static bcg_status type_strong(typer *t, expr_node *n, const typed *c, typed *out
         if ((status = check_rules(t, n, c, &p)) != BCG_OK ||
             (status = concretize_all(t, n, c, 0, n->arg_count, p.dtype)) != BCG_OK)
             return status;
-        switch (n->op) {
-        case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+        switch (op_table[n->op].rule) {
+        case RULE_COMPARE:
             n->dtype = BCG_BOOL;
             break;
-        case OP_DIV:
+        case RULE_DIVIDE:
             n->dtype = dtype_kind_of(p.dtype) == KIND_FLOAT ? p.dtype : BCG_F64;
             break;
-        case OP_SHL: case OP_SHR: case OP_FLOORDIV: case OP_MOD: case OP_POW:
+        case RULE_INTEGRAL:
             n->dtype = p.dtype == BCG_BOOL ? BCG_I8 : p.dtype;
             break;
         default:
@@ -1732,7 +1670,7 @@ static void dump_node(strbuf *sb, const expr_node *n, const expr_names *names, i
         sb_puts(sb, "?\n");
         return;
     }
-    sb_puts(sb, op_names[n->op].word);
+    sb_puts(sb, op_table[n->op].word);
     if (n->op == OP_OPERAND) {
         sb_putc(sb, ' ');
         put_operand(sb, n, names);
@@ -1771,8 +1709,9 @@ void expr_format(strbuf *sb, const expr_node *n, const expr_names *names)
             sb_printf(sb, "(%s)", text);
         else
             sb_puts(sb, text);
-    } else if (n->op >= OP_ABS) {
-        sb_puts(sb, n->op == OP_CAST ? bcg_dtype_name(n->cast_to) : op_names[n->op].symbol);
+    } else if (n->op == OP_CAST || (op_table[n->op].call &&
+                                    strcmp(op_table[n->op].call, op_table[n->op].symbol) == 0)) {
+        sb_puts(sb, n->op == OP_CAST ? bcg_dtype_name(n->cast_to) : op_table[n->op].symbol);
         sb_putc(sb, '(');
         for (int k = 0; k < n->arg_count && k < 3; k++) {
             if (k)
@@ -1781,13 +1720,13 @@ void expr_format(strbuf *sb, const expr_node *n, const expr_names *names)
         }
         sb_putc(sb, ')');
     } else if (n->arg_count == 1) {
-        sb_printf(sb, "(%s", op_names[n->op].symbol);
+        sb_printf(sb, "(%s", op_table[n->op].symbol);
         expr_format(sb, n->args[0], names);
         sb_putc(sb, ')');
     } else {
         sb_putc(sb, '(');
         expr_format(sb, n->args[0], names);
-        sb_printf(sb, " %s ", op_names[n->op].symbol);
+        sb_printf(sb, " %s ", op_table[n->op].symbol);
         expr_format(sb, n->args[1], names);
         sb_putc(sb, ')');
     }

@@ -145,25 +145,41 @@ bcg_status shape_broadcast(int count, const shape *shapes, const char *const *na
 
 /* ---- expr.c: tokenizer, parser, typing ---------------------------------- */
 
-/* ORDER OP: expr.c keeps a table of names/arity in this order. */
+/* Every operator and function, in the order of the rows of ops.h. */
 typedef enum expr_op {
-    OP_OPERAND, OP_LITERAL,
-    /* unary */
-    OP_NEG, OP_POS, OP_BITNOT, OP_NOT,
-    /* binary, by rising precedence group */
-    OP_OR, OP_AND,                                  /* || && (logical, bool result) */
-    OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,       /* comparisons, bool result */
-    OP_BITOR, OP_BITXOR, OP_BITAND,
-    OP_SHL, OP_SHR,
-    OP_ADD, OP_SUB,
-    OP_MUL, OP_DIV, OP_FLOORDIV, OP_MOD,
-    OP_POW,
-    /* functions */
-    OP_ABS, OP_SQRT, OP_EXP, OP_LOG, OP_SIN, OP_COS, OP_TANH, OP_FLOOR, OP_CEIL,
-    OP_MINIMUM, OP_MAXIMUM, OP_WHERE, OP_CLIP,
-    OP_CAST,                                        /* f32(x), i8(x), bool(x) ... */
+#define OP(id, ...) OP_##id,
+#include "ops.h"
+#undef OP
     OP_COUNT
 } expr_op;
+
+/* How expr.c types an operator (the rule column of ops.h). */
+typedef enum op_rule {
+    RULE_LEAF,      /* an operand or literal: typed by what it is */
+    RULE_SAME,      /* the argument's type (-, +, ~, abs) */
+    RULE_NOT,       /* bool */
+    RULE_LOGICAL,   /* both arguments made bool; bool */
+    RULE_COMPARE,   /* computes in the promotion of its arguments; bool */
+    RULE_PROMOTE,   /* the promotion of its arguments */
+    RULE_DIVIDE,    /* the promotion, f64 for integers (true division) */
+    RULE_INTEGRAL,  /* the promotion, i8 for bool (//, %, <<, >>, **) */
+    RULE_FLOAT,     /* the float type for its argument (dtype_float_for) */
+    RULE_WHERE,     /* the condition made bool; the promotion of the others */
+    RULE_CAST       /* the type it names */
+} op_rule;
+
+/* One row of ops.h (ops.c); see there for the columns. */
+typedef struct op_info {
+    const char *symbol, *word, *call, *params;
+    int arity;
+    op_rule rule;
+    const char *math;                  /* the libm name (double), or NULL */
+    double (*math_f64)(double);
+    float (*math_f32)(float);
+    bool transcendental;
+    const char *tile;
+} op_info;
+extern const op_info op_table[OP_COUNT];
 
 typedef struct expr_node expr_node;
 struct expr_node {
@@ -465,7 +481,7 @@ bcg_status emit_kernel(compile *c);
  * file holding several kernels renders the helpers once (emit_helpers).
  * Positions and loop counters are ptrdiff_t. */
 #define EMIT_HELPER_FAMILIES 12
-#define EMIT_MATH_FUNCTIONS 12
+#define EMIT_MATH_FUNCTIONS (OP_COUNT + 4) /* emit.c: ops.h's, then fabs fmod pow copysign */
 typedef struct emit_needs {
     bool helper[EMIT_HELPER_FAMILIES][BCG_DTYPE_COUNT];
     bool math[EMIT_MATH_FUNCTIONS][2];   /* [function][0: double, 1: float] */

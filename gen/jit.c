@@ -17,6 +17,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -56,14 +57,8 @@ static const struct {
     const char *name;
     const void *address;
 } kernel_symbols[] = {
-    {"sqrt", (const void *)sqrt},   {"sqrtf", (const void *)sqrtf},
-    {"exp", (const void *)exp},     {"expf", (const void *)expf},
-    {"log", (const void *)log},     {"logf", (const void *)logf},
-    {"sin", (const void *)sin},     {"sinf", (const void *)sinf},
-    {"cos", (const void *)cos},     {"cosf", (const void *)cosf},
-    {"tanh", (const void *)tanh},   {"tanhf", (const void *)tanhf},
-    {"floor", (const void *)floor}, {"floorf", (const void *)floorf},
-    {"ceil", (const void *)ceil},   {"ceilf", (const void *)ceilf},
+    /* the float functions of ops.h are handed over from op_table; these
+     * are the ones emit.c calls itself (its own_math_functions) */
     {"fabs", (const void *)fabs},   {"fabsf", (const void *)fabsf},
     {"fmod", (const void *)fmod},   {"fmodf", (const void *)fmodf},
     {"pow", (const void *)pow},     {"powf", (const void *)powf},
@@ -125,6 +120,13 @@ bcg_status jit_compile(const char *source, const char *function_name,
     }
     for (size_t i = 0; i < sizeof kernel_symbols / sizeof kernel_symbols[0]; i++)
         tcc_add_symbol(state, kernel_symbols[i].name, kernel_symbols[i].address);
+    for (int op = 0; op < OP_COUNT; op++)
+        if (op_table[op].math) {
+            char single[32];
+            snprintf(single, sizeof single, "%sf", op_table[op].math);
+            tcc_add_symbol(state, op_table[op].math, (const void *)op_table[op].math_f64);
+            tcc_add_symbol(state, single, (const void *)op_table[op].math_f32);
+        }
     /* the vectorised inner runs (runtime/microkernels.c), only for kernels
      * that call them: a plain kernel's compile time stays as it was */
     if (strstr(source, "bcg_mk_"))

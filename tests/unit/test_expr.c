@@ -137,7 +137,7 @@ static void check_error_with(const char *expr, const char *decls, bool typed, bc
 /* A parse error over operands a, b, c. */
 /* the end of every unknown-function message: the functions table and the casts */
 #define KNOWN_FUNCTIONS                                                                    \
-    "; known: abs, sqrt, exp, log, sin, cos, tanh, floor, ceil, minimum, maximum, pow, "  \
+    "; known: pow, abs, sqrt, exp, log, sin, cos, tanh, floor, ceil, minimum, maximum, "  \
     "where, clip and the casts bool(x), i8(x), i16(x), i32(x), i64(x), u8(x), u16(x), "    \
     "u32(x), u64(x), f32(x), f64(x)"
 
@@ -412,8 +412,8 @@ static void error_unknown_names(void **state)
                      "unknown name 'a' at column 1 (there are no operands)");
     check_parse_error("A", BCG_ERR_PARSE, 1, "unknown name 'A' at column 1 (operands are a, b, c)");
     check_parse_error("foo(a)", BCG_ERR_PARSE, 1,
-                      "unknown function 'foo' at column 1; known: abs, sqrt, exp, log, sin, "
-                      "cos, tanh, floor, ceil, minimum, maximum, pow, where, clip and the "
+                      "unknown function 'foo' at column 1; known: pow, abs, sqrt, exp, log, "
+                      "sin, cos, tanh, floor, ceil, minimum, maximum, where, clip and the "
                       "casts bool(x), i8(x), i16(x), i32(x), i64(x), u8(x), u16(x), u32(x), "
                       "u64(x), f32(x), f64(x)");
     check_parse_error("Sqrt(a)", BCG_ERR_PARSE, 1, "unknown function 'Sqrt' at column 1" KNOWN_FUNCTIONS);

@@ -1,0 +1,77 @@
+/* ops.h - every operator and function of bcgen's expressions, one row each.
+ *
+ * The one table for what must stay in step (QBE's ops.h is the model).  It
+ * is an X-macro: each reader defines OP() to take the columns it needs and
+ * includes this file.  internal.h makes the expr_op enum of it (so the rows
+ * are in enum order), gen/ops.c the op_table that expr.c (names, the
+ * parser's functions, typing and folding rules), eval.c (libm calls),
+ * emit.c (header symbols, libm names, microkernel families) and jit.c (the
+ * libm symbols it hands to libtcc) read.  tests/unit/test_ops.c checks that
+ * every row has an implementation on every path: parsed, typed, folded,
+ * evaluated, emitted as C (JIT, plain and AOT forms) and linked by the JIT.
+ *
+ * Adding a function: a row here (before OP_CAST, which stays last), its
+ * meaning in eval.c when it has no libm column, a row in
+ * docs/semantics.md, and its tests.
+ *
+ * OP(id, symbol, word, call, params, arity, rule, math, tile)
+ *   id      the enumerator OP_<id>
+ *   symbol  what expressions write for an operator and expr_format prints:
+ *           "+", "sqrt"; error messages name operators by it
+ *   word    what expr_dump prints: "add", "sqrt"
+ *   call    the function name the parser knows (NumPy's spelling), or NULL
+ *           for an operator written with its symbol
+ *   params  the parameters a wrong argument count names ("x, y")
+ *   arity   how many arguments
+ *   rule    how expr.c types it (op_rule, internal.h)
+ *   math    MATH(name, transcendental) for a float function that the C
+ *           library computes as name() in double and namef() in float;
+ *           transcendental: AOT's --math double computes it in double for
+ *           f32 too (exact ones, floor or ceil, need not); NO_MATH otherwise
+ *   tile    the runtime/microkernels.c family computing it over a tile
+ *           ("add": bcg_mk_add_f32 ...), or NULL
+ */
+OP(OPERAND,  "operand", "operand",  NULL,      "",          0, RULE_LEAF,      NO_MATH,              NULL)
+OP(LITERAL,  "literal", "literal",  NULL,      "",          0, RULE_LEAF,      NO_MATH,              NULL)
+/* unary */
+OP(NEG,      "-",       "neg",      NULL,      "",          1, RULE_SAME,      NO_MATH,              "neg")
+OP(POS,      "+",       "pos",      NULL,      "",          1, RULE_SAME,      NO_MATH,              NULL)
+OP(BITNOT,   "~",       "bitnot",   NULL,      "",          1, RULE_SAME,      NO_MATH,              NULL)
+OP(NOT,      "!",       "not",      NULL,      "",          1, RULE_NOT,       NO_MATH,              NULL)
+/* binary, by rising precedence group */
+OP(OR,       "||",      "or",       NULL,      "",          2, RULE_LOGICAL,   NO_MATH,              NULL)
+OP(AND,      "&&",      "and",      NULL,      "",          2, RULE_LOGICAL,   NO_MATH,              NULL)
+OP(EQ,       "==",      "eq",       NULL,      "",          2, RULE_COMPARE,   NO_MATH,              "eq")
+OP(NE,       "!=",      "ne",       NULL,      "",          2, RULE_COMPARE,   NO_MATH,              "ne")
+OP(LT,       "<",       "lt",       NULL,      "",          2, RULE_COMPARE,   NO_MATH,              "lt")
+OP(LE,       "<=",      "le",       NULL,      "",          2, RULE_COMPARE,   NO_MATH,              "le")
+OP(GT,       ">",       "gt",       NULL,      "",          2, RULE_COMPARE,   NO_MATH,              "gt")
+OP(GE,       ">=",      "ge",       NULL,      "",          2, RULE_COMPARE,   NO_MATH,              "ge")
+OP(BITOR,    "|",       "bitor",    NULL,      "",          2, RULE_PROMOTE,   NO_MATH,              "bitor")
+OP(BITXOR,   "^",       "bitxor",   NULL,      "",          2, RULE_PROMOTE,   NO_MATH,              "bitxor")
+OP(BITAND,   "&",       "bitand",   NULL,      "",          2, RULE_PROMOTE,   NO_MATH,              "bitand")
+OP(SHL,      "<<",      "shl",      NULL,      "",          2, RULE_INTEGRAL,  NO_MATH,              NULL)
+OP(SHR,      ">>",      "shr",      NULL,      "",          2, RULE_INTEGRAL,  NO_MATH,              NULL)
+OP(ADD,      "+",       "add",      NULL,      "",          2, RULE_PROMOTE,   NO_MATH,              "add")
+OP(SUB,      "-",       "sub",      NULL,      "",          2, RULE_PROMOTE,   NO_MATH,              "sub")
+OP(MUL,      "*",       "mul",      NULL,      "",          2, RULE_PROMOTE,   NO_MATH,              "mul")
+OP(DIV,      "/",       "div",      NULL,      "",          2, RULE_DIVIDE,    NO_MATH,              "div")
+OP(FLOORDIV, "//",      "floordiv", NULL,      "",          2, RULE_INTEGRAL,  NO_MATH,              NULL)
+OP(MOD,      "%",       "mod",      NULL,      "",          2, RULE_INTEGRAL,  NO_MATH,              NULL)
+OP(POW,      "**",      "pow",      "pow",     "x, y",      2, RULE_INTEGRAL,  NO_MATH,              NULL)
+/* functions (expr_format writes every row from here on as a call) */
+OP(ABS,      "abs",     "abs",      "abs",     "x",         1, RULE_SAME,      NO_MATH,              "abs")
+OP(SQRT,     "sqrt",    "sqrt",     "sqrt",    "x",         1, RULE_FLOAT,     MATH(sqrt, 1),        "sqrt")
+OP(EXP,      "exp",     "exp",      "exp",     "x",         1, RULE_FLOAT,     MATH(exp, 1),         "exp")
+OP(LOG,      "log",     "log",      "log",     "x",         1, RULE_FLOAT,     MATH(log, 1),         "log")
+OP(SIN,      "sin",     "sin",      "sin",     "x",         1, RULE_FLOAT,     MATH(sin, 1),         "sin")
+OP(COS,      "cos",     "cos",      "cos",     "x",         1, RULE_FLOAT,     MATH(cos, 1),         "cos")
+OP(TANH,     "tanh",    "tanh",     "tanh",    "x",         1, RULE_FLOAT,     MATH(tanh, 1),        "tanh")
+OP(FLOOR,    "floor",   "floor",    "floor",   "x",         1, RULE_FLOAT,     MATH(floor, 0),       "floor")
+OP(CEIL,     "ceil",    "ceil",     "ceil",    "x",         1, RULE_FLOAT,     MATH(ceil, 0),        "ceil")
+OP(MINIMUM,  "minimum", "minimum",  "minimum", "x, y",      2, RULE_PROMOTE,   NO_MATH,              "minimum")
+OP(MAXIMUM,  "maximum", "maximum",  "maximum", "x, y",      2, RULE_PROMOTE,   NO_MATH,              "maximum")
+OP(WHERE,    "where",   "where",    "where",   "c, x, y",   3, RULE_WHERE,     NO_MATH,              "where")
+OP(CLIP,     "clip",    "clip",     "clip",    "x, lo, hi", 3, RULE_PROMOTE,   NO_MATH,              NULL)
+/* f32(x), i8(x), bool(x) ...: the parser knows every dtype name */
+OP(CAST,     "cast",    "cast",     NULL,      "x",         1, RULE_CAST,      NO_MATH,              NULL)
