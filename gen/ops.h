@@ -69,6 +69,7 @@ OP(COS,      "cos",     "cos",      "cos",     "x",         1, RULE_FLOAT,     M
 OP(TANH,     "tanh",    "tanh",     "tanh",    "x",         1, RULE_FLOAT,     MATH(tanh, 1),        "tanh")
 OP(FLOOR,    "floor",   "floor",    "floor",   "x",         1, RULE_FLOAT,     MATH(floor, 0),       "floor")
 OP(CEIL,     "ceil",    "ceil",     "ceil",    "x",         1, RULE_FLOAT,     MATH(ceil, 0),        "ceil")
+OP(LOG1P,    "log1p",   "log1p",    "log1p",   "x",         1, RULE_FLOAT,     MATH(log1p, 1),       NULL)
 OP(MINIMUM,  "minimum", "minimum",  "minimum", "x, y",      2, RULE_PROMOTE,   NO_MATH,              "minimum")
 OP(MAXIMUM,  "maximum", "maximum",  "maximum", "x, y",      2, RULE_PROMOTE,   NO_MATH,              "maximum")
 OP(WHERE,    "where",   "where",    "where",   "c, x, y",   3, RULE_WHERE,     NO_MATH,              "where")

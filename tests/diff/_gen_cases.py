@@ -51,9 +51,10 @@ BINARY = {
 UNARY = {"neg": "-", "pos": "+", "bitnot": "~", "not": "!"}
 FUNCS = {  # name -> arity
     "abs": 1, "sqrt": 1, "exp": 1, "log": 1, "sin": 1, "cos": 1, "tanh": 1,
-    "floor": 1, "ceil": 1, "minimum": 2, "maximum": 2, "pow": 2, "where": 3, "clip": 3,
+    "floor": 1, "ceil": 1, "log1p": 1, "minimum": 2, "maximum": 2, "pow": 2, "where": 3,
+    "clip": 3,
 }
-TRANSCENDENTAL = {"exp", "log", "sin", "cos", "tanh"}
+TRANSCENDENTAL = {"exp", "log", "sin", "cos", "tanh", "log1p"}
 ALL_OPS = sorted(set(BINARY) | set(UNARY) | {"f_" + f for f in FUNCS} | {"cast"})
 
 UFUNC = {
@@ -446,6 +447,8 @@ def exact_point(name, vals, dt):
         return (x == 0) | ~np.isfinite(x)
     if name == "log":
         return (x == 1) | ~np.isfinite(x)
+    if name == "log1p":
+        return (x == 0) | (x == -1) | ~np.isfinite(x)
     y = as_dtype(as_dtype(vals[1], dt), np.float64)
     return (y == 0) | (x == 1) | ((x == 0) & (y > 0)) | ~np.isfinite(x) | ~np.isfinite(y)
 
