@@ -137,8 +137,8 @@ static void check_error_with(const char *expr, const char *decls, bool typed, bc
 /* A parse error over operands a, b, c. */
 /* the end of every unknown-function message: the functions table and the casts */
 #define KNOWN_FUNCTIONS                                                                    \
-    "; known: pow, abs, sqrt, exp, log, sin, cos, tanh, floor, ceil, minimum, maximum, "  \
-    "where, clip and the casts bool(x), i8(x), i16(x), i32(x), i64(x), u8(x), u16(x), "    \
+    "; known: pow, abs, sqrt, exp, log, sin, cos, tanh, floor, ceil, log1p, minimum, "  \
+    "maximum, where, clip and the casts bool(x), i8(x), i16(x), i32(x), i64(x), u8(x), u16(x), "    \
     "u32(x), u64(x), f32(x), f64(x)"
 
 static void check_parse_error(const char *expr, bcg_status status, int column, const char *message)
@@ -413,7 +413,7 @@ static void error_unknown_names(void **state)
     check_parse_error("A", BCG_ERR_PARSE, 1, "unknown name 'A' at column 1 (operands are a, b, c)");
     check_parse_error("foo(a)", BCG_ERR_PARSE, 1,
                       "unknown function 'foo' at column 1; known: pow, abs, sqrt, exp, log, "
-                      "sin, cos, tanh, floor, ceil, minimum, maximum, where, clip and the "
+                      "sin, cos, tanh, floor, ceil, log1p, minimum, maximum, where, clip and the "
                       "casts bool(x), i8(x), i16(x), i32(x), i64(x), u8(x), u16(x), u32(x), "
                       "u64(x), f32(x), f64(x)");
     check_parse_error("Sqrt(a)", BCG_ERR_PARSE, 1, "unknown function 'Sqrt' at column 1" KNOWN_FUNCTIONS);
