@@ -1,7 +1,7 @@
 /* cli_explain.c - `bcgen explain`: everything bcgen decides about an
  * expression, for a person (or, with --json, for a tool): the aligned
  * shapes, which broadcast rule applied in each dimension, the result, the
- * typed tree and the iteration plan. */
+ * typed tree, the iteration plan and the form of the code the JIT gets. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,6 +180,9 @@ static void print_text(const compile *c)
         sb_free(&sb);
         free(plan_names);
     }
+    /* what bcg_compile's emitter decides for these shapes (the JIT form) */
+    form_describe(&c->form, buf, sizeof buf);
+    printf("\ncode (JIT): %s\n", buf);
     free(name_list);
 }
 
@@ -262,6 +265,11 @@ static void print_json(const compile *c)
     plan_dump(&sb, p, names);
     cli_json_string(stdout, sb.data ? sb.data : "");
     sb_free(&sb);
+    char text[512];
+    form_describe(&c->form, text, sizeof text);
+    printf("}, \"form\": {\"kind\": \"%s\", \"stream\": %s, \"text\": ",
+           form_kind_name(c->form.kind), c->form.stream ? "true" : "false");
+    cli_json_string(stdout, text);
     printf("}}\n");
     free(names);
 }
@@ -349,7 +357,8 @@ int cli_explain(int argc, char **argv)
     if (!c.arena) {
         fail(&err, BCG_ERR_NOMEM, "out of memory");
     } else if (compile_front(&c, args->expr, ops, args->operand_count, &args->options) ==
-               BCG_OK) {
+                   BCG_OK &&
+               (compile_choose_jit(&c, BCG_MAX_SOURCE), emit_kernel(&c)) == BCG_OK) {
         if (args->json)
             print_json(&c);
         else

@@ -581,18 +581,23 @@ static bcg_status kernel_compile_front(arena *a, bcg_error *err, const char *exp
         return fail(err, BCG_ERR_NOMEM, "out of memory");
     c->arena = a;
     c->err = err;
-    c->function_name = "bcg_kernel";
-    /* jit.c links the microkernels; bcg_emit's source stays plain C, and so
-     * does the cc backend's, which gcc -O3 vectorises itself */
-    c->microkernels = !options || options->backend != BCG_BACKEND_CC;
-    c->max_source = max_source;
     bcg_status s = compile_front(c, expr, operands, operand_count, options);
     if (s)
         return s;
-    c->stream = c->microkernels && c->options.stream_stores != 0 &&
-                (c->options.stream_stores == 1 || touched_bytes(c) >= BCG_STREAM_AUTO_BYTES);
+    compile_choose_jit(c, max_source);
     *out = c;
     return BCG_OK;
+}
+
+void compile_choose_jit(compile *c, size_t max_source)
+{
+    c->function_name = "bcg_kernel";
+    /* jit.c links the microkernels; bcg_emit's source stays plain C, and so
+     * does the cc backend's, which gcc -O3 vectorises itself */
+    c->microkernels = c->options.backend != BCG_BACKEND_CC;
+    c->max_source = max_source;
+    c->stream = c->microkernels && c->options.stream_stores != 0 &&
+                (c->options.stream_stores == 1 || touched_bytes(c) >= BCG_STREAM_AUTO_BYTES);
 }
 
 /* K's front end again, in A, from its key: the same tree, plan and choices

@@ -1636,6 +1636,91 @@ static void choose_levels(emitter *e)
     }
 }
 
+/* ---- the form ------------------------------------------------------------------ */
+
+/* What the flags set above decided, as data (see kernel_form). */
+static kernel_form form_of(const emitter *e)
+{
+    const plan *p = e->p;
+    kernel_form f = {.kind = FORM_INNER_UNROLLED, .stream = e->stream};
+    int64_t inner = p->loop_count ? p->extent[p->loop_count - 1] : 1;
+    if (p->empty) {
+        f.kind = FORM_EMPTY;
+    } else if (e->unrolled) {
+        f.kind = FORM_UNROLLED;
+    } else if (e->rows) {
+        f.kind = FORM_ROWS;
+        f.runs = p->extent[p->loop_count - 2];
+        f.run_length = inner;
+    } else if (e->tiled) {
+        f.kind = FORM_TILES;
+        f.run_length = inner;
+        f.tile_elements = TILE_ELEMENTS;
+    } else if (e->block > 0) {
+        f.kind = FORM_BLOCKS;
+        f.block_outer = e->block;
+        f.block_inner = e->block_inner;
+    } else if (e->group_loop) {
+        f.kind = FORM_GROUPS;
+        f.groups = e->groups;
+        f.group_size = e->factor;
+        f.rest = e->rest;
+    } else {
+        f.run_length = inner;
+    }
+    if (f.kind != FORM_ROWS && f.kind != FORM_TILES)
+        f.stream = false;
+    return f;
+}
+
+const char *form_kind_name(form_kind kind)
+{
+    static const char *const names[] = {"empty", "unrolled", "rows", "tiles", "blocks",
+                                        "groups", "inner unrolled"};
+    return (unsigned)kind < sizeof names / sizeof names[0] ? names[kind] : "?";
+}
+
+void form_describe(const kernel_form *f, char *buf, size_t cap)
+{
+    const char *streaming = f->stream ? "; the output is written with streaming stores" : "";
+    switch (f->kind) {
+    case FORM_EMPTY:
+        snprintf(buf, cap, "nothing to do: the result is empty");
+        break;
+    case FORM_UNROLLED:
+        snprintf(buf, cap, "fully unrolled, one statement per element");
+        break;
+    case FORM_ROWS:
+        snprintf(buf, cap, "loop nest; the two innermost loops (%lld runs of %lld "
+                 "elements) are one call of the library's vectorised microkernel%s",
+                 (long long)f->runs, (long long)f->run_length, streaming);
+        break;
+    case FORM_TILES:
+        snprintf(buf, cap, "loop nest; the innermost run (%lld elements) calls the "
+                 "library's vectorised microkernels, %d elements a tile%s",
+                 (long long)f->run_length, f->tile_elements, streaming);
+        break;
+    case FORM_BLOCKS:
+        snprintf(buf, cap, "loop nest; the two innermost loops run in blocks of "
+                 "%lld x %lld trips (an input is read with a long stride)",
+                 (long long)f->block_outer, (long long)f->block_inner);
+        break;
+    case FORM_GROUPS:
+        if (f->rest > 0)
+            snprintf(buf, cap,
+                     "loop nest; the innermost loop runs %lld groups of %lld statements, then %lld more",
+                     (long long)f->groups, (long long)f->group_size, (long long)f->rest);
+        else
+            snprintf(buf, cap, "loop nest; the innermost loop runs %lld groups of %lld statements",
+                     (long long)f->groups, (long long)f->group_size);
+        break;
+    case FORM_INNER_UNROLLED:
+        snprintf(buf, cap, "loop nest; the innermost loop (%lld trips) is fully unrolled",
+                 (long long)f->run_length);
+        break;
+    }
+}
+
 /* ---- the template variables -------------------------------------------------------- */
 
 static bool set_header(emitter *e, const char *function_name)
@@ -1705,35 +1790,7 @@ static bool set_header(emitter *e, const char *function_name)
     }
     sb_free(&sb);
 
-    if (e->p->empty)
-        snprintf(buf, sizeof buf, "nothing to do: the result is empty");
-    else if (e->unrolled)
-        snprintf(buf, sizeof buf, "fully unrolled, one statement per element");
-    else if (e->rows)
-        snprintf(buf, sizeof buf, "loop nest; the two innermost loops (%lld runs of %lld "
-                 "elements) are one call of the library's vectorised microkernel%s",
-                 (long long)e->p->extent[e->p->loop_count - 2],
-                 (long long)e->p->extent[e->p->loop_count - 1],
-                 e->stream ? "; the output is written with streaming stores" : "");
-    else if (e->tiled)
-        snprintf(buf, sizeof buf, "loop nest; the innermost run (%lld elements) calls the "
-                 "library's vectorised microkernels, %d elements a tile%s",
-                 (long long)e->p->extent[e->p->loop_count - 1], TILE_ELEMENTS,
-                 e->stream ? "; the output is written with streaming stores" : "");
-    else if (e->block > 0)
-        snprintf(buf, sizeof buf, "loop nest; the two innermost loops run in blocks of "
-                 "%lld x %lld trips (an input is read with a long stride)",
-                 (long long)e->block, (long long)e->block_inner);
-    else if (e->group_loop && e->rest > 0)
-        snprintf(buf, sizeof buf,
-                 "loop nest; the innermost loop runs %lld groups of %lld statements, then %lld more",
-                 (long long)e->groups, (long long)e->factor, (long long)e->rest);
-    else if (e->group_loop)
-        snprintf(buf, sizeof buf, "loop nest; the innermost loop runs %lld groups of %lld statements",
-                 (long long)e->groups, (long long)e->factor);
-    else
-        snprintf(buf, sizeof buf, "loop nest; the innermost loop (%lld trips) is fully unrolled",
-                 (long long)e->p->extent[e->p->loop_count - 1]);
+    form_describe(&e->c->form, buf, sizeof buf);
     tmpl_set_str(s, "strategy", buf);
     return true;
 }
@@ -2175,6 +2232,7 @@ bcg_status emit_kernel(compile *c)
     sb_free(&e->line);
     if (e->status != BCG_OK)
         return e->status;
+    c->form = form_of(e); /* after the loop nest, which sets the groups */
     bcg_status s = render(e, function_name);
     /* Full unrolling made more C than bcg_compile hands to tcc: loops
      * instead (with unroll_limit 0 the second pass cannot unroll). */

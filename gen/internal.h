@@ -296,6 +296,29 @@ typedef struct compile_operand {
     bool strides_given;
 } compile_operand;
 
+/* What the emitter decided about a kernel's code: its form and the sizes
+ * that shaped it.  emit_kernel fills compile.form; the kernel's header
+ * comment and `bcgen explain` print it (form_describe, emit.c).  The first
+ * piece of the kernel IR of issue 10. */
+typedef enum form_kind {
+    FORM_EMPTY,          /* the result is empty: no code */
+    FORM_UNROLLED,       /* one statement per element, no loops */
+    FORM_ROWS,           /* the two innermost loops are one microkernel call */
+    FORM_TILES,          /* the innermost run calls microkernels, a tile at a time */
+    FORM_BLOCKS,         /* the two innermost loops run in cache blocks */
+    FORM_GROUPS,         /* the innermost loop runs groups of statements (+ a rest) */
+    FORM_INNER_UNROLLED  /* loops, the innermost fully unrolled */
+} form_kind;
+
+typedef struct kernel_form {
+    form_kind kind;
+    bool stream;                 /* ROWS, TILES: streaming stores of the output */
+    int64_t runs, run_length;    /* ROWS: runs of run_length; TILES, INNER_UNROLLED: run_length */
+    int tile_elements;           /* TILES */
+    int64_t block_outer, block_inner; /* BLOCKS: trips per block */
+    int64_t groups, group_size, rest; /* GROUPS */
+} kernel_form;
+
 /* One compile: inputs, every stage's result, the arena they live in. */
 typedef struct compile {
     arena *arena;
@@ -309,6 +332,7 @@ typedef struct compile {
     bool *used;                  /* per operand: the expression reads it (or it is the target) */
     plan *plan;                  /* after plan_build */
     char *source;                /* after emit (arena) */
+    kernel_form form;            /* after emit: the code form chosen */
     const char *function_name;   /* default "bcg_kernel" */
     struct emit_aot *aot;        /* NULL: the JIT form; else the AOT form (aot.c) */
     /* bcg_compile sets this: long inner runs may call the library's
@@ -335,6 +359,12 @@ void compile_set_max_source(bcg_context *ctx, size_t bytes);
  * workers the context's pool has started (for the thread tests). */
 long compile_threaded_run_count(const bcg_context *ctx);
 int compile_pool_workers(bcg_context *ctx);
+
+/* The choices bcg_compile makes for a compiled kernel, on C after
+ * compile_front: microkernels (unless the cc backend), streaming stores by
+ * options.stream_stores, and MAX_SOURCE.  `bcgen explain` shows the form
+ * they lead to. */
+void compile_choose_jit(compile *c, size_t max_source);
 
 /* Validates the operands and runs shape_broadcast, expr_parse, expr_type and
  * plan_build.  c->arena must be set; errors go to c->err. */
@@ -467,8 +497,13 @@ const char *cnames_entry(size_t index);
  *   void NAME(void *out, const void *const *in);
  * out/in point at element [0,...,0] of each operand (kernel_fn, in the
  * cache.c section). */
-/* Emits the kernel for c (after compile_front) into c->source. */
+/* Emits the kernel for c (after compile_front) into c->source, and its
+ * form into c->form. */
 bcg_status emit_kernel(compile *c);
+/* FORM as a sentence ("fully unrolled, one statement per element"), and
+ * its kind as a word for JSON ("unrolled"). */
+void form_describe(const kernel_form *form, char *buf, size_t cap);
+const char *form_kind_name(form_kind kind);
 
 /* The ahead-of-time form (aot.c writes firmware .c/.h pairs).  With c->aot
  * set, emit_kernel puts only the function into c->source: no prelude, no
