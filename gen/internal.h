@@ -286,7 +286,7 @@ bcg_status tmpl_render(strbuf *sb, const char *file, const char *text,
  * NULL when there is no such template. */
 const char *tmpl_builtin(const char *file);
 
-/* ---- compile.c: the pipeline --------------------------------------------- */
+/* ---- front.c and compile.c: the pipeline --------------------------------- */
 
 typedef struct compile_operand {
     const char *name;
@@ -479,6 +479,21 @@ long cache_key_compares(const bcg_context *ctx); /* for tests: keys compared by 
 /* The pool of bcg_run_threads (made on first use; NULL when memory runs
  * out), counting a threaded run. */
 struct pool *cache_pool(bcg_context *ctx);
+
+/* ---- compile.c: kernels --------------------------------------------------- */
+
+/* Compiles SOURCE with the backend C's options ask for (libtcc, or the cc
+ * backend falling back to libtcc with a sentence in NOTE). */
+bcg_status compile_code(const compile *c, const char *source, jit_code **code, cc_code **cc,
+                        kernel_fn *fn, char *note, size_t note_size, bcg_error *err);
+/* K's tree, plan and choices again, in A, from its key (or its kept front
+ * end): what run.c's threaded pieces and bcg_kernel_source start from. */
+bcg_status kernel_front(const bcg_kernel *k, arena *a, bcg_error *err, compile **out);
+
+/* ---- run.c: running kernels ----------------------------------------------- */
+
+/* Frees K's threaded pieces (kernel_destroy calls it). */
+void run_splits_free(bcg_kernel *k);
 
 /* ---- cnames.c: names C already means -------------------------------------- */
 

@@ -1,0 +1,352 @@
+/* front.c - the front of the pipeline: the options and operands checked,
+ * the broadcast over the operands the expression reads, the expression
+ * parsed and typed, the iteration plan.  compile_front is what every path
+ * starts with (bcg_compile, bcg_emit, the AOT pair, `bcgen explain` and
+ * `bcgen run --reference`); each stage reports into the one bcg_error of the
+ * compile and the first error stops the flow.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Defaults measured on this kind of machine (issue 3): tcc-compiled
+ * straight-line code pays only for tiny outputs; larger ones loop with the
+ * innermost loop unrolled 4 times. */
+#define DEFAULT_UNROLL_LIMIT 16
+#define DEFAULT_UNROLL_FACTOR 4
+/* Inner runs from this many elements call the vectorised microkernels:
+ * below it the call and tile overhead outweigh what vectorising saves. */
+#define DEFAULT_MICROKERNEL_RUN 64
+#define MAX_UNROLL_FACTOR 64
+#define MAX_UNROLL_LIMIT 65536
+
+void bcg_options_init(bcg_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->inplace = -1;
+    o->axis = BCG_AXIS_NONE;
+    o->unroll_limit = DEFAULT_UNROLL_LIMIT;
+    o->unroll_factor = DEFAULT_UNROLL_FACTOR;
+    o->microkernel_run = DEFAULT_MICROKERNEL_RUN;
+    o->stream_stores = BCG_STREAM_AUTO;
+}
+
+static bcg_status check_options(const bcg_options *o, int operand_count, bcg_error *err)
+{
+    if (o->inplace < -1 || o->inplace >= operand_count)
+        return fail(err, BCG_ERR_USAGE, "in-place operand index %d is out of range (0..%d)",
+                    o->inplace, operand_count - 1);
+    if (o->unroll_factor < 1 || o->unroll_factor > MAX_UNROLL_FACTOR)
+        return fail(err, BCG_ERR_LIMIT, "unroll factor %d is out of range (1..%d)",
+                    o->unroll_factor, MAX_UNROLL_FACTOR);
+    if (o->microkernel_run < 0)
+        return fail(err, BCG_ERR_USAGE, "microkernel run length %d is negative",
+                    o->microkernel_run);
+    if (o->backend != BCG_BACKEND_TCC && o->backend != BCG_BACKEND_CC)
+        return fail(err, BCG_ERR_USAGE, "backend %d is unknown (BCG_BACKEND_TCC or _CC)",
+                    o->backend);
+    if (o->native != 0 && o->native != 1)
+        return fail(err, BCG_ERR_USAGE, "native is %d; give 0 or 1", o->native);
+    if (o->stream_stores < BCG_STREAM_AUTO || o->stream_stores > 1)
+        return fail(err, BCG_ERR_USAGE,
+                    "stream_stores is %d; give BCG_STREAM_AUTO (-1), 0 or 1", o->stream_stores);
+    if (o->unroll_limit < 0 || o->unroll_limit > MAX_UNROLL_LIMIT)
+        return fail(err, BCG_ERR_LIMIT,
+                    "full-unroll limit %d is out of range (0..%d elements)",
+                    o->unroll_limit, MAX_UNROLL_LIMIT);
+    return BCG_OK;
+}
+
+static bcg_status check_operand(const bcg_operand *op, int index, bcg_error *err)
+{
+    if (!op->name)
+        return fail_at(err, BCG_ERR_USAGE, 0, index, -1, "operand %d has no name", index);
+    size_t n = strlen(op->name);
+    if (n > BCG_MAX_NAME)
+        return fail_at(err, BCG_ERR_LIMIT, 0, index, -1,
+                       "operand %d name is %zu bytes long; the limit is %d", index, n,
+                       BCG_MAX_NAME);
+    if (!name_is_valid(op->name, n))
+        return fail_at(err, BCG_ERR_USAGE, 0, index, -1,
+                       "operand %d name is not an identifier ([A-Za-z_][A-Za-z0-9_]*)", index);
+    if ((unsigned)op->dtype >= BCG_DTYPE_COUNT)
+        return fail_at(err, BCG_ERR_USAGE, 0, index, -1, "operand %s has an unknown dtype (%d)",
+                       op->name, (int)op->dtype);
+    if (op->rank < 0 || op->rank > BCG_MAX_RANK)
+        return fail_at(err, BCG_ERR_LIMIT, 0, index, -1,
+                       "operand %s has rank %d; ranks go from 0 to %d", op->name, op->rank,
+                       BCG_MAX_RANK);
+    if (op->rank > 0 && !op->shape)
+        return fail_at(err, BCG_ERR_USAGE, 0, index, -1,
+                       "operand %s has rank %d but no shape", op->name, op->rank);
+    for (int d = 0; d < op->rank; d++)
+        if (op->shape[d] < 0)
+            return fail_at(err, BCG_ERR_SHAPE, 0, index, -1,
+                           "operand %s has a negative size %lld in dimension %d", op->name,
+                           (long long)op->shape[d], d);
+    /* Every byte offset the kernel forms must fit in int64: the span of
+     * the strides over the shape, times the element size.  A contiguous
+     * operand is checked the same way, with its C-contiguous strides (its
+     * element count times the element size must fit). */
+    const int64_t *strides = op->strides;
+    int64_t contiguous[BCG_MAX_RANK];
+    bool empty = false;
+    for (int d = 0; d < op->rank; d++)
+        empty |= op->shape[d] == 0;
+    if (!strides && !empty) {
+        int64_t step = 1, bytes;
+        for (int d = op->rank - 1; d >= 0; d--) {
+            contiguous[d] = step;
+            if (__builtin_mul_overflow(step, op->shape[d], &step) ||
+                __builtin_mul_overflow(step, (int64_t)bcg_dtype_size(op->dtype), &bytes))
+                return fail_at(err, BCG_ERR_LIMIT, 0, index, d,
+                               "operand %s: its sizes up to dimension %d make more %s elements "
+                               "than INT64_MAX bytes hold (a 64-bit byte count)",
+                               op->name, d, bcg_dtype_name(op->dtype));
+        }
+        strides = contiguous;
+    }
+    int64_t low = 0, high = 0;
+    for (int d = 0; strides && d < op->rank; d++) {
+        int64_t reach;
+        if (op->shape[d] == 0)
+            break;
+        if (__builtin_mul_overflow(strides[d], op->shape[d] - 1, &reach) ||
+            __builtin_add_overflow(reach < 0 ? low : high, reach, reach < 0 ? &low : &high) ||
+            __builtin_mul_overflow(low, (int64_t)bcg_dtype_size(op->dtype), &reach) ||
+            __builtin_mul_overflow(high + 1, (int64_t)bcg_dtype_size(op->dtype), &reach))
+            return fail_at(err, BCG_ERR_LIMIT, 0, index, d,
+                           "operand %s: stride %lld over %lld elements in dimension %d reaches "
+                           "beyond a 64-bit byte offset",
+                           op->name, (long long)strides[d], (long long)op->shape[d], d);
+    }
+    /* ... and so must the whole span, lowest to highest byte (negative
+     * strides reach below the pointer, positive ones above it) */
+    int64_t span;
+    if (__builtin_sub_overflow(high + 1, low, &span) ||
+        __builtin_mul_overflow(span, (int64_t)bcg_dtype_size(op->dtype), &span))
+        return fail_at(err, BCG_ERR_LIMIT, 0, index, -1,
+                       "operand %s: its strides span %lld to %lld elements, more than a 64-bit "
+                       "byte count holds",
+                       op->name, (long long)low, (long long)high);
+    return BCG_OK;
+}
+
+/* The in-place target is also the output, so no two of its elements may
+ * share memory (a 0 stride, or strides that interleave): each element
+ * would be written more than once, with the others' inputs already
+ * overwritten.  Sufficient test: ordered by |stride|, each dimension steps
+ * past everything the smaller ones reach. */
+static bcg_status check_inplace_layout(const compile_operand *o, int index, bcg_error *err)
+{
+    int order[BCG_MAX_RANK], count = 0;
+    for (int d = 0; d < o->shape.rank; d++) {
+        if (o->shape.dims[d] == 0)
+            return BCG_OK; /* nothing is written */
+        if (o->shape.dims[d] > 1)
+            order[count++] = d;
+    }
+    for (int i = 1; i < count; i++) /* insertion sort by |stride| */
+        for (int j = i; j > 0 && llabs(o->strides[order[j]]) < llabs(o->strides[order[j - 1]]); j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    int64_t reach = 0; /* how far the dimensions so far reach, in elements */
+    for (int i = 0; i < count; i++) {
+        int d = order[i];
+        int64_t step = llabs(o->strides[d]);
+        if (step <= reach)
+            return fail_at(err, BCG_ERR_BROADCAST, 0, index, d,
+                           "in-place target %s has overlapping elements: stride %lld in "
+                           "dimension %d revisits memory (a 0 stride or interleaved strides); "
+                           "write the result to a separate array",
+                           o->name, (long long)o->strides[d], d);
+        reach += step * (o->shape.dims[d] - 1);
+    }
+    return BCG_OK;
+}
+
+static void mark_used(const expr_node *n, bool *used)
+{
+    if (n->op == OP_OPERAND)
+        used[n->operand] = true;
+    for (int k = 0; k < n->arg_count; k++)
+        mark_used(n->args[k], used);
+}
+
+/* shape_broadcast over the operands C's expression uses (c->used), into
+ * c->broadcast with every operand's aligned shape at its own index (all 1s
+ * for the unused); errors name operands by their index among all.  With no
+ * operand used the result is a scalar, as NumPy's for an expression of
+ * literals. */
+static bcg_status broadcast_used(compile *c, const shape *shapes, const char **names,
+                                 size_t element_size)
+{
+    int map[BCG_MAX_OPERANDS], count = 0, inplace = -1;
+    for (int i = 0; i < c->operand_count; i++)
+        if (c->used[i]) {
+            if (i == c->options.inplace)
+                inplace = count;
+            map[count++] = i;
+        }
+    broadcast_result *b = c->broadcast;
+    if (count == 0) {
+        memset(b, 0, sizeof *b);
+    } else {
+        shape *sub_shapes = arena_alloc(c->arena, sizeof *sub_shapes * (size_t)count);
+        const char **sub_names = arena_alloc(c->arena, sizeof *sub_names * (size_t)count);
+        if (!sub_shapes || !sub_names)
+            return fail(c->err, BCG_ERR_NOMEM, "out of memory");
+        for (int j = 0; j < count; j++) {
+            sub_shapes[j] = shapes[map[j]];
+            sub_names[j] = names[map[j]];
+        }
+        broadcast_rules rules = {
+            .axis = c->options.axis,
+            .inplace = inplace,
+            .strict_rank = c->options.strict_rank != 0,
+            .warn_legacy = c->options.warn_legacy != 0,
+        };
+        bcg_status s = shape_broadcast(count, sub_shapes, sub_names, &rules, element_size, b,
+                                       c->err);
+        if (s) {
+            if (c->err && c->err->operand >= 0 && c->err->operand < count)
+                c->err->operand = map[c->err->operand];
+            return s;
+        }
+        for (int j = count - 1; j >= 0; j--) /* map[j] >= j: back to front */
+            b->aligned[map[j]] = b->aligned[j];
+    }
+    for (int i = 0; i < c->operand_count; i++)
+        if (!c->used[i]) {
+            b->aligned[i].rank = b->result.rank;
+            for (int d = 0; d < b->result.rank; d++)
+                b->aligned[i].dims[d] = 1;
+        }
+    return BCG_OK;
+}
+
+bcg_status compile_front(compile *c, const char *text, const bcg_operand *operands,
+                         int operand_count, const bcg_options *options)
+{
+    bcg_error *err = c->err;
+    if (!text)
+        return fail(err, BCG_ERR_USAGE, "no expression given");
+    if (operand_count < 1 || operand_count > BCG_MAX_OPERANDS)
+        return fail(err, operand_count < 1 ? BCG_ERR_USAGE : BCG_ERR_LIMIT,
+                    "%d operands given; an expression takes 1 to %d", operand_count,
+                    BCG_MAX_OPERANDS);
+    if (!operands)
+        return fail(err, BCG_ERR_USAGE, "no operands given");
+    if (options)
+        c->options = *options;
+    else
+        bcg_options_init(&c->options);
+    bcg_status s = check_options(&c->options, operand_count, err);
+    if (s)
+        return s;
+
+    c->text = text;
+    c->operand_count = operand_count;
+    c->operands = arena_alloc(c->arena, sizeof *c->operands * (size_t)operand_count);
+    c->broadcast = arena_alloc(c->arena, sizeof *c->broadcast);
+    shape *shapes = arena_alloc(c->arena, sizeof *shapes * (size_t)operand_count);
+    const char **names = arena_alloc(c->arena, sizeof *names * (size_t)operand_count);
+    bcg_dtype *dtypes = arena_alloc(c->arena, sizeof *dtypes * (size_t)operand_count);
+    if (!c->operands || !c->broadcast || !shapes || !names || !dtypes)
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+
+    for (int i = 0; i < operand_count; i++) {
+        const bcg_operand *op = &operands[i];
+        if ((s = check_operand(op, i, err)))
+            return s;
+        for (int j = 0; j < i; j++)
+            if (strcmp(names[j], op->name) == 0)
+                return fail_at(err, BCG_ERR_USAGE, 0, i, -1,
+                               "operand name %s is given twice (operands %d and %d)",
+                               op->name, j, i);
+        compile_operand *co = &c->operands[i];
+        co->name = names[i] = arena_strndup(c->arena, op->name, strlen(op->name));
+        if (!co->name)
+            return fail(err, BCG_ERR_NOMEM, "out of memory");
+        co->dtype = dtypes[i] = op->dtype;
+        co->shape.rank = op->rank;
+        for (int d = 0; d < op->rank; d++)
+            co->shape.dims[d] = op->shape[d];
+        shapes[i] = co->shape;
+        co->strides_given = op->strides != NULL;
+        int64_t step = 1;
+        for (int d = op->rank - 1; d >= 0; d--) {
+            co->strides[d] = op->strides ? op->strides[d] : step;
+            if (op->shape[d] > 0 && step <= INT64_MAX / op->shape[d])
+                step *= op->shape[d];
+        }
+    }
+
+    expr_names table = {operand_count, names};
+    if ((s = expr_parse(c->arena, text, &table, &c->root, err)))
+        return s;
+    /* NumPy broadcasts the arrays an expression reads: an operand the
+     * expression does not read (it was validated above) takes no part in
+     * the broadcast, unless it is the in-place target, which keeps its
+     * shape, or Paddle's axis rule, defined over exactly the two operands
+     * given, is in force. */
+    c->used = arena_alloc(c->arena, sizeof *c->used * (size_t)operand_count);
+    if (!c->used)
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    mark_used(c->root, c->used);
+    for (int i = 0; i < operand_count; i++)
+        if (c->options.inplace == i || c->options.axis != BCG_AXIS_NONE)
+            c->used[i] = true;
+    if ((s = broadcast_used(c, shapes, names, 0)))
+        return s;
+    if ((s = expr_type(c->arena, c->root, dtypes, operand_count, err)))
+        return s;
+
+    /* The result's byte size must fit in int64 too, now that its dtype is known. */
+    if ((s = broadcast_used(c, shapes, names, bcg_dtype_size(c->root->dtype))))
+        return s;
+    if (c->options.inplace >= 0) {
+        const compile_operand *target = &c->operands[c->options.inplace];
+        if ((s = check_inplace_layout(target, c->options.inplace, err)))
+            return s;
+        if (target->dtype != c->root->dtype)
+            return fail_at(err, BCG_ERR_TYPE, 0, c->options.inplace, -1,
+                           "in-place result cannot change the dtype of %s: it is %s and the "
+                           "expression gives %s",
+                           target->name, bcg_dtype_name(target->dtype),
+                           bcg_dtype_name(c->root->dtype));
+    }
+
+    plan_input *inputs = arena_alloc(c->arena, sizeof *inputs * (size_t)operand_count);
+    if (!inputs)
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    const shape *result = &c->broadcast->result;
+    static const shape scalar = {0, {0}};
+    for (int i = 0; i < operand_count; i++) {
+        inputs[i].aligned = &c->broadcast->aligned[i];
+        if (!c->used[i]) { /* never read: a scalar broadcast everywhere */
+            inputs[i].strides = NULL;
+            inputs[i].original_rank = 0;
+            inputs[i].original = &scalar;
+            inputs[i].axis_offset = result->rank;
+            continue;
+        }
+        inputs[i].strides = c->operands[i].strides;
+        inputs[i].original_rank = c->operands[i].shape.rank;
+        inputs[i].original = &c->operands[i].shape;
+        inputs[i].axis_offset = result->rank - c->operands[i].shape.rank;
+        if (c->options.axis != BCG_AXIS_NONE && c->options.axis >= 0 && operand_count == 2 &&
+            c->operands[i].shape.rank < result->rank)
+            inputs[i].axis_offset = c->options.axis;
+    }
+    const int64_t *output_strides = NULL;
+    if (c->options.inplace >= 0)
+        output_strides = c->operands[c->options.inplace].strides;
+    return plan_build(c->arena, result, output_strides, operand_count, inputs, &c->plan, err);
+}
+
