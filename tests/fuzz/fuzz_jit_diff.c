@@ -47,8 +47,12 @@
  *                                   (make fuzz-diff): random inputs from a
  *                                   seed for N kernels or T seconds, replay
  *                                   and minimisation of saved inputs.
- * Both take the same input files (tests/fuzz/regress/jit_diff/ holds the
- * inputs that found bugs).  BCG_DIFF_DUMP=DIR makes a mismatch also write
+ * Both take the same input files: tests/fuzz/regress/jit_diff/ holds the
+ * minimised inputs of fixed bugs (replayed by test_fuzz.py), open/jit_diff/
+ * those of bugs still open.  An input means what the generator makes of
+ * it: a change to the choices below changes every saved input, so after
+ * one, check that the regress inputs still mismatch on the code before
+ * their fixes (or minimise new ones, `diff_jit -minimize FILE`).  BCG_DIFF_DUMP=DIR makes a mismatch also write
  * the operands as DIR/NAME.npy and print the `bcgen run` command. */
 #include "internal.h"
 
