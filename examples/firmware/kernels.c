@@ -7,7 +7,23 @@
  *
  * Includes <stddef.h> and <stdint.h>, and <math.h> for sqrtf.
  * Allocates nothing, uses no globals, reentrant.
+ *
+ * The results are bcgen's (and NumPy's) bit for bit only without fused
+ * multiply-adds and without -ffast-math: GCC in its GNU modes (-std=gnu11,
+ * the default) and clang contract x * y + z into one rounding, so this file
+ * turns contraction off itself below, and refuses -ffast-math.  clang's
+ * -ffp-contract=fast overrides the pragma and cannot be detected: do not
+ * build this file with it.
  */
+#if defined(__FAST_MATH__)
+#error "bcgen kernels assume IEEE arithmetic: build this file without -ffast-math"
+#endif
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize ("fp-contract=off")
+#endif
+
 #include "kernels.h"
 
 #include <stddef.h>
