@@ -62,13 +62,14 @@
 
 /* ORDER HELPER: the lists of ops.c.tmpl, in the order they are emitted. */
 typedef enum helper {
-    HELPER_FROM_BITS, HELPER_TO_INT, HELPER_ABS, HELPER_FLOORDIV_INT, HELPER_MOD_INT,
+    HELPER_FROM_BITS, HELPER_TO_INT, HELPER_TO_INT_F32, HELPER_ABS, HELPER_FLOORDIV_INT,
+    HELPER_MOD_INT,
     HELPER_FLOORDIV_FLOAT, HELPER_MOD_FLOAT, HELPER_POW_INT, HELPER_SHL, HELPER_SHR,
     HELPER_MINIMUM, HELPER_MAXIMUM, HELPER_COUNT
 } helper;
 
 static const char *const helper_lists[HELPER_COUNT] = {
-    "from_bits", "to_int", "abs_int", "floordiv_int", "mod_int", "floordiv_float",
+    "from_bits", "to_int", "to_int_f32", "abs_int", "floordiv_int", "mod_int", "floordiv_float",
     "mod_float", "pow_int", "shl", "shr", "minimum", "maximum",
 };
 
@@ -442,8 +443,9 @@ static void convert_open(emitter *e, strbuf *sb, bcg_dtype from, bcg_dtype to)
     if (to == BCG_BOOL) {
         sb_putc(sb, '(');
     } else if (is_float(from) && !is_float(to)) {
-        e->need[HELPER_TO_INT][to] = true;
-        sb_printf(sb, "bcg_to_%s(", bcg_dtype_name(to));
+        /* f32 converts in float: an f32 kernel does no double arithmetic */
+        e->need[from == BCG_F32 ? HELPER_TO_INT_F32 : HELPER_TO_INT][to] = true;
+        sb_printf(sb, from == BCG_F32 ? "bcg_to_%s_f32(" : "bcg_to_%s(", bcg_dtype_name(to));
     } else if (narrow_unsigned_from_signed(from, to)) {
         sb_printf(sb, "(%s)((unsigned int)(", dtype_ctype(to));
     } else {
@@ -1869,7 +1871,7 @@ static void set_helper_variables(emitter *e, tmpl_scope *s)
             tmpl_set_bool(item, "is_float", is_float(d));
             tmpl_set_str(item, "f", d == BCG_F32 ? "f" : "");
             tmpl_set_str(item, "bits_type", d == BCG_F32 ? "unsigned int" : "unsigned long long");
-            if (h == HELPER_TO_INT) {
+            if (h == HELPER_TO_INT || h == HELPER_TO_INT_F32) {
                 tmpl_set_str(item, "upper", upper[t]);
                 tmpl_set_str(item, "lower", lower[t]);
                 tmpl_set_str(item, "max", maximum[t]);
