@@ -292,26 +292,8 @@ static bcg_status add_kernel(file_state *f, const aot_request *r, int index, emi
     tmpl_set_str(doc, "name", k->name);
     tmpl_set_str(doc, "result",
                  c->options.inplace >= 0 ? c->operands[c->options.inplace].name : "out");
-    /* the header is for C++ too, which has no `restrict` */
-    strbuf parameters;
-    sb_init(&parameters);
-    for (const char *at = aot->parameters; *at;) {
-        const char *found = strstr(at, "*restrict ");
-        size_t n = found ? (size_t)(found - at) : strlen(at);
-        sb_put(&parameters, at, n);
-        if (!found)
-            break;
-        sb_puts(&parameters, "*BCGEN_RESTRICT ");
-        at = found + strlen("*restrict ");
-    }
-    const char *header_parameters =
-        parameters.failed ? NULL
-                          : arena_strndup(f->arena, parameters.data ? parameters.data : "",
-                                          parameters.len);
-    sb_free(&parameters);
-    if (!header_parameters)
-        return fail(f->err, BCG_ERR_NOMEM, "out of memory");
-    tmpl_set_str(doc, "parameters", header_parameters);
+    /* already spelled with BCGEN_RESTRICT, which C++ knows too (emit.c) */
+    tmpl_set_str(doc, "parameters", aot->parameters);
     const char *names[BCG_MAX_OPERANDS];
     for (int i = 0; i < c->operand_count; i++)
         names[i] = c->operands[i].name;

@@ -2030,7 +2030,9 @@ static bcg_status set_aot_variables(emitter *e)
 
     emit_aot *aot = c->aot;
     int inplace = c->options.inplace;
-    const char *qualifier = aot->restrict_pointers ? "restrict " : "";
+    /* the header defines BCGEN_RESTRICT: restrict in C, __restrict in C++,
+     * so the .c compiles as either */
+    const char *qualifier = aot->restrict_pointers ? "BCGEN_RESTRICT " : "";
     strbuf parameters, names;
     sb_init(&parameters);
     sb_init(&names);

@@ -60,7 +60,7 @@ typedef char bcg_check_type_sizes[sizeof(int) == 4 && sizeof(float) == 4 &&
  * Parameters: out, raw (in0), gain (in1), offset (in2); each points at its operand's
  * element [0, ..., 0].  Declared, with the sizes, in the header.
  */
-void calibrate(float *restrict out, const int16_t *restrict raw, const float *restrict gain, const float *restrict offset)
+void calibrate(float *BCGEN_RESTRICT out, const int16_t *BCGEN_RESTRICT raw, const float *BCGEN_RESTRICT gain, const float *BCGEN_RESTRICT offset)
 {
     const bcg_i16 *in0 = raw;
     const float *in1 = gain;
@@ -102,7 +102,7 @@ void calibrate(float *restrict out, const int16_t *restrict raw, const float *re
  * Parameters: out, x (in0), y (in1), z (in2); each points at its operand's
  * element [0, ..., 0].  Declared, with the sizes, in the header.
  */
-void magnitude(float *restrict out, const float *restrict x, const float *restrict y, const float *restrict z)
+void magnitude(float *BCGEN_RESTRICT out, const float *BCGEN_RESTRICT x, const float *BCGEN_RESTRICT y, const float *BCGEN_RESTRICT z)
 {
     const float *in0 = x;
     const float *in1 = y;

@@ -59,8 +59,8 @@ tap.check("typed, named, const-correct prototype (output first, non-const)",
 tap.check("an in-place kernel takes its operand as the non-const output",
           "void accumulate(int32_t *BCGEN_RESTRICT acc, const int16_t *BCGEN_RESTRICT y);"
           in header)
-tap.check("the definition uses C99 restrict",
-          "void scale(float *restrict out, const float *restrict x," in source)
+tap.check("the definition uses the header's BCGEN_RESTRICT (restrict in C, __restrict in C++)",
+          "void scale(float *BCGEN_RESTRICT out, const float *BCGEN_RESTRICT x," in source)
 for macro, value in [("SCALE_OUT_SHAPE", "{4, 8}"), ("SCALE_OUT_ELEMENTS", "32"),
                      ("SCALE_OUT_BYTES", "128"), ("SCALE_X_RANK", "2"), ("SCALE_GAIN_SHAPE", "{8}"),
                      ("SCALE_GAIN_BYTES", "32"), ("SCALE_BIAS_RANK", "0"),
