@@ -16,6 +16,7 @@
  *   where(c, x, x)                    -> x (kernels have no side effects)
  *   K && x, x && K, K || x, x || K    -> K, or bool(x)
  *   where(c, 1, 0), where(c, 0, 1)    -> bool(c), !c (integer types)
+ *   x & 0, x * 0 (integer types)      -> 0
  *
  * so after it a literal is never the condition of where, nor an argument of
  * && or ||, nor any argument of an operator whose other arguments are
@@ -148,6 +149,15 @@ static expr_node *fold(arena *a, expr_node *n)
     if (is_comparison(n->op) && dtype_kind_of(expr_operation_type(n)) != KIND_FLOAT &&
         fold_same_tree(args[0], args[1]))
         return known_truth(a, n, n->op == OP_EQ || n->op == OP_LE || n->op == OP_GE);
+
+    /* x & 0 and x * 0 on integers: libtcc folds these to the constant 0
+     * itself, and a constant that reaches a condition is what it
+     * miscompiles (a fuzz_jit_diff find: `c ? 0 : (b & (0 & a))` as a
+     * where condition), so they are folded here first */
+    if ((n->op == OP_BITAND || n->op == OP_MUL) &&
+        dtype_kind_of(expr_operation_type(n)) != KIND_FLOAT &&
+        (is_integer_literal(args[0], 0) || is_integer_literal(args[1], 0)))
+        return known_truth(a, n, false);
 
     if (n->op == OP_WHERE) {
         if (is_literal(args[0]))

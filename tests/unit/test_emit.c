@@ -880,6 +880,9 @@ static const char *const folded_expressions[] = {
     /* fuzz_jit_diff: libtcc mistyped && and || and c ? 1 : 0 under ~ */
     "f64(~u32(a && b))", "f64(~u32(a || b)) + a", "f64(~where(b, u32(1), u32(0)))",
     "f64(-where(b, u32(0), u32(1)))", "~u32(where(a > b, 1, 0))", "f32(~u32(b && (a > 0)))",
+    /* fuzz_jit_diff: libtcc folded 0 & a into a constant inside a condition */
+    "where(where(a < a, a < a, b && bool(i32(f32(sqrt(-1.0))) & a)), -i8(a), i8(a))",
+    "where(b && ((a * 0) != 0), a, c)", "where((0 & a) == 0, b, a) + (a * 0)",
 };
 
 static void test_differential_folded_constants(void **state)
