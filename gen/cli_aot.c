@@ -147,13 +147,68 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
-static bool write_file(const char *path, const char *text)
+/* A file being written: TEMP in PATH's directory until it is renamed. */
+typedef struct pending_file {
+    const char *path;
+    char temp[4096];
+    bool made;
+} pending_file;
+
+/* Writes TEXT into a new temporary file beside F->path and syncs it; on
+ * failure says on stderr which file and why, and leaves nothing. */
+static bool write_pending(pending_file *f, const char *text)
 {
-    FILE *f = fopen(path, "w");
-    bool written = f && fputs(text, f) >= 0;
-    if (f && fclose(f) != 0)
-        written = false;
-    return written;
+    int n = snprintf(f->temp, sizeof f->temp, "%s.tmp-XXXXXX", f->path);
+    if (n < 0 || (size_t)n >= sizeof f->temp) {
+        fprintf(stderr, "bcgen aot: cannot write %s: the path is too long\n", f->path);
+        return false;
+    }
+    int fd = mkstemp(f->temp);
+    if (fd < 0) {
+        fprintf(stderr, "bcgen aot: cannot write %s: %s\n", f->path, strerror(errno));
+        return false;
+    }
+    f->made = true;
+    size_t length = strlen(text), done = 0;
+    while (done < length) {
+        ssize_t w = write(fd, text + done, length - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            fprintf(stderr, "bcgen aot: cannot write %s: %s\n", f->path,
+                    w < 0 ? strerror(errno) : "nothing was written");
+            close(fd);
+            return false;
+        }
+        done += (size_t)w;
+    }
+    /* mkstemp makes the file 0600; the pair is ordinary source */
+    if (fchmod(fd, 0644) != 0 || fsync(fd) != 0 || close(fd) != 0) {
+        fprintf(stderr, "bcgen aot: cannot write %s: %s\n", f->path, strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+/* Writes the pair whole or not at all: both files are written beside their
+ * names first, and renamed into place only when both are complete. */
+static bool write_pair(const char *source_path, const char *source, const char *header_path,
+                       const char *header)
+{
+    pending_file files[2] = {{source_path, "", false}, {header_path, "", false}};
+    bool ok = write_pending(&files[0], source) && write_pending(&files[1], header);
+    for (int i = 0; ok && i < 2; i++)
+        if (rename(files[i].temp, files[i].path) != 0) {
+            fprintf(stderr, "bcgen aot: cannot write %s: %s\n", files[i].path,
+                    strerror(errno));
+            ok = false;
+        } else {
+            files[i].made = false;
+        }
+    for (int i = 0; i < 2; i++)
+        if (files[i].made)
+            unlink(files[i].temp);
+    return ok;
 }
 
 /* ---- file names --------------------------------------------------------------- */
@@ -636,10 +691,8 @@ int cli_aot(int argc, char **argv)
         status = cli_report("aot", expr, &err);
         goto done;
     }
-    if (!write_file(st.output_path, source) || !write_file(header_path, header)) {
-        fprintf(stderr, "bcgen aot: cannot write %s or %s\n", st.output_path, header_path);
+    if (!write_pair(st.output_path, source, header_path, header))
         goto done;
-    }
     status = 0;
     if (st.size) {
         char *dir = strdup(header_path);
