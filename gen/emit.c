@@ -869,16 +869,24 @@ static void put_node(emitter *e, strbuf *sb, int id)
                   BCG_BOOL);
         convert_close(sb, BCG_BOOL, n->dtype);
         return;
-    case OP_WHERE:
-        /* (fold.c never leaves c ? 1 : 0 or c ? 0 : 1 here: see there) */
-        sb_putc(sb, '(');
-        put_as(e, sb, child_id(e, id, 0), BCG_BOOL);
-        sb_puts(sb, " ? ");
+    case OP_WHERE: {
+        /* (fold.c never leaves c ? 1 : 0 or c ? 0 : 1 here: see there.)  A
+         * condition that is not a comparison or a load is compared with 0:
+         * libtcc 0.9.27 drops the whole store when a condition it folds to a
+         * constant itself (c ? 0 : 0, m && 0, x & 0 ...) is used bare, and
+         * `!= 0` keeps it right whatever it folds (tested on libtcc) */
+        int c = child_id(e, id, 0);
+        expr_op cop = e->nodes[c]->op;
+        bool guard = !e->info[c].local && cop != OP_OPERAND && !is_comparison(cop);
+        sb_puts(sb, guard ? "((" : "(");
+        put_as(e, sb, c, BCG_BOOL);
+        sb_puts(sb, guard ? ") != 0 ? " : " ? ");
         put_as(e, sb, child_id(e, id, 1), n->dtype);
         sb_puts(sb, " : ");
         put_as(e, sb, child_id(e, id, 2), n->dtype);
         sb_putc(sb, ')');
         return;
+    }
     case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
         convert_open(e, sb, BCG_BOOL, n->dtype);
         put_comparison(e, sb, id);
