@@ -58,6 +58,8 @@ help:
 	@echo "make test-SUITE one suite: unit, or a folder of tests/ (cli golden diff aot install safety fuzz)"
 	@echo "make test-asan, test-tsan, test-valgrind   sanitizer and valgrind runs (part of make test)"
 	@echo "make fuzz       every libFuzzer harness for FUZZ_SECONDS (60) each"
+	@echo "make fuzz-diff  the JIT against the reference evaluator for DIFF_SECONDS"
+	@echo "make bench-scale  a million kernels in one bounded context"
 	@echo "make bench      benchmark table against NumPy, numexpr, PyTorch and memcpy"
 	@echo "make install PREFIX=/usr/local   header, libraries, bcgen, pkg-config file"
 
