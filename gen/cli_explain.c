@@ -6,6 +6,10 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kir.h"
+
+/* Steps of the kernel IR explain shows before "... N more steps". */
+#define EXPLAIN_MAX_STEPS 80
 
 static const char help[] =
     "usage: bcgen explain EXPR -i NAME=DTYPE[SHAPE][@[STRIDES]] ... [options]\n"
@@ -183,6 +187,20 @@ static void print_text(const compile *c)
     /* what bcg_compile's emitter decides for these shapes (the JIT form) */
     form_describe(&c->form, buf, sizeof buf);
     printf("\ncode (JIT): %s\n", buf);
+    /* the kernel IR those choices came to (kir.h) */
+    if (c->ir) {
+        printf("\nkernel IR (JIT form; ");
+        for (int i = 0; i < c->operand_count; i++)
+            printf("%sin%d = %s", i ? ", " : "", i, c->operands[i].name);
+        printf(c->operand_count ? ", out = the result):\n" : "out = the result):\n");
+        sb_init(&sb);
+        kir_dump(&sb, c->ir, EXPLAIN_MAX_STEPS);
+        if (sb.data) {
+            for (char *line = strtok(sb.data, "\n"); line; line = strtok(NULL, "\n"))
+                printf("  %s\n", line);
+        }
+        sb_free(&sb);
+    }
     free(name_list);
 }
 
@@ -270,7 +288,14 @@ static void print_json(const compile *c)
     printf("}, \"form\": {\"kind\": \"%s\", \"stream\": %s, \"text\": ",
            form_kind_name(c->form.kind), c->form.stream ? "true" : "false");
     cli_json_string(stdout, text);
-    printf("}}\n");
+    printf("}");
+    if (c->ir) {
+        sb_init(&sb);
+        kir_dump_json(&sb, c->ir, EXPLAIN_MAX_STEPS);
+        printf(", \"ir\": %s", sb.data ? sb.data : "null");
+        sb_free(&sb);
+    }
+    printf("}\n");
     free(names);
 }
 

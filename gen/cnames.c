@@ -4,7 +4,7 @@
  * project that includes <math.h> or <stdio.h> next to a kernel called
  * `round`, or a parameter called `EOF`, breaks, at best with an error.
  * One table, used for bcg_emit's function names and for `bcgen aot`'s
- * kernel and operand names (gen/emit.c).
+ * kernel and operand names (gen/emit_aot.c).
  *
  * Reserved besides the table: names starting with __ or _ and a capital;
  * the f and l forms of every <math.h> and <complex.h> function; and the

@@ -4,7 +4,7 @@
  *
  *   compile_front: check operands -> shape_broadcast -> expr_parse
  *                  -> expr_type -> plan_build                    (front.c)
- *   emit_kernel  : plan + tree -> fold -> C source (templates)    (emit.c)
+ *   emit_kernel  : plan + tree -> fold -> IR -> C source   (fold.c, lower.c, emit.c)
  *   compile_code : C source -> machine code (libtcc, jit.c; or cc, cc.c)
  *
  * Everything a compile makes lives in one arena, freed when the compile

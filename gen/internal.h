@@ -9,7 +9,12 @@
  *     -> expr_parse        (expr.c)   tree of expr_node, names -> indices
  *     -> expr_type         (expr.c)   dtypes per node, literals folded
  *     -> plan_build        (plan.c)   loops, extents, per-operand strides
- *     -> emit_kernel       (emit.c)   C source, through templates (tmpl.c)
+ *     -> fold_tree         (fold.c)   operand-free subtrees as literals
+ *     -> lower_kernel      (lower.c)  the kernel IR (kir.h): form, hoisted
+ *                                     values, loops, microkernel calls
+ *     -> emit_kernel       (emit.c)   the IR printed as C (cexpr.c for values,
+ *                                     emit_aot.c for the AOT signature),
+ *                                     through templates (tmpl.c)
  *     -> jit_compile       (jit.c)    machine code through libtcc
  *
  * eval.c is a reference evaluator of the same plan and tree (no codegen):
@@ -298,8 +303,8 @@ typedef struct compile_operand {
 
 /* What the emitter decided about a kernel's code: its form and the sizes
  * that shaped it.  emit_kernel fills compile.form; the kernel's header
- * comment and `bcgen explain` print it (form_describe, emit.c).  The first
- * piece of the kernel IR of issue 10. */
+ * comment and `bcgen explain` print it (form_describe, kir.c); the whole
+ * decision is the kernel IR (kir.h), which compile.ir points at. */
 typedef enum form_kind {
     FORM_EMPTY,          /* the result is empty: no code */
     FORM_UNROLLED,       /* one statement per element, no loops */
@@ -333,6 +338,7 @@ typedef struct compile {
     plan *plan;                  /* after plan_build */
     char *source;                /* after emit (arena) */
     kernel_form form;            /* after emit: the code form chosen */
+    struct kernel_ir *ir;        /* after emit: the kernel IR (kir.h; arena) */
     const char *function_name;   /* default "bcg_kernel" */
     struct emit_aot *aot;        /* NULL: the JIT form; else the AOT form (aot.c) */
     /* bcg_compile sets this: long inner runs may call the library's
@@ -506,7 +512,7 @@ const char *cnames_reserved(const char *name);
 /* The table's INDEXth name in its (strcmp) order, NULL past the end: for tests. */
 const char *cnames_entry(size_t index);
 
-/* ---- emit.c: plan and tree to C source ----------------------------------- */
+/* ---- emit.c, kir.c, emit_aot.c: the kernel IR printed as C ----------------- */
 
 /* Kernel ABI (what jit.c calls and the AOT header declares):
  *   void NAME(void *out, const void *const *in);
@@ -531,7 +537,7 @@ const char *form_kind_name(form_kind kind);
  * file holding several kernels renders the helpers once (emit_helpers).
  * Positions and loop counters are ptrdiff_t. */
 #define EMIT_HELPER_FAMILIES 13
-#define EMIT_MATH_FUNCTIONS (OP_COUNT + 4) /* emit.c: ops.h's, then fabs fmod pow copysign */
+#define EMIT_MATH_FUNCTIONS (OP_COUNT + 4) /* cexpr.c: ops.h's, then fabs fmod pow copysign */
 typedef struct emit_needs {
     bool helper[EMIT_HELPER_FAMILIES][BCG_DTYPE_COUNT];
     bool math[EMIT_MATH_FUNCTIONS][2];   /* [function][0: double, 1: float] */

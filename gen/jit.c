@@ -58,7 +58,7 @@ static const struct {
     const void *address;
 } kernel_symbols[] = {
     /* the float functions of ops.h are handed over from op_table; these
-     * are the ones emit.c calls itself (its own_math_functions) */
+     * are the ones cexpr.c calls itself (its own_math_functions) */
     {"fabs", (const void *)fabs},   {"fabsf", (const void *)fabsf},
     {"fmod", (const void *)fmod},   {"fmodf", (const void *)fmodf},
     {"pow", (const void *)pow},     {"powf", (const void *)powf},

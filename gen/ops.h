@@ -5,7 +5,7 @@
  * includes this file.  internal.h makes the expr_op enum of it (so the rows
  * are in enum order), gen/ops.c the op_table that expr.c (names, the
  * parser's functions, typing and folding rules), eval.c (libm calls),
- * emit.c (header symbols, libm names, microkernel families) and jit.c (the
+ * cexpr.c and kir.c (symbols, libm names, microkernel families) and jit.c (the
  * libm symbols it hands to libtcc) read.  tests/unit/test_ops.c checks that
  * every row has an implementation on every path: parsed, typed, folded,
  * evaluated, emitted as C (JIT, plain and AOT forms) and linked by the JIT.

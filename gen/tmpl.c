@@ -1,6 +1,6 @@
 /* tmpl.c - the template engine: the emitter fills scopes of variables and
  * renders templates/NAME.tmpl with them, so the C around a kernel lives in
- * the templates and only computed values live in emit.c.
+ * the templates and only computed values live in emit.c and cexpr.c.
  *
  * The mini-language (also in templates/README.md; keep the two in step):
  *

@@ -1,0 +1,587 @@
+/* cexpr.c - the C text of one value of the kernel IR: operators,
+ * conversions, literals, helper and libm calls, with the positions and
+ * offsets of the statement being written.
+ *
+ * Values: every emitted C expression holds a value in range for the dtype
+ * of its node; bool values are ints that are exactly 0 or 1 (read from
+ * memory as `!= 0`).  Integer arithmetic wraps in an unsigned type and is
+ * converted back; everything that could be undefined in C (division,
+ * remainder, shifts, float to integer, pow) goes through the total helpers
+ * in ops.c.tmpl, whose use is recorded in the printer's `need` so only the
+ * helpers used are rendered.  Integer literals compared against something
+ * are bound to const locals by lower.c, and integer comparisons of a value
+ * with itself are folded there, so that compilers do not warn about
+ * comparisons they can decide (-Wtype-limits, -Wbool-compare,
+ * -Wtautological-compare).
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cprint.h"
+
+/* ORDER HELPER */
+const char *const helper_lists[HELPER_COUNT] = {
+    "from_bits", "to_int", "to_int_f32", "abs_int", "floordiv_int", "mod_int", "floordiv_float",
+    "mod_float", "pow_int", "shl", "shr", "minimum", "maximum",
+};
+
+static const struct {
+    const char *name;
+    int arity;
+} own_math_functions[MATH_COUNT - OP_COUNT] = {
+    {"fabs", 1}, {"fmod", 2}, {"pow", 2}, {"copysign", 2},
+};
+
+const char *math_name(math_function f)
+{
+    return f < OP_COUNT ? op_table[f].math : own_math_functions[f - OP_COUNT].name;
+}
+
+int math_arity(math_function f)
+{
+    return f < OP_COUNT ? op_table[f].arity : own_math_functions[f - OP_COUNT].arity;
+}
+
+void cprint_fail_nomem(cprinter *e)
+{
+    if (e->status == BCG_OK)
+        e->status = fail(e->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
+}
+
+const char *cprint_copy(cprinter *e, const char *text)
+{
+    const char *copy = arena_strndup(e->arena, text ? text : "", text ? strlen(text) : 0);
+    if (!copy)
+        cprint_fail_nomem(e);
+    return copy;
+}
+
+static const char *op_label(expr_op op)
+{
+    return kir_op_symbol(op) ? kir_op_symbol(op) : "this operator";
+}
+
+static void fail_internal(cprinter *e, const char *what, const expr_node *n)
+{
+    if (e->status == BCG_OK)
+        e->status = fail_at(e->err, BCG_ERR_TYPE, n ? n->column : 0, -1, -1,
+                            "cannot emit %s for %s operands", what,
+                            n ? bcg_dtype_name(expr_operation_type(n)) : "these");
+}
+
+static bool is_float(bcg_dtype t) { return dtype_kind_of(t) == KIND_FLOAT; }
+static bool is_signed(bcg_dtype t) { return dtype_kind_of(t) == KIND_INT; }
+static bool is_comparison(expr_op op) { return op >= OP_EQ && op <= OP_GE; } /* ORDER OP */
+
+const char *cexpr_value_ctype(bcg_dtype t) { return t == BCG_BOOL ? "int" : dtype_ctype(t); }
+
+const char *cexpr_wide_unsigned(bcg_dtype t)
+{
+    return dtype_bits(t) > 32 ? "unsigned long long" : "unsigned int";
+}
+
+/* The C type's own arithmetic already wraps in T: no casts needed. */
+static bool wraps_natively(bcg_dtype t) { return t == BCG_U32 || t == BCG_U64; }
+
+static void put_node(cprinter *e, strbuf *sb, int id);
+
+
+static void put_offset(cprinter *e, strbuf *sb, int k)
+{
+    long long constant = (long long)e->offset[k];
+    if (e->use_position && e->ir->has_position[k]) {
+        if (k == 0)
+            sb_puts(sb, "out_pos");
+        else
+            sb_printf(sb, "in%d_pos", k - 1);
+        if (constant > 0)
+            sb_printf(sb, " + %lld", constant);
+        else if (constant < 0)
+            sb_printf(sb, " - %llu", 0ULL - (unsigned long long)constant);
+    } else {
+        sb_printf(sb, "%lld", constant);
+    }
+}
+
+/* libtcc 0.9.27 does not zero-extend a signed char converted to unsigned
+ * short ((unsigned short)(signed char)-1 reads back as -1 once promoted), so
+ * conversions from signed integers to u8 and u16 are masked explicitly. */
+static bool narrow_unsigned_from_signed(bcg_dtype from, bcg_dtype to)
+{
+    return (to == BCG_U8 || to == BCG_U16) && dtype_kind_of(from) == KIND_INT;
+}
+
+/* C text around a value of dtype FROM that makes it a value of dtype TO. */
+static void convert_open(cprinter *e, strbuf *sb, bcg_dtype from, bcg_dtype to)
+{
+    if (from == to)
+        return;
+    if (to == BCG_BOOL) {
+        sb_putc(sb, '(');
+    } else if (is_float(from) && !is_float(to)) {
+        /* f32 converts in float: an f32 kernel does no double arithmetic */
+        e->need[from == BCG_F32 ? HELPER_TO_INT_F32 : HELPER_TO_INT][to] = true;
+        sb_printf(sb, from == BCG_F32 ? "bcg_to_%s_f32(" : "bcg_to_%s(", bcg_dtype_name(to));
+    } else if (narrow_unsigned_from_signed(from, to)) {
+        sb_printf(sb, "(%s)((unsigned int)(", dtype_ctype(to));
+    } else {
+        sb_printf(sb, "(%s)", dtype_ctype(to));
+    }
+}
+
+static void convert_close(strbuf *sb, bcg_dtype from, bcg_dtype to)
+{
+    if (from == to)
+        return;
+    if (to == BCG_BOOL)
+        sb_puts(sb, " != 0)");
+    else if (narrow_unsigned_from_signed(from, to))
+        sb_puts(sb, to == BCG_U8 ? ") & 0xFFu)" : ") & 0xFFFFu)");
+    else if (is_float(from) && !is_float(to))
+        sb_putc(sb, ')');
+}
+
+/* The value of node ID as a value of dtype WANT. */
+static void put_as(cprinter *e, strbuf *sb, int id, bcg_dtype want)
+{
+    const expr_node *n = e->ir->nodes[id];
+    convert_open(e, sb, n->dtype, want);
+    if (e->ir->value[id].local)
+        sb_puts(sb, e->ir->value[id].local);
+    else
+        put_node(e, sb, id);
+    convert_close(sb, n->dtype, want);
+}
+
+static void put_literal(cprinter *e, strbuf *sb, const expr_node *n)
+{
+    char buf[64];
+    bcg_dtype t = n->dtype;
+    switch (dtype_kind_of(t)) {
+    case KIND_BOOL:
+        sb_puts(sb, n->value.i ? "1" : "0");
+        return;
+    case KIND_INT: {
+        long long v = (long long)n->value.i;
+        const char *suffix = t == BCG_I64 ? "LL" : "";
+        if (t == BCG_I64 && v == LLONG_MIN)
+            sb_puts(sb, "(-9223372036854775807LL - 1)");
+        else if (t == BCG_I32 && v == INT_MIN)
+            sb_puts(sb, "(-2147483647 - 1)");
+        else if (v < 0)
+            sb_printf(sb, "(%lld%s)", v, suffix);
+        else
+            sb_printf(sb, "%lld%s", v, suffix);
+        return;
+    }
+    case KIND_UINT:
+        sb_printf(sb, "%llu%s", (unsigned long long)n->value.u,
+                  t == BCG_U64 ? "ULL" : t == BCG_U32 ? "U" : "");
+        return;
+    case KIND_FLOAT:
+        break;
+    }
+    bool single = t == BCG_F32;
+    double v = single ? (double)(float)n->value.f : n->value.f;
+    if (isnan(v) || isinf(v)) {
+        /* no literal spells these; rebuild them from their bits */
+        e->need[HELPER_FROM_BITS][t] = true;
+        if (single) {
+            float f = (float)v;
+            uint32_t bits;
+            memcpy(&bits, &f, sizeof bits);
+            sb_printf(sb, "bcg_f32_from_bits(0x%08xU)", (unsigned)bits);
+        } else {
+            uint64_t bits;
+            memcpy(&bits, &v, sizeof bits);
+            sb_printf(sb, "bcg_f64_from_bits(0x%016llxULL)", (unsigned long long)bits);
+        }
+        return;
+    }
+    kir_format_float(buf, sizeof buf, v, single);
+    sb_printf(sb, signbit(v) ? "(%s%s)" : "%s%s", buf, single ? "f" : "");
+}
+
+static void put_call1(cprinter *e, strbuf *sb, const char *function, int a, bcg_dtype t)
+{
+    sb_printf(sb, "%s(", function);
+    put_as(e, sb, a, t);
+    sb_putc(sb, ')');
+}
+
+static void put_call2(cprinter *e, strbuf *sb, const char *function, int a, int b, bcg_dtype t)
+{
+    sb_printf(sb, "%s(", function);
+    put_as(e, sb, a, t);
+    sb_puts(sb, ", ");
+    put_as(e, sb, b, t);
+    sb_putc(sb, ')');
+}
+
+/* A call of helper family H instantiated for T: "bcg_<name>_<dtype>". */
+static const char *helper_name(cprinter *e, helper h, const char *name, bcg_dtype t, char *buf,
+                               size_t cap)
+{
+    e->need[h][t] = true;
+    snprintf(buf, cap, "bcg_%s_%s", name, bcg_dtype_name(t));
+    return buf;
+}
+
+static void put_infix(cprinter *e, strbuf *sb, int a, const char *symbol, int b, bcg_dtype t)
+{
+    sb_putc(sb, '(');
+    /* clang's -Wbitwise-instead-of-logical flags `x != 0 & f(y) != 0`; an
+     * explicit int on the left says the bitwise operator is meant. */
+    if (t == BCG_BOOL && (symbol[0] == '&' || symbol[0] == '|') && symbol[1] == 0)
+        sb_puts(sb, "(int)");
+    put_as(e, sb, a, t);
+    sb_printf(sb, " %s ", symbol);
+    put_as(e, sb, b, t);
+    sb_putc(sb, ')');
+}
+
+/* Whether node ID is a + - * or unary - computed in T (with T as its
+ * result) and written out in place, so that a parent wrapping in the same T
+ * can take its wide unsigned value: arithmetic modulo 2^n does not need the
+ * narrowing in between. */
+static bool wraps_inline(const cprinter *e, int id, bcg_dtype t)
+{
+    const expr_node *n = e->ir->nodes[id];
+    return !e->ir->value[id].local && n->dtype == t &&
+           (n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL || n->op == OP_NEG) &&
+           expr_operation_type(n) == t;
+}
+
+static void put_wide_operand(cprinter *e, strbuf *sb, int id, bcg_dtype t);
+
+/* The wide unsigned value "(W)a op (W)b" of a wrapping node, unparenthesised. */
+static void put_wide_expression(cprinter *e, strbuf *sb, int id, bcg_dtype t)
+{
+    const expr_node *n = e->ir->nodes[id];
+    int a = kir_child(e->ir, id, 0);
+    if (n->op == OP_NEG) {
+        sb_puts(sb, "0U - ");
+        put_wide_operand(e, sb, a, t);
+        return;
+    }
+    put_wide_operand(e, sb, a, t);
+    sb_printf(sb, " %s ", kir_op_symbol(n->op));
+    put_wide_operand(e, sb, kir_child(e->ir, id, 1), t);
+}
+
+static void put_wide_operand(cprinter *e, strbuf *sb, int id, bcg_dtype t)
+{
+    if (wraps_inline(e, id, t)) {
+        sb_putc(sb, '(');
+        put_wide_expression(e, sb, id, t);
+        sb_putc(sb, ')');
+        return;
+    }
+    sb_printf(sb, "(%s)", cexpr_wide_unsigned(t));
+    put_as(e, sb, id, t);
+}
+
+/* Integer + - * and unary - wrapping in T: "(T)((W)a op (W)b)". */
+static void put_wrapping(cprinter *e, strbuf *sb, int id, bcg_dtype t)
+{
+    const expr_node *n = e->ir->nodes[id];
+    if (wraps_natively(t)) {
+        if (n->op == OP_NEG) {
+            sb_puts(sb, "(0U - ");
+            put_as(e, sb, kir_child(e->ir, id, 0), t);
+            sb_putc(sb, ')');
+        } else {
+            put_infix(e, sb, kir_child(e->ir, id, 0), kir_op_symbol(n->op), kir_child(e->ir, id, 1), t);
+        }
+        return;
+    }
+    sb_printf(sb, "(%s)(", dtype_ctype(t));
+    put_wide_expression(e, sb, id, t);
+    sb_putc(sb, ')');
+}
+
+static void put_float_function(cprinter *e, strbuf *sb, math_function f, int a, bcg_dtype t)
+{
+    bool single = t == BCG_F32;
+    /* AOT --math double: the f32 transcendental functions in double, rounded once */
+    if (single && e->c->aot && e->c->aot->math_double && f < OP_COUNT &&
+        op_table[f].transcendental) {
+        e->need_math[f][0] = true;
+        sb_puts(sb, "(float)");
+        put_call1(e, sb, math_name(f), a, BCG_F64);
+        return;
+    }
+    e->need_math[f][single] = true;
+    char name[24];
+    snprintf(name, sizeof name, "%s%s", math_name(f), single ? "f" : "");
+    put_call1(e, sb, name, a, t);
+}
+
+/* minimum / maximum / clip in T; bool uses & and |. */
+static void put_extreme(cprinter *e, strbuf *sb, expr_op op, int a, int b, bcg_dtype t)
+{
+    char name[40];
+    if (t == BCG_BOOL) {
+        put_infix(e, sb, a, op == OP_MINIMUM ? "&" : "|", b, t);
+        return;
+    }
+    helper_name(e, op == OP_MINIMUM ? HELPER_MINIMUM : HELPER_MAXIMUM,
+                op == OP_MINIMUM ? "minimum" : "maximum", t, name, sizeof name);
+    put_call2(e, sb, name, a, b, t);
+}
+
+/* Node ID computed in its operation type T, giving a value of dtype T. */
+static void put_computed(cprinter *e, strbuf *sb, int id, bcg_dtype t)
+{
+    const expr_node *n = e->ir->nodes[id];
+    int a = n->arg_count > 0 ? kir_child(e->ir, id, 0) : -1;
+    int b = n->arg_count > 1 ? kir_child(e->ir, id, 1) : -1;
+    char name[40];
+
+    if (t == BCG_BOOL) {
+        /* bool arithmetic is the u8 arithmetic's result tested for non-zero
+         * (as eval.c's from_bits), with the usual spellings where they exist */
+        switch (n->op) {
+        case OP_POS: case OP_ABS: put_as(e, sb, a, t); return;
+        case OP_BITNOT: sb_putc(sb, '('); put_as(e, sb, a, t); sb_puts(sb, " ^ 1)"); return;
+        case OP_ADD: case OP_BITOR: put_infix(e, sb, a, "|", b, t); return;
+        case OP_MUL: case OP_BITAND: put_infix(e, sb, a, "&", b, t); return;
+        case OP_SUB: case OP_BITXOR: put_infix(e, sb, a, "^", b, t); return;
+        case OP_MINIMUM: case OP_MAXIMUM: put_extreme(e, sb, n->op, a, b, t); return;
+        case OP_CLIP:
+            sb_puts(sb, "((");
+            put_as(e, sb, a, t);
+            sb_puts(sb, " | ");
+            put_as(e, sb, b, t);
+            sb_puts(sb, ") & ");
+            put_as(e, sb, kir_child(e->ir, id, 2), t);
+            sb_putc(sb, ')');
+            return;
+        default:
+            if (op_table[n->op].math)
+                break;
+            sb_putc(sb, '(');
+            put_computed(e, sb, id, BCG_U8);
+            sb_puts(sb, " != 0)");
+            return;
+        }
+    }
+
+    switch (n->op) {
+    case OP_POS:
+        put_as(e, sb, a, t);
+        return;
+    case OP_NEG:
+        if (is_float(t)) {
+            sb_puts(sb, "(-");
+            put_as(e, sb, a, t);
+            sb_putc(sb, ')');
+        } else {
+            put_wrapping(e, sb, id, t);
+        }
+        return;
+    case OP_BITNOT:
+        if (is_float(t))
+            break;
+        if (wraps_natively(t)) {
+            sb_puts(sb, "(~");
+        } else {
+            sb_printf(sb, "((%s)~(%s)", dtype_ctype(t), cexpr_wide_unsigned(t));
+        }
+        put_as(e, sb, a, t);
+        sb_putc(sb, ')');
+        return;
+    case OP_ADD: case OP_SUB: case OP_MUL: {
+        const char *symbol = kir_op_symbol(n->op);
+        if (is_float(t))
+            put_infix(e, sb, a, symbol, b, t);
+        else
+            put_wrapping(e, sb, id, t);
+        return;
+    }
+    case OP_DIV:
+        if (is_float(t)) {
+            put_infix(e, sb, a, "/", b, t);
+        } else { /* typing gives `/` a float type; be defined anyway, as eval.c */
+            convert_open(e, sb, BCG_F64, t);
+            put_infix(e, sb, a, "/", b, BCG_F64);
+            convert_close(sb, BCG_F64, t);
+        }
+        return;
+    case OP_FLOORDIV: case OP_MOD: {
+        bool floor_divide = n->op == OP_FLOORDIV;
+        if (is_float(t)) {
+            bool single = t == BCG_F32;
+            e->need_math[MATH_FMOD][single] = true;
+            e->need_math[MATH_COPYSIGN][single] = true;
+            if (floor_divide)
+                e->need_math[OP_FLOOR][single] = true;
+            helper_name(e, floor_divide ? HELPER_FLOORDIV_FLOAT : HELPER_MOD_FLOAT,
+                        floor_divide ? "floordiv" : "mod", t, name, sizeof name);
+        } else {
+            helper_name(e, floor_divide ? HELPER_FLOORDIV_INT : HELPER_MOD_INT,
+                        floor_divide ? "floordiv" : "mod", t, name, sizeof name);
+        }
+        put_call2(e, sb, name, a, b, t);
+        return;
+    }
+    case OP_POW:
+        if (t == BCG_F32 && e->c->aot && !e->c->aot->math_double) {
+            /* AOT --math float: powf, so an f32 kernel pulls in no double
+             * (software) arithmetic on a single-precision FPU */
+            e->need_math[MATH_POW][1] = true;
+            put_call2(e, sb, "powf", a, b, t);
+        } else if (is_float(t)) {
+            /* f32 too goes through double pow and rounds once */
+            e->need_math[MATH_POW][0] = true;
+            if (t == BCG_F32)
+                sb_puts(sb, "(float)");
+            put_call2(e, sb, "pow", a, b, t);
+        } else {
+            put_call2(e, sb, helper_name(e, HELPER_POW_INT, "pow", t, name, sizeof name), a, b, t);
+        }
+        return;
+    case OP_BITAND: case OP_BITOR: case OP_BITXOR:
+        if (is_float(t))
+            break;
+        if (wraps_natively(t)) {
+            put_infix(e, sb, a, kir_op_symbol(n->op), b, t);
+        } else {
+            sb_printf(sb, "(%s)", dtype_ctype(t));
+            put_infix(e, sb, a, kir_op_symbol(n->op), b, t);
+        }
+        return;
+    case OP_SHL: case OP_SHR:
+        if (is_float(t))
+            break;
+        helper_name(e, n->op == OP_SHL ? HELPER_SHL : HELPER_SHR, n->op == OP_SHL ? "shl" : "shr",
+                    t, name, sizeof name);
+        put_call2(e, sb, name, a, b, t);
+        return;
+    case OP_ABS:
+        if (is_float(t))
+            put_float_function(e, sb, MATH_FABS, a, t);
+        else if (is_signed(t))
+            put_call1(e, sb, helper_name(e, HELPER_ABS, "abs", t, name, sizeof name), a, t);
+        else
+            put_as(e, sb, a, t);
+        return;
+    case OP_MINIMUM: case OP_MAXIMUM:
+        put_extreme(e, sb, n->op, a, b, t);
+        return;
+    case OP_CLIP: {
+        char outer[40];
+        helper_name(e, HELPER_MINIMUM, "minimum", t, outer, sizeof outer);
+        helper_name(e, HELPER_MAXIMUM, "maximum", t, name, sizeof name);
+        sb_printf(sb, "%s(", outer);
+        put_call2(e, sb, name, a, b, t);
+        sb_puts(sb, ", ");
+        put_as(e, sb, kir_child(e->ir, id, 2), t);
+        sb_putc(sb, ')');
+        return;
+    }
+    default:
+        if (op_table[n->op].math) { /* a float function of ops.h */
+            if (is_float(t)) {
+                put_float_function(e, sb, (math_function)n->op, a, t);
+            } else { /* typing keeps these on floats; be defined anyway, as eval.c */
+                bcg_dtype f = dtype_float_for(t);
+                convert_open(e, sb, f, t);
+                put_float_function(e, sb, (math_function)n->op, a, f);
+                convert_close(sb, f, t);
+            }
+            return;
+        }
+        break;
+    }
+    fail_internal(e, op_label(n->op), n);
+}
+
+/* Comparisons give bool, comparing in the promoted operation type. */
+static void put_comparison(cprinter *e, strbuf *sb, int id)
+{
+    const expr_node *n = e->ir->nodes[id];
+    if (e->ir->value[id].folded >= 0) {
+        sb_puts(sb, e->ir->value[id].folded ? "1" : "0");
+        return;
+    }
+    put_infix(e, sb, kir_child(e->ir, id, 0), kir_op_symbol(n->op), kir_child(e->ir, id, 1),
+              expr_operation_type(n));
+}
+
+/* The value of node ID as a value of its own dtype, ignoring its local. */
+static void put_node(cprinter *e, strbuf *sb, int id)
+{
+    const expr_node *n = e->ir->nodes[id];
+    switch (n->op) {
+    case OP_OPERAND:
+        sb_printf(sb, n->dtype == BCG_BOOL ? "(in%d[" : "in%d[", n->operand);
+        put_offset(e, sb, n->operand + 1);
+        sb_puts(sb, n->dtype == BCG_BOOL ? "] != 0)" : "]");
+        return;
+    case OP_LITERAL:
+        put_literal(e, sb, n);
+        return;
+    case OP_CAST:
+        put_as(e, sb, kir_child(e->ir, id, 0), n->dtype);
+        return;
+    case OP_NOT: {
+        int a = kir_child(e->ir, id, 0);
+        convert_open(e, sb, BCG_BOOL, n->dtype);
+        sb_putc(sb, '(');
+        put_as(e, sb, a, e->ir->nodes[a]->dtype);
+        sb_puts(sb, e->ir->nodes[a]->dtype == BCG_BOOL ? " ^ 1)" : " == 0)");
+        convert_close(sb, BCG_BOOL, n->dtype);
+        return;
+    }
+    case OP_AND: case OP_OR:
+        /* Both sides are bool values, ints that are exactly 0 or 1, and
+         * kernels have no side effects, so & and | give what && and || give,
+         * without branches.  And libtcc 0.9.27 mistypes the result of && and
+         * || (a jump value) once cast to unsigned int: ~(unsigned)(x && y)
+         * came out as a signed int (issue 9, found by fuzz_jit_diff). */
+        convert_open(e, sb, BCG_BOOL, n->dtype);
+        put_infix(e, sb, kir_child(e->ir, id, 0), n->op == OP_AND ? "&" : "|", kir_child(e->ir, id, 1),
+                  BCG_BOOL);
+        convert_close(sb, BCG_BOOL, n->dtype);
+        return;
+    case OP_WHERE: {
+        /* (fold.c never leaves c ? 1 : 0 or c ? 0 : 1 here: see there.)  A
+         * condition that is not a comparison or a load is compared with 0:
+         * libtcc 0.9.27 drops the whole store when a condition it folds to a
+         * constant itself (c ? 0 : 0, m && 0, x & 0 ...) is used bare, and
+         * `!= 0` keeps it right whatever it folds (tested on libtcc) */
+        int c = kir_child(e->ir, id, 0);
+        expr_op cop = e->ir->nodes[c]->op;
+        bool guard = !e->ir->value[c].local && cop != OP_OPERAND && !is_comparison(cop);
+        sb_puts(sb, guard ? "((" : "(");
+        put_as(e, sb, c, BCG_BOOL);
+        sb_puts(sb, guard ? ") != 0 ? " : " ? ");
+        put_as(e, sb, kir_child(e->ir, id, 1), n->dtype);
+        sb_puts(sb, " : ");
+        put_as(e, sb, kir_child(e->ir, id, 2), n->dtype);
+        sb_putc(sb, ')');
+        return;
+    }
+    case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+        convert_open(e, sb, BCG_BOOL, n->dtype);
+        put_comparison(e, sb, id);
+        convert_close(sb, BCG_BOOL, n->dtype);
+        return;
+    default: {
+        bcg_dtype t = expr_operation_type(n);
+        convert_open(e, sb, t, n->dtype);
+        put_computed(e, sb, id, t);
+        convert_close(sb, t, n->dtype);
+        return;
+    }
+    }
+}
+
+
+void cexpr_put_node(cprinter *e, strbuf *sb, int id) { put_node(e, sb, id); }
+void cexpr_put_as(cprinter *e, strbuf *sb, int id, bcg_dtype want) { put_as(e, sb, id, want); }
+void cexpr_put_literal(cprinter *e, strbuf *sb, const expr_node *n) { put_literal(e, sb, n); }
+void cexpr_put_offset(cprinter *e, strbuf *sb, int k) { put_offset(e, sb, k); }

@@ -1,0 +1,447 @@
+/* kir.c - queries on the kernel IR (kir.h) and its text forms: the form as
+ * a sentence (the kernel's header comment, explain), the whole IR as text
+ * and JSON (explain), and the text of values that both share. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kir.h"
+
+/* ---- queries ---------------------------------------------------------------------- */
+
+int kir_child(const kernel_ir *ir, int id, int k)
+{
+    int child = id + 1;
+    for (int j = 0; j < k; j++)
+        child += ir->value[child].size;
+    return child;
+}
+
+static bool is_comparison(expr_op op) { return op >= OP_EQ && op <= OP_GE; } /* ORDER OP */
+
+const char *kir_tile_family(const kernel_ir *ir, int id, tile_shape *kind)
+{
+    const expr_node *n = ir->nodes[id];
+    if ((unsigned)n->op >= OP_COUNT || !op_table[n->op].tile || ir->value[id].folded >= 0)
+        return NULL;
+    if (n->op == OP_WHERE)
+        *kind = TILE_WHERE;
+    else if (is_comparison(n->op))
+        *kind = TILE_COMPARE;
+    else
+        *kind = n->arg_count == 1 ? TILE_UNARY : TILE_BINARY;
+    return op_table[n->op].tile;
+}
+
+bcg_dtype kir_tile_dtype(const kernel_ir *ir, int id)
+{
+    const expr_node *n = ir->nodes[id];
+    return n->op == OP_WHERE ? n->dtype : expr_operation_type(n);
+}
+
+void kir_microkernel_name(const kernel_ir *ir, int id, kir_variant variant, char *buf,
+                          size_t cap)
+{
+    tile_shape kind;
+    const char *family = kir_tile_family(ir, id, &kind);
+    snprintf(buf, cap, "bcg_mk_%s_%s%s", family ? family : "?",
+             bcg_dtype_name(kir_tile_dtype(ir, id)),
+             variant == KIR_STREAM ? "_nt" : variant == KIR_ROWS ? "_rows" : "");
+}
+
+/* ---- text of values ------------------------------------------------------------------- */
+
+void kir_format_float(char *buf, size_t cap, double v, bool single)
+{
+    double magnitude = fabs(v);
+    if (magnitude != 0 && magnitude < (single ? 1.17549435e-38 : 2.2250738585072014e-308)) {
+        snprintf(buf, cap, "%a", v);
+        return;
+    }
+    for (int precision = 1; precision <= 17; precision++) {
+        snprintf(buf, cap, "%.*g", precision, v);
+        if (single ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v)
+            break;
+    }
+    for (char *s = buf; *s; s++)
+        if (*s == ',') /* a locale's decimal comma */
+            *s = '.';
+    if (!strpbrk(buf, ".e"))
+        strncat(buf, ".0", cap - strlen(buf) - 1);
+}
+
+void kir_format_literal(char *buf, size_t cap, const expr_node *n)
+{
+    switch (dtype_kind_of(n->dtype)) {
+    case KIND_BOOL: snprintf(buf, cap, "%s", n->value.i ? "true" : "false"); break;
+    case KIND_INT: snprintf(buf, cap, "%lld", (long long)n->value.i); break;
+    case KIND_UINT: snprintf(buf, cap, "%llu", (unsigned long long)n->value.u); break;
+    case KIND_FLOAT:
+        if (isnan(n->value.f))
+            snprintf(buf, cap, "nan");
+        else if (isinf(n->value.f))
+            snprintf(buf, cap, "%sinf", n->value.f < 0 ? "-" : "");
+        else
+            kir_format_float(buf, cap, n->value.f, n->dtype == BCG_F32);
+        break;
+    }
+}
+
+/* How the header comment and messages write operator OP: its ops.h symbol;
+ * NULL for the rows that are not operators. */
+const char *kir_op_symbol(expr_op op)
+{
+    if ((unsigned)op >= OP_COUNT || op == OP_OPERAND || op == OP_LITERAL || op == OP_CAST)
+        return NULL;
+    return op_table[op].symbol;
+}
+
+/* Value ID (of IR, or the tree N when IR is NULL) fully parenthesised,
+ * operands as in0, in1, ...; with IR, a child held in a local is its name. */
+static void format_value(strbuf *sb, const kernel_ir *ir, int id, const expr_node *n, bool top)
+{
+    char buf[64];
+    if (ir) {
+        n = ir->nodes[id];
+        if (!top && ir->value[id].local) {
+            sb_puts(sb, ir->value[id].local);
+            return;
+        }
+        if (ir->value[id].folded >= 0) {
+            sb_puts(sb, ir->value[id].folded ? "true" : "false");
+            return;
+        }
+    }
+    switch (n->op) {
+    case OP_OPERAND:
+        sb_printf(sb, "in%d", n->operand);
+        return;
+    case OP_LITERAL:
+        kir_format_literal(buf, sizeof buf, n);
+        sb_puts(sb, buf);
+        return;
+    default:
+        break;
+    }
+    int child = id + 1;
+    const char *symbol = n->op == OP_CAST ? bcg_dtype_name(n->cast_to)
+                         : kir_op_symbol(n->op) ? kir_op_symbol(n->op) : "?";
+    bool call = n->op == OP_CAST ||
+                (op_table[n->op].call && strcmp(op_table[n->op].call, symbol) == 0);
+    if (call)
+        sb_printf(sb, "%s(", symbol);
+    else if (n->arg_count == 1)
+        sb_printf(sb, "(%s", symbol);
+    else
+        sb_putc(sb, '(');
+    for (int k = 0; k < n->arg_count; k++) {
+        if (k)
+            sb_puts(sb, call ? ", " : n->arg_count == 1 ? "" : " ");
+        if (k && !call)
+            sb_printf(sb, "%s ", symbol);
+        format_value(sb, ir, child, n->args[k], false);
+        if (ir)
+            child += ir->value[child].size;
+    }
+    sb_putc(sb, ')');
+}
+
+void kir_format_tree(strbuf *sb, const expr_node *root)
+{
+    format_value(sb, NULL, 0, root, true);
+}
+
+/* ---- the form ----------------------------------------------------------------------- */
+
+const char *form_kind_name(form_kind kind)
+{
+    static const char *const names[] = {"empty", "unrolled", "rows", "tiles", "blocks",
+                                        "groups", "inner unrolled"};
+    return (unsigned)kind < sizeof names / sizeof names[0] ? names[kind] : "?";
+}
+
+void form_describe(const kernel_form *f, char *buf, size_t cap)
+{
+    const char *streaming = f->stream ? "; the output is written with streaming stores" : "";
+    switch (f->kind) {
+    case FORM_EMPTY:
+        snprintf(buf, cap, "nothing to do: the result is empty");
+        break;
+    case FORM_UNROLLED:
+        snprintf(buf, cap, "fully unrolled, one statement per element");
+        break;
+    case FORM_ROWS:
+        snprintf(buf, cap, "loop nest; the two innermost loops (%lld runs of %lld "
+                 "elements) are one call of the library's vectorised microkernel%s",
+                 (long long)f->runs, (long long)f->run_length, streaming);
+        break;
+    case FORM_TILES:
+        snprintf(buf, cap, "loop nest; the innermost run (%lld elements) calls the "
+                 "library's vectorised microkernels, %d elements a tile%s",
+                 (long long)f->run_length, f->tile_elements, streaming);
+        break;
+    case FORM_BLOCKS:
+        snprintf(buf, cap, "loop nest; the two innermost loops run in blocks of "
+                 "%lld x %lld trips (an input is read with a long stride)",
+                 (long long)f->block_outer, (long long)f->block_inner);
+        break;
+    case FORM_GROUPS:
+        if (f->rest > 0)
+            snprintf(buf, cap,
+                     "loop nest; the innermost loop runs %lld groups of %lld statements, then %lld more",
+                     (long long)f->groups, (long long)f->group_size, (long long)f->rest);
+        else
+            snprintf(buf, cap, "loop nest; the innermost loop runs %lld groups of %lld statements",
+                     (long long)f->groups, (long long)f->group_size);
+        break;
+    case FORM_INNER_UNROLLED:
+        snprintf(buf, cap, "loop nest; the innermost loop (%lld trips) is fully unrolled",
+                 (long long)f->run_length);
+        break;
+    }
+}
+
+/* ---- the IR as text ----------------------------------------------------------------- */
+
+/* ORDER KIR */
+static const char *const kir_op_names[] = {
+    "local", "store", "loop", "end", "advance", "blocks", "loop", "move",
+    "declare", "literal", "tiles", "call", "rows", "fence",
+};
+
+static void position_name(strbuf *sb, int k)
+{
+    if (k == 0)
+        sb_puts(sb, "out_pos");
+    else
+        sb_printf(sb, "in%d_pos", k - 1);
+}
+
+/* One access "in0[in0_pos + 3]" of plan operand K at OFFSET. */
+static void format_access(strbuf *sb, const kernel_ir *ir, int k, int64_t offset)
+{
+    if (k == 0)
+        sb_puts(sb, "out[");
+    else
+        sb_printf(sb, "in%d[", k - 1);
+    if (!ir->unrolled && ir->has_position[k]) {
+        position_name(sb, k);
+        if (offset)
+            sb_printf(sb, " %c %llu", offset < 0 ? '-' : '+',
+                      offset < 0 ? 0ULL - (unsigned long long)offset : (unsigned long long)offset);
+    } else {
+        sb_printf(sb, "%lld", (long long)offset);
+    }
+    sb_putc(sb, ']');
+}
+
+/* A microkernel argument: a temporary, a literal or an operand with its
+ * stride in the innermost loop. */
+static void format_argument(strbuf *sb, const kernel_ir *ir, int id)
+{
+    const expr_node *n = ir->nodes[id];
+    if (n->op == OP_LITERAL) {
+        sb_printf(sb, "tile_literal%d", id);
+    } else if (n->op == OP_OPERAND) {
+        const plan *p = ir->p;
+        sb_printf(sb, "in%d stride %lld", n->operand,
+                  (long long)p->stride[n->operand + 1][p->loop_count - 1]);
+    } else {
+        sb_printf(sb, "tile%d", id);
+    }
+}
+
+/* Marks in READ the inputs value ID reads itself, not through a local. */
+static void direct_reads(const kernel_ir *ir, int id, bool top, bool *read)
+{
+    const expr_node *n = ir->nodes[id];
+    if ((!top && ir->value[id].local) || ir->value[id].folded >= 0)
+        return;
+    if (n->op == OP_OPERAND)
+        read[n->operand] = true;
+    for (int k = 0; k < n->arg_count; k++)
+        direct_reads(ir, kir_child(ir, id, k), false, read);
+}
+
+static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
+{
+    const plan *p = ir->p;
+    char name[48];
+    switch (step->op) {
+    case KIR_LOCAL:
+        sb_printf(sb, "local %s %s = ", bcg_dtype_name(ir->nodes[step->node]->dtype),
+                  ir->value[step->node].local);
+        format_value(sb, ir, step->node, NULL, true);
+        break;
+    case KIR_STORE: {
+        bool read[BCG_MAX_OPERANDS] = {false}, first = true;
+        direct_reads(ir, 0, true, read);
+        sb_puts(sb, "store ");
+        format_access(sb, ir, 0, step->offsets[0]);
+        for (int k = 1; k <= ir->input_count; k++)
+            if (read[k - 1]) {
+                sb_puts(sb, first ? " from " : ", ");
+                format_access(sb, ir, k, step->offsets[k]);
+                first = false;
+            }
+        break;
+    }
+    case KIR_LOOP:
+        sb_printf(sb, "loop i%d: %lld trips", step->loop, (long long)step->trips);
+        break;
+    case KIR_END:
+        sb_puts(sb, "end");
+        break;
+    case KIR_ADVANCE:
+        position_name(sb, step->operand);
+        sb_printf(sb, " += %lld", (long long)step->amount);
+        break;
+    case KIR_BLOCK_LOOP:
+        sb_printf(sb, "blocks i%d_block: %lld trips in blocks of %lld", step->loop,
+                  (long long)step->trips, (long long)step->size);
+        break;
+    case KIR_COUNT_LOOP:
+        sb_printf(sb, "loop i%d: i%d_count trips", step->loop, step->loop);
+        break;
+    case KIR_MOVE:
+        position_name(sb, step->operand);
+        sb_printf(sb, " %s i%d_%s * %lld", step->subtract ? "-=" : "+=", step->loop,
+                  step->by_count ? "count" : "block", (long long)step->amount);
+        break;
+    case KIR_MK_DECLARE:
+        kir_microkernel_name(ir, step->node, step->variant, name, sizeof name);
+        sb_printf(sb, "declare %s", name);
+        break;
+    case KIR_TILE_LITERAL: {
+        char value[64];
+        kir_format_literal(value, sizeof value, ir->nodes[step->node]);
+        sb_printf(sb, "literal %s tile_literal%d = %s",
+                  bcg_dtype_name(ir->nodes[step->node]->dtype), step->node, value);
+        break;
+    }
+    case KIR_TILE_LOOP:
+        sb_printf(sb, "tiles of %lld over %lld elements", (long long)step->size,
+                  (long long)step->trips);
+        break;
+    case KIR_TILE_CALL:
+    case KIR_ROWS_CALL: {
+        const expr_node *n = ir->nodes[step->node];
+        kir_microkernel_name(ir, step->node, step->op == KIR_ROWS_CALL ? KIR_ROWS
+                                                                        : step->variant,
+                             name, sizeof name);
+        sb_printf(sb, "call %s into ", name);
+        if (step->node == 0)
+            sb_puts(sb, "out");
+        else
+            sb_printf(sb, "tile%d", step->node);
+        sb_puts(sb, " from ");
+        for (int k = 0; k < n->arg_count; k++) {
+            if (k)
+                sb_puts(sb, ", ");
+            format_argument(sb, ir, kir_child(ir, step->node, k));
+        }
+        if (step->op == KIR_ROWS_CALL)
+            sb_printf(sb, "; %lld runs of %lld%s", (long long)p->extent[p->loop_count - 2],
+                      (long long)p->extent[p->loop_count - 1],
+                      step->variant == KIR_STREAM ? ", streaming stores" : "");
+        break;
+    }
+    case KIR_FENCE:
+        sb_puts(sb, "fence (after the streaming stores)");
+        break;
+    }
+}
+
+static const char *level_phrase(const kernel_ir *ir, int level, char *buf, size_t cap)
+{
+    if (level == 0)
+        snprintf(buf, cap, "once per call");
+    else if (level >= ir->per_element)
+        snprintf(buf, cap, "per element");
+    else
+        snprintf(buf, cap, "per trip of loop i%d", level - 1);
+    return buf;
+}
+
+void kir_dump(strbuf *sb, const kernel_ir *ir, int max_steps)
+{
+    char buf[64];
+    sb_printf(sb, "form: %s (%s)\n", form_kind_name(ir->form.kind), ir->reason);
+    sb_puts(sb, "value: ");
+    format_value(sb, ir, 0, NULL, true);
+    if (ir->form.kind == FORM_EMPTY)
+        sb_printf(sb, " -> %s\n", bcg_dtype_name(ir->out_dtype));
+    else
+        sb_printf(sb, " -> %s, %s\n", bcg_dtype_name(ir->out_dtype),
+                  level_phrase(ir, ir->value[0].level, buf, sizeof buf));
+    for (int id = 0; id < ir->node_count; id++) {
+        const kir_value *value = &ir->value[id];
+        if (value->local && value->declares)
+            sb_printf(sb, "hoisted: %s, %s\n", value->local,
+                      level_phrase(ir, value->level, buf, sizeof buf));
+    }
+    sb_printf(sb, "steps: %d\n", ir->step_count);
+    int shown = ir->step_count < max_steps ? ir->step_count : max_steps;
+    for (int i = 0; i < shown; i++) {
+        for (int d = 0; d < ir->steps[i].depth; d++)
+            sb_puts(sb, "  ");
+        format_step(sb, ir, &ir->steps[i]);
+        sb_putc(sb, '\n');
+    }
+    if (shown < ir->step_count)
+        sb_printf(sb, "  ... %d more steps\n", ir->step_count - shown);
+}
+
+static void json_string(strbuf *sb, const char *text)
+{
+    sb_putc(sb, '"');
+    for (const unsigned char *s = (const unsigned char *)text; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            sb_printf(sb, "\\%c", *s);
+        else if (*s < 0x20)
+            sb_printf(sb, "\\u%04x", *s);
+        else
+            sb_putc(sb, (char)*s);
+    }
+    sb_putc(sb, '"');
+}
+
+void kir_dump_json(strbuf *sb, const kernel_ir *ir, int max_steps)
+{
+    char buf[64];
+    strbuf text;
+    sb_init(&text);
+    sb_puts(sb, "{\"form\": ");
+    json_string(sb, form_kind_name(ir->form.kind));
+    sb_puts(sb, ", \"reason\": ");
+    json_string(sb, ir->reason);
+    format_value(&text, ir, 0, NULL, true);
+    sb_puts(sb, ", \"value\": ");
+    json_string(sb, text.data ? text.data : "");
+    sb_puts(sb, ", \"hoisted\": [");
+    bool first = true;
+    for (int id = 0; id < ir->node_count; id++) {
+        const kir_value *value = &ir->value[id];
+        if (!value->local || !value->declares)
+            continue;
+        sb_puts(sb, first ? "{\"local\": " : ", {\"local\": ");
+        json_string(sb, value->local);
+        sb_printf(sb, ", \"level\": %d, \"where\": ", value->level);
+        json_string(sb, level_phrase(ir, value->level, buf, sizeof buf));
+        sb_putc(sb, '}');
+        first = false;
+    }
+    sb_printf(sb, "], \"step_count\": %d, \"steps\": [", ir->step_count);
+    int shown = ir->step_count < max_steps ? ir->step_count : max_steps;
+    for (int i = 0; i < shown; i++) {
+        text.len = 0;
+        format_step(&text, ir, &ir->steps[i]);
+        sb_printf(sb, "%s{\"op\": \"%s\", \"depth\": %d, \"text\": ", i ? ", " : "",
+                  kir_op_names[ir->steps[i].op], ir->steps[i].depth);
+        json_string(sb, text.data ? text.data : "");
+        sb_putc(sb, '}');
+    }
+    sb_puts(sb, "]}");
+    sb_free(&text);
+}

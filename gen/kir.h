@@ -1,0 +1,137 @@
+/* kir.h - the kernel IR: what lowering decides about a kernel's code, as
+ * data, between the plan and C text.
+ *
+ *   folded tree + plan
+ *     -> lower_kernel    (lower.c)   values, levels, locals, the code form,
+ *                                    the steps of the function body
+ *     -> kir_dump        (kir.c)     text for `bcgen explain` and the tests
+ *     -> emit_kernel     (emit.c)    the C printer: JIT and plain forms
+ *                                    (kernel.c.tmpl), the AOT form's
+ *                                    signature (emit_aot.c), expressions
+ *                                    (cexpr.c)
+ *
+ * Glossary (also emit.c's): a value is a node of the folded tree, numbered
+ * in pre-order; its "level" l says it changes only with loops 0..l-1, so it
+ * can be computed once just before loop l (level 0: once per call; level
+ * loop_count: per element).  A value held in a local is "hoisted" to its
+ * level.  A "position" follows one operand (plan index k: 0 the output,
+ * k >= 1 input k - 1) through the loop nest as a running element offset, so
+ * every access is a position plus a literal.  "Steps" are the function body
+ * in order, each at a nesting depth; every printer walks the same steps.
+ */
+#ifndef BCGEN_KIR_H
+#define BCGEN_KIR_H
+
+#include "internal.h"
+
+/* Per value (node of the folded tree). */
+typedef struct kir_value {
+    int level;          /* see the glossary */
+    int size;           /* values in the subtree, this one included */
+    const char *local;  /* the local holding this value ("shared0", "in1_value",
+                           "literal0"), or NULL: written out where used */
+    bool declares;      /* this occurrence declares `local` */
+    signed char folded; /* -1, or the known 0/1 of an integer self-comparison */
+} kir_value;
+
+/* ORDER KIR: kir_op_names in kir.c. */
+typedef enum kir_op {
+    KIR_LOCAL,        /* const T <local of node> = <value of node>; */
+    KIR_STORE,        /* out[...] = root, operand k at (position k +) offsets[k] */
+    KIR_LOOP,         /* for (i<loop> = 0; i<loop> < trips; i<loop>++) { */
+    KIR_END,          /* } closing the innermost open loop or block */
+    KIR_ADVANCE,      /* position `operand` += amount (any sign) */
+    KIR_BLOCK_LOOP,   /* blocks of `size` trips over loop `loop` (extent trips):
+                         for (i<loop>_block ...) { const long i<loop>_count = ...; */
+    KIR_COUNT_LOOP,   /* for (long i<loop> = 0; i<loop> < i<loop>_count; i<loop>++) { */
+    KIR_MOVE,         /* position `operand` (+= or -= when subtract) counter * amount,
+                         counter i<loop>_block (by_count false) or i<loop>_count */
+    KIR_MK_DECLARE,   /* the declaration of node's microkernel (variant) */
+    KIR_TILE_LITERAL, /* const T tile_literal<node> = <literal>; (a stride-0 argument) */
+    KIR_TILE_LOOP,    /* tiles of `size` over the innermost run of `trips` elements */
+    KIR_TILE_CALL,    /* node's microkernel over one tile; into tile<node> unless the root */
+    KIR_ROWS_CALL,    /* the root's _rows microkernel over the two innermost loops */
+    KIR_FENCE         /* the store fence after streaming stores */
+} kir_op;
+
+typedef enum kir_variant { KIR_PLAIN, KIR_STREAM, KIR_ROWS } kir_variant;
+
+typedef struct kir_step {
+    kir_op op;
+    int depth;               /* nesting depth of the C text (1: the function body) */
+    int node;                /* LOCAL, MK_DECLARE, TILE_LITERAL, TILE_CALL, ROWS_CALL */
+    int loop;                /* LOOP, BLOCK_LOOP, COUNT_LOOP, MOVE */
+    int operand;             /* ADVANCE, MOVE: plan operand index */
+    int64_t trips;           /* LOOP, BLOCK_LOOP, TILE_LOOP: the extent */
+    int64_t size;            /* BLOCK_LOOP, TILE_LOOP: trips per block or tile */
+    int64_t amount;          /* ADVANCE: elements; MOVE: the stride */
+    bool subtract, by_count; /* MOVE */
+    kir_variant variant;     /* MK_DECLARE */
+    const int64_t *offsets;  /* STORE: per plan operand */
+} kir_step;
+
+typedef enum tile_shape { TILE_BINARY, TILE_COMPARE, TILE_WHERE, TILE_UNARY } tile_shape;
+
+typedef struct kernel_ir {
+    const plan *p;
+    int input_count;
+    bcg_dtype out_dtype;
+    int inplace;                 /* options.inplace */
+
+    int node_count;
+    const expr_node **nodes;     /* pre-order */
+    int *post_order;             /* the same ids in post-order */
+    kir_value *value;
+    int per_element;             /* the level of a value read per element */
+    int input_level[BCG_MAX_OPERANDS];
+    bool input_used[BCG_MAX_OPERANDS];
+    int shared_count, literal_count;
+
+    /* the code form (kernel_form says it as data) and why it was chosen */
+    kernel_form form;
+    const char *reason;
+    bool unrolled;               /* no loops; STORE offsets are absolute */
+    bool tiled, stream, rows;
+    int64_t factor, groups, rest;
+    bool group_loop;
+    int64_t block, block_inner;
+    bool has_position[BCG_MAX_OPERANDS + 1];
+
+    int step_count, step_capacity;
+    kir_step *steps;
+} kernel_ir;
+
+/* ---- lower.c ---------------------------------------------------------------- */
+
+/* Lowers ROOT (the folded tree of C) over c->plan into *OUT (c->arena).
+ * Reads c->options, c->microkernels, c->stream, c->aot. */
+bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out);
+
+/* ---- kir.c ------------------------------------------------------------------ */
+
+/* The id of the Kth child of value ID. */
+int kir_child(const kernel_ir *ir, int id, int k);
+/* The microkernel family computing value ID ("add", "gt", "exp") and its
+ * shape, or NULL; the dtype it computes in (its name's suffix). */
+const char *kir_tile_family(const kernel_ir *ir, int id, tile_shape *kind);
+bcg_dtype kir_tile_dtype(const kernel_ir *ir, int id);
+/* "bcg_mk_add_f32", "bcg_mk_add_f32_nt", "bcg_mk_add_f32_rows" into BUF. */
+void kir_microkernel_name(const kernel_ir *ir, int id, kir_variant variant, char *buf,
+                          size_t cap);
+/* Shortest decimal text that reads back as V (as a float when SINGLE), with
+ * a '.' or an exponent so that C reads it as floating; subnormals in hex,
+ * which is exact (clang warns about inexact decimal subnormals). */
+void kir_format_float(char *buf, size_t cap, double v, bool single);
+/* A literal's value as people read it: "true", "-3", "0.1", "nan", "-inf". */
+void kir_format_literal(char *buf, size_t cap, const expr_node *n);
+/* Operator OP's ops.h symbol ("+", "sqrt"); NULL for operand, literal, cast. */
+const char *kir_op_symbol(expr_op op);
+/* The tree fully parenthesised, operands as in0, in1, ... (header comment). */
+void kir_format_tree(strbuf *sb, const expr_node *root);
+/* The IR as text (one step a line, values as expressions) for explain;
+ * at most MAX_STEPS steps, then how many more. */
+void kir_dump(strbuf *sb, const kernel_ir *ir, int max_steps);
+/* The IR as a JSON object (the same content). */
+void kir_dump_json(strbuf *sb, const kernel_ir *ir, int max_steps);
+
+#endif

@@ -1,0 +1,851 @@
+/* lower.c - the lowering stage: decides a kernel's code and writes the
+ * decision down as the kernel IR (kir.h), without writing any C.
+ *
+ *   folded tree + plan
+ *     -> number values    pre-order ids, subtree sizes, post-order
+ *     -> levels           the loop level each value is invariant from
+ *     -> the form         unrolled, loops with groups, tiles of microkernel
+ *                         calls (streaming or not), rows, cache blocks
+ *     -> hoisting         which values become locals, at which level
+ *     -> steps            loop opens/closes, locals, stores, position moves,
+ *                         microkernel declarations and calls
+ *
+ * Glossary: see kir.h (level, position, steps) and emit.c (the C they
+ * become).  "group" = the innermost loop's body repeated unroll_factor
+ * times; the trips left over (extent % factor) follow the group loop as
+ * straight-line steps, so no runtime remainder branch.  "fully unrolled" =
+ * no loops at all: one store per output element, each offset a literal.
+ *
+ * In-place kernels (the output is input k, same pointer and strides): each
+ * store reads element e of the aliased input and writes element e of the
+ * output, so stores in any order, unrolled or not, see the values the
+ * reference evaluator sees.  A hoisted load could go stale, so the aliased
+ * input and every subtree containing it are never hoisted.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kir.h"
+
+/* Full unrolling is skipped (loops are used) when elements x tree nodes
+ * exceeds this, to keep the source of a large expression reasonable. */
+#define MAX_UNROLLED_NODES ((int64_t)1 << 20)
+
+typedef struct lowering {
+    compile *c;
+    kernel_ir *ir;
+    bcg_status status;                 /* first failure; sticky */
+    bool input_loaded[BCG_MAX_OPERANDS]; /* its in<k>_value local is declared */
+} lowering;
+
+static void fail_nomem(lowering *w)
+{
+    if (w->status == BCG_OK)
+        w->status = fail(w->c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
+}
+
+static bool is_comparison(expr_op op) { return op >= OP_EQ && op <= OP_GE; } /* ORDER OP */
+
+/* ---- steps ------------------------------------------------------------------- */
+
+static kir_step *add_step(lowering *w, kir_op op, int depth)
+{
+    kernel_ir *ir = w->ir;
+    if (w->status != BCG_OK)
+        return NULL;
+    if (ir->step_count == ir->step_capacity) {
+        int capacity = ir->step_capacity ? 2 * ir->step_capacity : 64;
+        kir_step *steps = arena_alloc(w->c->arena, sizeof *steps * (size_t)capacity);
+        if (!steps) {
+            fail_nomem(w);
+            return NULL;
+        }
+        if (ir->step_count)
+            memcpy(steps, ir->steps, sizeof *steps * (size_t)ir->step_count);
+        ir->steps = steps;
+        ir->step_capacity = capacity;
+    }
+    kir_step *step = &ir->steps[ir->step_count++];
+    memset(step, 0, sizeof *step);
+    step->op = op;
+    step->depth = depth;
+    step->node = -1;
+    step->loop = -1;
+    step->operand = -1;
+    return step;
+}
+
+static void step_loop(lowering *w, int depth, int loop, int64_t trips)
+{
+    kir_step *step = add_step(w, KIR_LOOP, depth);
+    if (step) {
+        step->loop = loop;
+        step->trips = trips;
+    }
+}
+
+static void step_end(lowering *w, int depth) { add_step(w, KIR_END, depth); }
+
+static void step_advance(lowering *w, int depth, int k, int64_t amount)
+{
+    if (amount == 0)
+        return;
+    kir_step *step = add_step(w, KIR_ADVANCE, depth);
+    if (step) {
+        step->operand = k;
+        step->amount = amount;
+    }
+}
+
+/* position K (+= or -=) COUNTER * STRIDE, nothing when STRIDE is 0 */
+static void step_move(lowering *w, int depth, int k, bool subtract, int loop, bool by_count,
+                      int64_t stride)
+{
+    if (stride == 0)
+        return;
+    kir_step *step = add_step(w, KIR_MOVE, depth);
+    if (step) {
+        step->operand = k;
+        step->subtract = subtract;
+        step->loop = loop;
+        step->by_count = by_count;
+        step->amount = stride;
+    }
+}
+
+/* A store, operand k at offsets[k] (from its position when it has one). */
+static void step_store(lowering *w, int depth, const int64_t *offsets)
+{
+    kernel_ir *ir = w->ir;
+    int64_t *copy = arena_alloc(w->c->arena, sizeof *copy * (size_t)(ir->input_count + 1));
+    if (!copy) {
+        fail_nomem(w);
+        return;
+    }
+    memcpy(copy, offsets, sizeof *copy * (size_t)(ir->input_count + 1));
+    kir_step *step = add_step(w, KIR_STORE, depth);
+    if (step)
+        step->offsets = copy;
+}
+
+/* The locals of LEVEL in post-order, so every local comes after the
+ * locals its value uses. */
+static void step_locals(lowering *w, int level, int depth)
+{
+    const kernel_ir *ir = w->ir;
+    for (int visit = 0; visit < ir->node_count; visit++) {
+        int id = ir->post_order[visit];
+        const kir_value *value = &ir->value[id];
+        if (!value->declares || value->level != level)
+            continue;
+        kir_step *step = add_step(w, KIR_LOCAL, depth);
+        if (step)
+            step->node = id;
+    }
+}
+
+static void step_node(lowering *w, kir_op op, int depth, int id, kir_variant variant)
+{
+    kir_step *step = add_step(w, op, depth);
+    if (step) {
+        step->node = id;
+        step->variant = variant;
+    }
+}
+
+/* ---- numbering and levels ---------------------------------------------------- */
+
+static int count_nodes(const expr_node *n)
+{
+    int count = 1;
+    for (int k = 0; k < n->arg_count; k++)
+        count += count_nodes(n->args[k]);
+    return count;
+}
+
+static int number_nodes(kernel_ir *ir, const expr_node *n, int id)
+{
+    ir->nodes[id] = n;
+    ir->value[id].folded = -1;
+    int next = id + 1;
+    for (int k = 0; k < n->arg_count; k++)
+        next = number_nodes(ir, n->args[k], next);
+    ir->value[id].size = next - id;
+    return next;
+}
+
+static int order_post(kernel_ir *ir, int id, int visit)
+{
+    for (int k = 0, child = id + 1; k < ir->nodes[id]->arg_count; k++) {
+        visit = order_post(ir, child, visit);
+        child += ir->value[child].size;
+    }
+    ir->post_order[visit] = id;
+    return visit + 1;
+}
+
+/* An integer compared with itself has a known result, and compilers warn
+ * about writing such a comparison; NaN keeps float ones honest. */
+static int folded_comparison(const expr_node *n)
+{
+    if (!is_comparison(n->op) || dtype_kind_of(expr_operation_type(n)) == KIND_FLOAT ||
+        !fold_same_tree(n->args[0], n->args[1]))
+        return -1;
+    return n->op == OP_EQ || n->op == OP_LE || n->op == OP_GE;
+}
+
+/* The level of each input: the loops it is read along. */
+static void choose_input_levels(kernel_ir *ir)
+{
+    const plan *p = ir->p;
+    if (ir->unrolled) {
+        ir->per_element = p->elements > 1 ? 1 : 0;
+        for (int i = 0; i < ir->input_count; i++) {
+            bool broadcast = i != ir->inplace;
+            for (int l = 0; l < p->loop_count; l++)
+                if (p->stride[i + 1][l] != 0)
+                    broadcast = false;
+            ir->input_level[i] = broadcast ? 0 : ir->per_element;
+        }
+        return;
+    }
+    ir->per_element = p->loop_count;
+    for (int i = 0; i < ir->input_count; i++) {
+        int level = p->loop_count;
+        if (i != ir->inplace)
+            while (level > 0 && p->stride[i + 1][level - 1] == 0)
+                level--;
+        ir->input_level[i] = level;
+    }
+}
+
+/* Levels bottom-up; a folded comparison is a constant whose operands are
+ * never read. */
+static void assign_levels(kernel_ir *ir, int id)
+{
+    const expr_node *n = ir->nodes[id];
+    int level = 0;
+    ir->value[id].folded = (signed char)folded_comparison(n);
+    if (ir->value[id].folded >= 0) {
+        ir->value[id].level = 0;
+        return;
+    }
+    if (n->op == OP_OPERAND) {
+        level = ir->input_level[n->operand];
+        ir->input_used[n->operand] = true;
+    }
+    for (int k = 0; k < n->arg_count; k++) {
+        int child = kir_child(ir, id, k);
+        assign_levels(ir, child);
+        if (ir->value[child].level > level)
+            level = ir->value[child].level;
+    }
+    ir->value[id].level = level;
+}
+
+/* Chooses the locals: an input invariant along more loops than its parent
+ * is loaded once (in<k>_value, declared by its first such occurrence); a
+ * subtree invariant along more loops than its parent is computed once
+ * (shared<n>); an integer literal compared against is bound to a const
+ * local (literal<n>), so that compilers do not warn about comparisons they
+ * can decide.  Post-order, so a local is always declared before the locals
+ * that use it. */
+static void choose_locals(lowering *w, int id, int parent_level, bool parent_compares)
+{
+    kernel_ir *ir = w->ir;
+    const expr_node *n = ir->nodes[id];
+    kir_value *value = &ir->value[id];
+    if (value->folded >= 0)
+        return;
+    for (int k = 0; k < n->arg_count; k++)
+        choose_locals(w, kir_child(ir, id, k), value->level, is_comparison(n->op));
+    char name[32];
+    if (n->op == OP_LITERAL) {
+        if (!parent_compares || dtype_kind_of(n->dtype) == KIND_FLOAT)
+            return;
+        snprintf(name, sizeof name, "literal%d", ir->literal_count++);
+        value->declares = true;
+    } else if (n->op == OP_OPERAND) {
+        if (value->level >= ir->per_element || value->level >= parent_level)
+            return;
+        snprintf(name, sizeof name, "in%d_value", n->operand);
+        value->declares = !w->input_loaded[n->operand];
+        w->input_loaded[n->operand] = true;
+    } else {
+        if (value->level >= ir->per_element || value->level >= parent_level)
+            return;
+        snprintf(name, sizeof name, "shared%d", ir->shared_count++);
+        value->declares = true;
+    }
+    value->local = arena_strndup(w->c->arena, name, strlen(name));
+    if (!value->local)
+        fail_nomem(w);
+}
+
+/* ---- microkernel tiles (the JIT form only) ------------------------------------------ */
+
+/* When c->microkernels is set (bcg_compile; never bcg_emit or the AOT form)
+ * and the innermost run is long, the run is not written out element by
+ * element: it is cut into tiles of at most TILE_ELEMENTS, and each operation
+ * of the tree becomes one call per tile of a vectorised library microkernel
+ * (runtime/microkernels.c, ABI at its top) writing into a stack temporary;
+ * the root's call writes the output.  So `a * b + c` reads each input once
+ * and writes the output once, at vector speed, while tcc still compiles
+ * only the outer structure.  A tile of 1024 elements keeps the temporaries
+ * of a small tree within L1.  Trees with an operation no microkernel
+ * computes (casts, integer division, mixed dtypes, bool arithmetic, ...)
+ * keep the straight-line form; results are the same bit for bit either way. */
+
+#define TILE_ELEMENTS 1024
+#define MAX_TILE_TEMPORARIES 12
+#define MAX_TILE_STRIDE 8
+
+/* Whether the subtree ID gives a value of dtype WANT through microkernels
+ * alone; counts its operations into *operations. */
+static bool tile_supported(const kernel_ir *ir, int id, bcg_dtype want, int *operations)
+{
+    const expr_node *n = ir->nodes[id];
+    if (n->dtype != want)
+        return false;
+    if (n->op == OP_OPERAND || n->op == OP_LITERAL)
+        return true;
+    tile_shape kind;
+    const char *family = kir_tile_family(ir, id, &kind);
+    bcg_dtype t = kir_tile_dtype(ir, id);
+    if (!family || t == BCG_BOOL || (kind == TILE_COMPARE ? want != BCG_BOOL : want != t))
+        return false;
+    char name[48];
+    kir_microkernel_name(ir, id, KIR_PLAIN, name, sizeof name);
+    if (!microkernel_exists(name) || ++*operations > MAX_TILE_TEMPORARIES)
+        return false;
+    for (int k = 0; k < n->arg_count; k++)
+        if (!tile_supported(ir, kir_child(ir, id, k),
+                            kind == TILE_WHERE && k == 0 ? BCG_BOOL : t, operations))
+            return false;
+    return true;
+}
+
+/* Whether this kernel's innermost run goes through microkernels; else
+ * says why not into WHY (when the reason is worth telling). */
+static bool tiles_chosen(const lowering *w, const char **why)
+{
+    const compile *c = w->c;
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int operations = 0;
+    if (!c->microkernels || c->options.microkernel_run <= 0 || ir->unrolled || p->empty ||
+        p->loop_count == 0)
+        return false;
+    int inner = p->loop_count - 1;
+    if (p->extent[inner] < c->options.microkernel_run) {
+        *why = "the innermost run is shorter than microkernel_run";
+        return false;
+    }
+    if (p->stride[0][inner] != 1)
+        return false;
+    /* A run that reads an input with a long stride (a transposed view) is
+     * bound by cache and TLB misses, not arithmetic; measured (make bench,
+     * `transposed`), the per-element code is faster there than tiles. */
+    for (int k = 1; k < p->operand_count; k++)
+        if (p->stride[k][inner] > MAX_TILE_STRIDE || p->stride[k][inner] < -MAX_TILE_STRIDE) {
+            *why = "an input is read with a long stride in the innermost run";
+            return false;
+        }
+    const expr_node *root = ir->nodes[0];
+    if (root->op == OP_OPERAND || root->op == OP_LITERAL)
+        return false;
+    if (!tile_supported(ir, 0, ir->out_dtype, &operations)) {
+        *why = "an operation of the tree has no microkernel for its dtypes";
+        return false;
+    }
+    return true;
+}
+
+/* Whether the root's arguments are all operands and literals (no
+ * temporaries): the trees that stream and that take the rows form. */
+static bool root_reads_leaves(const kernel_ir *ir)
+{
+    for (int k = 0; k < ir->nodes[0]->arg_count; k++) {
+        const expr_node *child = ir->nodes[kir_child(ir, 0, k)];
+        if (child->op != OP_OPERAND && child->op != OP_LITERAL)
+            return false;
+    }
+    return true;
+}
+
+/* Whether the root's call writes the output with streaming stores
+ * (bcg_options.stream_stores, decided in bcg_compile as c->stream): binary
+ * operations, comparisons and `where` have a streaming (_nt) variant, which
+ * computes a block of results in registers and stores it past the caches.
+ * Only when the root reads operands and literals alone: measured with
+ * temporaries (a*b+c, where(a > 0, a, 0.1 * a) over (4096,4096)), the
+ * streaming root was as often slower as faster (5.3-5.9 ms plain against
+ * 6.2-7.4 ms streaming for the select), while single operations gain
+ * 25-50% (README, Performance, round 4). */
+static bool stream_chosen(const kernel_ir *ir)
+{
+    tile_shape kind;
+    const char *family = kir_tile_family(ir, 0, &kind);
+    char name[48];
+    if (!family || kind == TILE_UNARY || !root_reads_leaves(ir))
+        return false;
+    kir_microkernel_name(ir, 0, KIR_STREAM, name, sizeof name);
+    return microkernel_exists(name);
+}
+
+/* The innermost run as tiles of microkernel calls, at DEPTH: each
+ * microkernel declared once and each literal bound to a variable before
+ * the tile loop, then one call per operation in post-order. */
+static void lower_tiles(lowering *w, int depth)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int64_t extent = p->extent[p->loop_count - 1];
+    for (int visit = 0; visit < ir->node_count; visit++) {
+        int id = ir->post_order[visit];
+        const expr_node *n = ir->nodes[id];
+        if (n->op == OP_LITERAL) {
+            step_node(w, KIR_TILE_LITERAL, depth, id, KIR_PLAIN);
+            continue;
+        }
+        if (n->op == OP_OPERAND)
+            continue;
+        /* the same microkernel twice is declared once; the streaming root's
+         * is another function */
+        bool seen = false;
+        char name[48], other[48];
+        kir_microkernel_name(ir, id, KIR_PLAIN, name, sizeof name);
+        for (int before = 0; before < visit && !seen; before++) {
+            int before_id = ir->post_order[before];
+            expr_op op = ir->nodes[before_id]->op;
+            if (op == OP_LITERAL || op == OP_OPERAND)
+                continue;
+            kir_microkernel_name(ir, before_id, KIR_PLAIN, other, sizeof other);
+            seen = strcmp(name, other) == 0;
+        }
+        bool stream = id == 0 && ir->stream; /* the root, last in post order */
+        if (!seen || stream)
+            step_node(w, KIR_MK_DECLARE, depth, id, stream ? KIR_STREAM : KIR_PLAIN);
+    }
+    kir_step *loop = add_step(w, KIR_TILE_LOOP, depth);
+    if (loop) {
+        loop->trips = extent;
+        loop->size = extent < TILE_ELEMENTS ? extent : TILE_ELEMENTS;
+    }
+    for (int visit = 0; visit < ir->node_count; visit++) {
+        int id = ir->post_order[visit];
+        expr_op op = ir->nodes[id]->op;
+        if (op != OP_LITERAL && op != OP_OPERAND)
+            step_node(w, KIR_TILE_CALL, depth + 1, id, id == 0 && ir->stream ? KIR_STREAM
+                                                                               : KIR_PLAIN);
+    }
+    step_end(w, depth);
+}
+
+/* ---- rows of short runs ----------------------------------------------------------------
+ *
+ * A tiled kernel whose inner runs are short (the 64-element runs of
+ * (64,1,64,64) * (1,64,1,64), where a broadcast keeps the loops from
+ * merging) would make one call per run, and the call and tcc's loop around
+ * it cost as much as the run.  When the tree is one binary operation or
+ * comparison on operands and literals (no temporaries), the two innermost
+ * loops become one call of the microkernel's _rows form (runtime/
+ * microkernels.c): EXTENT[inner - 1] runs, each operand moved by its
+ * stride in that loop from run to run. */
+static bool rows_chosen(const kernel_ir *ir)
+{
+    const plan *p = ir->p;
+    if (!ir->tiled || p->loop_count < 2 || ir->block > 0 ||
+        p->extent[p->loop_count - 1] >= TILE_ELEMENTS)
+        return false;
+    tile_shape kind;
+    const char *family = kir_tile_family(ir, 0, &kind);
+    if (!family || (kind != TILE_BINARY && kind != TILE_COMPARE) || !root_reads_leaves(ir))
+        return false;
+    char name[48];
+    kir_microkernel_name(ir, 0, KIR_ROWS, name, sizeof name);
+    return microkernel_exists(name);
+}
+
+static void lower_rows(lowering *w, int depth)
+{
+    const kernel_ir *ir = w->ir;
+    step_node(w, KIR_MK_DECLARE, depth, 0, KIR_ROWS);
+    for (int k = 0; k < 2; k++) {
+        int id = kir_child(ir, 0, k);
+        if (ir->nodes[id]->op == OP_LITERAL)
+            step_node(w, KIR_TILE_LITERAL, depth, id, KIR_PLAIN);
+    }
+    step_node(w, KIR_ROWS_CALL, depth, 0, ir->stream ? KIR_STREAM : KIR_PLAIN);
+}
+
+/* ---- cache blocking ------------------------------------------------------------------
+ *
+ * An input read with a long stride in the innermost loop and a short one in
+ * the loop outside it (a transposed view) touches a new cache line, often a
+ * new page, per element, and by the time the next outer trip comes back for
+ * the neighbouring elements of those lines they have been evicted.  Such a
+ * pair of loops runs in blocks of BLOCK_OUTER x BLOCK_INNER trips instead,
+ * so the few lines a block reads from the strided input are reused for
+ * BLOCK_OUTER trips while still in cache.  The block is narrow across the
+ * strided direction because power-of-two strides (a 2048-wide transposed
+ * f32 matrix: 8 KB) map every line of a block column to the same L1 set,
+ * and more lines than the cache has ways evict each other: measured on the
+ * bench's `transposed` (AMD EPYC, 8-way L1), 128 x 4 ran in 13 ms where
+ * the plain nest took 23 ms and square 32 x 32 blocks 24 ms (f64, i8 and
+ * a 2000-wide matrix likewise).  Each element is still computed once from
+ * the same inputs, so the result is the same bit for bit; an in-place
+ * target reads each element only where it writes it, so the order is free
+ * there too.  The AOT form keeps the plain nest. */
+
+#define BLOCK_OUTER 128
+#define BLOCK_INNER 4
+/* Blocking pays only when the strided input's column over the inner loop
+ * does not stay in L1 anyway. */
+#define BLOCK_MIN_SPAN_BYTES (32 * 1024)
+#define BLOCK_LINE_BYTES 64
+
+static bool blocking_chosen(const lowering *w)
+{
+    const compile *c = w->c;
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    if (c->aot || ir->unrolled || ir->tiled || p->empty || p->loop_count < 2)
+        return false;
+    int inner = p->loop_count - 1, outer = inner - 1;
+    if (p->extent[inner] < 2 * BLOCK_INNER || p->extent[outer] < 2 * BLOCK_INNER)
+        return false;
+    for (int i = 0; i < ir->input_count; i++) {
+        if (!ir->input_used[i])
+            continue;
+        uint64_t size = bcg_dtype_size(c->operands[i].dtype);
+        uint64_t across = p->stride[i + 1][inner] < 0 ? 0 - (uint64_t)p->stride[i + 1][inner]
+                                                      : (uint64_t)p->stride[i + 1][inner];
+        uint64_t along = p->stride[i + 1][outer] < 0 ? 0 - (uint64_t)p->stride[i + 1][outer]
+                                                     : (uint64_t)p->stride[i + 1][outer];
+        /* spans of real memory: the product fits */
+        if (across * size >= BLOCK_LINE_BYTES && along < across &&
+            across * size * (uint64_t)p->extent[inner] > BLOCK_MIN_SPAN_BYTES)
+            return true;
+    }
+    return false;
+}
+
+/* The loops LEVEL (outer) and LEVEL + 1 (innermost) in blocks, at DEPTH.
+ * Every position is back where it started when the blocks are done. */
+static void lower_blocked(lowering *w, int level, int depth)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = level + 1;
+    for (int side = 0; side < 2; side++) {
+        kir_step *step = add_step(w, KIR_BLOCK_LOOP, depth + side);
+        if (step) {
+            step->loop = level + side;
+            step->trips = p->extent[level + side];
+            step->size = side ? ir->block_inner : ir->block;
+        }
+    }
+    depth += 2;
+    /* to the block's first element */
+    for (int k = 0; k <= ir->input_count; k++)
+        if (ir->has_position[k]) {
+            step_move(w, depth, k, false, level, false, p->stride[k][level]);
+            step_move(w, depth, k, false, inner, false, p->stride[k][inner]);
+        }
+    kir_step *step = add_step(w, KIR_COUNT_LOOP, depth);
+    if (step)
+        step->loop = level;
+    step_locals(w, inner, depth + 1);
+    if ((step = add_step(w, KIR_COUNT_LOOP, depth + 1)))
+        step->loop = inner;
+    int64_t zero[BCG_MAX_OPERANDS + 1] = {0};
+    step_store(w, depth + 2, zero);
+    for (int k = 0; k <= ir->input_count; k++)
+        if (ir->has_position[k])
+            step_advance(w, depth + 2, k, p->stride[k][inner]);
+    step_end(w, depth + 1);
+    for (int k = 0; k <= ir->input_count; k++)
+        if (ir->has_position[k]) {
+            step_advance(w, depth + 1, k, p->stride[k][level]);
+            step_move(w, depth + 1, k, true, inner, true, p->stride[k][inner]);
+        }
+    step_end(w, depth);
+    /* back to where the blocks started: the rows walked, then the corner */
+    for (int k = 0; k <= ir->input_count; k++)
+        if (ir->has_position[k]) {
+            step_move(w, depth, k, true, level, true, p->stride[k][level]);
+            step_move(w, depth, k, true, level, false, p->stride[k][level]);
+            step_move(w, depth, k, true, inner, false, p->stride[k][inner]);
+        }
+    step_end(w, depth - 1);
+    step_end(w, depth - 2);
+}
+
+/* ---- the loop nest ----------------------------------------------------------------- */
+
+/* How far loop level LEVEL (and everything inside it) moves operand K's
+ * position over one full run. */
+static int64_t run_advance(const kernel_ir *ir, int k, int level)
+{
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    /* spans of real memory: they fit in int64; unsigned keeps it defined */
+    if ((ir->block > 0 || ir->rows) && level == inner - 1)
+        return 0; /* lower_blocked puts every position back; a rows call moves none */
+    if (level == inner)
+        return ir->group_loop ? (int64_t)((uint64_t)ir->groups * (uint64_t)ir->factor *
+                                          (uint64_t)p->stride[k][inner])
+                              : 0;
+    return (int64_t)((uint64_t)p->extent[level] * (uint64_t)p->stride[k][level]);
+}
+
+/* The store of element ELEMENT of the innermost run. */
+static void store_at(lowering *w, int depth, int64_t element)
+{
+    const kernel_ir *ir = w->ir;
+    int inner = ir->p->loop_count - 1;
+    int64_t offsets[BCG_MAX_OPERANDS + 1];
+    for (int k = 0; k <= ir->input_count; k++)
+        offsets[k] = (int64_t)((uint64_t)element * (uint64_t)ir->p->stride[k][inner]);
+    step_store(w, depth, offsets);
+}
+
+static void lower_innermost(lowering *w, int depth)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    if (ir->tiled) {
+        lower_tiles(w, depth);
+    } else if (ir->group_loop) {
+        step_loop(w, depth, inner, ir->groups);
+        for (int64_t j = 0; j < ir->factor; j++)
+            store_at(w, depth + 1, j);
+        for (int k = 0; k <= ir->input_count; k++)
+            if (ir->has_position[k])
+                step_advance(w, depth + 1, k,
+                             (int64_t)((uint64_t)ir->factor * (uint64_t)p->stride[k][inner]));
+        step_end(w, depth);
+        for (int64_t j = 0; j < ir->rest; j++)
+            store_at(w, depth, j);
+    } else {
+        for (int64_t j = 0; j < p->extent[inner]; j++)
+            store_at(w, depth, j);
+    }
+}
+
+static void lower_loop(lowering *w, int level, int depth)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    if (level == p->loop_count - 1) {
+        lower_innermost(w, depth);
+        return;
+    }
+    if (ir->block > 0 && level == p->loop_count - 2) {
+        lower_blocked(w, level, depth);
+        return;
+    }
+    if (ir->rows && level == p->loop_count - 2) {
+        lower_rows(w, depth);
+        return;
+    }
+    step_loop(w, depth, level, p->extent[level]);
+    step_locals(w, level + 1, depth + 1);
+    lower_loop(w, level + 1, depth + 1);
+    for (int k = 0; k <= ir->input_count; k++)
+        if (ir->has_position[k])
+            step_advance(w, depth + 1, k,
+                         (int64_t)((uint64_t)p->stride[k][level] -
+                                   (uint64_t)run_advance(ir, k, level + 1)));
+    step_end(w, depth);
+}
+
+static void lower_loop_nest(lowering *w)
+{
+    kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    ir->groups = p->extent[inner] / ir->factor;
+    ir->rest = p->extent[inner] % ir->factor;
+    /* tiles and blocks address the innermost run themselves */
+    ir->group_loop = ir->groups >= 2 && !ir->tiled && ir->block == 0;
+    /* a position is needed when a runtime loop moves the operand (a rows
+     * call does the two innermost loops itself) */
+    int moving = ir->rows ? inner - 1 : inner;
+    for (int k = 0; k <= ir->input_count; k++) {
+        ir->has_position[k] = false;
+        if (k > 0 && !ir->input_used[k - 1])
+            continue;
+        for (int l = 0; l < p->loop_count; l++)
+            if (p->stride[k][l] != 0 && (l < moving || ir->group_loop || ir->block > 0))
+                ir->has_position[k] = true;
+    }
+    step_locals(w, 0, 1);
+    lower_loop(w, 0, 1);
+}
+
+/* One store per element, every offset a literal. */
+static void lower_unrolled(lowering *w)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int64_t index[BCG_MAX_RANK] = {0};
+    step_locals(w, 0, 1);
+    for (int64_t element = 0; element < p->elements && w->status == BCG_OK; element++) {
+        int64_t offsets[BCG_MAX_OPERANDS + 1];
+        for (int k = 0; k <= ir->input_count; k++) {
+            uint64_t offset = 0;
+            for (int l = 0; l < p->loop_count; l++)
+                offset += (uint64_t)index[l] * (uint64_t)p->stride[k][l];
+            offsets[k] = (int64_t)offset;
+        }
+        step_store(w, 1, offsets);
+        for (int l = p->loop_count - 1; l >= 0; l--) {
+            if (++index[l] < p->extent[l])
+                break;
+            index[l] = 0;
+        }
+    }
+}
+
+/* ---- the form ------------------------------------------------------------------ */
+
+/* What the decisions above come to, as data (see kernel_form). */
+static kernel_form form_of(const kernel_ir *ir)
+{
+    const plan *p = ir->p;
+    kernel_form f = {.kind = FORM_INNER_UNROLLED, .stream = ir->stream};
+    int64_t inner = p->loop_count ? p->extent[p->loop_count - 1] : 1;
+    if (p->empty) {
+        f.kind = FORM_EMPTY;
+    } else if (ir->unrolled) {
+        f.kind = FORM_UNROLLED;
+    } else if (ir->rows) {
+        f.kind = FORM_ROWS;
+        f.runs = p->extent[p->loop_count - 2];
+        f.run_length = inner;
+    } else if (ir->tiled) {
+        f.kind = FORM_TILES;
+        f.run_length = inner;
+        f.tile_elements = TILE_ELEMENTS;
+    } else if (ir->block > 0) {
+        f.kind = FORM_BLOCKS;
+        f.block_outer = ir->block;
+        f.block_inner = ir->block_inner;
+    } else if (ir->group_loop) {
+        f.kind = FORM_GROUPS;
+        f.groups = ir->groups;
+        f.group_size = ir->factor;
+        f.rest = ir->rest;
+    } else {
+        f.run_length = inner;
+    }
+    if (f.kind != FORM_ROWS && f.kind != FORM_TILES)
+        f.stream = false;
+    return f;
+}
+
+/* Why the form was chosen, in a phrase for explain. */
+static const char *form_reason(const lowering *w, const char *not_tiled)
+{
+    const compile *c = w->c;
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    char buf[400];
+    switch (ir->form.kind) {
+    case FORM_EMPTY:
+        return "the result has no elements";
+    case FORM_UNROLLED:
+        if (p->loop_count == 0)
+            snprintf(buf, sizeof buf, "a single element");
+        else
+            snprintf(buf, sizeof buf, "%lld elements <= unroll_limit %d",
+                     (long long)p->elements, c->options.unroll_limit);
+        break;
+    case FORM_ROWS:
+    case FORM_TILES:
+        snprintf(buf, sizeof buf, "a contiguous innermost run of %lld >= microkernel_run %d and "
+                 "a microkernel for every operation%s%s",
+                 (long long)ir->form.run_length, c->options.microkernel_run,
+                 ir->form.kind == FORM_ROWS ? "; runs shorter than a tile and one operation "
+                                              "on operands: one call for all runs" : "",
+                 ir->stream ? "; streaming stores (stream_stores, output past the cache)" : "");
+        break;
+    case FORM_BLOCKS:
+        snprintf(buf, sizeof buf, "an input is read with a stride of at least %d bytes in the "
+                 "innermost loop and a shorter one outside it", BLOCK_LINE_BYTES);
+        break;
+    default:
+        if (c->aot)
+            snprintf(buf, sizeof buf, "plain C (the AOT form)%s",
+                     p->elements > c->options.unroll_limit ? "; more elements than unroll_limit"
+                                                           : "");
+        else if (!c->microkernels)
+            snprintf(buf, sizeof buf, "plain C (no microkernels: bcg_emit or the cc backend)");
+        else
+            snprintf(buf, sizeof buf, "%s", not_tiled ? not_tiled : "no microkernel form applies");
+        break;
+    }
+    return arena_strndup(c->arena, buf, strlen(buf));
+}
+
+/* ---- the entry point ---------------------------------------------------------------- */
+
+bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
+{
+    kernel_ir *ir = arena_alloc(c->arena, sizeof *ir);
+    if (!ir)
+        return fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
+    memset(ir, 0, sizeof *ir);
+    lowering w = {.c = c, .ir = ir, .status = BCG_OK};
+    const plan *p = c->plan;
+    ir->p = p;
+    ir->input_count = c->operand_count;
+    ir->inplace = c->options.inplace;
+    ir->out_dtype = ir->inplace >= 0 ? c->operands[ir->inplace].dtype : c->root->dtype;
+    ir->factor = c->options.unroll_factor < 1 ? 1 : c->options.unroll_factor;
+    ir->node_count = count_nodes(root);
+    ir->nodes = arena_alloc(c->arena, sizeof *ir->nodes * (size_t)ir->node_count);
+    ir->value = arena_alloc(c->arena, sizeof *ir->value * (size_t)ir->node_count);
+    ir->post_order = arena_alloc(c->arena, sizeof *ir->post_order * (size_t)ir->node_count);
+    if (!ir->nodes || !ir->value || !ir->post_order)
+        return fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
+    memset(ir->value, 0, sizeof *ir->value * (size_t)ir->node_count);
+    number_nodes(ir, root, 0);
+    order_post(ir, 0, 0);
+
+    ir->unrolled = p->loop_count == 0 ||
+                   (p->elements <= c->options.unroll_limit &&
+                    p->elements <= MAX_UNROLLED_NODES / ir->node_count);
+    choose_input_levels(ir);
+    assign_levels(ir, 0);
+    const char *not_tiled = NULL;
+    ir->tiled = tiles_chosen(&w, &not_tiled);
+    ir->stream = ir->tiled && c->stream && stream_chosen(ir);
+    if (!ir->tiled) /* tiles read operands and literals themselves */
+        choose_locals(&w, 0, INT_MAX, false);
+    if (blocking_chosen(&w)) {
+        ir->block = BLOCK_OUTER;
+        ir->block_inner = BLOCK_INNER;
+    }
+    ir->rows = rows_chosen(ir);
+    if (!p->empty && w.status == BCG_OK) {
+        if (ir->unrolled)
+            lower_unrolled(&w);
+        else
+            lower_loop_nest(&w);
+        if (ir->stream) /* runtime/microkernels.c: why the fence */
+            add_step(&w, KIR_FENCE, 1);
+    }
+    if (w.status != BCG_OK)
+        return w.status;
+    ir->form = form_of(ir); /* after the loop nest, which sets the groups */
+    ir->reason = form_reason(&w, not_tiled);
+    if (!ir->reason)
+        return fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
+    *out = ir;
+    return BCG_OK;
+}
