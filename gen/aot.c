@@ -1,8 +1,9 @@
 /* aot.c - ahead-of-time output for firmware: several kernels as one .c/.h
  * pair that is the whole dependency (no bcgen header or library).
  *
- *   each kernel: compile_front -> position check -> emit_kernel (c->aot set:
- *                only the typed function, helpers it needs or-ed into aot)
+ *   each kernel: compile_pipeline (COMPILE_AOT, c->aot set): the front end,
+ *                check_kernel (names, positions), then only the typed
+ *                function, the helpers it needs or-ed into aot
  *   the pair:    templates/aot.c.tmpl  includes, typedefs, helpers once, kernels
  *                templates/aot.h.tmpl  the manual: command, sizes, prototypes
  *
@@ -53,17 +54,7 @@ static uint64_t largest_position(const plan *p)
  * what its buffer must hold (the elements, when it is contiguous). */
 static int64_t operand_span(const compile_operand *op)
 {
-    int64_t low = 0, high = 0;
-    for (int d = 0; d < op->shape.rank; d++) {
-        if (op->shape.dims[d] == 0)
-            return 0;
-        int64_t step = (op->shape.dims[d] - 1) * op->strides[d];
-        if (step < 0)
-            low += step;
-        else
-            high += step;
-    }
-    return high - low + 1;
+    return op->empty ? 0 : op->high - op->low + 1;
 }
 
 static void format_shape(char *buf, size_t cap, const shape *s, const int64_t *values)
@@ -229,6 +220,52 @@ static bcg_status describe_tensor(file_state *f, tmpl_scope *kernel, int kernel_
     return BCG_OK;
 }
 
+/* What add_kernel checks between the front end and emitting. */
+typedef struct kernel_check {
+    file_state *f;
+    const aot_request *r;
+    int index;
+    bcg_error *local;
+    bool reported; /* the error is in f->err already (a name clash) */
+} kernel_check;
+
+/* The parameters are names (compile_front checked that they are
+ * identifiers) that clash with nothing in the file, and every position the
+ * kernel forms fits the target's ptrdiff_t. */
+static bcg_status check_kernel(compile *c, void *arg)
+{
+    kernel_check *check = arg;
+    file_state *f = check->f;
+    const aot_request *r = check->r;
+    const aot_kernel *k = &r->kernels[check->index];
+    int index = check->index;
+    bcg_error *err = check->local;
+    char what[2 * BCG_MAX_NAME + 64];
+    bcg_status s = BCG_OK;
+    /* the parameters, now that compile_front has checked that they are names */
+    for (int i = 0; i < c->operand_count && !s; i++) {
+        snprintf(what, sizeof what, "operand %s of kernel %s", c->operands[i].name, k->name);
+        if ((s = define_name(f, c->operands[i].name, NAME_PARAMETER, index, what))) {
+            check->reported = true;
+            return s;
+        }
+    }
+    uint64_t limit = r->index_bits == 64 ? (uint64_t)INT64_MAX : (uint64_t)INT32_MAX;
+    if (!s && !c->plan->empty) {
+        uint64_t largest = largest_position(c->plan);
+        if (largest > limit)
+            s = fail(err, BCG_ERR_LIMIT,
+                     "positions reach %llu elements, beyond a %d-bit ptrdiff_t (%llu); %s",
+                     (unsigned long long)largest, r->index_bits, (unsigned long long)limit,
+                     r->index_bits == 64 ? "the kernel is too large"
+                                         : "use --index-bits 64 for a target with a 64-bit "
+                                           "ptrdiff_t");
+        else if (largest > f->largest_position)
+            f->largest_position = largest;
+    }
+    return s;
+}
+
 static bcg_status add_kernel(file_state *f, const aot_request *r, int index, emit_aot *aot)
 {
     const aot_kernel *k = &r->kernels[index];
@@ -254,28 +291,13 @@ static bcg_status add_kernel(file_state *f, const aot_request *r, int index, emi
     c->function_name = k->name;
     c->aot = aot;
     aot->math_double = k->math_double;
-    s = compile_front(c, k->expression, k->operands, k->operand_count, &k->options);
-    /* the parameters, now that compile_front has checked that they are names */
-    for (int i = 0; i < c->operand_count && !s; i++) {
-        snprintf(what, sizeof what, "operand %s of kernel %s", c->operands[i].name, k->name);
-        if ((s = define_name(f, c->operands[i].name, NAME_PARAMETER, index, what)))
-            return s;
-    }
-    uint64_t limit = r->index_bits == 64 ? (uint64_t)INT64_MAX : (uint64_t)INT32_MAX;
-    if (!s && !c->plan->empty) {
-        uint64_t largest = largest_position(c->plan);
-        if (largest > limit)
-            s = fail(&local, BCG_ERR_LIMIT,
-                     "positions reach %llu elements, beyond a %d-bit ptrdiff_t (%llu); %s",
-                     (unsigned long long)largest, r->index_bits, (unsigned long long)limit,
-                     r->index_bits == 64 ? "the kernel is too large"
-                                         : "use --index-bits 64 for a target with a 64-bit "
-                                           "ptrdiff_t");
-        else if (largest > f->largest_position)
-            f->largest_position = largest;
-    }
-    if (!s)
-        s = emit_kernel(c);
+    kernel_check check = {f, r, index, &local, false};
+    compile_request request = {.text = k->expression, .operands = k->operands,
+                               .operand_count = k->operand_count, .options = &k->options,
+                               .goal = COMPILE_AOT, .check = check_kernel, .check_arg = &check};
+    s = compile_pipeline(c, &request);
+    if (s && check.reported)
+        return s;
     if (s)
         return fail_at(f->err, s, local.column, local.operand, local.dimension, "kernel %s: %s",
                        k->name ? k->name : "(unnamed)", local.message);

@@ -7,7 +7,7 @@
  * every variable-length part is preceded by its length, so two different
  * inputs never give the same bytes, whatever the text holds (a name holding
  * ":9:1:3,@\n" cannot pose as a second operand), and it can be decoded
- * back into the arguments (kernel_front rebuilds a kernel's tree and plan
+ * back into the arguments (kernel_recompile rebuilds a kernel's tree and plan
  * from it instead of keeping them).  A lookup never builds it: walk_key
  * feeds the parts straight from the caller's arrays into a hash, then, for
  * a cached kernel with the same hash and length, compares them against

@@ -53,7 +53,10 @@ static void print_emit_warning(const cli_args *args, const bcg_operand *ops)
     error_clear(&err);
     compile front = {.arena = arena_new(), .err = &err};
     if (front.arena &&
-        compile_front(&front, args->expr, ops, args->operand_count, &args->options) == BCG_OK &&
+        compile_pipeline(&front, &(compile_request){.text = args->expr, .operands = ops,
+                                                    .operand_count = args->operand_count,
+                                                    .options = &args->options,
+                                                    .goal = COMPILE_FRONT}) == BCG_OK &&
         front.broadcast->warning[0])
         fprintf(stderr, "bcgen emit: warning: %s\n", front.broadcast->warning);
     arena_free(front.arena);

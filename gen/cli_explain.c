@@ -381,9 +381,12 @@ int cli_explain(int argc, char **argv)
     c.err = &err;
     if (!c.arena) {
         fail(&err, BCG_ERR_NOMEM, "out of memory");
-    } else if (compile_front(&c, args->expr, ops, args->operand_count, &args->options) ==
-                   BCG_OK &&
-               (compile_choose_jit(&c, BCG_MAX_SOURCE), emit_kernel(&c)) == BCG_OK) {
+    } else if (compile_pipeline(&c, &(compile_request){.text = args->expr, .operands = ops,
+                                                        .operand_count = args->operand_count,
+                                                        .options = &args->options,
+                                                        .goal = COMPILE_JIT,
+                                                        .max_source = BCG_MAX_SOURCE}) ==
+               BCG_OK) {
         if (args->json)
             print_json(&c);
         else

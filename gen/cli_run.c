@@ -186,7 +186,10 @@ int cli_run(int argc, char **argv)
         if (!front.arena)
             fail(&err, BCG_ERR_NOMEM, "out of memory");
         else
-            compile_front(&front, args->expr, ops, args->operand_count, &args->options);
+            compile_pipeline(&front, &(compile_request){.text = args->expr, .operands = ops,
+                                                        .operand_count = args->operand_count,
+                                                        .options = &args->options,
+                                                        .goal = COMPILE_FRONT});
     } else {
         bcg_compile(ctx, args->expr, ops, args->operand_count, &args->options, &kernel, &err);
     }

@@ -1,6 +1,6 @@
 /* compile.c - the pipeline and the public API around it.
  *
- * bcg_compile is the whole flow in one place:
+ * compile_pipeline is the whole flow in one place, for every caller:
  *
  *   compile_front: check operands -> shape_broadcast -> expr_parse
  *                  -> expr_type -> plan_build                    (front.c)
@@ -25,7 +25,7 @@
  * kernel costs a few KB, most of it its code page): the result's shape,
  * what bcg_run checks of each pointer, the outermost loop for threaded
  * runs, and its cache key.  The key holds every argument of the compile,
- * so kernel_front rebuilds the tree and the plan from it when a threaded
+ * so kernel_recompile rebuilds the tree and the plan from it when a threaded
  * split or bcg_kernel_source needs them; only a kernel the reference
  * evaluator runs (fn NULL) keeps them.  cache.c owns lookup and lifetime. */
 
@@ -140,24 +140,13 @@ static bcg_status prepare_run(bcg_kernel *k, const compile *c, bcg_error *err)
         r->name = name_at;
         name_at += n;
         r->size = bcg_dtype_size(c->operands[i].dtype);
-        /* The operand's own span, from its own shape and strides: broadcast
-         * dimensions do not widen it.  compile_front checked it fits. */
-        int64_t lo = 0, hi = 0;
-        bool empty = false;
-        for (int d = 0; d < c->operands[i].shape.rank; d++) {
-            int64_t n_d = c->operands[i].shape.dims[d];
-            if (n_d == 0)
-                empty = true;
-            int64_t reach = c->operands[i].strides[d] * (n_d > 0 ? n_d - 1 : 0);
-            if (reach < 0)
-                lo += reach;
-            else
-                hi += reach;
-        }
-        /* an operand the expression does not read is not checked either */
-        bool unread = empty || p->empty || !c->used[i];
-        r->low = unread ? 0 : lo * (int64_t)r->size;
-        r->high = unread ? 0 : (hi + 1) * (int64_t)r->size;
+        /* The operand's own span (compile_front's view): broadcast
+         * dimensions do not widen it.  An operand the expression does not
+         * read is not checked either. */
+        const compile_operand *o = &c->operands[i];
+        bool unread = o->empty || p->empty || !c->used[i];
+        r->low = unread ? 0 : o->low * (int64_t)r->size;
+        r->high = unread ? 0 : (o->high + 1) * (int64_t)r->size;
         /* Exact aliasing is safe when the input walks the output's elements
          * in step: same element size and the same strides in every loop. */
         bool same = r->size == k->output_size;
@@ -226,26 +215,6 @@ static double touched_bytes(const compile *c)
     return bytes;
 }
 
-/* The front end of a kernel's compile in arena A: compile_front, then the
- * choices bcg_compile makes for compiled kernels. */
-static bcg_status kernel_compile_front(arena *a, bcg_error *err, const char *expr,
-                                       const bcg_operand *operands, int operand_count,
-                                       const bcg_options *options, size_t max_source,
-                                       compile **out)
-{
-    compile *c = arena_alloc(a, sizeof *c);
-    if (!c)
-        return fail(err, BCG_ERR_NOMEM, "out of memory");
-    c->arena = a;
-    c->err = err;
-    bcg_status s = compile_front(c, expr, operands, operand_count, options);
-    if (s)
-        return s;
-    compile_choose_jit(c, max_source);
-    *out = c;
-    return BCG_OK;
-}
-
 void compile_choose_jit(compile *c, size_t max_source)
 {
     c->function_name = "bcg_kernel";
@@ -257,27 +226,77 @@ void compile_choose_jit(compile *c, size_t max_source)
                 (c->options.stream_stores == 1 || touched_bytes(c) >= BCG_STREAM_AUTO_BYTES);
 }
 
-/* K's front end again, in A, from its key: the same tree, plan and choices
- * it was compiled with. */
-bcg_status kernel_front(const bcg_kernel *k, arena *a, bcg_error *err, compile **out)
+/* ---- the pipeline ------------------------------------------------------------
+ *
+ * Every caller goes through compile_pipeline: bcg_compile, a threaded piece
+ * and bcg_kernel_source (COMPILE_JIT), bcg_emit (COMPILE_PLAIN), the AOT
+ * pairs (COMPILE_AOT, aot.c), and the CLI's explain (COMPILE_JIT), emit's
+ * and run's checks (COMPILE_FRONT). */
+
+bcg_status compile_pipeline(compile *c, const compile_request *r)
 {
+    bcg_status s = compile_front(c, r->text, r->operands, r->operand_count, r->options);
+    if (s || r->goal == COMPILE_FRONT)
+        return s;
+    if (r->goal == COMPILE_JIT)
+        compile_choose_jit(c, r->max_source);
+    if (r->outer_trips > 0 && (s = compile_cut_outer(c, r->outer_trips)))
+        return s;
+    if (r->check && (s = r->check(c, r->check_arg)))
+        return s;
+    return emit_kernel(c);
+}
+
+/* A thread's piece: the outermost loop cut to TRIPS trips, and loops, never
+ * straight-line code (a piece is long). */
+bcg_status compile_cut_outer(compile *c, int64_t trips)
+{
+    plan *p = arena_alloc(c->arena, sizeof *p);
+    if (!p)
+        return fail(c->err, BCG_ERR_NOMEM, "out of memory");
+    *p = *c->plan;
+    p->elements = p->elements / p->extent[0] * trips;
+    p->extent[0] = trips;
+    c->plan = p;
+    c->source = NULL;
+    c->options.unroll_limit = 0;
+    return BCG_OK;
+}
+
+/* K compiled again, in A, from its key (or its kept front end): the same
+ * tree, plan, choices and source, with the outermost loop cut to
+ * OUTER_TRIPS when > 0. */
+bcg_status kernel_recompile(const bcg_kernel *k, arena *a, bcg_error *err, int64_t outer_trips,
+                            compile **out)
+{
+    compile *c = arena_alloc(a, sizeof *c);
+    if (!c)
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    bcg_status s;
     if (k->front) { /* kept: the kernel runs on the reference evaluator */
-        compile *c = arena_alloc(a, sizeof *c);
-        if (!c)
-            return fail(err, BCG_ERR_NOMEM, "out of memory");
         *c = *k->front;
         c->arena = a;
         c->err = err;
-        *out = c;
-        return BCG_OK;
+        s = outer_trips > 0 ? compile_cut_outer(c, outer_trips) : BCG_OK;
+        if (!s)
+            s = emit_kernel(c);
+    } else {
+        const char *expr;
+        bcg_operand *operands;
+        int count;
+        bcg_options options;
+        if (!cache_key_decode(a, k->key, k->key_length, &expr, &operands, &count, &options))
+            return fail(err, BCG_ERR_NOMEM, "out of memory");
+        compile_request r = {.text = expr, .operands = operands, .operand_count = count,
+                             .options = &options, .goal = COMPILE_JIT,
+                             .max_source = k->max_source, .outer_trips = outer_trips};
+        memset(c, 0, sizeof *c);
+        c->arena = a;
+        c->err = err;
+        s = compile_pipeline(c, &r);
     }
-    const char *expr;
-    bcg_operand *ops;
-    int count;
-    bcg_options options;
-    if (!cache_key_decode(a, k->key, k->key_length, &expr, &ops, &count, &options))
-        return fail(err, BCG_ERR_NOMEM, "out of memory");
-    return kernel_compile_front(a, err, expr, ops, count, &options, k->max_source, out);
+    *out = c;
+    return s;
 }
 
 /* Whether the arguments can be keyed: compile_front rejects the others
@@ -325,9 +344,16 @@ bcg_status bcg_compile(bcg_context *ctx, const char *expr, const bcg_operand *op
     k->ctx = ctx;
     k->lazy_lock_ready = pthread_mutex_init(&k->lazy_lock, NULL) == 0;
     k->max_source = cache_max_source(ctx);
-    compile *c = NULL;
-    bcg_status s = kernel_compile_front(a, err, expr, operands, operand_count, &opts,
-                                        k->max_source, &c);
+    compile *c = arena_alloc(a, sizeof *c);
+    bcg_status s = c ? BCG_OK : fail(err, BCG_ERR_NOMEM, "out of memory");
+    if (!s) {
+        memset(c, 0, sizeof *c);
+        c->arena = a;
+        c->err = err;
+        compile_request r = {.text = expr, .operands = operands, .operand_count = operand_count,
+                             .options = &opts, .goal = COMPILE_JIT, .max_source = k->max_source};
+        s = compile_pipeline(c, &r);
+    }
     if (!s && !can_key)
         s = fail(err, BCG_ERR_USAGE, "internal: kernel compiled without a cache key");
     if (!s) {
@@ -338,8 +364,6 @@ bcg_status bcg_compile(bcg_context *ctx, const char *expr, const bcg_operand *op
         if (!k->key)
             s = fail(err, BCG_ERR_NOMEM, "out of memory");
     }
-    if (!s)
-        s = emit_kernel(c);
     if (!s)
         s = prepare_run(k, c, err);
     char note[600] = "";
@@ -401,7 +425,7 @@ const char *bcg_kernel_source(const bcg_kernel *kernel)
         error_clear(&err);
         arena *a = arena_new();
         compile *c = NULL;
-        if (a && kernel_front(k, a, &err, &c) == BCG_OK && emit_kernel(c) == BCG_OK)
+        if (a && kernel_recompile(k, a, &err, 0, &c) == BCG_OK)
             k->source = copy_text(c->source);
         arena_free(a);
     }
@@ -432,9 +456,9 @@ bcg_status bcg_emit(const char *expr, const bcg_operand *operands, int operand_c
     c->arena = a;
     c->err = err;
     c->function_name = function_name ? function_name : "bcg_kernel";
-    bcg_status s = compile_front(c, expr, operands, operand_count, options);
-    if (!s)
-        s = emit_kernel(c);
+    compile_request r = {.text = expr, .operands = operands, .operand_count = operand_count,
+                         .options = options, .goal = COMPILE_PLAIN};
+    bcg_status s = compile_pipeline(c, &r);
     if (!s) {
         size_t n = strlen(c->source);
         *source = mem_alloc(n + 1);

@@ -230,6 +230,27 @@ static bcg_status broadcast_used(compile *c, const shape *shapes, const char **n
     return BCG_OK;
 }
 
+/* The elements [low, high] an operand's strides reach from its element
+ * [0,...,0] (check_operand made sure the bytes fit in int64); empty
+ * operands reach nothing. */
+static void operand_reach(compile_operand *co)
+{
+    co->low = co->high = 0;
+    co->empty = false;
+    for (int d = 0; d < co->shape.rank; d++) {
+        if (co->shape.dims[d] == 0) {
+            co->empty = true;
+            co->low = co->high = 0;
+            return;
+        }
+        int64_t reach = co->strides[d] * (co->shape.dims[d] - 1);
+        if (reach < 0)
+            co->low += reach;
+        else
+            co->high += reach;
+    }
+}
+
 bcg_status compile_front(compile *c, const char *text, const bcg_operand *operands,
                          int operand_count, const bcg_options *options)
 {
@@ -285,6 +306,7 @@ bcg_status compile_front(compile *c, const char *text, const bcg_operand *operan
             if (op->shape[d] > 0 && step <= INT64_MAX / op->shape[d])
                 step *= op->shape[d];
         }
+        operand_reach(co);
     }
 
     expr_names table = {operand_count, names};
@@ -322,6 +344,15 @@ bcg_status compile_front(compile *c, const char *text, const bcg_operand *operan
                            bcg_dtype_name(c->root->dtype));
     }
 
+    /* where each operand's dimensions sit among the result's: right
+     * aligned, or from Paddle's axis */
+    for (int i = 0; i < operand_count; i++) {
+        compile_operand *co = &c->operands[i];
+        co->axis_offset = c->broadcast->result.rank - co->shape.rank;
+        if (c->options.axis != BCG_AXIS_NONE && c->options.axis >= 0 && operand_count == 2 &&
+            co->shape.rank < c->broadcast->result.rank)
+            co->axis_offset = c->options.axis;
+    }
     plan_input *inputs = arena_alloc(c->arena, sizeof *inputs * (size_t)operand_count);
     if (!inputs)
         return fail(err, BCG_ERR_NOMEM, "out of memory");
@@ -339,10 +370,7 @@ bcg_status compile_front(compile *c, const char *text, const bcg_operand *operan
         inputs[i].strides = c->operands[i].strides;
         inputs[i].original_rank = c->operands[i].shape.rank;
         inputs[i].original = &c->operands[i].shape;
-        inputs[i].axis_offset = result->rank - c->operands[i].shape.rank;
-        if (c->options.axis != BCG_AXIS_NONE && c->options.axis >= 0 && operand_count == 2 &&
-            c->operands[i].shape.rank < result->rank)
-            inputs[i].axis_offset = c->options.axis;
+        inputs[i].axis_offset = c->operands[i].axis_offset;
     }
     const int64_t *output_strides = NULL;
     if (c->options.inplace >= 0)

@@ -36,6 +36,7 @@
 #include <pthread.h>
 
 #include "../runtime/bcgen.h"
+#include "../runtime/runtime.h"
 
 /* ---- util.c: memory, arena, string buffer, errors ---------------------- */
 
@@ -299,6 +300,12 @@ typedef struct compile_operand {
     shape shape;          /* as given */
     int64_t strides[BCG_MAX_RANK]; /* as given, or C-contiguous filled in */
     bool strides_given;
+    /* the operand view compile_front builds once for plan, explain, aot and
+     * run: elements [low, high] its strides reach from element [0,...,0]
+     * (both 0 when empty), and the result dimension its first one sits at */
+    int64_t low, high;
+    bool empty;
+    int axis_offset;
 } compile_operand;
 
 /* What the emitter decided about a kernel's code: its form and the sizes
@@ -372,6 +379,34 @@ int compile_pool_workers(bcg_context *ctx);
  * they lead to. */
 void compile_choose_jit(compile *c, size_t max_source);
 
+/* What a caller of the pipeline wants made. */
+typedef enum compile_goal {
+    COMPILE_FRONT, /* checks, the broadcast, the typed tree, the plan */
+    COMPILE_PLAIN, /* ... and plain C (bcg_emit) */
+    COMPILE_JIT,   /* ... bcg_compile's choices (compile_choose_jit) and the JIT form's C */
+    COMPILE_AOT    /* ... and the AOT form's C (c->aot set by the caller) */
+} compile_goal;
+
+typedef struct compile_request {
+    const char *text;
+    const bcg_operand *operands;
+    int operand_count;
+    const bcg_options *options;
+    compile_goal goal;
+    size_t max_source;   /* COMPILE_JIT: the context's source budget */
+    int64_t outer_trips; /* > 0: the outermost loop cut to this many trips */
+    /* called after the front end, before emitting; an error stops the compile */
+    bcg_status (*check)(compile *c, void *arg);
+    void *check_arg;
+} compile_request;
+
+/* The pipeline (compile.c), the one path every caller takes:
+ * compile_front -> [compile_choose_jit] -> [cut] -> [check] -> emit_kernel.
+ * C has its arena and err set (and function_name, aot) by the caller. */
+bcg_status compile_pipeline(compile *c, const compile_request *r);
+/* Cuts C's outermost loop to TRIPS trips (a thread's piece): loops only. */
+bcg_status compile_cut_outer(compile *c, int64_t trips);
+
 /* Validates the operands and runs shape_broadcast, expr_parse, expr_type and
  * plan_build.  c->arena must be set; errors go to c->err. */
 bcg_status compile_front(compile *c, const char *text, const bcg_operand *operands,
@@ -393,7 +428,7 @@ typedef struct run_operand {
 } run_operand;
 
 /* A compiled kernel.  Small on purpose (issue 9): the tree, the plan and the
- * source are not kept; kernel_front rebuilds them from the key when a
+ * source are not kept; kernel_recompile rebuilds them from the key when a
  * threaded split or bcg_kernel_source needs them.  Only a kernel that runs
  * on the reference evaluator (fn NULL) keeps its front end. */
 struct bcg_kernel {
@@ -492,9 +527,11 @@ struct pool *cache_pool(bcg_context *ctx);
  * backend falling back to libtcc with a sentence in NOTE). */
 bcg_status compile_code(const compile *c, const char *source, jit_code **code, cc_code **cc,
                         kernel_fn *fn, char *note, size_t note_size, bcg_error *err);
-/* K's tree, plan and choices again, in A, from its key (or its kept front
- * end): what run.c's threaded pieces and bcg_kernel_source start from. */
-bcg_status kernel_front(const bcg_kernel *k, arena *a, bcg_error *err, compile **out);
+/* K compiled again in A, from its key (or its kept front end): the same
+ * tree, plan, choices and source, the outermost loop cut to OUTER_TRIPS
+ * when > 0 (run.c's threaded pieces; bcg_kernel_source passes 0). */
+bcg_status kernel_recompile(const bcg_kernel *k, arena *a, bcg_error *err, int64_t outer_trips,
+                            compile **out);
 
 /* ---- run.c: running kernels ----------------------------------------------- */
 
@@ -629,34 +666,6 @@ void jit_free(jit_code *code);
 /* The memory CODE holds: its pages and its record (0 for NULL). */
 size_t jit_code_size(const jit_code *code);
 
-/* ---- runtime/microkernels.c: vectorised inner runs ------------------------ */
-
-/* Every microkernel, by the name emitted kernels call (bcg_mk_add_f32 ...);
- * jit.c hands them all to tcc.  The ABI is at the top of microkernels.c. */
-typedef struct microkernel_symbol {
-    const char *name;
-    const void *address;
-} microkernel_symbol;
-extern const microkernel_symbol microkernel_symbols[];
-extern const int microkernel_symbol_count;
-bool microkernel_exists(const char *name);
-/* The f32 exp, log, sin, cos and tanh microkernels are vectorised
- * polynomials: at most this many ulp from the double-precision C library
- * rounded to float (test_microkernels sweeps it; docs/semantics.md). */
-#define TRANSCENDENTAL_F32_MAX_ULP 2
-
-/* ---- runtime/pool.c: worker threads for bcg_run_threads --------------------- */
-
-#define POOL_MAX_WORKERS (BCG_MAX_THREADS - 1)
-typedef struct pool pool;
-typedef void (*pool_task)(void *arg, int part);
-pool *pool_new(void);           /* no threads yet; NULL when memory runs out */
-/* Runs task(arg, 0) .. task(arg, PARTS - 1), each once, on the calling
- * thread and up to PARTS - 1 workers (started on first need), and returns
- * when all are done.  If workers cannot be started the caller runs the
- * pieces itself. */
-void pool_run(pool *p, int parts, pool_task task, void *arg);
-int pool_worker_count(pool *p);
-void pool_free(pool *p);        /* joins the workers; NULL allowed */
+/* runtime/microkernels.c and runtime/pool.c: see runtime/runtime.h */
 
 #endif

@@ -145,19 +145,8 @@ static bcg_status compile_piece(const bcg_kernel *k, int64_t trips, jit_code **c
 {
     arena *a = arena_new();
     compile *c = NULL;
-    plan *p = NULL;
-    bcg_status s = a ? kernel_front(k, a, err, &c) : fail(err, BCG_ERR_NOMEM, "out of memory");
-    if (!s && !(p = arena_alloc(a, sizeof *p)))
-        s = fail(err, BCG_ERR_NOMEM, "out of memory");
-    if (!s) {
-        *p = *c->plan;
-        p->elements = p->elements / p->extent[0] * trips;
-        p->extent[0] = trips;
-        c->plan = p;
-        c->source = NULL;
-        c->options.unroll_limit = 0; /* a piece is long: loops, never straight-line code */
-        s = emit_kernel(c);
-    }
+    bcg_status s = a ? kernel_recompile(k, a, err, trips, &c)
+                     : fail(err, BCG_ERR_NOMEM, "out of memory");
     if (!s)
         s = compile_code(c, c->source, code, cc, fn, NULL, 0, err);
     arena_free(a);

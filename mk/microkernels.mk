@@ -10,6 +10,7 @@ RUNTIME_SRC = $(wildcard runtime/*.c)
 RUNTIME_OBJ = $(patsubst runtime/%.c,$(BUILD)/obj/runtime/%.o,$(RUNTIME_SRC))
 LIB_OBJ += $(RUNTIME_OBJ)
 
-$(BUILD)/obj/runtime/%.o: runtime/%.c $(HEADERS) $(BUILD)/.deps
+# the runtime includes only runtime/*.h: generator changes do not rebuild it
+$(BUILD)/obj/runtime/%.o: runtime/%.c runtime/bcgen.h runtime/runtime.h $(BUILD)/.deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -O3 -fno-math-errno -fno-trapping-math -c $< -o $@

@@ -46,7 +46,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../gen/internal.h"
+#include "runtime.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define CLONES __attribute__((target_clones("avx2", "default")))

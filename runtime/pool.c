@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "../gen/internal.h"
+#include "runtime.h"
 
 struct pool {
     pthread_mutex_t run_lock;   /* held by the caller of pool_run for the whole run */
