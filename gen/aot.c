@@ -322,7 +322,7 @@ static bcg_status add_kernel(file_state *f, const aot_request *r, int index, emi
     expr_names table = {c->operand_count, names};
     strbuf text;
     sb_init(&text);
-    expr_format(&text, c->root, &table);
+    expr_format(&text, c->out_cast ? c->root->args[0] : c->root, &table); /* as written */
     const char *expression = text.failed ? NULL : comment_text(f->arena, text.data ? text.data : "");
     sb_free(&text);
     if (!expression)
@@ -340,13 +340,33 @@ static bcg_status add_kernel(file_state *f, const aot_request *r, int index, emi
                               target->strides_given
                                   ? ", with its strides (see _OUT_STRIDES; _OUT_BYTES spans them)"
                                   : " (C-contiguous)");
+    /* an output view: its strides and span, like a strided operand's */
+    compile_operand view;
+    if (c->out_strides) {
+        memset(&view, 0, sizeof view);
+        view.name = "out";
+        view.dtype = c->out_dtype;
+        view.shape = c->broadcast->result;
+        memcpy(view.strides, c->out_strides, sizeof(int64_t) * (size_t)view.shape.rank);
+        view.strides_given = true;
+        view.low = view.high = 0;
+        for (int d = 0; d < view.shape.rank; d++) {
+            if (view.shape.dims[d] == 0)
+                view.empty = true;
+            int64_t reach = view.strides[d] * (view.shape.dims[d] > 0 ? view.shape.dims[d] - 1 : 0);
+            *(reach < 0 ? &view.low : &view.high) += reach;
+        }
+        target = &view;
+        layout = "a view with strides (see _OUT_STRIDES; _OUT_BYTES spans it; out points "
+                 "at its element [0,...,0])";
+    }
     if (!layout)
         return fail(f->err, BCG_ERR_NOMEM, "out of memory");
     macro_prefix(prefix, sizeof prefix, k->name, "out");
     snprintf(owner, sizeof owner, "kernel %s, its result", k->name);
     /* in place, the result is the target's memory: its strides and span */
     s = describe_tensor(f, doc, index, owner, prefix, "out",
-                        target ? target->dtype : c->root->dtype, &c->broadcast->result,
+                        c->out_dtype, &c->broadcast->result,
                         target && target->strides_given ? target->strides : NULL,
                         target ? operand_span(target) : c->plan->elements, layout);
     for (int i = 0; i < c->operand_count && !s; i++) {

@@ -236,16 +236,26 @@ static void key_feed(key_walk *w, const void *bytes, size_t n)
 }
 
 /* Feeds the key of the arguments into W.  Callers have checked that every
- * name is valid and every rank in range.  bcg_options holds only ints, so
- * its bytes are its value (no padding).  ORDER KEY: cache_key_decode reads
- * the parts in this order. */
+ * name is valid and every rank in range.  bcg_options holds only ints up
+ * to its last field, the output pointer, so the bytes before it are its
+ * value (no padding); the output description is fed by value after them.
+ * ORDER KEY: cache_key_decode reads the parts in this order. */
+/* The bytes of bcg_options before its output pointer: ints only. */
+#define OPTION_BYTES offsetof(bcg_options, output)
+_Static_assert(OPTION_BYTES % sizeof(int) == 0, "bcg_options: ints before the output pointer");
+
 static void walk_key(key_walk *w, const char *expr, size_t expr_length, const bcg_operand *ops,
                      int count, const bcg_options *o)
 {
     key_feed(w, &expr_length, sizeof expr_length);
     key_feed(w, expr, expr_length);
     key_feed(w, &count, sizeof count);
-    key_feed(w, o, sizeof *o);
+    key_feed(w, o, OPTION_BYTES);
+    const bcg_output *out = o->output;
+    int output[3] = {out != NULL, out ? out->dtype : 0, out && out->strides ? out->rank : -1};
+    key_feed(w, output, sizeof output);
+    if (out && out->strides)
+        key_feed(w, out->strides, sizeof *out->strides * (size_t)out->rank);
     for (int i = 0; i < count; i++) {
         const bcg_operand *op = &ops[i];
         size_t name_length = strlen(op->name);
@@ -296,9 +306,31 @@ bool cache_key_decode(arena *a, const unsigned char *key, size_t length, const c
     if (!TAKE(&r, expr_length))
         return false;
     const unsigned char *text = take(&r, expr_length);
-    if (!text || !TAKE(&r, count) || !TAKE(&r, *options) || count < 1 ||
-        count > BCG_MAX_OPERANDS)
+    int output[3];
+    const unsigned char *option_bytes;
+    if (!text || !TAKE(&r, count) || !(option_bytes = take(&r, OPTION_BYTES)) ||
+        !TAKE(&r, output) || count < 1 || count > BCG_MAX_OPERANDS)
         return false;
+    memset(options, 0, sizeof *options);
+    memcpy(options, option_bytes, OPTION_BYTES);
+    if (output[0]) {
+        bcg_output *out = arena_alloc(a, sizeof *out);
+        if (!out || output[2] > BCG_MAX_RANK)
+            return false;
+        out->dtype = output[1];
+        out->rank = output[2] < 0 ? 0 : output[2];
+        out->strides = NULL;
+        if (output[2] >= 0) {
+            size_t bytes = sizeof(int64_t) * (size_t)output[2];
+            const unsigned char *at = take(&r, bytes);
+            int64_t *strides = arena_alloc(a, bytes ? bytes : 1);
+            if (!at || !strides)
+                return false;
+            memcpy(strides, at, bytes);
+            out->strides = strides;
+        }
+        options->output = out;
+    }
     char *e = arena_strndup(a, (const char *)text, expr_length);
     bcg_operand *ops = arena_alloc(a, sizeof *ops * (size_t)count);
     if (!e || !ops)

@@ -248,6 +248,7 @@ int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, uns
     memset(args, 0, sizeof *args);
     bcg_options_init(&args->options);
     args->threads = 1;
+    args->output.dtype = BCG_DTYPE_AUTO;
     const char *inplace_name = NULL;
     bool options_done = false;
     for (int i = 1; i < argc; i++) {
@@ -293,6 +294,27 @@ int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, uns
             if (!value || !parse_int(value, -BCG_MAX_RANK, BCG_MAX_RANK, &args->options.axis))
                 return usage_error(cmd, "--axis needs an integer from -64 to 64, not '%s'",
                                    value ? value : "");
+            i++;
+        } else if (strcmp(arg, "--out-strides") == 0) {
+            char text[BCG_MAX_RANK * 24 + 8];
+            int count = 0;
+            if (value)
+                snprintf(text, sizeof text, value[0] == '[' ? "%s" : "[%s]", value);
+            if (!value || !parse_strides(text, strlen(text), args->out_strides, &count))
+                return usage_error(cmd, "--out-strides needs strides in elements, written "
+                                   "[S0,S1,...] or S0,S1,... (one per result dimension), not "
+                                   "'%s'", value ? value : "");
+            args->output.rank = count;
+            args->output.strides = args->out_strides;
+            args->options.output = &args->output;
+            i++;
+        } else if (strcmp(arg, "--out-dtype") == 0) {
+            bcg_dtype dtype;
+            if (!value || bcg_dtype_parse(value, &dtype) != BCG_OK)
+                return usage_error(cmd, "--out-dtype needs a dtype (bool, i8 ... u64, f32, "
+                                   "f64), not '%s'", value ? value : "");
+            args->output.dtype = (int)dtype;
+            args->options.output = &args->output;
             i++;
         } else if (strcmp(arg, "--strict-rank") == 0) {
             args->options.strict_rank = 1;

@@ -52,9 +52,12 @@ typedef struct cli_args {
     bool json, time, reference;
     bool jit;                  /* --jit: bcg_compile's source (emit) */
     int threads;               /* --threads N: bcg_run_threads (run); 1 by default */
+    /* --out-strides S, --out-dtype D: options.output points here when given */
+    bcg_output output;
+    int64_t out_strides[BCG_MAX_RANK];
 } cli_args;
 /* Parses EXPR -i SPEC... [--inplace NAME] [--axis K] [--strict-rank]
- * [--warn-legacy] and the flags in ALLOWED.  Returns -1 when the command
+ * [--warn-legacy] [--out-strides S] [--out-dtype D] and the flags in ALLOWED.  Returns -1 when the command
  * should go on, otherwise the exit status (after printing help or the
  * error).  HELP is the command's --help text. */
 int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, unsigned allowed,

@@ -23,6 +23,12 @@ static const char help[] =
     "options:\n"
     "  -i NAME=DTYPE[SHAPE]   an operand; @[S0,S1,...] gives strides in elements\n"
     "  --inplace NAME         the result is written into operand NAME\n"
+    "  --out-strides S        the output is a view with strides S in elements\n"
+    "                         ([S0,S1,...], one per result dimension, any sign;\n"
+    "                         the kernel's out points at its element [0,...,0])\n"
+    "  --out-dtype D          cast the result to D on store (NumPy's out= with\n"
+    "                         casting='same_kind': within a kind, bool to any,\n"
+    "                         uint to int, integers to floats)\n"
     "  --axis K               Paddle's axis for two operands (-1: right alignment)\n"
     "  --strict-rank          reject rank-0 operands\n"
     "  --warn-legacy          warn when shapes differ but hold as many elements and\n"
@@ -94,7 +100,7 @@ static void print_text(const compile *c)
     names.names = name_list;
 
     printf("expression: ");
-    expr_format(&sb, c->root, &names);
+    expr_format(&sb, c->out_cast ? c->root->args[0] : c->root, &names); /* as written */
     printf("%s\n\n", sb.data ? sb.data : "");
     sb_free(&sb);
 
@@ -159,6 +165,15 @@ static void print_text(const compile *c)
            c->options.inplace >= 0 ? ", written in place" : "");
     if (c->options.inplace >= 0)
         printf("  in place into %s\n", c->operands[c->options.inplace].name);
+    if (c->out_strides) {
+        printf("  output: a view with strides [");
+        for (int d = 0; d < result->rank; d++)
+            printf("%s%lld", d ? ", " : "", (long long)c->out_strides[d]);
+        printf("] (elements)\n");
+    }
+    if (c->out_cast)
+        printf("  output dtype: %s, cast on store from %s (same-kind)\n",
+               bcg_dtype_name(c->out_dtype), bcg_dtype_name(c->root->args[0]->dtype));
 
     printf("\ntyped expression:\n");
     sb_init(&sb);
@@ -226,7 +241,7 @@ static void print_json(const compile *c)
     printf("{\"expression\": ");
     strbuf sb;
     sb_init(&sb);
-    expr_format(&sb, c->root, &table);
+    expr_format(&sb, c->out_cast ? c->root->args[0] : c->root, &table); /* as written */
     cli_json_string(stdout, sb.data ? sb.data : "");
     sb_free(&sb);
     printf(", \"operands\": [");
@@ -248,6 +263,21 @@ static void print_json(const compile *c)
                d, (long long)result->dims[d], rule_of(c, d));
     printf("], \"shape\": ");
     print_dims(result->dims, result->rank);
+    printf(", \"output\": {\"dtype\": \"%s\", \"cast_from\": ", bcg_dtype_name(c->out_dtype));
+    if (c->out_cast)
+        printf("\"%s\"", bcg_dtype_name(c->root->args[0]->dtype));
+    else
+        printf("null");
+    printf(", \"strides\": ");
+    if (c->out_strides) {
+        putchar('[');
+        for (int d = 0; d < result->rank; d++)
+            printf("%s%lld", d ? ", " : "", (long long)c->out_strides[d]);
+        putchar(']');
+    } else {
+        printf("null");
+    }
+    putchar('}');
     printf(", \"dtype\": \"%s\", \"elements\": %lld", bcg_dtype_name(c->root->dtype),
            (long long)c->plan->elements);
     if (c->options.inplace >= 0) {

@@ -28,6 +28,12 @@ static const char help[] =
     "options:\n"
     "  -o OUT.npy             write the result to a .npy file\n"
     "  --inplace NAME         write the result into operand NAME's buffer\n"
+    "  --out-strides S        the output is a view with strides S in elements\n"
+    "                         ([S0,S1,...], one per result dimension, any sign;\n"
+    "                         the kernel's out points at its element [0,...,0])\n"
+    "  --out-dtype D          cast the result to D on store (NumPy's out= with\n"
+    "                         casting='same_kind': within a kind, bool to any,\n"
+    "                         uint to int, integers to floats)\n"
     "  --unroll full|none|N   as for emit\n"
     "  --reference            run the plain-C reference evaluator, not the JIT\n"
     "  --time                 report compile and run time on stderr\n"
@@ -153,6 +159,7 @@ int cli_run(int argc, char **argv)
     laid_out *mem = calloc(BCG_MAX_OPERANDS, sizeof *mem);
     bcg_context *ctx = bcg_context_new();
     npy_array result = {0};
+    char *view_memory = NULL; /* --out-strides: the buffer the view lives in */
     compile front = {0};
     bcg_kernel *kernel = NULL;
     int status = 1, loaded = 0;
@@ -233,6 +240,23 @@ int cli_run(int argc, char **argv)
         goto done;
     }
     void *out = inplace >= 0 ? mem[inplace].base : result.data;
+    /* --out-strides: the kernel writes a view into a buffer of its span
+     * (filled with 0xA5 bytes, so a stray write would show in no result),
+     * gathered into the C-contiguous result afterwards */
+    cli_operand view;
+    memset(&view, 0, sizeof view);
+    if (args->output.strides && elements > 0) {
+        int64_t low, high;
+        view.shape = result.shape;
+        reach(&view, args->out_strides, &low, &high);
+        view_memory = malloc((size_t)(high - low + 1) * size);
+        if (!view_memory) {
+            fprintf(stderr, "bcgen run: out of memory for the output view\n");
+            goto done;
+        }
+        memset(view_memory, 0xA5, (size_t)(high - low + 1) * size);
+        out = view_memory - low * (int64_t)size;
+    }
 
     double t2 = now_ms();
     bcg_status s = kernel ? bcg_run_threads(kernel, out, inputs, args->threads, &err)
@@ -242,6 +266,8 @@ int cli_run(int argc, char **argv)
         status = cli_report("run", args->expr, &err);
         goto done;
     }
+    if (view_memory)
+        copy_strided(&view, args->out_strides, out, result.data, size, elements, false);
     if (inplace >= 0 && elements > 0) {
         const cli_operand *o = &args->operands[inplace];
         if (o->has_strides)
@@ -279,6 +305,7 @@ done:
     if (logical && loaded < BCG_MAX_OPERANDS)
         npy_free(&logical[loaded]);
     free(result.data);
+    free(view_memory);
     arena_free(front.arena);
     bcg_context_free(ctx);
     free(mem);

@@ -396,6 +396,10 @@ static bool set_header(cprinter *e, const char *function_name)
     tmpl_set_int(s, "elements", e->ir->p->elements);
     if (c->options.inplace >= 0) {
         snprintf(buf, sizeof buf, "in place: the output is in%d", c->options.inplace);
+    } else if (c->out_strides) {
+        size_t used = (size_t)snprintf(buf, sizeof buf, "a view with strides ");
+        format_dims(buf + used, sizeof buf - used - 16, result->rank, c->out_strides);
+        strcat(buf, " (elements)");
     } else {
         snprintf(buf, sizeof buf, "C-contiguous");
     }

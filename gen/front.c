@@ -5,6 +5,7 @@
  * `bcgen run --reference`); each stage reports into the one bcg_error of the
  * compile and the first error stops the flow.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +61,61 @@ static bcg_status check_options(const bcg_options *o, int operand_count, bcg_err
     return BCG_OK;
 }
 
+/* Every byte offset a kernel forms from OP (an operand, or the output view
+ * when WHAT is given) fits in int64.  Errors name it as "operand NAME" or
+ * WHAT. */
+static bcg_status check_span(const bcg_operand *op, int index, const char *what, bcg_error *err)
+{
+    char label[BCG_MAX_NAME + 16];
+    snprintf(label, sizeof label, "%s%s", what ? what : "operand ", what ? "" : op->name);
+    /* Every byte offset the kernel forms must fit in int64: the span of
+     * the strides over the shape, times the element size.  A contiguous
+     * operand is checked the same way, with its C-contiguous strides (its
+     * element count times the element size must fit). */
+    const int64_t *strides = op->strides;
+    int64_t contiguous[BCG_MAX_RANK];
+    bool empty = false;
+    for (int d = 0; d < op->rank; d++)
+        empty |= op->shape[d] == 0;
+    if (!strides && !empty) {
+        int64_t step = 1, bytes;
+        for (int d = op->rank - 1; d >= 0; d--) {
+            contiguous[d] = step;
+            if (__builtin_mul_overflow(step, op->shape[d], &step) ||
+                __builtin_mul_overflow(step, (int64_t)bcg_dtype_size(op->dtype), &bytes))
+                return fail_at(err, BCG_ERR_LIMIT, 0, index, d,
+                               "%s: its sizes up to dimension %d make more %s elements "
+                               "than INT64_MAX bytes hold (a 64-bit byte count)",
+                               label, d, bcg_dtype_name(op->dtype));
+        }
+        strides = contiguous;
+    }
+    int64_t low = 0, high = 0;
+    for (int d = 0; strides && d < op->rank; d++) {
+        int64_t reach;
+        if (op->shape[d] == 0)
+            break;
+        if (__builtin_mul_overflow(strides[d], op->shape[d] - 1, &reach) ||
+            __builtin_add_overflow(reach < 0 ? low : high, reach, reach < 0 ? &low : &high) ||
+            __builtin_mul_overflow(low, (int64_t)bcg_dtype_size(op->dtype), &reach) ||
+            __builtin_mul_overflow(high + 1, (int64_t)bcg_dtype_size(op->dtype), &reach))
+            return fail_at(err, BCG_ERR_LIMIT, 0, index, d,
+                           "%s: stride %lld over %lld elements in dimension %d reaches "
+                           "beyond a 64-bit byte offset",
+                           label, (long long)strides[d], (long long)op->shape[d], d);
+    }
+    /* ... and so must the whole span, lowest to highest byte (negative
+     * strides reach below the pointer, positive ones above it) */
+    int64_t span;
+    if (__builtin_sub_overflow(high + 1, low, &span) ||
+        __builtin_mul_overflow(span, (int64_t)bcg_dtype_size(op->dtype), &span))
+        return fail_at(err, BCG_ERR_LIMIT, 0, index, -1,
+                       "%s: its strides span %lld to %lld elements, more than a 64-bit "
+                       "byte count holds",
+                       label, (long long)low, (long long)high);
+    return BCG_OK;
+}
+
 static bcg_status check_operand(const bcg_operand *op, int index, bcg_error *err)
 {
     if (!op->name)
@@ -87,52 +143,7 @@ static bcg_status check_operand(const bcg_operand *op, int index, bcg_error *err
             return fail_at(err, BCG_ERR_SHAPE, 0, index, -1,
                            "operand %s has a negative size %lld in dimension %d", op->name,
                            (long long)op->shape[d], d);
-    /* Every byte offset the kernel forms must fit in int64: the span of
-     * the strides over the shape, times the element size.  A contiguous
-     * operand is checked the same way, with its C-contiguous strides (its
-     * element count times the element size must fit). */
-    const int64_t *strides = op->strides;
-    int64_t contiguous[BCG_MAX_RANK];
-    bool empty = false;
-    for (int d = 0; d < op->rank; d++)
-        empty |= op->shape[d] == 0;
-    if (!strides && !empty) {
-        int64_t step = 1, bytes;
-        for (int d = op->rank - 1; d >= 0; d--) {
-            contiguous[d] = step;
-            if (__builtin_mul_overflow(step, op->shape[d], &step) ||
-                __builtin_mul_overflow(step, (int64_t)bcg_dtype_size(op->dtype), &bytes))
-                return fail_at(err, BCG_ERR_LIMIT, 0, index, d,
-                               "operand %s: its sizes up to dimension %d make more %s elements "
-                               "than INT64_MAX bytes hold (a 64-bit byte count)",
-                               op->name, d, bcg_dtype_name(op->dtype));
-        }
-        strides = contiguous;
-    }
-    int64_t low = 0, high = 0;
-    for (int d = 0; strides && d < op->rank; d++) {
-        int64_t reach;
-        if (op->shape[d] == 0)
-            break;
-        if (__builtin_mul_overflow(strides[d], op->shape[d] - 1, &reach) ||
-            __builtin_add_overflow(reach < 0 ? low : high, reach, reach < 0 ? &low : &high) ||
-            __builtin_mul_overflow(low, (int64_t)bcg_dtype_size(op->dtype), &reach) ||
-            __builtin_mul_overflow(high + 1, (int64_t)bcg_dtype_size(op->dtype), &reach))
-            return fail_at(err, BCG_ERR_LIMIT, 0, index, d,
-                           "operand %s: stride %lld over %lld elements in dimension %d reaches "
-                           "beyond a 64-bit byte offset",
-                           op->name, (long long)strides[d], (long long)op->shape[d], d);
-    }
-    /* ... and so must the whole span, lowest to highest byte (negative
-     * strides reach below the pointer, positive ones above it) */
-    int64_t span;
-    if (__builtin_sub_overflow(high + 1, low, &span) ||
-        __builtin_mul_overflow(span, (int64_t)bcg_dtype_size(op->dtype), &span))
-        return fail_at(err, BCG_ERR_LIMIT, 0, index, -1,
-                       "operand %s: its strides span %lld to %lld elements, more than a 64-bit "
-                       "byte count holds",
-                       op->name, (long long)low, (long long)high);
-    return BCG_OK;
+    return check_span(op, index, NULL, err);
 }
 
 /* The in-place target is also the output, so no two of its elements may
@@ -140,7 +151,15 @@ static bcg_status check_operand(const bcg_operand *op, int index, bcg_error *err
  * would be written more than once, with the others' inputs already
  * overwritten.  Sufficient test: ordered by |stride|, each dimension steps
  * past everything the smaller ones reach. */
+static bcg_status check_layout(const compile_operand *o, int index, bool inplace, bcg_error *err);
+
 static bcg_status check_inplace_layout(const compile_operand *o, int index, bcg_error *err)
+{
+    return check_layout(o, index, true, err);
+}
+
+/* The same test for an in-place target (INPLACE) or an output view. */
+static bcg_status check_layout(const compile_operand *o, int index, bool inplace, bcg_error *err)
 {
     int order[BCG_MAX_RANK], count = 0;
     for (int d = 0; d < o->shape.rank; d++) {
@@ -159,6 +178,12 @@ static bcg_status check_inplace_layout(const compile_operand *o, int index, bcg_
     for (int i = 0; i < count; i++) {
         int d = order[i];
         int64_t step = llabs(o->strides[d]);
+        if (step <= reach && !inplace)
+            return fail_at(err, BCG_ERR_BROADCAST, 0, index, d,
+                           "the output strides overlap: stride %lld in dimension %d revisits "
+                           "memory (a 0 stride or interleaved strides), so results would "
+                           "overwrite each other",
+                           (long long)o->strides[d], d);
         if (step <= reach)
             return fail_at(err, BCG_ERR_BROADCAST, 0, index, d,
                            "in-place target %s has overlapping elements: stride %lld in "
@@ -166,6 +191,118 @@ static bcg_status check_inplace_layout(const compile_operand *o, int index, bcg_
                            "write the result to a separate array",
                            o->name, (long long)o->strides[d], d);
         reach += step * (o->shape.dims[d] - 1);
+    }
+    return BCG_OK;
+}
+
+/* NumPy's can_cast(FROM, TO, casting='same_kind'): safe casts, and casts
+ * within a kind (i64 to i8, f64 to f32); bool to anything, uint to int and
+ * integers to floats; never float to integer, int to uint, or to bool. */
+bool dtype_same_kind(bcg_dtype from, bcg_dtype to)
+{
+    dtype_kind a = dtype_kind_of(from), b = dtype_kind_of(to);
+    if (a == b || a == KIND_BOOL)
+        return true;
+    return (a == KIND_UINT && (b == KIND_INT || b == KIND_FLOAT)) ||
+           (a == KIND_INT && b == KIND_FLOAT);
+}
+
+/* The output: its dtype (the expression's, the in-place target's or the
+ * one asked for, checked against NumPy's same_kind rule, and the root cast
+ * to it so that every path stores the cast value), and its strides (the
+ * in-place target's or the ones asked for, checked like an operand's and
+ * like an in-place target's: no element written twice). */
+static bcg_status output_view(compile *c)
+{
+    bcg_error *err = c->err;
+    const bcg_output *o = c->options.output;
+    const shape *result = &c->broadcast->result;
+    int inplace = c->options.inplace;
+    bcg_dtype want = c->root->dtype;
+    c->out_strides = NULL;
+    c->out_cast = false;
+    if (o && o->dtype != BCG_DTYPE_AUTO && (o->dtype < 0 || o->dtype >= BCG_DTYPE_COUNT))
+        return fail(err, BCG_ERR_USAGE, "output dtype %d is not a bcg_dtype", o->dtype);
+    if (inplace >= 0) {
+        const compile_operand *target = &c->operands[inplace];
+        bcg_status s = check_inplace_layout(target, inplace, err);
+        if (s)
+            return s;
+        if (o && o->strides)
+            return fail_at(err, BCG_ERR_USAGE, 0, inplace, -1,
+                           "output strides and an in-place target %s both given: the "
+                           "target's strides are the output's", target->name);
+        if (o && o->dtype != BCG_DTYPE_AUTO && o->dtype != (int)target->dtype)
+            return fail_at(err, BCG_ERR_TYPE, 0, inplace, -1,
+                           "output dtype %s and the in-place target %s (%s) differ",
+                           bcg_dtype_name((bcg_dtype)o->dtype), target->name,
+                           bcg_dtype_name(target->dtype));
+        if (!dtype_same_kind(c->root->dtype, target->dtype))
+            return fail_at(err, BCG_ERR_TYPE, 0, inplace, -1,
+                           "cannot write the result into %s in place: the expression gives %s "
+                           "and %s's dtype is %s; %s to %s is not a same-kind cast (NumPy's "
+                           "casting='same_kind')",
+                           target->name, bcg_dtype_name(c->root->dtype), target->name,
+                           bcg_dtype_name(target->dtype), bcg_dtype_name(c->root->dtype),
+                           bcg_dtype_name(target->dtype));
+        want = target->dtype;
+    } else if (o) {
+        if (o->dtype != BCG_DTYPE_AUTO) {
+            want = (bcg_dtype)o->dtype;
+            if (!dtype_same_kind(c->root->dtype, want))
+                return fail(err, BCG_ERR_TYPE,
+                            "cannot cast the result from %s to the output dtype %s: not a "
+                            "same-kind cast (NumPy's casting='same_kind')",
+                            bcg_dtype_name(c->root->dtype), bcg_dtype_name(want));
+        }
+        if (o->strides) {
+            if (o->rank != result->rank) {
+                char text[BCG_MAX_RANK * 24 + 8];
+                shape_format(result, text, sizeof text);
+                return fail(err, BCG_ERR_BROADCAST,
+                            "output strides are given for rank %d; the result %s has rank %d",
+                            o->rank, text, result->rank);
+            }
+            /* the view is checked as an operand of the result's shape would be */
+            bcg_operand view = {.name = "out", .dtype = want, .rank = result->rank,
+                                .shape = result->dims, .strides = o->strides};
+            compile_operand *co = arena_alloc(c->arena, sizeof *co);
+            int64_t *strides = arena_alloc(c->arena, sizeof *strides * (size_t)(result->rank + 1));
+            if (!co || !strides)
+                return fail(err, BCG_ERR_NOMEM, "out of memory");
+            bcg_status s = check_span(&view, -1, "the output", err);
+            if (s)
+                return s;
+            memset(co, 0, sizeof *co);
+            co->name = "the output";
+            co->dtype = want;
+            co->shape = *result;
+            for (int d = 0; d < result->rank; d++) {
+                co->strides[d] = strides[d] = o->strides[d];
+                if (result->dims[d] > 1 && strides[d] == 0)
+                    return fail_at(err, BCG_ERR_BROADCAST, 0, -1, d,
+                                   "output stride 0 in dimension %d of size %lld would write "
+                                   "%lld results to one place",
+                                   d, (long long)result->dims[d], (long long)result->dims[d]);
+            }
+            if ((s = check_layout(co, -1, false, err)))
+                return s;
+            c->out_strides = strides;
+        }
+    }
+    c->out_dtype = want;
+    if (want != c->root->dtype) { /* cast on store */
+        expr_node *cast = arena_alloc(c->arena, sizeof *cast);
+        if (!cast)
+            return fail(err, BCG_ERR_NOMEM, "out of memory");
+        memset(cast, 0, sizeof *cast);
+        cast->op = OP_CAST;
+        cast->column = c->root->column;
+        cast->dtype = cast->cast_to = want;
+        cast->arg_count = 1;
+        cast->args[0] = c->root;
+        c->root = cast;
+        c->out_cast = true;
     }
     return BCG_OK;
 }
@@ -332,17 +469,8 @@ bcg_status compile_front(compile *c, const char *text, const bcg_operand *operan
     /* The result's byte size must fit in int64 too, now that its dtype is known. */
     if ((s = broadcast_used(c, shapes, names, bcg_dtype_size(c->root->dtype))))
         return s;
-    if (c->options.inplace >= 0) {
-        const compile_operand *target = &c->operands[c->options.inplace];
-        if ((s = check_inplace_layout(target, c->options.inplace, err)))
-            return s;
-        if (target->dtype != c->root->dtype)
-            return fail_at(err, BCG_ERR_TYPE, 0, c->options.inplace, -1,
-                           "in-place result cannot change the dtype of %s: it is %s and the "
-                           "expression gives %s",
-                           target->name, bcg_dtype_name(target->dtype),
-                           bcg_dtype_name(c->root->dtype));
-    }
+    if ((s = output_view(c)))
+        return s;
 
     /* where each operand's dimensions sit among the result's: right
      * aligned, or from Paddle's axis */
@@ -372,7 +500,7 @@ bcg_status compile_front(compile *c, const char *text, const bcg_operand *operan
         inputs[i].original = &c->operands[i].shape;
         inputs[i].axis_offset = c->operands[i].axis_offset;
     }
-    const int64_t *output_strides = NULL;
+    const int64_t *output_strides = c->out_strides;
     if (c->options.inplace >= 0)
         output_strides = c->operands[c->options.inplace].strides;
     return plan_build(c->arena, result, output_strides, operand_count, inputs, &c->plan, err);

@@ -346,6 +346,12 @@ typedef struct compile {
     char *source;                /* after emit (arena) */
     kernel_form form;            /* after emit: the code form chosen */
     struct kernel_ir *ir;        /* after emit: the kernel IR (kir.h; arena) */
+    /* after compile_front: the output's dtype (the root is cast to it when
+     * the expression's differs) and its strides when a view was asked for
+     * (NULL: C-contiguous, or the in-place target's) */
+    bcg_dtype out_dtype;
+    const int64_t *out_strides;
+    bool out_cast;               /* the root is the cast on store compile_front added */
     const char *function_name;   /* default "bcg_kernel" */
     struct emit_aot *aot;        /* NULL: the JIT form; else the AOT form (aot.c) */
     /* bcg_compile sets this: long inner runs may call the library's
@@ -406,6 +412,9 @@ typedef struct compile_request {
 bcg_status compile_pipeline(compile *c, const compile_request *r);
 /* Cuts C's outermost loop to TRIPS trips (a thread's piece): loops only. */
 bcg_status compile_cut_outer(compile *c, int64_t trips);
+
+/* NumPy's can_cast(FROM, TO, casting='same_kind') (front.c). */
+bool dtype_same_kind(bcg_dtype from, bcg_dtype to);
 
 /* Validates the operands and runs shape_broadcast, expr_parse, expr_type and
  * plan_build.  c->arena must be set; errors go to c->err. */

@@ -805,7 +805,7 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
     ir->p = p;
     ir->input_count = c->operand_count;
     ir->inplace = c->options.inplace;
-    ir->out_dtype = ir->inplace >= 0 ? c->operands[ir->inplace].dtype : c->root->dtype;
+    ir->out_dtype = c->root->dtype; /* the output's: compile_front cast the root to it */
     ir->factor = c->options.unroll_factor < 1 ? 1 : c->options.unroll_factor;
     ir->node_count = count_nodes(root);
     ir->nodes = arena_alloc(c->arena, sizeof *ir->nodes * (size_t)ir->node_count);

@@ -100,6 +100,25 @@ typedef struct bcg_operand {
     const int64_t *strides; /* rank strides in elements (any sign, 0 allowed), or NULL for C-contiguous */
 } bcg_operand;
 
+/* Where and how a kernel writes its result (bcg_options.output; NULL: a new
+ * C-contiguous array of the expression's dtype).  Read during bcg_compile
+ * only.  bcg_run's output pointer then points at the view's element
+ * [0,...,0], like an operand's (with negative strides, inside the buffer). */
+typedef struct bcg_output {
+    /* BCG_DTYPE_AUTO (-1): the expression's dtype; else the result is cast to
+     * this dtype on store, as NumPy's out= with casting='same_kind' allows
+     * (bool to anything, within a kind, uint to int, integers to floats,
+     * f64 to f32; never float to integer, signed to unsigned or to bool). */
+    int dtype;
+    /* The result's rank and its strides in elements (any sign; no two
+     * elements in one place), or rank 0 and NULL for C-contiguous.  rank
+     * must be the result's rank when strides are given. */
+    int rank;
+    const int64_t *strides;
+} bcg_output;
+
+#define BCG_DTYPE_AUTO (-1)
+
 /* Compile options.  Start from bcg_options_init(); a NULL pointer means the defaults. */
 typedef struct bcg_options {
     int inplace;        /* -1: the output is a new C-contiguous array; k: written into operand k */
@@ -129,6 +148,11 @@ typedef struct bcg_options {
      * BCG_STREAM_AUTO_BYTES (output and inputs together); 0: never; 1:
      * always.  Results are the same either way. */
     int stream_stores;
+    /* The output view and dtype (see bcg_output); NULL: a new C-contiguous
+     * array of the expression's dtype.  With inplace, only dtype may be
+     * given (the target's strides are the output's). Keep it last: the
+     * fields before it are ints (the cache key reads them as bytes). */
+    const bcg_output *output;
 } bcg_options;
 
 #define BCG_STREAM_AUTO (-1)

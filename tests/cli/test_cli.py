@@ -138,7 +138,7 @@ def main():
     expect(["explain", "a + b", "-i", "a=f32[3,1]", "-i", "b=f32[3,4]", "--inplace", "a"], 1,
            stderr_has="in-place")
     expect(["explain", "a / 2", "-i", "a=i32[3]", "--inplace", "a"], 1,
-           stderr_has="dtype", what="in-place cannot change the dtype")
+           stderr_has="f64 to i32 is not a same-kind cast", what="in-place cannot change the dtype")
     # explain output
     r = expect(["explain", "a * b + c", "-i", "a=f32[5,3,4,1]", "-i", "b=f32[3,1,1]", "-i", "c=f32[]"], 0)
     for piece in ("result: (5, 3, 4, 1) f32, 60 elements", "stretched from 1", "missing and padded",
@@ -272,6 +272,34 @@ def main():
             want = big * np.arange(301, dtype=np.float32) - np.float32(1)
             check("run " + " ".join(extra) + " gives NumPy's result",
                   np.array_equal(np.load(out), want))
+        # output views and dtypes (issue 12): the contract of --out-strides
+        # and --out-dtype on run, emit and explain
+        for extra in ([], ["--threads", "2"], ["--reference"], ["--backend", "cc"]):
+            expect(["run", "a * b - 1", "-i", f"a=f32[300,301]={tmp}/big.npy", "-i",
+                    "b=f32[301]=range", "-o", out, "--out-strides", "[-1,300]",
+                    "--out-dtype", "f64"] + extra, 0)
+            want = (big * np.arange(301, dtype=np.float32) - np.float32(1)).astype(np.float64)
+            got = np.load(out)
+            check("run --out-strides [-1,300] --out-dtype f64 " + " ".join(extra) +
+                  " gives NumPy's out= result", got.dtype == np.float64 and np.array_equal(got, want))
+        expect(["run", "a + 1", "-i", "a=f32[3]=ones", "--out-dtype", "i32"], 1,
+               stderr_has="from f32 to the output dtype i32: not a same-kind cast")
+        expect(["run", "a + 1", "-i", "a=f32[3,2]=ones", "--out-strides", "0,1"], 1,
+               stderr_has="output stride 0 in dimension 0 of size 3")
+        expect(["run", "a + 1", "-i", "a=f32[3,2]=ones", "--out-strides", "[1]"], 1,
+               stderr_has="output strides are given for rank 1; the result (3, 2) has rank 2")
+        expect(["run", "a + 1", "-i", "a=f32[3]=ones", "--out-strides", "x"], 2,
+               stderr_has="--out-strides needs strides in elements")
+        expect(["run", "a + 1", "-i", "a=f32[3]=ones", "--out-dtype", "f16x"], 2,
+               stderr_has="--out-dtype needs a dtype")
+        expect(["run", "a + b", "-i", "a=i8[3]=ones", "-i", "b=f64[3]=ones", "--inplace", "a"], 1,
+               stderr_has="f64 to i8 is not a same-kind cast")
+        expect(["run", "a + b", "-i", "a=f32[3]=ones", "-i", "b=f64[3]=ones", "--inplace", "a"], 0,
+               stdout_has="[2. 2. 2.]")
+        expect(["explain", "a + 1", "-i", "a=u8[2,3]", "--out-strides", "1,2", "--out-dtype",
+                "i16"], 0, stdout_has="output dtype: i16, cast on store from u8")
+        expect(["emit", "a + 1", "-i", "a=u8[2,3]", "--out-strides", "1,2"], 0,
+               stdout_has="a view with strides (1,2)")
     print(f"# {count - failed} passed, {failed} failed")
     return 1 if failed else 0
 

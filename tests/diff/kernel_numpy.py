@@ -42,7 +42,49 @@ def variants(case):
     choices = ["none", "2", "3", "4", "8"]
     if case["elements"] <= 256:
         choices += ["full", "full", "full"]
-    return [[], ["--reference"], ["--unroll", rng.choice(choices)]]
+    return [[], ["--reference"], ["--unroll", rng.choice(choices)] + output_flags(case, rng)]
+
+
+DTYPES = gc.DTYPES
+
+
+def output_flags(case, rng):
+    """An output view and dtype for the third run of about half the cases
+    (issue 12): strides of the result in a random order of its dimensions,
+    some reversed, some with gaps; and a random output dtype, which NumPy's
+    casting='same_kind' allows or forbids (then bcgen must exit 1)."""
+    if case["inplace"] or case["expect_error"] or rng.random() < 0.5:
+        return []
+    flags = []
+    shape = case.get("result_shape")
+    if shape is not None and rng.random() < 0.7:
+        order = list(range(len(shape)))
+        rng.shuffle(order)
+        strides = [0] * len(shape)
+        step = 1
+        for d in reversed(order):
+            gap = rng.choice([1, 1, 2, 3])
+            strides[d] = step * gap * (-1 if rng.random() < 0.3 else 1)
+            step *= max(shape[d], 1) * gap
+        flags += ["--out-strides", "[%s]" % ",".join(map(str, strides))]
+    if rng.random() < 0.6:
+        flags += ["--out-dtype", rng.choice(DTYPES)]
+    return flags
+
+
+def expected_for(flags, expected, bound):
+    """The oracle's result as the flags ask for it: cast to --out-dtype as
+    NumPy's out= does, or None when NumPy's same_kind rule forbids it."""
+    if "--out-dtype" not in flags or expected is None:
+        return expected, bound
+    want = np.dtype(gc.NP_DTYPE[flags[flags.index("--out-dtype") + 1]])
+    if not np.can_cast(expected.dtype, want, casting="same_kind"):
+        return None, None
+    with np.errstate(all="ignore"):
+        cast = expected.astype(want)
+    if want.kind != "f":
+        return cast, None
+    return cast, bound if expected.dtype.kind == "f" else None
 
 
 def command(bcgen, case, folder, flags):
@@ -53,6 +95,14 @@ def command(bcgen, case, folder, flags):
     if case["inplace"]:
         cmd += ["--inplace", case["inplace"]]
     return cmd + flags
+
+
+def result_shape(case):
+    """The broadcast shape of the operands the expression reads, or None."""
+    try:
+        return list(np.broadcast_shapes(*[tuple(o["shape"]) for o in gc.broadcast_operands(case)]))
+    except Exception:  # the oracle reports the case's own problem
+        return None
 
 
 def describe(case):
@@ -68,6 +118,7 @@ def run_case(bcgen, seed, index, workdir, verbose):
     """Returns (passed, description, comment lines, how many float elements
     compare() checks each way: gc.bound_classes, or None)."""
     case = gc.make_case(seed, index)
+    case["result_shape"] = result_shape(case)
     notes = []
     classes = None
     try:
@@ -102,6 +153,13 @@ def run_case(bcgen, seed, index, workdir, verbose):
             failures.append(("timed out after %ds" % TIMEOUT, line))
             continue
         stderr = proc.stderr.strip().replace("\n", " | ")[:400]
+        want, want_bound = expected_for(flags, expected, bound)
+        if expected is not None and want is None:
+            if proc.returncode != 1 or "same-kind" not in stderr:
+                failures.append(("NumPy's same_kind rule forbids this output dtype, so bcgen "
+                                 "must exit 1 naming it; got exit %d, stderr %r"
+                                 % (proc.returncode, stderr), line))
+            continue
         if expected is None:
             if proc.returncode != 1 or not stderr:
                 failures.append(("numpy rejects it, so bcgen must exit 1 with a message; "
@@ -120,7 +178,7 @@ def run_case(bcgen, seed, index, workdir, verbose):
         except Exception as e:  # a missing or malformed file is a failure, whatever it is
             failures.append(("cannot read %s: %s" % (out, e), line))
             continue
-        problem = gc.compare(got, expected, bound)
+        problem = gc.compare(got, want, want_bound)
         if problem:
             failures.append((problem, line))
     for problem, line in failures:

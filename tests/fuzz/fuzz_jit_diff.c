@@ -687,6 +687,8 @@ typedef struct setup {
     bcg_operand ops[MAX_INPUTS];
     int64_t shapes[MAX_INPUTS][4], strides[MAX_INPUTS][4];
     bcg_options options;
+    bcg_output output;      /* options.output points here when a view or dtype was drawn */
+    int64_t out_shape[4], out_strides[4];
     bool threads;
     int data_mode;          /* 0 mixed, 1 small integers, 2 random bits, 3 special values */
     bool odd_bools;         /* bool bytes other than 0 and 1 */
@@ -769,6 +771,31 @@ static void choose_setup(choices *in, setup *s)
                 contiguous *= result[d] ? result[d] : 1;
             }
         }
+    }
+    /* an output view (a permutation of the result's dimensions, some
+     * reversed, some with gaps) and an output dtype, which the compile may
+     * reject (not a same-kind cast): issue 12 */
+    if (s->options.inplace < 0 && take(in, 4) == 3) {
+        s->output.dtype = take(in, 2) ? BCG_DTYPE_AUTO : (int)take(in, BCG_DTYPE_COUNT);
+        if (take(in, 3)) {
+            int order[4] = {0, 1, 2, 3};
+            for (int k = rank - 1; k > 0; k--) {
+                int j = (int)take(in, (unsigned)k + 1), t = order[k];
+                order[k] = order[j];
+                order[j] = t;
+            }
+            int64_t step = 1;
+            for (int k = rank - 1; k >= 0; k--) {
+                int d = order[k];
+                int64_t gap = 1 + (int64_t)take(in, 2);
+                s->out_strides[d] = take(in, 3) == 2 ? -step * gap : step * gap;
+                step *= (result[d] ? result[d] : 1) * gap;
+            }
+            s->output.rank = rank;
+            s->output.strides = s->out_strides;
+            memcpy(s->out_shape, result, sizeof s->out_shape);
+        }
+        s->options.output = &s->output;
     }
     s->threads = take(in, 6) == 5;
     s->data_mode = (int)take(in, 4);
@@ -1044,6 +1071,17 @@ static void report(const char *text, const setup *s, const operand_memory *memor
                "stream_stores %d, inplace %d, %d thread(s)\n",
             o->unroll_limit, o->unroll_factor, o->microkernel_run, o->stream_stores, o->inplace,
             s->threads ? 2 : 1);
+    if (o->output) {
+        fprintf(f, "  output: dtype %s",
+                o->output->dtype == BCG_DTYPE_AUTO ? "auto" : CAST_NAMES[0][o->output->dtype]);
+        if (o->output->strides) {
+            fprintf(f, ", strides [");
+            for (int d = 0; d < o->output->rank; d++)
+                fprintf(f, "%s%lld", d ? "," : "", (long long)o->output->strides[d]);
+            fprintf(f, "] (elements below are over the view's whole span)");
+        }
+        fprintf(f, "\n");
+    }
     int shown = 0;
     size_t size = bcg_dtype_size(t);
     for (int64_t e = 0; e < count && shown < 8; e++) {
@@ -1076,6 +1114,14 @@ static void report(const char *text, const setup *s, const operand_memory *memor
         }
         if (o->inplace >= 0)
             fprintf(f, " --inplace %s", s->ops[o->inplace].name);
+        if (o->output && o->output->dtype != BCG_DTYPE_AUTO)
+            fprintf(f, " --out-dtype %s", CAST_NAMES[0][o->output->dtype]);
+        if (o->output && o->output->strides) {
+            fprintf(f, " --out-strides [");
+            for (int d = 0; d < o->output->rank; d++)
+                fprintf(f, "%s%lld", d ? "," : "", (long long)o->output->strides[d]);
+            fprintf(f, "]");
+        }
         if (o->unroll_limit != 16 || o->unroll_factor != 4)
             fprintf(f, " (unroll_limit %d, unroll_factor %d: --unroll full|none|N)",
                     o->unroll_limit, o->unroll_factor);
@@ -1118,13 +1164,23 @@ static bool run_and_compare(bcg_kernel *k, const compile *c, const setup *s, con
     bcg_dtype result_type = bcg_kernel_dtype(k);
     size_t out_bytes = (size_t)(elements ? elements : 1) * bcg_dtype_size(result_type);
     unsigned char *jit_out = NULL, *reference_out = NULL;
+    int64_t out_span = elements, out_offset = 0;
+    if (inplace < 0 && s->options.output && s->options.output->strides) {
+        /* the kernel's result shape: the drawn one may differ (an operand
+         * the expression does not read takes no part in the broadcast) */
+        bcg_operand view = {"out", result_type, bcg_kernel_rank(k), bcg_kernel_shape(k),
+                            s->out_strides};
+        operand_span(&view, &out_span, &out_offset);
+        out_bytes = (size_t)(out_span ? out_span : 1) * bcg_dtype_size(result_type);
+    }
     if (inplace < 0) {
         jit_out = malloc(out_bytes);
         reference_out = malloc(out_bytes);
         FUZZ_CHECK(jit_out && reference_out);
         memset(jit_out, 0xa5, out_bytes); /* a dropped store cannot match */
-        memset(reference_out, 0x5a, out_bytes);
+        memset(reference_out, 0xa5, out_bytes); /* nor a stray one outside the view */
     }
+    size_t out_at = (size_t)out_offset * bcg_dtype_size(result_type);
     /* the inputs as given, before an in-place run writes one */
     operand_memory shown[MAX_INPUTS];
     for (int i = 0; i < s->count; i++) {
@@ -1134,9 +1190,10 @@ static bool run_and_compare(bcg_kernel *k, const compile *c, const setup *s, con
     bool same = true;
     bcg_error err;
     if (s->threads)
-        FUZZ_CHECK(bcg_run_threads(k, jit_out, jit_in, 2, &err) == BCG_OK);
+        FUZZ_CHECK(bcg_run_threads(k, jit_out ? jit_out + out_at : NULL, jit_in, 2, &err) ==
+                   BCG_OK);
     else
-        FUZZ_CHECK(bcg_run(k, jit_out, jit_in, &err) == BCG_OK);
+        FUZZ_CHECK(bcg_run(k, jit_out ? jit_out + out_at : NULL, jit_in, &err) == BCG_OK);
     if (check_values) {
         unsigned char *inplace_copy = NULL;
         if (inplace >= 0) { /* report the inputs as they were */
@@ -1149,10 +1206,10 @@ static bool run_and_compare(bcg_kernel *k, const compile *c, const setup *s, con
         }
         bcg_error reference_err;
         error_clear(&reference_err);
-        void *target = inplace >= 0 ? (void *)reference_in[inplace] : reference_out;
+        void *target = inplace >= 0 ? (void *)reference_in[inplace] : reference_out + out_at;
         FUZZ_CHECK(eval_run(c, target, reference_in, &reference_err) == BCG_OK);
         const unsigned char *x = jit_out, *y = reference_out;
-        int64_t count = elements;
+        int64_t count = out_span; /* the view's whole span: outside it untouched too */
         bcg_dtype t = result_type;
         if (inplace >= 0) { /* the whole buffer: outside the view must be untouched too */
             x = memory[inplace].jit;
@@ -1238,8 +1295,25 @@ static bool check_input(const uint8_t *data, size_t size)
     stats.compiled++;
     if (bcg_kernel_note(k)[0])
         stats.fallbacks++;
-    if (getenv("BCG_DIFF_VERBOSE"))
-        fprintf(stderr, "kernel: %s\n", text);
+    if (getenv("BCG_DIFF_VERBOSE")) {
+        fprintf(stderr, "kernel: %s", text);
+        for (int i = 0; i < s.count; i++) {
+            fprintf(stderr, " %s=%s[", s.ops[i].name, CAST_NAMES[0][s.ops[i].dtype]);
+            for (int d = 0; d < s.ops[i].rank; d++)
+                fprintf(stderr, "%s%lld", d ? "," : "", (long long)s.ops[i].shape[d]);
+            fprintf(stderr, "]");
+        }
+        if (o.output && o.output->strides) {
+            fprintf(stderr, " out-strides [");
+            for (int d = 0; d < o.output->rank; d++)
+                fprintf(stderr, "%s%lld", d ? "," : "", (long long)o.output->strides[d]);
+            fprintf(stderr, "] over [");
+            for (int d = 0; d < o.output->rank; d++)
+                fprintf(stderr, "%s%lld", d ? "," : "", (long long)s.out_shape[d]);
+            fprintf(stderr, "]");
+        }
+        fprintf(stderr, "\n");
+    }
 
     arena *a = arena_new();
     compile *c = a ? arena_alloc(a, sizeof *c) : NULL;

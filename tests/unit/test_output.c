@@ -1,0 +1,361 @@
+/* test_output.c - output views and output dtypes through the C API (issue
+ * 12, part 1): every path (libtcc JIT with and without microkernels, the
+ * cc backend, threads, the reference evaluator, bcg_emit's plain C) writes
+ * the same values into a strided view, and casts on store as NumPy's
+ * casting='same_kind' allows; errors name what is wrong; the cache keys
+ * the output description. */
+/* internal.h comes before cmocka.h: cmocka defines a fail() macro. */
+#include "internal.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "compare.h"
+
+static bcg_context *ctx;
+
+static int setup(void **state)
+{
+    (void)state;
+    ctx = bcg_context_new();
+    return ctx ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    bcg_context_free(ctx);
+    return 0;
+}
+
+/* Reads element E of a C-contiguous array of SHAPE from a strided view. */
+static int64_t view_offset(int rank, const int64_t *shape, const int64_t *strides, int64_t e)
+{
+    int64_t offset = 0;
+    for (int d = rank - 1; d >= 0; d--) {
+        offset += (e % shape[d]) * strides[d];
+        e /= shape[d];
+    }
+    return offset;
+}
+
+/* a * b - c over f32 a (R,C), b (C), c (R,1), into a view of random
+ * strides (a permutation of the dimensions, signs and gaps), as dtype
+ * OUT_DTYPE; compared with the reference evaluator's C-contiguous result
+ * cast element by element as C casts (the same_kind casts are C's). */
+static void check_view(uint64_t *seed, int backend, int threads, int out_dtype)
+{
+    int64_t rows = 1 + (int64_t)(xorshift64(seed) % 70), cols = 1 + (int64_t)(xorshift64(seed) % 300);
+    int64_t sa[2] = {rows, cols}, sb[1] = {cols}, sc[2] = {rows, 1};
+    int64_t shape[2] = {rows, cols}, strides[2];
+    int64_t gap = 1 + (int64_t)(xorshift64(seed) % 3);
+    bool transposed = xorshift64(seed) % 2;
+    strides[transposed ? 0 : 1] = gap;
+    strides[transposed ? 1 : 0] = gap * (transposed ? rows : cols) * (1 + (int64_t)(xorshift64(seed) % 2));
+    for (int d = 0; d < 2; d++)
+        if (xorshift64(seed) % 3 == 0)
+            strides[d] = -strides[d];
+    bcg_operand ops[3] = {{"a", BCG_F32, 2, sa, NULL}, {"b", BCG_F32, 1, sb, NULL},
+                          {"c", BCG_F32, 2, sc, NULL}};
+    bcg_output output = {out_dtype, 2, strides};
+    bcg_options options;
+    bcg_options_init(&options);
+    options.backend = backend;
+    options.output = &output;
+    bcg_error err;
+    bcg_kernel *k = NULL;
+    if (bcg_compile(ctx, "a * b - c", ops, 3, &options, &k, &err) != BCG_OK)
+        fail_msg("compile: %s", err.message);
+    bcg_dtype t = out_dtype == BCG_DTYPE_AUTO ? BCG_F32 : (bcg_dtype)out_dtype;
+    assert_int_equal(bcg_kernel_dtype(k), t);
+
+    float *a = malloc(sizeof *a * (size_t)(rows * cols)), *b = malloc(sizeof *b * (size_t)cols);
+    float *c = malloc(sizeof *c * (size_t)rows), *want = malloc(sizeof *want * (size_t)(rows * cols));
+    for (int64_t i = 0; i < rows * cols; i++)
+        a[i] = (float)(int64_t)(xorshift64(seed) % 2001) / 8 - 125;
+    for (int64_t i = 0; i < cols; i++)
+        b[i] = (float)(int64_t)(xorshift64(seed) % 2001) / 16 - 62;
+    for (int64_t i = 0; i < rows; i++)
+        c[i] = (float)(int64_t)(xorshift64(seed) % 2001) / 4 - 250;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < cols; j++)
+            want[r * cols + j] = a[r * cols + j] * b[j] - c[r];
+
+    /* the view's buffer, filled with a pattern no result has */
+    int64_t low = 0, high = 0;
+    for (int d = 0; d < 2; d++)
+        *(strides[d] < 0 ? &low : &high) += strides[d] * (shape[d] - 1);
+    size_t size = bcg_dtype_size(t), span = (size_t)(high - low + 1);
+    unsigned char *buffer = malloc(span * size);
+    memset(buffer, 0xA5, span * size);
+    unsigned char *out = buffer - low * (int64_t)size;
+    const void *in[3] = {a, b, c};
+    if (bcg_run_threads(k, out, in, threads, &err) != BCG_OK)
+        fail_msg("run: %s", err.message);
+    size_t written = 0;
+    for (int64_t e = 0; e < rows * cols; e++) {
+        unsigned char *at = out + view_offset(2, shape, strides, e) * (int64_t)size;
+        written++;
+        if (t == BCG_F32) {
+            float got;
+            memcpy(&got, at, sizeof got);
+            if (got != want[e])
+                fail_msg("element %lld: %g, want %g", (long long)e, got, want[e]);
+        } else if (t == BCG_F64) {
+            double got;
+            memcpy(&got, at, sizeof got);
+            if (got != (double)want[e])
+                fail_msg("element %lld: %g, want %g (f64)", (long long)e, got, (double)want[e]);
+        }
+    }
+    /* nothing outside the view's elements was written */
+    size_t untouched = 0;
+    for (size_t i = 0; i < span * size; i++)
+        untouched += buffer[i] == 0xA5;
+    assert_true(untouched >= (span - written) * size);
+    free(buffer);
+    free(a);
+    free(b);
+    free(c);
+    free(want);
+    bcg_kernel_release(k);
+}
+
+static void test_views_on_every_path(void **state)
+{
+    (void)state;
+    uint64_t seed = 0x5eed0012;
+    for (int i = 0; i < 120; i++) {
+        int backend = i % 10 == 9 ? BCG_BACKEND_CC : BCG_BACKEND_TCC;
+        int threads = 1 + i % 3;
+        int dtype = i % 2 ? BCG_DTYPE_AUTO : BCG_F64;
+        check_view(&seed, backend, threads, dtype);
+    }
+}
+
+/* Casts on store give what a cast in the expression gives (the reference
+ * evaluator's wrap and rounding, which the differential tests hold to
+ * NumPy), for every same_kind pair. */
+static void test_store_casts_match_expression_casts(void **state)
+{
+    (void)state;
+    int64_t shape[1] = {37};
+    int checked = 0;
+    for (int from = 0; from < BCG_DTYPE_COUNT; from++)
+        for (int to = 0; to < BCG_DTYPE_COUNT; to++) {
+            bcg_operand op = {"a", (bcg_dtype)from, 1, shape, NULL};
+            bcg_output output = {to, 0, NULL};
+            bcg_options options;
+            bcg_options_init(&options);
+            options.output = &output;
+            bcg_error err;
+            bcg_kernel *k = NULL, *cast = NULL;
+            bcg_status s = bcg_compile(ctx, "a * 3", &op, 1, &options, &k, &err);
+            /* "a * 3" keeps a's dtype (a weak literal), bool gives i64 */
+            bcg_dtype result = from == BCG_BOOL ? BCG_I64 : (bcg_dtype)from;
+            if (!dtype_same_kind(result, (bcg_dtype)to)) {
+                assert_int_equal(s, BCG_ERR_TYPE);
+                assert_non_null(strstr(err.message, "same-kind"));
+                continue;
+            }
+            assert_int_equal(s, BCG_OK);
+            char text[64];
+            snprintf(text, sizeof text, "%s(a * 3)", bcg_dtype_name((bcg_dtype)to));
+            assert_int_equal(bcg_compile(ctx, text, &op, 1, NULL, &cast, &err), BCG_OK);
+            unsigned char in[37 * 8], got[37 * 8], want[37 * 8];
+            uint64_t seed = (uint64_t)(from * 16 + to + 1);
+            for (size_t i = 0; i < sizeof in; i++)
+                in[i] = (unsigned char)xorshift64(&seed);
+            if (from == BCG_BOOL)
+                for (int i = 0; i < 37; i++)
+                    in[i] &= 1;
+            if (from == BCG_F32 || from == BCG_F64) /* finite values */
+                for (int i = 0; i < 37; i++) {
+                    double v = (double)(int64_t)(xorshift64(&seed) % 100001) / 7 - 7000;
+                    if (from == BCG_F32) {
+                        float f = (float)v;
+                        memcpy(in + 4 * i, &f, 4);
+                    } else {
+                        memcpy(in + 8 * i, &v, 8);
+                    }
+                }
+            const void *inputs[1] = {in};
+            assert_int_equal(bcg_run(k, got, inputs, &err), BCG_OK);
+            assert_int_equal(bcg_run(cast, want, inputs, &err), BCG_OK);
+            assert_memory_equal(got, want, 37 * bcg_dtype_size((bcg_dtype)to));
+            bcg_kernel_release(k);
+            bcg_kernel_release(cast);
+            checked++;
+        }
+    assert_true(checked > 40);
+}
+
+static bcg_status compile_with(const bcg_output *output, int inplace, bcg_error *err)
+{
+    int64_t sa[2] = {3, 4}, sb[1] = {4};
+    bcg_operand ops[2] = {{"a", BCG_F32, 2, sa, NULL}, {"b", BCG_F32, 1, sb, NULL}};
+    bcg_options options;
+    bcg_options_init(&options);
+    options.output = output;
+    options.inplace = inplace;
+    bcg_kernel *k = NULL;
+    bcg_status s = bcg_compile(ctx, "a + b", ops, 2, &options, &k, err);
+    bcg_kernel_release(k);
+    return s;
+}
+
+static void test_errors_name_what_is_wrong(void **state)
+{
+    (void)state;
+    bcg_error err;
+    int64_t zero[2] = {0, 1}, interleaved[2] = {1, 1}, short_rank[1] = {1}, fine[2] = {1, 3};
+    int64_t huge[2] = {INT64_MAX / 2, 1};
+    bcg_output o = {BCG_DTYPE_AUTO, 2, zero};
+    assert_int_equal(compile_with(&o, -1, &err), BCG_ERR_BROADCAST);
+    assert_non_null(strstr(err.message, "stride 0 in dimension 0"));
+    assert_int_equal(err.dimension, 0);
+    o.strides = interleaved;
+    assert_int_equal(compile_with(&o, -1, &err), BCG_ERR_BROADCAST);
+    assert_non_null(strstr(err.message, "overlap"));
+    o.strides = short_rank;
+    o.rank = 1;
+    assert_int_equal(compile_with(&o, -1, &err), BCG_ERR_BROADCAST);
+    assert_non_null(strstr(err.message, "rank 1; the result (3, 4) has rank 2"));
+    o.rank = 2;
+    o.strides = huge;
+    assert_int_equal(compile_with(&o, -1, &err), BCG_ERR_LIMIT);
+    assert_non_null(strstr(err.message, "the output"));
+    o.strides = fine;
+    o.dtype = BCG_I32;
+    assert_int_equal(compile_with(&o, -1, &err), BCG_ERR_TYPE);
+    assert_non_null(strstr(err.message, "from f32 to the output dtype i32"));
+    o.dtype = 99;
+    assert_int_equal(compile_with(&o, -1, &err), BCG_ERR_USAGE);
+    o.dtype = BCG_DTYPE_AUTO;
+    assert_int_equal(compile_with(&o, 0, &err), BCG_ERR_USAGE);
+    assert_non_null(strstr(err.message, "in-place target a"));
+    bcg_output f64_out = {BCG_F64, 0, NULL};
+    assert_int_equal(compile_with(&f64_out, 0, &err), BCG_ERR_TYPE);
+    assert_int_equal(compile_with(&f64_out, -1, &err), BCG_OK);
+    o.strides = fine;
+    assert_int_equal(compile_with(&o, -1, &err), BCG_OK);
+}
+
+/* In place with a result of another dtype: allowed where same_kind allows
+ * it (x.add_(y) with an f32 x and an f64 y), as NumPy's out=x. */
+static void test_inplace_casts_same_kind(void **state)
+{
+    (void)state;
+    int64_t s[1] = {5};
+    bcg_operand ops[2] = {{"x", BCG_F32, 1, s, NULL}, {"y", BCG_F64, 1, s, NULL}};
+    bcg_options options;
+    bcg_options_init(&options);
+    options.inplace = 0;
+    bcg_error err;
+    bcg_kernel *k = NULL;
+    assert_int_equal(bcg_compile(ctx, "x + y", ops, 2, &options, &k, &err), BCG_OK);
+    assert_int_equal(bcg_kernel_dtype(k), BCG_F32);
+    float x[5] = {1, 2, 3, 4, 5};
+    double y[5] = {0.1, 0.2, 0.3, 0.4, 0.5};
+    const void *in[2] = {x, y};
+    assert_int_equal(bcg_run(k, x, in, &err), BCG_OK);
+    for (int i = 0; i < 5; i++)
+        assert_true(x[i] == (float)((double)(float)(i + 1) + y[i]));
+    bcg_operand ints[2] = {{"x", BCG_I32, 1, s, NULL}, {"y", BCG_F64, 1, s, NULL}};
+    assert_int_equal(bcg_compile(ctx, "x + y", ints, 2, &options, &k, &err), BCG_ERR_TYPE);
+    assert_non_null(strstr(err.message, "f64 to i32 is not a same-kind cast"));
+}
+
+/* The output description is part of the cache key. */
+static void test_cache_keys_the_output(void **state)
+{
+    (void)state;
+    int64_t sa[2] = {3, 4}, sb[1] = {4}, t1[2] = {1, 3}, t2[2] = {1, 6};
+    bcg_operand ops[2] = {{"a", BCG_F32, 2, sa, NULL}, {"b", BCG_F32, 1, sb, NULL}};
+    bcg_output o1 = {BCG_DTYPE_AUTO, 2, t1}, o2 = {BCG_DTYPE_AUTO, 2, t2}, o3 = {BCG_F64, 0, NULL};
+    bcg_output o1_again = {BCG_DTYPE_AUTO, 2, (int64_t[2]){1, 3}};
+    const bcg_output *outs[5] = {NULL, &o1, &o2, &o3, &o1_again};
+    bcg_kernel *k[5];
+    bcg_error err;
+    for (int i = 0; i < 5; i++) {
+        bcg_options options;
+        bcg_options_init(&options);
+        options.output = outs[i];
+        assert_int_equal(bcg_compile(ctx, "a + b", ops, 2, &options, &k[i], &err), BCG_OK);
+    }
+    assert_ptr_not_equal(k[0], k[1]);
+    assert_ptr_not_equal(k[1], k[2]);
+    assert_ptr_not_equal(k[0], k[3]);
+    assert_ptr_equal(k[1], k[4]);
+    /* the source (rebuilt from the key) is the view's */
+    assert_non_null(strstr(bcg_kernel_source(k[2]), "a view with strides (1,6)"));
+    for (int i = 0; i < 5; i++)
+        bcg_kernel_release(k[i]);
+}
+
+/* bcg_run rejects an output view that partly overlaps an input. */
+static void test_run_checks_the_view(void **state)
+{
+    (void)state;
+    int64_t s[1] = {8}, strides[1] = {-1};
+    bcg_operand op = {"a", BCG_F32, 1, s, NULL};
+    bcg_output o = {BCG_DTYPE_AUTO, 1, strides};
+    bcg_options options;
+    bcg_options_init(&options);
+    options.output = &o;
+    bcg_error err;
+    bcg_kernel *k = NULL;
+    assert_int_equal(bcg_compile(ctx, "a + 1", &op, 1, &options, &k, &err), BCG_OK);
+    float buffer[16] = {0};
+    const void *in[1] = {buffer};
+    /* out at buffer[11] reaches buffer[4..11]; a is buffer[0..7] */
+    assert_int_equal(bcg_run(k, buffer + 11, in, &err), BCG_ERR_RUN);
+    /* reversed into its own buffer: fine */
+    float a[8] = {0, 1, 2, 3, 4, 5, 6, 7}, out[8];
+    in[0] = a;
+    assert_int_equal(bcg_run(k, out + 7, in, &err), BCG_OK);
+    for (int i = 0; i < 8; i++)
+        assert_true(out[7 - i] == a[i] + 1);
+    bcg_kernel_release(k);
+}
+
+/* bcg_emit's plain C takes the same view. */
+static void test_emit_writes_the_view(void **state)
+{
+    (void)state;
+    int64_t sa[2] = {2, 3}, t[2] = {1, 2};
+    bcg_operand op = {"a", BCG_I16, 2, sa, NULL};
+    bcg_output o = {BCG_I64, 2, t};
+    bcg_options options;
+    bcg_options_init(&options);
+    options.output = &o;
+    bcg_error err;
+    char *source = NULL;
+    assert_int_equal(bcg_emit("a - 1", &op, 1, &options, "k", &source, &err), BCG_OK);
+    assert_non_null(strstr(source, "out:  i64 (2,3), 6 elements, a view with strides (1,2)"));
+    assert_non_null(strstr(source, "out = i64((in0 - 1))"));
+    mem_free(source);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_views_on_every_path),
+        cmocka_unit_test(test_store_casts_match_expression_casts),
+        cmocka_unit_test(test_errors_name_what_is_wrong),
+        cmocka_unit_test(test_inplace_casts_same_kind),
+        cmocka_unit_test(test_cache_keys_the_output),
+        cmocka_unit_test(test_run_checks_the_view),
+        cmocka_unit_test(test_emit_writes_the_view),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
