@@ -217,6 +217,10 @@ static void put_tile_argument(cprinter *e, strbuf *sb, int id)
 {
     const kernel_ir *ir = e->ir;
     const expr_node *n = ir->nodes[id];
+    if (ir->value[id].local) { /* hoisted: one value for the whole run */
+        sb_printf(sb, "&%s, 0", ir->value[id].local);
+        return;
+    }
     if (n->op == OP_LITERAL) {
         sb_printf(sb, "&tile_literal%d, 0", id);
         return;

@@ -241,7 +241,9 @@ static void format_access(strbuf *sb, const kernel_ir *ir, int k, int64_t offset
 static void format_argument(strbuf *sb, const kernel_ir *ir, int id)
 {
     const expr_node *n = ir->nodes[id];
-    if (n->op == OP_LITERAL) {
+    if (ir->value[id].local) {
+        sb_printf(sb, "%s stride 0", ir->value[id].local);
+    } else if (n->op == OP_LITERAL) {
         sb_printf(sb, "tile_literal%d", id);
     } else if (n->op == OP_OPERAND) {
         const plan *p = ir->p;

@@ -32,6 +32,7 @@ typedef struct kir_value {
                            "literal0"), or NULL: written out where used */
     bool declares;      /* this occurrence declares `local` */
     signed char folded; /* -1, or the known 0/1 of an integer self-comparison */
+    bool inside_local;  /* tiles: strictly inside a hoisted subtree, which C computes */
 } kir_value;
 
 /* ORDER KIR: kir_op_names in kir.c. */

@@ -301,14 +301,26 @@ static void choose_locals(lowering *w, int id, int parent_level, bool parent_com
 #define MAX_TILE_TEMPORARIES 12
 #define MAX_TILE_STRIDE 8
 
+/* Whether the subtree ID is computed once per trip of an outer loop, in C,
+ * and handed to the tile calls as a stride-0 argument (a local of its
+ * dtype): an operation that does not vary along the innermost run (the
+ * sqrt(v + 1e-5) of a per-row v), not the root (its call writes the
+ * output), not bool (microkernels take bool as bytes, locals hold ints). */
+static bool tile_hoistable(const kernel_ir *ir, int id)
+{
+    const expr_node *n = ir->nodes[id];
+    return id != 0 && n->op != OP_OPERAND && n->op != OP_LITERAL && n->dtype != BCG_BOOL &&
+           ir->value[id].folded < 0 && ir->value[id].level < ir->per_element;
+}
+
 /* Whether the subtree ID gives a value of dtype WANT through microkernels
- * alone; counts its operations into *operations. */
+ * alone (and hoisted subtrees); counts its operations into *operations. */
 static bool tile_supported(const kernel_ir *ir, int id, bcg_dtype want, int *operations)
 {
     const expr_node *n = ir->nodes[id];
     if (n->dtype != want)
         return false;
-    if (n->op == OP_OPERAND || n->op == OP_LITERAL)
+    if (n->op == OP_OPERAND || n->op == OP_LITERAL || tile_hoistable(ir, id))
         return true;
     tile_shape kind;
     const char *family = kir_tile_family(ir, id, &kind);
@@ -362,6 +374,23 @@ static bool tiles_chosen(const lowering *w, const char **why)
     return true;
 }
 
+/* The locals of a tiled kernel: each largest hoistable subtree (see
+ * tile_hoistable) gets one, with the locals its own C needs inside it (as
+ * the straight-line form chooses them); everything inside is marked, so the
+ * tile steps pass the local instead of calling microkernels for it. */
+static void choose_tile_locals(lowering *w, int id)
+{
+    kernel_ir *ir = w->ir;
+    if (tile_hoistable(ir, id)) {
+        choose_locals(w, id, ir->per_element, false);
+        for (int inside = id + 1; inside < id + ir->value[id].size; inside++)
+            ir->value[inside].inside_local = true;
+        return;
+    }
+    for (int k = 0; k < ir->nodes[id]->arg_count; k++)
+        choose_tile_locals(w, kir_child(ir, id, k));
+}
+
 /* Whether the root's arguments are all operands and literals (no
  * temporaries): the trees that stream and that take the rows form. */
 static bool root_reads_leaves(const kernel_ir *ir)
@@ -405,6 +434,8 @@ static void lower_tiles(lowering *w, int depth)
     for (int visit = 0; visit < ir->node_count; visit++) {
         int id = ir->post_order[visit];
         const expr_node *n = ir->nodes[id];
+        if (ir->value[id].inside_local || ir->value[id].local)
+            continue; /* computed in C, before the loop of its level */
         if (n->op == OP_LITERAL) {
             step_node(w, KIR_TILE_LITERAL, depth, id, KIR_PLAIN);
             continue;
@@ -419,7 +450,8 @@ static void lower_tiles(lowering *w, int depth)
         for (int before = 0; before < visit && !seen; before++) {
             int before_id = ir->post_order[before];
             expr_op op = ir->nodes[before_id]->op;
-            if (op == OP_LITERAL || op == OP_OPERAND)
+            if (op == OP_LITERAL || op == OP_OPERAND || ir->value[before_id].inside_local ||
+                ir->value[before_id].local)
                 continue;
             kir_microkernel_name(ir, before_id, KIR_PLAIN, other, sizeof other);
             seen = strcmp(name, other) == 0;
@@ -436,7 +468,8 @@ static void lower_tiles(lowering *w, int depth)
     for (int visit = 0; visit < ir->node_count; visit++) {
         int id = ir->post_order[visit];
         expr_op op = ir->nodes[id]->op;
-        if (op != OP_LITERAL && op != OP_OPERAND)
+        if (op != OP_LITERAL && op != OP_OPERAND && !ir->value[id].inside_local &&
+            !ir->value[id].local)
             step_node(w, KIR_TILE_CALL, depth + 1, id, id == 0 && ir->stream ? KIR_STREAM
                                                                                : KIR_PLAIN);
     }
@@ -768,7 +801,7 @@ static const char *form_reason(const lowering *w, const char *not_tiled)
     case FORM_ROWS:
     case FORM_TILES:
         snprintf(buf, sizeof buf, "a contiguous innermost run of %lld >= microkernel_run %d and "
-                 "a microkernel for every operation%s%s",
+                 "a microkernel for every operation that varies along it%s%s",
                  (long long)ir->form.run_length, c->options.microkernel_run,
                  ir->form.kind == FORM_ROWS ? "; runs shorter than a tile and one operation "
                                               "on operands: one call for all runs" : "",
@@ -825,8 +858,10 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
     const char *not_tiled = NULL;
     ir->tiled = tiles_chosen(&w, &not_tiled);
     ir->stream = ir->tiled && c->stream && stream_chosen(ir);
-    if (!ir->tiled) /* tiles read operands and literals themselves */
+    if (!ir->tiled)
         choose_locals(&w, 0, INT_MAX, false);
+    else /* tiles read operands and literals themselves; C computes hoisted subtrees */
+        choose_tile_locals(&w, 0);
     if (blocking_chosen(&w)) {
         ir->block = BLOCK_OUTER;
         ir->block_inner = BLOCK_INNER;
