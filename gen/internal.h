@@ -6,8 +6,8 @@
  *
  *   text, operands
  *     -> shape_broadcast   (shape.c)  result shape, operands aligned to it
- *     -> expr_parse        (expr.c)   tree of expr_node, names -> indices
- *     -> expr_type         (expr.c)   dtypes per node, literals folded
+ *     -> expr_parse        (parse.c)  tree of expr_node, names -> indices
+ *     -> expr_type         (type.c)   dtypes per node, literals folded
  *     -> plan_build        (plan.c)   loops, extents, per-operand strides
  *     -> fold_tree         (fold.c)   operand-free subtrees as literals
  *     -> lower_kernel      (lower.c)  the kernel IR (kir.h): form, hoisted
@@ -149,7 +149,7 @@ bcg_status shape_broadcast(int count, const shape *shapes, const char *const *na
                            const broadcast_rules *rules, size_t element_size,
                            broadcast_result *out, bcg_error *err);
 
-/* ---- expr.c: tokenizer, parser, typing ---------------------------------- */
+/* ---- parse.c, type.c, expr.c: the expression tree ---------------------------- */
 
 /* Every operator and function, in the order of the rows of ops.h. */
 typedef enum expr_op {
@@ -159,7 +159,7 @@ typedef enum expr_op {
     OP_COUNT
 } expr_op;
 
-/* How expr.c types an operator (the rule column of ops.h). */
+/* How type.c types an operator (the rule column of ops.h). */
 typedef enum op_rule {
     RULE_LEAF,      /* an operand or literal: typed by what it is */
     RULE_SAME,      /* the argument's type (-, +, ~, abs) */
@@ -224,7 +224,7 @@ bcg_status expr_type(arena *a, expr_node *root, const bcg_dtype *operand_dtypes,
 const char *expr_op_name(expr_op op);   /* "+", "sqrt", "where" ... */
 /* The type in which node N computes (its children are converted to it):
  * `a < b` with i8 and f32 compares in f32 while n->dtype is bool; `/` on
- * integers computes in f64.  See the table at the top of expr.c. */
+ * integers computes in f64.  See expr_operation_type in type.c. */
 bcg_dtype expr_operation_type(const expr_node *n);
 /* Writes the typed tree, one node a line, indented:  "add f32", "  operand a f32" */
 void expr_dump(strbuf *sb, const expr_node *root, const expr_names *names);

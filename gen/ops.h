@@ -3,7 +3,7 @@
  * The one table for what must stay in step (QBE's ops.h is the model).  It
  * is an X-macro: each reader defines OP() to take the columns it needs and
  * includes this file.  internal.h makes the expr_op enum of it (so the rows
- * are in enum order), gen/ops.c the op_table that expr.c (names, the
+ * are in enum order), gen/ops.c the op_table that parse.c and type.c (names, the
  * parser's functions, typing and folding rules), eval.c (libm calls),
  * cexpr.c and kir.c (symbols, libm names, microkernel families) and jit.c (the
  * libm symbols it hands to libtcc) read.  tests/unit/test_ops.c checks that
@@ -23,7 +23,7 @@
  *           for an operator written with its symbol
  *   params  the parameters a wrong argument count names ("x, y")
  *   arity   how many arguments
- *   rule    how expr.c types it (op_rule, internal.h)
+ *   rule    how type.c types it (op_rule, internal.h)
  *   math    MATH(name, transcendental) for a float function that the C
  *           library computes as name() in double and namef() in float;
  *           transcendental: AOT's --math double computes it in double for

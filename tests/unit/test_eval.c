@@ -24,7 +24,7 @@
  * compute in the promotion of their arguments, a cast in its argument's
  * type, the logical operators in bool, everything else in its own result
  * type (`/` on integers already has f64 as its result type).  Weak, so the
- * real one in expr.c wins when it is linked in. */
+ * real one in type.c wins when it is linked in. */
 __attribute__((weak)) bcg_dtype expr_operation_type(const expr_node *n)
 {
     switch (n->op) {
