@@ -340,14 +340,17 @@ static bcg_status add_kernel(file_state *f, const aot_request *r, int index, emi
                               target->strides_given
                                   ? ", with its strides (see _OUT_STRIDES; _OUT_BYTES spans them)"
                                   : " (C-contiguous)");
+    int64_t out_elements = 1; /* the output's: a reduction's target, or the result */
+    for (int d = 0; d < c->out_shape.rank; d++)
+        out_elements *= c->out_shape.dims[d];
     /* an output view: its strides and span, like a strided operand's */
     compile_operand view;
-    if (c->out_strides) {
+    if (c->view_strides && c->options.output && c->options.output->strides) {
         memset(&view, 0, sizeof view);
         view.name = "out";
         view.dtype = c->out_dtype;
-        view.shape = c->broadcast->result;
-        memcpy(view.strides, c->out_strides, sizeof(int64_t) * (size_t)view.shape.rank);
+        view.shape = c->out_shape;
+        memcpy(view.strides, c->view_strides, sizeof(int64_t) * (size_t)view.shape.rank);
         view.strides_given = true;
         view.low = view.high = 0;
         for (int d = 0; d < view.shape.rank; d++) {
@@ -366,9 +369,9 @@ static bcg_status add_kernel(file_state *f, const aot_request *r, int index, emi
     snprintf(owner, sizeof owner, "kernel %s, its result", k->name);
     /* in place, the result is the target's memory: its strides and span */
     s = describe_tensor(f, doc, index, owner, prefix, "out",
-                        c->out_dtype, &c->broadcast->result,
+                        c->out_dtype, &c->out_shape,
                         target && target->strides_given ? target->strides : NULL,
-                        target ? operand_span(target) : c->plan->elements, layout);
+                        target ? operand_span(target) : out_elements, layout);
     for (int i = 0; i < c->operand_count && !s; i++) {
         const compile_operand *op = &c->operands[i];
         macro_prefix(prefix, sizeof prefix, k->name, op->name);

@@ -252,10 +252,14 @@ static void walk_key(key_walk *w, const char *expr, size_t expr_length, const bc
     key_feed(w, &count, sizeof count);
     key_feed(w, o, OPTION_BYTES);
     const bcg_output *out = o->output;
-    int output[3] = {out != NULL, out ? out->dtype : 0, out && out->strides ? out->rank : -1};
+    bool reduce = out && out->reduce != BCG_REDUCE_NONE;
+    int output[5] = {out != NULL, out ? out->dtype : 0, out ? out->rank : 0,
+                     out && out->strides, reduce ? out->reduce : 0};
     key_feed(w, output, sizeof output);
     if (out && out->strides)
         key_feed(w, out->strides, sizeof *out->strides * (size_t)out->rank);
+    if (reduce && out->shape)
+        key_feed(w, out->shape, sizeof *out->shape * (size_t)out->rank);
     for (int i = 0; i < count; i++) {
         const bcg_operand *op = &ops[i];
         size_t name_length = strlen(op->name);
@@ -306,7 +310,7 @@ bool cache_key_decode(arena *a, const unsigned char *key, size_t length, const c
     if (!TAKE(&r, expr_length))
         return false;
     const unsigned char *text = take(&r, expr_length);
-    int output[3];
+    int output[5];
     const unsigned char *option_bytes;
     if (!text || !TAKE(&r, count) || !(option_bytes = take(&r, OPTION_BYTES)) ||
         !TAKE(&r, output) || count < 1 || count > BCG_MAX_OPERANDS)
@@ -315,19 +319,25 @@ bool cache_key_decode(arena *a, const unsigned char *key, size_t length, const c
     memcpy(options, option_bytes, OPTION_BYTES);
     if (output[0]) {
         bcg_output *out = arena_alloc(a, sizeof *out);
-        if (!out || output[2] > BCG_MAX_RANK)
+        if (!out || output[2] < 0 || output[2] > BCG_MAX_RANK)
             return false;
+        memset(out, 0, sizeof *out);
         out->dtype = output[1];
-        out->rank = output[2] < 0 ? 0 : output[2];
-        out->strides = NULL;
-        if (output[2] >= 0) {
-            size_t bytes = sizeof(int64_t) * (size_t)output[2];
+        out->rank = output[2];
+        out->reduce = output[4];
+        size_t bytes = sizeof(int64_t) * (size_t)output[2];
+        for (int part = 0; part < 2; part++) {
+            if (part == 0 ? !output[3] : output[4] == BCG_REDUCE_NONE)
+                continue;
             const unsigned char *at = take(&r, bytes);
-            int64_t *strides = arena_alloc(a, bytes ? bytes : 1);
-            if (!at || !strides)
+            int64_t *values = arena_alloc(a, bytes ? bytes : 1);
+            if (!at || !values)
                 return false;
-            memcpy(strides, at, bytes);
-            out->strides = strides;
+            memcpy(values, at, bytes);
+            if (part == 0)
+                out->strides = values;
+            else
+                out->shape = values;
         }
         options->output = out;
     }

@@ -585,3 +585,8 @@ void cexpr_put_node(cprinter *e, strbuf *sb, int id) { put_node(e, sb, id); }
 void cexpr_put_as(cprinter *e, strbuf *sb, int id, bcg_dtype want) { put_as(e, sb, id, want); }
 void cexpr_put_literal(cprinter *e, strbuf *sb, const expr_node *n) { put_literal(e, sb, n); }
 void cexpr_put_offset(cprinter *e, strbuf *sb, int k) { put_offset(e, sb, k); }
+void cexpr_convert_open(cprinter *e, strbuf *sb, bcg_dtype from, bcg_dtype to)
+{
+    convert_open(e, sb, from, to);
+}
+void cexpr_convert_close(strbuf *sb, bcg_dtype from, bcg_dtype to) { convert_close(sb, from, to); }

@@ -249,6 +249,7 @@ int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, uns
     bcg_options_init(&args->options);
     args->threads = 1;
     args->output.dtype = BCG_DTYPE_AUTO;
+    args->out_strides_count = -1;
     const char *inplace_name = NULL;
     bool options_done = false;
     for (int i = 1; i < argc; i++) {
@@ -304,9 +305,33 @@ int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, uns
                 return usage_error(cmd, "--out-strides needs strides in elements, written "
                                    "[S0,S1,...] or S0,S1,... (one per result dimension), not "
                                    "'%s'", value ? value : "");
-            args->output.rank = count;
+            args->out_strides_count = count;
             args->output.strides = args->out_strides;
             args->options.output = &args->output;
+            i++;
+        } else if (strcmp(arg, "--reduce") == 0) {
+            int r = BCG_REDUCE_SUM;
+            while (value && reduce_name(r) && strcmp(reduce_name(r), value) != 0)
+                r++;
+            if (!value || !reduce_name(r))
+                return usage_error(cmd, "--reduce takes sum, prod, min, max, mean, any or all, "
+                                   "not '%s'", value ? value : "");
+            args->output.reduce = r;
+            args->options.output = &args->output;
+            i++;
+        } else if (strcmp(arg, "--out-shape") == 0) {
+            bcg_error err;
+            error_clear(&err);
+            if (!value || shape_parse(value, strlen(value), &args->out_shape, &err) != BCG_OK)
+                return usage_error(cmd, "--out-shape needs a shape such as 1,4096 or [] (%s)",
+                                   value ? err.message : "none given");
+            args->has_out_shape = true;
+            i++;
+        } else if (strcmp(arg, "--to") == 0) {
+            if (!value)
+                return usage_error(cmd, "%s", "--to needs the name of an operand whose shape "
+                                   "the reduction gives");
+            args->reduce_to = value;
             i++;
         } else if (strcmp(arg, "--out-dtype") == 0) {
             bcg_dtype dtype;
@@ -391,6 +416,34 @@ int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, uns
         return usage_error(cmd, "%s", "no expression given");
     if (args->operand_count == 0)
         return usage_error(cmd, "%s", "no operands given: add -i NAME=DTYPE[SHAPE] for each");
+    /* the output description: a reduction's target shape, the strides' count */
+    if ((args->has_out_shape || args->reduce_to) && !args->output.reduce)
+        return usage_error(cmd, "%s", "--out-shape and --to give a reduction's shape: add "
+                           "--reduce sum|prod|min|max|mean|any|all");
+    if (args->output.reduce && args->has_out_shape == !!args->reduce_to)
+        return usage_error(cmd, "%s", "--reduce needs the output shape: --out-shape SHAPE or "
+                           "--to NAME (one of them)");
+    if (args->reduce_to) {
+        int found = -1;
+        for (int i = 0; i < args->operand_count; i++)
+            if (strcmp(args->operands[i].name, args->reduce_to) == 0)
+                found = i;
+        if (found < 0)
+            return usage_error(cmd, "--to names '%s', which is not an operand", args->reduce_to);
+        args->out_shape = args->operands[found].shape;
+    }
+    if (args->output.reduce) {
+        args->output.rank = args->out_shape.rank;
+        args->output.shape = args->out_shape.dims;
+        if (args->out_strides_count >= 0 && args->out_strides_count != args->out_shape.rank) {
+            fprintf(stderr, "bcgen %s: --out-strides gives %d strides for an output of rank %d\n"
+                    "(see bcgen %s --help)\n", cmd, args->out_strides_count,
+                    args->out_shape.rank, cmd);
+            return 2;
+        }
+    } else if (args->out_strides_count >= 0) {
+        args->output.rank = args->out_strides_count;
+    }
     if (inplace_name) {
         for (int i = 0; i < args->operand_count; i++)
             if (strcmp(args->operands[i].name, inplace_name) == 0)

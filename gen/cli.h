@@ -55,9 +55,15 @@ typedef struct cli_args {
     /* --out-strides S, --out-dtype D: options.output points here when given */
     bcg_output output;
     int64_t out_strides[BCG_MAX_RANK];
+    int out_strides_count;     /* -1: not given */
+    /* --reduce OP with --out-shape SHAPE or --to NAME */
+    shape out_shape;
+    const char *reduce_to;
+    bool has_out_shape;
 } cli_args;
 /* Parses EXPR -i SPEC... [--inplace NAME] [--axis K] [--strict-rank]
- * [--warn-legacy] [--out-strides S] [--out-dtype D] and the flags in ALLOWED.  Returns -1 when the command
+ * [--warn-legacy] [--out-strides S] [--out-dtype D] [--reduce OP --out-shape SHAPE |
+ * --to NAME] and the flags in ALLOWED.  Returns -1 when the command
  * should go on, otherwise the exit status (after printing help or the
  * error).  HELP is the command's --help text. */
 int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, unsigned allowed,

@@ -29,6 +29,10 @@ static const char help[] =
     "  --out-dtype D          cast the result to D on store (NumPy's out= with\n"
     "                         casting='same_kind': within a kind, bool to any,\n"
     "                         uint to int, integers to floats)\n"
+    "  --reduce OP            reduce the result with sum, prod, min, max, mean,\n"
+    "                         any or all to --out-shape SHAPE (which must\n"
+    "                         broadcast to the result: its size-1 and missing\n"
+    "                         dimensions are reduced) or to --to NAME's shape\n"
     "  --axis K               Paddle's axis for two operands (-1: right alignment)\n"
     "  --strict-rank          reject rank-0 operands\n"
     "  --warn-legacy          warn when shapes differ but hold as many elements and\n"
@@ -165,11 +169,27 @@ static void print_text(const compile *c)
            c->options.inplace >= 0 ? ", written in place" : "");
     if (c->options.inplace >= 0)
         printf("  in place into %s\n", c->operands[c->options.inplace].name);
-    if (c->out_strides) {
+    bool view = c->options.output && c->options.output->strides && c->view_strides;
+    if (view) {
         printf("  output: a view with strides [");
-        for (int d = 0; d < result->rank; d++)
-            printf("%s%lld", d ? ", " : "", (long long)c->out_strides[d]);
+        for (int d = 0; d < c->out_shape.rank; d++)
+            printf("%s%lld", d ? ", " : "", (long long)c->view_strides[d]);
         printf("] (elements)\n");
+    }
+    if (c->reduce) {
+        char target[BCG_MAX_RANK * 24 + 8];
+        shape_format(&c->out_shape, target, sizeof target);
+        printf("\nreduction: %s to %s %s, %lld elements into each output element\n",
+               reduce_name(c->reduce), target, bcg_dtype_name(c->reduced_dtype),
+               (long long)c->reduce_count);
+        int lead = result->rank - c->out_shape.rank;
+        for (int d = result->rank - 1; d >= 0; d--) {
+            if (c->reduced[d])
+                printf("  dim %d -> reduced: result %lld, output %s\n", d,
+                       (long long)result->dims[d], d < lead ? "missing" : "1");
+            else
+                printf("  dim %d -> kept: %lld\n", d, (long long)result->dims[d]);
+        }
     }
     if (c->out_cast)
         printf("  output dtype: %s, cast on store from %s (same-kind)\n",
@@ -263,16 +283,44 @@ static void print_json(const compile *c)
                d, (long long)result->dims[d], rule_of(c, d));
     printf("], \"shape\": ");
     print_dims(result->dims, result->rank);
+    if (c->reduce) {
+        printf(", \"reduce\": {\"op\": \"%s\", \"dtype\": \"%s\", \"count\": %lld, "
+               "\"shape\": ", reduce_name(c->reduce), bcg_dtype_name(c->reduced_dtype),
+               (long long)c->reduce_count);
+        print_dims(c->out_shape.dims, c->out_shape.rank);
+        printf(", \"reduced\": [");
+        for (int d = 0, first = 1; d < result->rank; d++)
+            if (c->reduced[d]) {
+                printf("%s%d", first ? "" : ", ", d);
+                first = 0;
+            }
+        printf("]}");
+    }
     printf(", \"output\": {\"dtype\": \"%s\", \"cast_from\": ", bcg_dtype_name(c->out_dtype));
+    if (c->reduce) {
+        char target[BCG_MAX_RANK * 24 + 8];
+        shape_format(&c->out_shape, target, sizeof target);
+        printf("\nreduction: %s to %s %s, %lld elements into each output element\n",
+               reduce_name(c->reduce), target, bcg_dtype_name(c->reduced_dtype),
+               (long long)c->reduce_count);
+        int lead = result->rank - c->out_shape.rank;
+        for (int d = result->rank - 1; d >= 0; d--) {
+            if (c->reduced[d])
+                printf("  dim %d -> reduced: result %lld, output %s\n", d,
+                       (long long)result->dims[d], d < lead ? "missing" : "1");
+            else
+                printf("  dim %d -> kept: %lld\n", d, (long long)result->dims[d]);
+        }
+    }
     if (c->out_cast)
         printf("\"%s\"", bcg_dtype_name(c->root->args[0]->dtype));
     else
         printf("null");
     printf(", \"strides\": ");
-    if (c->out_strides) {
+    if (c->options.output && c->options.output->strides && c->view_strides) {
         putchar('[');
-        for (int d = 0; d < result->rank; d++)
-            printf("%s%lld", d ? ", " : "", (long long)c->out_strides[d]);
+        for (int d = 0; d < c->out_shape.rank; d++)
+            printf("%s%lld", d ? ", " : "", (long long)c->view_strides[d]);
         putchar(']');
     } else {
         printf("null");

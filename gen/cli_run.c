@@ -34,6 +34,10 @@ static const char help[] =
     "  --out-dtype D          cast the result to D on store (NumPy's out= with\n"
     "                         casting='same_kind': within a kind, bool to any,\n"
     "                         uint to int, integers to floats)\n"
+    "  --reduce OP            reduce the result with sum, prod, min, max, mean,\n"
+    "                         any or all to --out-shape SHAPE (which must\n"
+    "                         broadcast to the result: its size-1 and missing\n"
+    "                         dimensions are reduced) or to --to NAME's shape\n"
     "  --unroll full|none|N   as for emit\n"
     "  --reference            run the plain-C reference evaluator, not the JIT\n"
     "  --time                 report compile and run time on stderr\n"
@@ -220,8 +224,8 @@ int cli_run(int argc, char **argv)
     const void *inputs[BCG_MAX_OPERANDS];
     for (int i = 0; i < args->operand_count; i++)
         inputs[i] = mem[i].base;
-    const shape *result_shape = kernel ? NULL : &front.broadcast->result;
-    result.dtype = kernel ? bcg_kernel_dtype(kernel) : front.root->dtype;
+    const shape *result_shape = kernel ? NULL : &front.out_shape;
+    result.dtype = kernel ? bcg_kernel_dtype(kernel) : front.out_dtype;
     if (kernel) {
         result.shape.rank = bcg_kernel_rank(kernel);
         memcpy(result.shape.dims, bcg_kernel_shape(kernel),

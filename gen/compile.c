@@ -112,10 +112,17 @@ static bcg_status prepare_run(bcg_kernel *k, const compile *c, bcg_error *err)
     k->inplace = c->options.inplace;
     k->dtype = c->out_dtype;
     k->output_size = bcg_dtype_size(c->out_dtype);
-    k->elements = p->elements;
-    k->rank = c->broadcast->result.rank;
+    /* the output's shape: the result's, or a reduction's target */
+    k->rank = c->out_shape.rank;
+    k->elements = 1;
+    for (int d = 0; d < k->rank; d++)
+        k->elements *= c->out_shape.dims[d];
     k->loop_count = p->loop_count;
     k->outer_extent = p->loop_count ? p->extent[0] : 0;
+    /* threads split the outermost loop: never a reduced one (each output
+     * element is reduced on one thread, in one order, whatever the count) */
+    if (c->reduce && (p->empty || c->fill_plan || (p->loop_count && p->stride[0][0] == 0)))
+        k->loop_count = 0;
     /* names live after the run array, in the same block */
     size_t names = 0;
     for (int i = 0; i < c->operand_count; i++)
@@ -126,13 +133,15 @@ static bcg_status prepare_run(bcg_kernel *k, const compile *c, bcg_error *err)
     k->outer_stride = mem_alloc(sizeof *k->outer_stride * (size_t)(c->operand_count + 1));
     if (!k->run || !k->shape || !k->outer_stride)
         return fail(err, BCG_ERR_NOMEM, "out of memory");
-    memcpy(k->shape, c->broadcast->result.dims, sizeof *k->shape * (size_t)k->rank);
+    memcpy(k->shape, c->out_shape.dims, sizeof *k->shape * (size_t)k->rank);
     for (int i = 0; i <= c->operand_count; i++)
         k->outer_stride[i] = p->loop_count ? p->stride[i][0] : 0;
     if (!(k->warning = compile_warnings(c)) && compile_warnings_exist(c))
         return fail(err, BCG_ERR_NOMEM, "out of memory");
     char *name_at = (char *)k->run + run_bytes;
-    span(p, 0, k->output_size, &k->output_low, &k->output_high);
+    /* a reduction of an empty result still writes its identity: the
+     * output's own span */
+    span(c->fill_plan ? c->fill_plan : p, 0, k->output_size, &k->output_low, &k->output_high);
     for (int i = 0; i < c->operand_count; i++) {
         run_operand *r = &k->run[i];
         size_t n = strlen(c->operands[i].name) + 1;
@@ -306,8 +315,9 @@ static bool keyable(const char *expr, size_t expr_length, const bcg_operand *ope
     bool ok = expr && operands && operand_count >= 1 && operand_count <= BCG_MAX_OPERANDS &&
               expr_length <= BCG_MAX_EXPR;
     const bcg_output *out = options ? options->output : NULL;
-    if (ok && out && out->strides)
-        ok = out->rank >= 0 && out->rank <= BCG_MAX_RANK;
+    if (ok && out && (out->strides || out->reduce != BCG_REDUCE_NONE))
+        ok = out->rank >= 0 && out->rank <= BCG_MAX_RANK &&
+             (out->reduce == BCG_REDUCE_NONE || out->rank == 0 || out->shape);
     for (int i = 0; ok && i < operand_count; i++)
         ok = operands[i].rank >= 0 && operands[i].rank <= BCG_MAX_RANK && operands[i].name &&
              name_is_valid(operands[i].name, strnlen(operands[i].name, BCG_MAX_NAME + 1));
@@ -369,7 +379,8 @@ bcg_status bcg_compile(bcg_context *ctx, const char *expr, const bcg_operand *op
     if (!s)
         s = prepare_run(k, c, err);
     char note[600] = "";
-    if (!s && !c->plan->empty) {
+    bool work = !s && (!c->plan->empty || c->fill_plan); /* code to run */
+    if (!s && work) {
         bcg_error jit_err;
         error_clear(&jit_err);
         s = compile_code(c, c->source, &k->code, &k->cc, &k->fn, note, sizeof note, &jit_err);
@@ -388,7 +399,7 @@ bcg_status bcg_compile(bcg_context *ctx, const char *expr, const bcg_operand *op
     if (!s && note[0] && !(k->note = copy_text(note)))
         s = fail(err, BCG_ERR_NOMEM, "out of memory");
     c = s ? NULL : c;
-    if (!s && !k->fn && !c->plan->empty) {
+    if (!s && !k->fn && work) {
         /* the reference evaluator runs it: keep the front end */
         c->err = NULL; /* the caller's error struct does not outlive this call */
         c->source = NULL;

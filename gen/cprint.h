@@ -63,6 +63,17 @@ void cexpr_put_as(cprinter *e, strbuf *sb, int id, bcg_dtype want);
 void cexpr_put_literal(cprinter *e, strbuf *sb, const expr_node *n);
 /* The element offset of plan operand K in the statement being written. */
 void cexpr_put_offset(cprinter *e, strbuf *sb, int k);
+/* The C text around a value of dtype FROM that makes it one of dtype TO. */
+void cexpr_convert_open(cprinter *e, strbuf *sb, bcg_dtype from, bcg_dtype to);
+void cexpr_convert_close(strbuf *sb, bcg_dtype from, bcg_dtype to);
+
+/* How a reduction accumulates (emit.c prints it, eval.c computes it the
+ * same way): in 64-bit unsigned arithmetic that wraps (integer sums and
+ * products), in double (f32 sums, products and means; f64 products), in
+ * double with Neumaier's compensation (f64 sums, means of f64 and
+ * integers), with minimum/maximum, or with | and &. */
+typedef enum acc_kind { ACC_WRAP, ACC_DOUBLE, ACC_COMPENSATED, ACC_EXTREME, ACC_LOGICAL } acc_kind;
+acc_kind reduce_acc_kind(int reduce, bcg_dtype value);
 
 /* ---- emit_aot.c -------------------------------------------------------------- */
 

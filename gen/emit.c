@@ -330,6 +330,192 @@ static void print_count_loop(cprinter *e, const kir_step *step)
     code_line(e, step->depth);
 }
 
+/* ---- reductions --------------------------------------------------------------------- */
+
+acc_kind reduce_acc_kind(int reduce, bcg_dtype value)
+{
+    bool is_float = dtype_kind_of(value) == KIND_FLOAT;
+    switch (reduce) {
+    case BCG_REDUCE_SUM:
+        return !is_float ? ACC_WRAP : value == BCG_F64 ? ACC_COMPENSATED : ACC_DOUBLE;
+    case BCG_REDUCE_PROD:
+        return is_float ? ACC_DOUBLE : ACC_WRAP;
+    case BCG_REDUCE_MEAN:
+        return value == BCG_F32 ? ACC_DOUBLE : ACC_COMPENSATED;
+    case BCG_REDUCE_MIN:
+    case BCG_REDUCE_MAX:
+        return ACC_EXTREME;
+    default:
+        return ACC_LOGICAL;
+    }
+}
+
+/* The accumulator's declaration at its identity. */
+static void print_acc_init(cprinter *e, const kir_step *step)
+{
+    const kernel_ir *ir = e->ir;
+    bcg_dtype t = ir->nodes[0]->dtype;
+    bool product = ir->reduce == BCG_REDUCE_PROD, maximum = ir->reduce == BCG_REDUCE_MAX;
+    strbuf *line = &e->line;
+    line->len = 0;
+    switch (reduce_acc_kind(ir->reduce, t)) {
+    case ACC_WRAP:
+        sb_printf(line, "unsigned long long acc = %s;", product ? "1ULL" : "0ULL");
+        break;
+    case ACC_DOUBLE:
+        sb_printf(line, "double acc = %s;", product ? "1.0" : "0.0");
+        break;
+    case ACC_COMPENSATED:
+        sb_puts(line, "double acc = 0.0, acc_c = 0.0;");
+        break;
+    case ACC_EXTREME: {
+        sb_printf(line, "%s acc = ", cexpr_value_ctype(t));
+        if (t == BCG_BOOL) {
+            sb_puts(line, maximum ? "0" : "1");
+        } else if (t == BCG_F32) {
+            e->need[HELPER_FROM_BITS][t] = true;
+            sb_printf(line, "bcg_f32_from_bits(%s)", maximum ? "0xff800000U" : "0x7f800000U");
+        } else if (t == BCG_F64) {
+            e->need[HELPER_FROM_BITS][t] = true;
+            sb_printf(line, "bcg_f64_from_bits(%s)",
+                      maximum ? "0xfff0000000000000ULL" : "0x7ff0000000000000ULL");
+        } else {
+            static const char *const lowest[BCG_DTYPE_COUNT] = {
+                [BCG_I8] = "(-128)", [BCG_I16] = "(-32768)", [BCG_I32] = "(-2147483647 - 1)",
+                [BCG_I64] = "(-9223372036854775807LL - 1)", [BCG_U8] = "0", [BCG_U16] = "0",
+                [BCG_U32] = "0U", [BCG_U64] = "0ULL"};
+            static const char *const highest[BCG_DTYPE_COUNT] = {
+                [BCG_I8] = "127", [BCG_I16] = "32767", [BCG_I32] = "2147483647",
+                [BCG_I64] = "9223372036854775807LL", [BCG_U8] = "255", [BCG_U16] = "65535",
+                [BCG_U32] = "4294967295U", [BCG_U64] = "18446744073709551615ULL"};
+            sb_puts(line, maximum ? lowest[t] : highest[t]);
+        }
+        sb_putc(line, ';');
+        break;
+    }
+    case ACC_LOGICAL:
+        sb_printf(line, "int acc = %d;", ir->reduce == BCG_REDUCE_ALL);
+        break;
+    }
+    code_line(e, step->depth);
+}
+
+static void print_acc_update(cprinter *e, const kir_step *step)
+{
+    const kernel_ir *ir = e->ir;
+    bcg_dtype t = ir->nodes[0]->dtype;
+    bool product = ir->reduce == BCG_REDUCE_PROD;
+    for (int k = 0; k <= ir->input_count; k++)
+        e->offset[k] = step->offsets[k];
+    strbuf value;
+    sb_init(&value);
+    cexpr_put_as(e, &value, 0, t);
+    strbuf *line = &e->line;
+    line->len = 0;
+    const char *v = value.data ? value.data : "0";
+    switch (reduce_acc_kind(ir->reduce, t)) {
+    case ACC_WRAP:
+        sb_printf(line, "acc %s= (unsigned long long)%s(%s);", product ? "*" : "+",
+                  dtype_kind_of(t) == KIND_UINT ? "" : "(long long)", v);
+        break;
+    case ACC_DOUBLE:
+        sb_printf(line, "acc %s= (double)(%s);", product ? "*" : "+", v);
+        break;
+    case ACC_COMPENSATED: { /* Neumaier's step, one statement a line */
+        static const char *const tail[][2] = {
+            {"1", "const double acc_t = acc + acc_x;"},
+            {"1", "if (fabs(acc) >= fabs(acc_x)) {"},
+            {"2", "acc_c += (acc - acc_t) + acc_x;"},
+            {"1", "} else {"},
+            {"2", "acc_c += (acc_x - acc_t) + acc;"},
+            {"1", "}"},
+            {"1", "acc = acc_t;"},
+            {"0", "}"},
+        };
+        e->need_math[MATH_FABS][0] = true;
+        sb_puts(line, "{");
+        code_line(e, step->depth);
+        line->len = 0;
+        sb_printf(line, "const double acc_x = (double)(%s);", v);
+        if (value.failed)
+            line->failed = true;
+        code_line(e, step->depth + 1);
+        for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++) {
+            line->len = 0;
+            sb_puts(line, tail[i][1]);
+            code_line(e, step->depth + (tail[i][0][0] - '0'));
+        }
+        sb_free(&value);
+        return;
+    }
+    case ACC_EXTREME:
+        if (t == BCG_BOOL) {
+            sb_printf(line, "acc = acc %s (%s);", ir->reduce == BCG_REDUCE_MAX ? "|" : "&", v);
+        } else {
+            bool maximum = ir->reduce == BCG_REDUCE_MAX;
+            e->need[maximum ? HELPER_MAXIMUM : HELPER_MINIMUM][t] = true;
+            sb_printf(line, "acc = bcg_%s_%s(acc, %s);", maximum ? "maximum" : "minimum",
+                      bcg_dtype_name(t), v);
+        }
+        break;
+    case ACC_LOGICAL:
+        sb_printf(line, "acc %s= (%s) != 0;", ir->reduce == BCG_REDUCE_ANY ? "|" : "&", v);
+        break;
+    }
+    if (value.failed)
+        line->failed = true;
+    sb_free(&value);
+    code_line(e, step->depth);
+}
+
+/* out[...] = the finished accumulator, converted to the output's dtype. */
+static void print_acc_store(cprinter *e, const kir_step *step)
+{
+    const kernel_ir *ir = e->ir;
+    bcg_dtype t = ir->nodes[0]->dtype, r = ir->reduced_dtype;
+    char count[48];
+    snprintf(count, sizeof count, "%lld.0", (long long)ir->reduce_count);
+    strbuf final;
+    sb_init(&final);
+    acc_kind kind = reduce_acc_kind(ir->reduce, t);
+    if (ir->reduce == BCG_REDUCE_MEAN && ir->reduce_count == 0) {
+        e->need[HELPER_FROM_BITS][r] = true; /* the mean of nothing: NaN */
+        sb_puts(&final, r == BCG_F32 ? "bcg_f32_from_bits(0x7fc00000U)"
+                                     : "bcg_f64_from_bits(0x7ff8000000000000ULL)");
+    } else if (kind == ACC_WRAP) {
+        sb_puts(&final, r == BCG_I64 ? "(bcg_i64)acc" : "acc");
+    } else if (kind == ACC_DOUBLE) {
+        if (ir->reduce == BCG_REDUCE_MEAN)
+            sb_printf(&final, "(float)(acc / %s)", count);
+        else
+            sb_puts(&final, r == BCG_F32 ? "(float)acc" : "acc");
+    } else if (kind == ACC_COMPENSATED) {
+        /* the compensation is NaN once acc is infinite: acc then stands */
+        const char *sum = "(acc - acc == 0.0 ? acc + acc_c : acc)";
+        if (ir->reduce == BCG_REDUCE_MEAN)
+            sb_printf(&final, "(%s / %s)", sum, count);
+        else
+            sb_puts(&final, sum);
+    } else {
+        sb_puts(&final, "acc");
+    }
+    strbuf *line = &e->line;
+    line->len = 0;
+    for (int k = 0; k <= ir->input_count; k++)
+        e->offset[k] = 0;
+    sb_puts(line, "out[");
+    cexpr_put_offset(e, line, 0);
+    sb_puts(line, "] = ");
+    cexpr_convert_open(e, line, r, ir->out_dtype);
+    sb_puts(line, final.data ? final.data : "acc");
+    cexpr_convert_close(line, r, ir->out_dtype);
+    sb_putc(line, ';');
+    if (final.failed)
+        line->failed = true;
+    sb_free(&final);
+    code_line(e, step->depth);
+}
+
 /* Every step of the IR into the template's `steps` list. */
 static void print_steps(cprinter *e)
 {
@@ -363,6 +549,9 @@ static void print_steps(cprinter *e)
             break;
         case KIR_TILE_CALL: print_tile_call(e, step, tile); break;
         case KIR_ROWS_CALL: print_rows_call(e, step); break;
+        case KIR_ACC_INIT: print_acc_init(e, step); break;
+        case KIR_ACC_UPDATE: print_acc_update(e, step); break;
+        case KIR_ACC_STORE: print_acc_store(e, step); break;
         case KIR_FENCE: /* runtime/microkernels.c: why the fence */
             e->line.len = 0;
             sb_puts(&e->line, "void bcg_mk_fence(void);");
@@ -395,11 +584,29 @@ static bool set_header(cprinter *e, const char *function_name)
 
     const shape *result = &c->broadcast->result;
     tmpl_set_str(s, "result_dtype", bcg_dtype_name(e->ir->out_dtype));
-    format_dims(buf, sizeof buf, result->rank, result->dims);
+    /* the output's shape: a reduction's target, else the result's */
+    const shape *out_shape = c->reduce ? &c->out_shape : result;
+    format_dims(buf, sizeof buf, out_shape->rank, out_shape->dims);
     tmpl_set_str(s, "result_shape", buf);
-    tmpl_set_int(s, "elements", e->ir->p->elements);
+    int64_t elements = 1;
+    for (int d = 0; d < out_shape->rank; d++)
+        elements *= out_shape->dims[d];
+    tmpl_set_int(s, "elements", elements);
     if (c->options.inplace >= 0) {
         snprintf(buf, sizeof buf, "in place: the output is in%d", c->options.inplace);
+    } else if (c->reduce) {
+        char dims[BCG_MAX_RANK * 24 + 8];
+        format_dims(dims, sizeof dims, result->rank, result->dims);
+        size_t used = (size_t)snprintf(buf, sizeof buf, "the %s of the %s result over dims",
+                                       reduce_name(c->reduce), dims);
+        for (int d = 0; d < result->rank && used + 8 < sizeof buf; d++)
+            if (c->reduced[d])
+                used += (size_t)snprintf(buf + used, sizeof buf - used, " %d", d);
+        if (c->view_strides && c->options.output && c->options.output->strides &&
+            used + 40 < sizeof buf) {
+            used += (size_t)snprintf(buf + used, sizeof buf - used, "; strides ");
+            format_dims(buf + used, sizeof buf - used, c->out_shape.rank, c->view_strides);
+        }
     } else if (c->out_strides) {
         size_t used = (size_t)snprintf(buf, sizeof buf, "a view with strides ");
         format_dims(buf + used, sizeof buf - used - 16, result->rank, c->out_strides);

@@ -607,11 +607,175 @@ static value evaluate_element(const evaluator *e, const int64_t *offset)
     return e->stack[0];
 }
 
+/* ---- reductions (the emitted accumulators' arithmetic, step for step:
+ * emit.c's print_acc_*; cprint.h's acc_kind) ---------------------------------- */
+
+typedef struct accumulator {
+    uint64_t wrap;     /* ACC_WRAP */
+    double sum, comp;  /* ACC_DOUBLE, ACC_COMPENSATED */
+    value extreme;     /* ACC_EXTREME */
+    bool logical;      /* ACC_LOGICAL */
+} accumulator;
+
+typedef enum { WRAP, DOUBLE, COMPENSATED, EXTREME, LOGICAL } accumulation;
+
+/* ORDER: reduce_acc_kind in emit.c */
+static accumulation accumulation_of(int reduce, bcg_dtype t)
+{
+    bool is_float = dtype_kind_of(t) == KIND_FLOAT;
+    switch (reduce) {
+    case BCG_REDUCE_SUM: return !is_float ? WRAP : t == BCG_F64 ? COMPENSATED : DOUBLE;
+    case BCG_REDUCE_PROD: return is_float ? DOUBLE : WRAP;
+    case BCG_REDUCE_MEAN: return t == BCG_F32 ? DOUBLE : COMPENSATED;
+    case BCG_REDUCE_MIN: case BCG_REDUCE_MAX: return EXTREME;
+    default: return LOGICAL;
+    }
+}
+
+static void accumulator_init(accumulator *a, int reduce, bcg_dtype t)
+{
+    bool product = reduce == BCG_REDUCE_PROD, maximum = reduce == BCG_REDUCE_MAX;
+    memset(a, 0, sizeof *a);
+    a->wrap = product ? 1 : 0;
+    a->sum = product ? 1.0 : 0.0;
+    a->logical = reduce == BCG_REDUCE_ALL;
+    a->extreme.dtype = t;
+    switch (dtype_kind_of(t)) {
+    case KIND_BOOL: a->extreme.as.i = maximum ? 0 : 1; break;
+    case KIND_INT: a->extreme.as.i = maximum ? int_min_of(t) : int_max_of(t); break;
+    case KIND_UINT: a->extreme.as.u = maximum ? 0 : uint_max_of(t); break;
+    case KIND_FLOAT: a->extreme.as.f = maximum ? -INFINITY : INFINITY; break;
+    }
+}
+
+static double as_double(value v)
+{
+    switch (dtype_kind_of(v.dtype)) {
+    case KIND_FLOAT: return v.as.f;
+    case KIND_UINT: return (double)v.as.u;
+    default: return (double)v.as.i;
+    }
+}
+
+static void accumulate(accumulator *a, int reduce, value v)
+{
+    bool product = reduce == BCG_REDUCE_PROD;
+    switch (accumulation_of(reduce, v.dtype)) {
+    case WRAP: {
+        uint64_t x = dtype_kind_of(v.dtype) == KIND_UINT ? v.as.u : (uint64_t)v.as.i;
+        a->wrap = product ? a->wrap * x : a->wrap + x;
+        break;
+    }
+    case DOUBLE:
+        a->sum = product ? a->sum * v.as.f : a->sum + v.as.f;
+        break;
+    case COMPENSATED: { /* Neumaier */
+        double x = as_double(v), t = a->sum + x;
+        if (fabs(a->sum) >= fabs(x))
+            a->comp += (a->sum - t) + x;
+        else
+            a->comp += (x - t) + a->sum;
+        a->sum = t;
+        break;
+    }
+    case EXTREME:
+        if (v.dtype == BCG_BOOL)
+            a->extreme.as.i = reduce == BCG_REDUCE_MAX ? (a->extreme.as.i | v.as.i)
+                                                       : (a->extreme.as.i & v.as.i);
+        else
+            a->extreme = extreme(reduce == BCG_REDUCE_MAX ? OP_MAXIMUM : OP_MINIMUM,
+                                 a->extreme, v);
+        break;
+    case LOGICAL: {
+        bool truth = dtype_kind_of(v.dtype) == KIND_FLOAT ? v.as.f != 0 : bits_of(v) != 0;
+        a->logical = reduce == BCG_REDUCE_ANY ? (a->logical || truth) : (a->logical && truth);
+        break;
+    }
+    }
+}
+
+/* The reduced value, of dtype R (c->reduced_dtype). */
+static value accumulator_finish(const accumulator *a, int reduce, bcg_dtype t, bcg_dtype r,
+                                int64_t count)
+{
+    value v = {.dtype = r};
+    if (reduce == BCG_REDUCE_MEAN && count == 0)
+        return make_float(r, NAN);
+    switch (accumulation_of(reduce, t)) {
+    case WRAP:
+        if (r == BCG_U64)
+            v.as.u = a->wrap;
+        else
+            v = from_bits(BCG_I64, a->wrap);
+        return v;
+    case DOUBLE:
+        return make_float(r, reduce == BCG_REDUCE_MEAN ? a->sum / (double)count : a->sum);
+    case COMPENSATED: {
+        double sum = a->sum - a->sum == 0.0 ? a->sum + a->comp : a->sum;
+        return make_float(r, reduce == BCG_REDUCE_MEAN ? sum / (double)count : sum);
+    }
+    case EXTREME:
+        return a->extreme;
+    case LOGICAL:
+        v.as.i = a->logical;
+        return v;
+    }
+    return v;
+}
+
+/* C's reduction: the plan's innermost loops from REDUCE_FROM on are
+ * reduced (their output stride is 0), so the odometer finishes one output
+ * element each time those loops wrap around. */
+static void eval_reduce(const compile *c, const evaluator *e, void *out)
+{
+    const plan *p = c->fill_plan ? c->fill_plan : c->plan;
+    bcg_dtype t = c->root->dtype, r = c->reduced_dtype;
+    int from = p->loop_count;
+    while (!c->fill_plan && from > 0 && p->stride[0][from - 1] == 0)
+        from--;
+    int64_t index[BCG_MAX_RANK] = {0};
+    int64_t offset[BCG_MAX_OPERANDS + 1] = {0};
+    accumulator a;
+    for (;;) {
+        bool first = true, last = true;
+        for (int l = from; l < p->loop_count; l++) {
+            first = first && index[l] == 0;
+            last = last && index[l] == p->extent[l] - 1;
+        }
+        if (first)
+            accumulator_init(&a, c->reduce, t);
+        if (!c->fill_plan)
+            accumulate(&a, c->reduce, evaluate_element(e, offset));
+        if (last)
+            store(out, c->out_dtype, offset[0],
+                  convert(accumulator_finish(&a, c->reduce, t, r, c->reduce_count), c->out_dtype));
+        int l = p->loop_count - 1;
+        for (; l >= 0; l--) {
+            if (index[l] + 1 < p->extent[l]) {
+                index[l]++;
+                for (int k = 0; k < p->operand_count; k++)
+                    offset[k] += p->stride[k][l];
+                break;
+            }
+            for (int k = 0; k < p->operand_count; k++)
+                offset[k] -= p->stride[k][l] * (p->extent[l] - 1);
+            index[l] = 0;
+        }
+        if (l < 0)
+            break;
+    }
+}
+
 bcg_status eval_run(const compile *c, void *out, const void *const *in, bcg_error *err)
 {
     if (!c || !c->root || !c->plan)
         return fail(err, BCG_ERR_USAGE, "eval_run: the compile has no typed tree or plan");
     const plan *p = c->plan;
+    if (c->fill_plan && !c->fill_plan->empty) { /* a reduction of nothing: the identity */
+        evaluator none = {.c = c, .in = in};
+        eval_reduce(c, &none, out);
+        return BCG_OK;
+    }
     if (p->empty)
         return BCG_OK;
     for (int l = 0; l < p->loop_count; l++)
@@ -636,6 +800,11 @@ bcg_status eval_run(const compile *c, void *out, const void *const *in, bcg_erro
     /* The odometer: index[l] counts steps of loop l and offset[k] follows
      * every operand.  Wrapping a loop steps back by stride * (extent - 1),
      * which is the span of real memory along it, so it cannot overflow. */
+    if (c->reduce) {
+        eval_reduce(c, &e, out);
+        mem_free(scratch);
+        return BCG_OK;
+    }
     int64_t index[BCG_MAX_RANK] = {0};
     int64_t offset[BCG_MAX_OPERANDS + 1] = {0};
     bcg_dtype out_dtype = c->root->dtype;

@@ -207,6 +207,143 @@ bool dtype_same_kind(bcg_dtype from, bcg_dtype to)
            (a == KIND_INT && b == KIND_FLOAT);
 }
 
+const char *reduce_name(int r)
+{
+    static const char *const names[] = {"none", "sum", "prod", "min", "max", "mean", "any", "all"};
+    return r >= 0 && r < (int)(sizeof names / sizeof names[0]) ? names[r] : NULL;
+}
+
+/* NumPy's: sums and products of bool and signed integers in i64, of
+ * unsigned in u64 (the platform's long), floats in their own type; mean of
+ * integers in f64; min and max keep the type; any and all give bool. */
+bcg_dtype reduce_dtype(int r, bcg_dtype t)
+{
+    dtype_kind k = dtype_kind_of(t);
+    switch (r) {
+    case BCG_REDUCE_SUM:
+    case BCG_REDUCE_PROD:
+        return k == KIND_FLOAT ? t : k == KIND_UINT ? BCG_U64 : BCG_I64;
+    case BCG_REDUCE_MEAN:
+        return k == KIND_FLOAT ? t : BCG_F64;
+    case BCG_REDUCE_ANY:
+    case BCG_REDUCE_ALL:
+        return BCG_BOOL;
+    default:
+        return t;
+    }
+}
+
+/* A reduction's output (see bcg_output): the target shape must broadcast
+ * to the result; the dimensions it reduces, the reduced dtype, the view's
+ * strides, and the plan's output strides (0 along reduced dimensions). */
+static bcg_status reduction_view(compile *c, const bcg_output *o)
+{
+    bcg_error *err = c->err;
+    const shape *result = &c->broadcast->result;
+    char have[BCG_MAX_RANK * 24 + 8], want[BCG_MAX_RANK * 24 + 8];
+    if (!reduce_name(o->reduce))
+        return fail(err, BCG_ERR_USAGE, "reduction %d is unknown (BCG_REDUCE_SUM ... _ALL)",
+                    o->reduce);
+    if (c->options.inplace >= 0)
+        return fail(err, BCG_ERR_USAGE, "a reduction (%s) cannot write in place",
+                    reduce_name(o->reduce));
+    if (o->rank < 0 || o->rank > BCG_MAX_RANK || (o->rank > 0 && !o->shape))
+        return fail(err, BCG_ERR_USAGE, "the reduction's output shape has rank %d%s", o->rank,
+                    o->rank > 0 ? " but no sizes" : "");
+    shape *out = &c->out_shape;
+    out->rank = o->rank;
+    for (int d = 0; d < o->rank; d++) {
+        if (o->shape[d] < 0)
+            return fail(err, BCG_ERR_SHAPE, "the output shape has a negative size %lld in "
+                        "dimension %d", (long long)o->shape[d], d);
+        out->dims[d] = o->shape[d];
+    }
+    shape_format(out, have, sizeof have);
+    shape_format(result, want, sizeof want);
+    if (out->rank > result->rank)
+        return fail(err, BCG_ERR_BROADCAST,
+                    "cannot reduce the result %s to the output shape %s: the output has more "
+                    "dimensions (%d) than the result (%d)", want, have, out->rank, result->rank);
+    int lead = result->rank - out->rank;
+    int64_t count = 1, out_elements = 1;
+    for (int d = 0; d < result->rank; d++) {
+        int64_t size = d < lead ? 1 : out->dims[d - lead], full = result->dims[d];
+        if (size != full && size != 1)
+            return fail_at(err, BCG_ERR_BROADCAST, 0, -1, d,
+                           "cannot reduce the result %s to the output shape %s: dimension %d "
+                           "has size %lld in the result and %lld in the output (equal or 1)",
+                           want, have, d, (long long)full, (long long)size);
+        c->reduced[d] = size == 1 && full != 1;
+        if (c->reduced[d])
+            count *= full;
+        else
+            out_elements *= size;
+    }
+    c->reduce = o->reduce;
+    c->reduce_count = count;
+    c->reduced_dtype = reduce_dtype(o->reduce, c->root->dtype);
+    if ((o->reduce == BCG_REDUCE_MIN || o->reduce == BCG_REDUCE_MAX) && count == 0 &&
+        out_elements > 0)
+        for (int d = 0; d < result->rank; d++)
+            if (c->reduced[d] && result->dims[d] == 0)
+                return fail_at(err, BCG_ERR_BROADCAST, 0, -1, d,
+                               "cannot take the %s over dimension %d of size 0: an empty %s "
+                               "has no value (NumPy: zero-size array to reduction operation "
+                               "which has no identity)",
+                               reduce_name(o->reduce), d, reduce_name(o->reduce));
+    bcg_dtype dtype = c->reduced_dtype;
+    if (o->dtype != BCG_DTYPE_AUTO) {
+        dtype = (bcg_dtype)o->dtype;
+        if (!dtype_same_kind(c->reduced_dtype, dtype))
+            return fail(err, BCG_ERR_TYPE,
+                        "cannot cast the %s (%s) to the output dtype %s: not a same-kind cast "
+                        "(NumPy's casting='same_kind')",
+                        reduce_name(o->reduce), bcg_dtype_name(c->reduced_dtype),
+                        bcg_dtype_name(dtype));
+    }
+    c->out_dtype = dtype;
+    /* the view over the output shape: given, or C-contiguous */
+    int64_t *view = arena_alloc(c->arena, sizeof *view * (size_t)(out->rank + 1));
+    int64_t *strides = arena_alloc(c->arena, sizeof *strides * (size_t)(result->rank + 1));
+    compile_operand *co = arena_alloc(c->arena, sizeof *co);
+    if (!view || !strides || !co)
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    int64_t step = 1;
+    for (int d = out->rank - 1; d >= 0; d--) {
+        view[d] = o->strides ? o->strides[d] : step;
+        if (out->dims[d] > 0 && step <= INT64_MAX / out->dims[d])
+            step *= out->dims[d];
+    }
+    bcg_operand as_operand = {.name = "out", .dtype = dtype, .rank = out->rank,
+                              .shape = out->dims, .strides = view};
+    bcg_status s = check_span(&as_operand, -1, "the output", err);
+    if (s)
+        return s;
+    memset(co, 0, sizeof *co);
+    co->name = "the output";
+    co->dtype = dtype;
+    co->shape = *out;
+    for (int d = 0; d < out->rank; d++) {
+        co->strides[d] = view[d];
+        if (out->dims[d] > 1 && view[d] == 0)
+            return fail_at(err, BCG_ERR_BROADCAST, 0, -1, d + lead,
+                           "output stride 0 in dimension %d of size %lld would write %lld "
+                           "results to one place",
+                           d, (long long)out->dims[d], (long long)out->dims[d]);
+    }
+    if ((s = check_layout(co, -1, false, err)))
+        return s;
+    for (int d = 0; d < result->rank; d++)
+        strides[d] = d < lead || c->reduced[d] ? 0 : view[d - lead];
+    c->view_strides = view;
+    c->out_strides = strides;
+    if (count == 0 && out_elements > 0) { /* nothing to reduce: the identity, everywhere */
+        if ((s = plan_build(c->arena, out, view, 0, NULL, &c->fill_plan, err)))
+            return s;
+    }
+    return BCG_OK;
+}
+
 /* The output: its dtype (the expression's, the in-place target's or the
  * one asked for, checked against NumPy's same_kind rule, and the root cast
  * to it so that every path stores the cast value), and its strides (the
@@ -221,6 +358,15 @@ static bcg_status output_view(compile *c)
     bcg_dtype want = c->root->dtype;
     c->out_strides = NULL;
     c->out_cast = false;
+    c->out_shape = *result;
+    c->view_strides = NULL;
+    c->reduce = BCG_REDUCE_NONE;
+    c->reduce_count = 1;
+    c->fill_plan = NULL;
+    c->reduced_dtype = c->root->dtype;
+    memset(c->reduced, 0, sizeof c->reduced);
+    if (o && o->reduce != BCG_REDUCE_NONE)
+        return reduction_view(c, o);
     if (o && o->dtype != BCG_DTYPE_AUTO && (o->dtype < 0 || o->dtype >= BCG_DTYPE_COUNT))
         return fail(err, BCG_ERR_USAGE, "output dtype %d is not a bcg_dtype", o->dtype);
     if (inplace >= 0) {
@@ -288,6 +434,7 @@ static bcg_status output_view(compile *c)
             if ((s = check_layout(co, -1, false, err)))
                 return s;
             c->out_strides = strides;
+            c->view_strides = strides;
         }
     }
     c->out_dtype = want;

@@ -319,7 +319,8 @@ typedef enum form_kind {
     FORM_TILES,          /* the innermost run calls microkernels, a tile at a time */
     FORM_BLOCKS,         /* the two innermost loops run in cache blocks */
     FORM_GROUPS,         /* the innermost loop runs groups of statements (+ a rest) */
-    FORM_INNER_UNROLLED  /* loops, the innermost fully unrolled */
+    FORM_INNER_UNROLLED, /* loops, the innermost fully unrolled */
+    FORM_REDUCE          /* loops, the reduced ones innermost, into accumulators */
 } form_kind;
 
 typedef struct kernel_form {
@@ -329,6 +330,8 @@ typedef struct kernel_form {
     int tile_elements;           /* TILES */
     int64_t block_outer, block_inner; /* BLOCKS: trips per block */
     int64_t groups, group_size, rest; /* GROUPS */
+    int reduce;                  /* REDUCE: BCG_REDUCE_*; reduce_count elements an output element */
+    int64_t reduce_count;
 } kernel_form;
 
 /* One compile: inputs, every stage's result, the arena they live in. */
@@ -350,8 +353,22 @@ typedef struct compile {
      * the expression's differs) and its strides when a view was asked for
      * (NULL: C-contiguous, or the in-place target's) */
     bcg_dtype out_dtype;
-    const int64_t *out_strides;
+    const int64_t *out_strides;  /* over the result's dimensions (0 where reduced) */
     bool out_cast;               /* the root is the cast on store compile_front added */
+    /* the output array: its shape (the result's, or a reduction's target)
+     * and its own strides (NULL: C-contiguous), as the caller describes it */
+    shape out_shape;
+    const int64_t *view_strides;
+    /* a reduction (BCG_REDUCE_*, 0 none): which result dimensions it
+     * reduces, the dtype of the reduced value (before the cast to
+     * out_dtype), how many elements each output element reduces, and when
+     * the result is empty but the output is not, the plan over the output
+     * that stores the reduction's identity */
+    int reduce;
+    bool reduced[BCG_MAX_RANK];
+    bcg_dtype reduced_dtype;
+    int64_t reduce_count;
+    plan *fill_plan;
     const char *function_name;   /* default "bcg_kernel" */
     struct emit_aot *aot;        /* NULL: the JIT form; else the AOT form (aot.c) */
     /* bcg_compile sets this: long inner runs may call the library's
@@ -412,6 +429,11 @@ typedef struct compile_request {
 bcg_status compile_pipeline(compile *c, const compile_request *r);
 /* Cuts C's outermost loop to TRIPS trips (a thread's piece): loops only. */
 bcg_status compile_cut_outer(compile *c, int64_t trips);
+
+/* The name of reduction R ("sum"), NULL when out of range; and R's dtype
+ * over values of dtype T, as NumPy's (front.c). */
+const char *reduce_name(int r);
+bcg_dtype reduce_dtype(int r, bcg_dtype t);
 
 /* NumPy's can_cast(FROM, TO, casting='same_kind') (front.c). */
 bool dtype_same_kind(bcg_dtype from, bcg_dtype to);

@@ -157,7 +157,7 @@ void kir_format_tree(strbuf *sb, const expr_node *root)
 const char *form_kind_name(form_kind kind)
 {
     static const char *const names[] = {"empty", "unrolled", "rows", "tiles", "blocks",
-                                        "groups", "inner unrolled"};
+                                        "groups", "inner unrolled", "reduce"};
     return (unsigned)kind < sizeof names / sizeof names[0] ? names[kind] : "?";
 }
 
@@ -199,6 +199,15 @@ void form_describe(const kernel_form *f, char *buf, size_t cap)
         snprintf(buf, cap, "loop nest; the innermost loop (%lld trips) is fully unrolled",
                  (long long)f->run_length);
         break;
+    case FORM_REDUCE:
+        if (f->reduce_count == 0)
+            snprintf(buf, cap, "the %s of nothing (the result is empty): its identity stored "
+                     "into every output element", reduce_name(f->reduce));
+        else
+            snprintf(buf, cap, "loop nest; each output element is the %s of %lld elements, "
+                     "accumulated in the innermost loops", reduce_name(f->reduce),
+                     (long long)f->reduce_count);
+        break;
     }
 }
 
@@ -207,7 +216,7 @@ void form_describe(const kernel_form *f, char *buf, size_t cap)
 /* ORDER KIR */
 static const char *const kir_op_names[] = {
     "local", "store", "loop", "end", "advance", "blocks", "loop", "move",
-    "declare", "literal", "tiles", "call", "rows", "fence",
+    "declare", "literal", "tiles", "call", "rows", "fence", "acc", "accumulate", "store",
 };
 
 static void position_name(strbuf *sb, int k)
@@ -351,6 +360,27 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
     }
     case KIR_FENCE:
         sb_puts(sb, "fence (after the streaming stores)");
+        break;
+    case KIR_ACC_INIT:
+        sb_printf(sb, "acc = the identity of %s", reduce_name(ir->reduce));
+        break;
+    case KIR_ACC_UPDATE: {
+        bool read[BCG_MAX_OPERANDS] = {false}, first = true;
+        direct_reads(ir, 0, true, read);
+        sb_printf(sb, "acc %s= value", reduce_name(ir->reduce));
+        for (int k = 1; k <= ir->input_count; k++)
+            if (read[k - 1]) {
+                sb_puts(sb, first ? " from " : ", ");
+                format_access(sb, ir, k, 0);
+                first = false;
+            }
+        break;
+    }
+    case KIR_ACC_STORE:
+        sb_puts(sb, "store ");
+        format_access(sb, ir, 0, 0);
+        sb_printf(sb, " = acc (%s of %lld, as %s)", reduce_name(ir->reduce),
+                  (long long)ir->reduce_count, bcg_dtype_name(ir->out_dtype));
         break;
     }
 }

@@ -52,7 +52,10 @@ typedef enum kir_op {
     KIR_TILE_LOOP,    /* tiles of `size` over the innermost run of `trips` elements */
     KIR_TILE_CALL,    /* node's microkernel over one tile; into tile<node> unless the root */
     KIR_ROWS_CALL,    /* the root's _rows microkernel over the two innermost loops */
-    KIR_FENCE         /* the store fence after streaming stores */
+    KIR_FENCE,        /* the store fence after streaming stores */
+    KIR_ACC_INIT,     /* a reduction's accumulator, at its identity */
+    KIR_ACC_UPDATE,   /* the accumulator takes the root's value at the current offsets */
+    KIR_ACC_STORE     /* out[...] = the accumulator, finished (mean divides, casts) */
 } kir_op;
 
 typedef enum kir_variant { KIR_PLAIN, KIR_STREAM, KIR_ROWS } kir_variant;
@@ -97,6 +100,16 @@ typedef struct kernel_ir {
     bool group_loop;
     int64_t block, block_inner;
     bool has_position[BCG_MAX_OPERANDS + 1];
+
+    /* a reduction (BCG_REDUCE_*, 0 none): the loops from reduce_from on are
+     * reduced; the reduced value's dtype and how many elements it takes;
+     * fill: the result is empty, the steps store the identity over the
+     * output (p is then the output's own plan) */
+    int reduce;
+    int reduce_from;
+    bcg_dtype reduced_dtype;
+    int64_t reduce_count;
+    bool fill;
 
     int step_count, step_capacity;
     kir_step *steps;

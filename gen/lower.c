@@ -744,6 +744,73 @@ static void lower_unrolled(lowering *w)
     }
 }
 
+/* ---- reductions ------------------------------------------------------------------
+ *
+ * The plan orders loops by the output's stride, and a reduced dimension's
+ * is 0, so the reduced loops are the innermost (among them, the inputs'
+ * layout decides).  Every loop is a real loop here: the accumulator is
+ * set before the first reduced loop, takes one value per element inside
+ * the innermost, and is finished and stored after the first reduced loop
+ * closes; the output's position does not move inside.  Each output element
+ * is reduced by one thread, in one order, so the result does not depend on
+ * the thread count. */
+
+static void lower_reduce_loop(lowering *w, int level, int depth)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    if (level == ir->reduce_from)
+        add_step(w, KIR_ACC_INIT, depth);
+    if (level == p->loop_count) {
+        if (!ir->fill) {
+            kir_step *step = add_step(w, KIR_ACC_UPDATE, depth);
+            if (step) {
+                int64_t *zero = arena_alloc(w->c->arena, sizeof *zero * (size_t)(ir->input_count + 1));
+                if (!zero) {
+                    fail_nomem(w);
+                    return;
+                }
+                memset(zero, 0, sizeof *zero * (size_t)(ir->input_count + 1));
+                step->offsets = zero;
+            }
+        }
+    } else {
+        step_loop(w, depth, level, p->extent[level]);
+        step_locals(w, level + 1, depth + 1);
+        lower_reduce_loop(w, level + 1, depth + 1);
+        for (int k = 0; k <= ir->input_count; k++)
+            if (ir->has_position[k]) {
+                uint64_t inner = level + 1 < p->loop_count
+                                     ? (uint64_t)p->extent[level + 1] * (uint64_t)p->stride[k][level + 1]
+                                     : 0;
+                step_advance(w, depth + 1, k, (int64_t)((uint64_t)p->stride[k][level] - inner));
+            }
+        step_end(w, depth);
+    }
+    if (level == ir->reduce_from)
+        add_step(w, KIR_ACC_STORE, depth);
+}
+
+static void lower_reduction(lowering *w)
+{
+    kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    ir->reduce_from = p->loop_count;
+    while (ir->reduce_from > 0 && p->stride[0][ir->reduce_from - 1] == 0 && !ir->fill)
+        ir->reduce_from--;
+    for (int k = 0; k <= ir->input_count; k++) {
+        ir->has_position[k] = false;
+        if (k > 0 && (ir->fill || !ir->input_used[k - 1]))
+            continue;
+        for (int l = 0; l < p->loop_count; l++)
+            if (p->stride[k][l] != 0)
+                ir->has_position[k] = true;
+    }
+    if (!ir->fill)
+        step_locals(w, 0, 1);
+    lower_reduce_loop(w, 0, 1);
+}
+
 /* ---- the form ------------------------------------------------------------------ */
 
 /* What the decisions above come to, as data (see kernel_form). */
@@ -752,7 +819,11 @@ static kernel_form form_of(const kernel_ir *ir)
     const plan *p = ir->p;
     kernel_form f = {.kind = FORM_INNER_UNROLLED, .stream = ir->stream};
     int64_t inner = p->loop_count ? p->extent[p->loop_count - 1] : 1;
-    if (p->empty) {
+    if (ir->reduce) {
+        f.kind = p->empty ? FORM_EMPTY : FORM_REDUCE;
+        f.reduce = ir->reduce;
+        f.reduce_count = ir->reduce_count;
+    } else if (p->empty) {
         f.kind = FORM_EMPTY;
     } else if (ir->unrolled) {
         f.kind = FORM_UNROLLED;
@@ -791,6 +862,11 @@ static const char *form_reason(const lowering *w, const char *not_tiled)
     switch (ir->form.kind) {
     case FORM_EMPTY:
         return "the result has no elements";
+    case FORM_REDUCE:
+        snprintf(buf, sizeof buf, ir->fill ? "a %s over an empty result: no element to read"
+                                           : "a %s: %lld result elements into each output element",
+                 reduce_name(ir->reduce), (long long)ir->reduce_count);
+        break;
     case FORM_UNROLLED:
         if (p->loop_count == 0)
             snprintf(buf, sizeof buf, "a single element");
@@ -850,6 +926,30 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
     number_nodes(ir, root, 0);
     order_post(ir, 0, 0);
 
+    if (c->reduce) {
+        ir->reduce = c->reduce;
+        ir->reduced_dtype = c->reduced_dtype;
+        ir->reduce_count = c->reduce_count;
+        ir->out_dtype = c->out_dtype;
+        if (c->fill_plan) {
+            ir->fill = true;
+            ir->p = p = c->fill_plan;
+        }
+        if (!ir->fill) {
+            choose_input_levels(ir);
+            assign_levels(ir, 0);
+            choose_locals(&w, 0, INT_MAX, false);
+        }
+        if (!p->empty && w.status == BCG_OK)
+            lower_reduction(&w);
+        if (w.status != BCG_OK)
+            return w.status;
+        ir->form = form_of(ir);
+        if (!(ir->reason = form_reason(&w, NULL)))
+            return fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
+        *out = ir;
+        return BCG_OK;
+    }
     ir->unrolled = p->loop_count == 0 ||
                    (p->elements <= c->options.unroll_limit &&
                     p->elements <= MAX_UNROLLED_NODES / ir->node_count);

@@ -110,14 +110,30 @@ typedef struct bcg_output {
      * (bool to anything, within a kind, uint to int, integers to floats,
      * f64 to f32; never float to integer, signed to unsigned or to bool). */
     int dtype;
-    /* The result's rank and its strides in elements (any sign; no two
-     * elements in one place), or rank 0 and NULL for C-contiguous.  rank
-     * must be the result's rank when strides are given. */
+    /* The output's rank and its strides in elements (any sign; no two
+     * elements in one place), or NULL for C-contiguous.  Without a
+     * reduction rank is the result's when strides are given. */
     int rank;
     const int64_t *strides;
+    /* A reduction (BCG_REDUCE_SUM ...; BCG_REDUCE_NONE, 0, for none) to the
+     * output shape SHAPE (rank dimensions), which must broadcast to the
+     * expression's result (right-aligned, each size equal or 1): every
+     * result dimension where the output has size 1 or no dimension is
+     * reduced, as np.sum(x, axis=..., keepdims=True) reshaped to SHAPE.
+     * Sums and products of bool and integers accumulate in i64 (u64 for
+     * unsigned), mean of integers in f64; min and max keep the dtype and
+     * propagate NaN; any and all give bool.  Float sums accumulate f32 in
+     * double and f64 with compensated (Neumaier) summation. */
+    int reduce;
+    const int64_t *shape;
 } bcg_output;
 
 #define BCG_DTYPE_AUTO (-1)
+
+enum {
+    BCG_REDUCE_NONE, BCG_REDUCE_SUM, BCG_REDUCE_PROD, BCG_REDUCE_MIN, BCG_REDUCE_MAX,
+    BCG_REDUCE_MEAN, BCG_REDUCE_ANY, BCG_REDUCE_ALL
+};
 
 /* Compile options.  Start from bcg_options_init(); a NULL pointer means the defaults. */
 typedef struct bcg_options {

@@ -688,7 +688,7 @@ typedef struct setup {
     int64_t shapes[MAX_INPUTS][4], strides[MAX_INPUTS][4];
     bcg_options options;
     bcg_output output;      /* options.output points here when a view or dtype was drawn */
-    int64_t out_shape[4], out_strides[4];
+    int64_t out_shape[4], out_strides[4], reduce_shape[4];
     bool threads;
     int data_mode;          /* 0 mixed, 1 small integers, 2 random bits, 3 special values */
     bool odd_bools;         /* bool bytes other than 0 and 1 */
@@ -795,6 +795,18 @@ static void choose_setup(choices *in, setup *s)
             s->output.strides = s->out_strides;
             memcpy(s->out_shape, result, sizeof s->out_shape);
         }
+        s->options.output = &s->output;
+    }
+    /* a reduction (issue 12) to a shape that broadcasts to the result:
+     * each dimension kept or 1, leading ones sometimes dropped */
+    if (s->options.inplace < 0 && !s->options.output && take(in, 5) == 4) {
+        s->output.dtype = BCG_DTYPE_AUTO;
+        s->output.reduce = 1 + (int)take(in, 7);
+        int drop = take(in, 3) == 2 ? (int)take(in, (unsigned)rank + 1) : 0;
+        s->output.rank = rank - drop;
+        for (int d = drop; d < rank; d++)
+            s->reduce_shape[d - drop] = take(in, 2) ? result[d] : 1;
+        s->output.shape = s->reduce_shape;
         s->options.output = &s->output;
     }
     s->threads = take(in, 6) == 5;
@@ -1116,6 +1128,12 @@ static void report(const char *text, const setup *s, const operand_memory *memor
             fprintf(f, " --inplace %s", s->ops[o->inplace].name);
         if (o->output && o->output->dtype != BCG_DTYPE_AUTO)
             fprintf(f, " --out-dtype %s", CAST_NAMES[0][o->output->dtype]);
+        if (o->output && o->output->reduce) {
+            fprintf(f, " --reduce %s --out-shape [", reduce_name(o->output->reduce));
+            for (int d = 0; d < o->output->rank; d++)
+                fprintf(f, "%s%lld", d ? "," : "", (long long)o->output->shape[d]);
+            fprintf(f, "]");
+        }
         if (o->output && o->output->strides) {
             fprintf(f, " --out-strides [");
             for (int d = 0; d < o->output->rank; d++)
@@ -1301,6 +1319,12 @@ static bool check_input(const uint8_t *data, size_t size)
             fprintf(stderr, " %s=%s[", s.ops[i].name, CAST_NAMES[0][s.ops[i].dtype]);
             for (int d = 0; d < s.ops[i].rank; d++)
                 fprintf(stderr, "%s%lld", d ? "," : "", (long long)s.ops[i].shape[d]);
+            fprintf(stderr, "]");
+        }
+        if (o.output && o.output->reduce) {
+            fprintf(stderr, " reduce %d to [", o.output->reduce);
+            for (int d = 0; d < o.output->rank; d++)
+                fprintf(stderr, "%s%lld", d ? "," : "", (long long)o.output->shape[d]);
             fprintf(stderr, "]");
         }
         if (o.output && o.output->strides) {

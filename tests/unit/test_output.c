@@ -66,7 +66,7 @@ static void check_view(uint64_t *seed, int backend, int threads, int out_dtype)
             strides[d] = -strides[d];
     bcg_operand ops[3] = {{"a", BCG_F32, 2, sa, NULL}, {"b", BCG_F32, 1, sb, NULL},
                           {"c", BCG_F32, 2, sc, NULL}};
-    bcg_output output = {out_dtype, 2, strides};
+    bcg_output output = {out_dtype, 2, strides, BCG_REDUCE_NONE, NULL};
     bcg_options options;
     bcg_options_init(&options);
     options.backend = backend;
@@ -153,7 +153,7 @@ static void test_store_casts_match_expression_casts(void **state)
     for (int from = 0; from < BCG_DTYPE_COUNT; from++)
         for (int to = 0; to < BCG_DTYPE_COUNT; to++) {
             bcg_operand op = {"a", (bcg_dtype)from, 1, shape, NULL};
-            bcg_output output = {to, 0, NULL};
+            bcg_output output = {to, 0, NULL, BCG_REDUCE_NONE, NULL};
             bcg_options options;
             bcg_options_init(&options);
             options.output = &output;
@@ -219,7 +219,7 @@ static void test_errors_name_what_is_wrong(void **state)
     bcg_error err;
     int64_t zero[2] = {0, 1}, interleaved[2] = {1, 1}, short_rank[1] = {1}, fine[2] = {1, 3};
     int64_t huge[2] = {INT64_MAX / 2, 1};
-    bcg_output o = {BCG_DTYPE_AUTO, 2, zero};
+    bcg_output o = {BCG_DTYPE_AUTO, 2, zero, BCG_REDUCE_NONE, NULL};
     assert_int_equal(compile_with(&o, -1, &err), BCG_ERR_BROADCAST);
     assert_non_null(strstr(err.message, "stride 0 in dimension 0"));
     assert_int_equal(err.dimension, 0);
@@ -243,7 +243,7 @@ static void test_errors_name_what_is_wrong(void **state)
     o.dtype = BCG_DTYPE_AUTO;
     assert_int_equal(compile_with(&o, 0, &err), BCG_ERR_USAGE);
     assert_non_null(strstr(err.message, "in-place target a"));
-    bcg_output f64_out = {BCG_F64, 0, NULL};
+    bcg_output f64_out = {BCG_F64, 0, NULL, BCG_REDUCE_NONE, NULL};
     assert_int_equal(compile_with(&f64_out, 0, &err), BCG_ERR_TYPE);
     assert_int_equal(compile_with(&f64_out, -1, &err), BCG_OK);
     o.strides = fine;
@@ -281,8 +281,11 @@ static void test_cache_keys_the_output(void **state)
     (void)state;
     int64_t sa[2] = {3, 4}, sb[1] = {4}, t1[2] = {1, 3}, t2[2] = {1, 6};
     bcg_operand ops[2] = {{"a", BCG_F32, 2, sa, NULL}, {"b", BCG_F32, 1, sb, NULL}};
-    bcg_output o1 = {BCG_DTYPE_AUTO, 2, t1}, o2 = {BCG_DTYPE_AUTO, 2, t2}, o3 = {BCG_F64, 0, NULL};
-    bcg_output o1_again = {BCG_DTYPE_AUTO, 2, (int64_t[2]){1, 3}};
+    bcg_output o1 = {BCG_DTYPE_AUTO, 2, t1, BCG_REDUCE_NONE, NULL};
+    bcg_output o2 = {BCG_DTYPE_AUTO, 2, t2, BCG_REDUCE_NONE, NULL};
+    bcg_output o3 = {BCG_F64, 0, NULL, BCG_REDUCE_NONE, NULL};
+    int64_t t1_again[2] = {1, 3};
+    bcg_output o1_again = {BCG_DTYPE_AUTO, 2, t1_again, BCG_REDUCE_NONE, NULL};
     const bcg_output *outs[5] = {NULL, &o1, &o2, &o3, &o1_again};
     bcg_kernel *k[5];
     bcg_error err;
@@ -308,7 +311,7 @@ static void test_run_checks_the_view(void **state)
     (void)state;
     int64_t s[1] = {8}, strides[1] = {-1};
     bcg_operand op = {"a", BCG_F32, 1, s, NULL};
-    bcg_output o = {BCG_DTYPE_AUTO, 1, strides};
+    bcg_output o = {BCG_DTYPE_AUTO, 1, strides, BCG_REDUCE_NONE, NULL};
     bcg_options options;
     bcg_options_init(&options);
     options.output = &o;
@@ -334,7 +337,7 @@ static void test_emit_writes_the_view(void **state)
     (void)state;
     int64_t sa[2] = {2, 3}, t[2] = {1, 2};
     bcg_operand op = {"a", BCG_I16, 2, sa, NULL};
-    bcg_output o = {BCG_I64, 2, t};
+    bcg_output o = {BCG_I64, 2, t, BCG_REDUCE_NONE, NULL};
     bcg_options options;
     bcg_options_init(&options);
     options.output = &o;
@@ -344,6 +347,93 @@ static void test_emit_writes_the_view(void **state)
     assert_non_null(strstr(source, "out:  i64 (2,3), 6 elements, a view with strides (1,2)"));
     assert_non_null(strstr(source, "out = i64((in0 - 1))"));
     mem_free(source);
+}
+
+/* Reductions through the API: sums over rows and columns of f32 against a
+ * long double reference, the same bytes on 1-4 threads and on the cc
+ * backend, and the errors (a target that does not broadcast, min over an
+ * empty axis). */
+static void test_reductions(void **state)
+{
+    (void)state;
+    int64_t shape[2] = {257, 300}, rows[2] = {1, 300}, cols[1] = {257}, scalar_rank = 0;
+    (void)scalar_rank;
+    bcg_operand op = {"a", BCG_F32, 2, shape, NULL};
+    float *a = malloc(sizeof *a * 257 * 300);
+    uint64_t seed = 77;
+    for (int i = 0; i < 257 * 300; i++)
+        a[i] = (float)((double)(int64_t)(xorshift64(&seed) % 2000001) / 1000.0 - 1000.0) *
+               (i % 7 == 0 ? 1e4f : 1.0f);
+    struct { int rank; const int64_t *shape; int64_t count; bool along_rows; } targets[] = {
+        {2, rows, 300, true}, {1, cols, 257, false}};
+    const void *in[1] = {a};
+    for (size_t t = 0; t < 2; t++) {
+        bcg_output o = {BCG_DTYPE_AUTO, targets[t].rank, NULL, BCG_REDUCE_SUM, targets[t].shape};
+        if (t == 1) { /* (257,) is not (257, 300) right-aligned: reduce to (257, 1) */
+            static const int64_t col_shape[2] = {257, 1};
+            o.rank = 2;
+            o.shape = col_shape;
+        }
+        float first[300];
+        for (int backend = 0; backend < 2; backend++)
+            for (int threads = 1; threads <= 4; threads++) {
+                bcg_options options;
+                bcg_options_init(&options);
+                options.output = &o;
+                options.backend = backend;
+                bcg_error err;
+                bcg_kernel *k = NULL;
+                if (bcg_compile(ctx, "a * 1", &op, 1, &options, &k, &err) != BCG_OK)
+                    fail_msg("compile: %s", err.message);
+                assert_int_equal(bcg_kernel_elements(k), targets[t].count);
+                float out[300];
+                assert_int_equal(bcg_run_threads(k, out, in, threads, &err), BCG_OK);
+                if (backend == 0 && threads == 1)
+                    memcpy(first, out, sizeof out);
+                else /* threads and the backend change no bit */
+                    assert_memory_equal(out, first, sizeof(float) * (size_t)targets[t].count);
+                for (int64_t j = 0; j < targets[t].count; j++) {
+                    long double exact = 0;
+                    int64_t n = targets[t].along_rows ? 257 : 300;
+                    for (int64_t i = 0; i < n; i++)
+                        exact += targets[t].along_rows ? a[i * 300 + j] : a[j * 300 + i];
+                    float want = (float)exact;
+                    if (out[j] != want && fabsl((long double)out[j] - exact) >
+                                              fabsl((long double)nextafterf(want, INFINITY) - want))
+                        fail_msg("sum %lld: %.9g, exact %.9Lg", (long long)j, out[j], exact);
+                }
+                bcg_kernel_release(k);
+            }
+    }
+    bcg_error err;
+    bcg_kernel *k = NULL;
+    int64_t bad[2] = {2, 300};
+    bcg_output wrong = {BCG_DTYPE_AUTO, 2, NULL, BCG_REDUCE_SUM, bad};
+    bcg_options options;
+    bcg_options_init(&options);
+    options.output = &wrong;
+    assert_int_equal(bcg_compile(ctx, "a", &op, 1, &options, &k, &err), BCG_ERR_BROADCAST);
+    assert_non_null(strstr(err.message, "dimension 0 has size 257 in the result and 2 in the output"));
+    assert_int_equal(err.dimension, 0);
+    int64_t empty_shape[2] = {3, 0}, three[2] = {3, 1};
+    bcg_operand empty = {"a", BCG_I32, 2, empty_shape, NULL};
+    bcg_output max = {BCG_DTYPE_AUTO, 2, NULL, BCG_REDUCE_MAX, three};
+    options.output = &max;
+    assert_int_equal(bcg_compile(ctx, "a", &empty, 1, &options, &k, &err), BCG_ERR_BROADCAST);
+    assert_non_null(strstr(err.message, "max over dimension 1 of size 0"));
+    /* the identity over an empty axis: prod 1, on the JIT path */
+    bcg_output prod = {BCG_DTYPE_AUTO, 2, NULL, BCG_REDUCE_PROD, three};
+    options.output = &prod;
+    assert_int_equal(bcg_compile(ctx, "a", &empty, 1, &options, &k, &err), BCG_OK);
+    assert_int_equal(bcg_kernel_dtype(k), BCG_I64);
+    int64_t got[3] = {0, 0, 0};
+    int32_t nothing[1] = {0};
+    const void *none[1] = {nothing};
+    assert_int_equal(bcg_run(k, got, none, &err), BCG_OK);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(got[i], 1);
+    bcg_kernel_release(k);
+    free(a);
 }
 
 int main(void)
@@ -356,6 +446,7 @@ int main(void)
         cmocka_unit_test(test_cache_keys_the_output),
         cmocka_unit_test(test_run_checks_the_view),
         cmocka_unit_test(test_emit_writes_the_view),
+        cmocka_unit_test(test_reductions),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
