@@ -501,6 +501,38 @@ static bool rows_chosen(const kernel_ir *ir)
     return microkernel_exists(name);
 }
 
+/* Whether a kernel whose innermost run is too short for tiles (a run of 3:
+ * an image times a per-channel gain) still takes the rows form: one
+ * binary operation or comparison on operands and literals, the output
+ * contiguous along the run, and enough elements that one call beats
+ * tcc's straight-line code.  The _rows microkernel then writes every run,
+ * as long contiguous calls when one operand repeats with the run's period
+ * (runtime/microkernels.c). */
+#define SHORT_ROWS_MIN_ELEMENTS 4096
+
+static bool short_rows_chosen(const lowering *w)
+{
+    const compile *c = w->c;
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    if (!c->microkernels || c->options.microkernel_run <= 0 || ir->unrolled || p->empty ||
+        p->loop_count < 2 || p->elements < SHORT_ROWS_MIN_ELEMENTS)
+        return false;
+    int inner = p->loop_count - 1;
+    if (p->extent[inner] >= c->options.microkernel_run || p->stride[0][inner] != 1)
+        return false;
+    tile_shape kind;
+    const char *family = kir_tile_family(ir, 0, &kind);
+    if (!family || (kind != TILE_BINARY && kind != TILE_COMPARE) || !root_reads_leaves(ir))
+        return false;
+    int operations = 0;
+    if (!tile_supported(ir, 0, ir->out_dtype, &operations))
+        return false;
+    char name[48];
+    kir_microkernel_name(ir, 0, KIR_ROWS, name, sizeof name);
+    return microkernel_exists(name);
+}
+
 static void lower_rows(lowering *w, int depth)
 {
     const kernel_ir *ir = w->ir;
@@ -544,7 +576,7 @@ static bool blocking_chosen(const lowering *w)
     const compile *c = w->c;
     const kernel_ir *ir = w->ir;
     const plan *p = ir->p;
-    if (c->aot || ir->unrolled || ir->tiled || p->empty || p->loop_count < 2)
+    if (c->aot || ir->unrolled || ir->tiled || ir->rows || p->empty || p->loop_count < 2)
         return false;
     int inner = p->loop_count - 1, outer = inner - 1;
     if (p->extent[inner] < 2 * BLOCK_INNER || p->extent[outer] < 2 * BLOCK_INNER)
@@ -704,7 +736,7 @@ static void lower_loop_nest(lowering *w)
     ir->groups = p->extent[inner] / ir->factor;
     ir->rest = p->extent[inner] % ir->factor;
     /* tiles and blocks address the innermost run themselves */
-    ir->group_loop = ir->groups >= 2 && !ir->tiled && ir->block == 0;
+    ir->group_loop = ir->groups >= 2 && !ir->tiled && ir->block == 0 && !ir->rows;
     /* a position is needed when a runtime loop moves the operand (a rows
      * call does the two innermost loops itself) */
     int moving = ir->rows ? inner - 1 : inner;
@@ -875,6 +907,15 @@ static const char *form_reason(const lowering *w, const char *not_tiled)
                      (long long)p->elements, c->options.unroll_limit);
         break;
     case FORM_ROWS:
+        if (ir->form.run_length < c->options.microkernel_run) {
+            snprintf(buf, sizeof buf, "runs of %lld, shorter than microkernel_run %d, and one "
+                     "operation on operands: one call of the microkernel for all %lld runs%s",
+                     (long long)ir->form.run_length, c->options.microkernel_run,
+                     (long long)ir->form.runs,
+                     ir->stream ? "; streaming stores (stream_stores, output past the cache)" : "");
+            break;
+        }
+        /* fall through */
     case FORM_TILES:
         snprintf(buf, sizeof buf, "a contiguous innermost run of %lld >= microkernel_run %d and "
                  "a microkernel for every operation that varies along it%s%s",
@@ -957,8 +998,11 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
     assign_levels(ir, 0);
     const char *not_tiled = NULL;
     ir->tiled = tiles_chosen(&w, &not_tiled);
-    ir->stream = ir->tiled && c->stream && stream_chosen(ir);
-    if (!ir->tiled)
+    bool short_rows = !ir->tiled && short_rows_chosen(&w);
+    ir->stream = (ir->tiled || short_rows) && c->stream && stream_chosen(ir);
+    if (short_rows) /* the rows call reads operands and literals itself */
+        ir->rows = true;
+    else if (!ir->tiled)
         choose_locals(&w, 0, INT_MAX, false);
     else /* tiles read operands and literals themselves; C computes hoisted subtrees */
         choose_tile_locals(&w, 0);
@@ -966,7 +1010,7 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
         ir->block = BLOCK_OUTER;
         ir->block_inner = BLOCK_INNER;
     }
-    ir->rows = rows_chosen(ir);
+    ir->rows = ir->rows || rows_chosen(ir);
     if (!p->empty && w.status == BCG_OK) {
         if (ir->unrolled)
             lower_unrolled(&w);

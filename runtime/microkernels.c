@@ -92,6 +92,10 @@ static inline long stream_head(const void *out, size_t size, long n)
  * whose inner runs are short makes one call for its two innermost loops
  * instead of one per run (gen/emit.c, "rows of short runs"). */
 #define STREAM_BLOCK 256
+/* _rows with a periodic operand: runs of at most PERIODIC_MAX elements,
+ * laid out in a tile of PERIODIC_TILE (a whole number of periods). */
+#define PERIODIC_MAX 256
+#define PERIODIC_TILE 1024
 #define STREAM_LOOP(OUT_T, LOAD_X, LOAD_Y, EXPR)                                  \
     for (; i + (long)(STREAM_BLOCK / sizeof(OUT_T)) <= n;                         \
          i += (long)(STREAM_BLOCK / sizeof(OUT_T))) {                             \
@@ -128,6 +132,31 @@ static inline long stream_head(const void *out, size_t size, long n)
     void bcg_mk_##NAME##_rows(OUT_T *out, long ro, const T *a, long sa, long ra, const T *b,   \
                               long sb, long rb, long n, long rows, long stream)                \
     {                                                                                          \
+        /* short runs over a contiguous output and operand, the other operand        */      \
+        /* repeating with period n (an image times a per-channel gain): the repeats  */      \
+        /* are laid out once in a tile, and the runs go as long contiguous calls     */      \
+        if (n > 0 && n <= PERIODIC_MAX && ro == n && rows > 1) {                               \
+            bool a_repeats = ra == 0 && sb == 1 && rb == n;                                    \
+            bool b_repeats = rb == 0 && sa == 1 && ra == n;                                    \
+            if (a_repeats || b_repeats) {                                                      \
+                T tile[PERIODIC_TILE];                                                         \
+                const long span = (PERIODIC_TILE / n) * n;                                     \
+                const T *pattern = a_repeats ? a : b;                                          \
+                const long step = a_repeats ? sa : sb;                                         \
+                for (long j = 0; j < span; j++)                                                \
+                    tile[j] = pattern[(j % n) * step];                                         \
+                const long total = rows * n;                                                   \
+                for (long at = 0; at < total; at += span) {                                    \
+                    long count = total - at < span ? total - at : span;                        \
+                    const T *x = a_repeats ? tile : a + at, *y = a_repeats ? b + at : tile;    \
+                    if (stream)                                                                \
+                        bcg_mk_##NAME##_nt(out + at, x, 1, y, 1, count);                       \
+                    else                                                                       \
+                        bcg_mk_##NAME(out + at, x, 1, y, 1, count);                            \
+                }                                                                              \
+                return;                                                                        \
+            }                                                                                  \
+        }                                                                                      \
         for (long r = 0; r < rows; r++) {                                                      \
             if (stream)                                                                        \
                 bcg_mk_##NAME##_nt(out + r * ro, a + r * ra, sa, b + r * rb, sb, n);           \

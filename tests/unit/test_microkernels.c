@@ -458,6 +458,62 @@ static void test_transcendental_accuracy(void **state)
 }
 
 /* Every symbol the emitter may name exists, and the lookup says so. */
+/* Short runs (shorter than microkernel_run) of one operation on operands
+ * take the rows form, and its periodic path (one operand repeating with
+ * the run's period, laid out once in a tile) gives the reference
+ * evaluator's bytes: every run length up to 63, both operand orders, with
+ * and without streaming stores, several dtypes. */
+static void test_periodic_rows(void **state)
+{
+    (void)state;
+    static const char *const exprs[] = {"a * g", "g - a", "a < g", "maximum(g, a)"};
+    static const bcg_dtype types[] = {BCG_F32, BCG_F64, BCG_I16, BCG_U8, BCG_I64};
+    int rows_seen = 0, checked = 0;
+    for (int64_t n = 1; n < 64; n += (n < 8 ? 1 : 7))
+        for (size_t e = 0; e < sizeof exprs / sizeof exprs[0]; e++)
+            for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+                for (int stream = 0; stream < 2; stream++) {
+                    int64_t r = 4096 / n + 7, sa[2] = {r, n}, sg[1] = {n};
+                    bcg_operand ops[2] = {{"a", types[t], 2, sa, NULL}, {"g", types[t], 1, sg, NULL}};
+                    bcg_options options;
+                    bcg_options_init(&options);
+                    options.stream_stores = stream;
+                    bcg_context *ctx = bcg_context_new();
+                    bcg_kernel *k = NULL;
+                    bcg_error err;
+                    assert_int_equal(bcg_compile(ctx, exprs[e], ops, 2, &options, &k, &err), BCG_OK);
+                    rows_seen += strstr(bcg_kernel_source(k), "_rows(") != NULL;
+                    size_t size = bcg_dtype_size(types[t]);
+                    unsigned char *a = malloc((size_t)(r * n) * size), *g = malloc((size_t)n * size);
+                    fill(a, types[t], r * n);
+                    fill(g, types[t], n);
+                    size_t out_size = bcg_dtype_size(bcg_kernel_dtype(k));
+                    unsigned char *got = malloc((size_t)(r * n) * out_size);
+                    unsigned char *want = malloc((size_t)(r * n) * out_size);
+                    const void *in[2] = {a, g};
+                    assert_int_equal(bcg_run(k, got, in, &err), BCG_OK);
+                    arena *ar = arena_new();
+                    compile *front = arena_alloc(ar, sizeof *front);
+                    front->arena = ar;
+                    front->err = &err;
+                    assert_int_equal(compile_front(front, exprs[e], ops, 2, &options), BCG_OK);
+                    assert_int_equal(eval_run(front, want, in, &err), BCG_OK);
+                    if (memcmp(got, want, (size_t)(r * n) * out_size) != 0)
+                        fail_msg("%s over %s, runs of %lld (stream %d): the JIT differs from "
+                                 "the reference", exprs[e], bcg_dtype_name(types[t]),
+                                 (long long)n, stream);
+                    checked++;
+                    arena_free(ar);
+                    free(a);
+                    free(g);
+                    free(got);
+                    free(want);
+                    bcg_context_free(ctx);
+                }
+    print_message("# %d kernels, %d in the rows form\n", checked, rows_seen);
+    assert_true(rows_seen > checked / 2);
+}
+
 static void test_symbol_table(void **state)
 {
     (void)state;
@@ -482,6 +538,7 @@ int main(void)
         cmocka_unit_test(test_transcendental_accuracy),
         cmocka_unit_test(test_plain_forms),
         cmocka_unit_test(test_rows),
+        cmocka_unit_test(test_periodic_rows),
         cmocka_unit_test(test_strided),
         cmocka_unit_test(test_inplace),
         cmocka_unit_test(test_rows_streamed),
