@@ -24,7 +24,7 @@
 /* ORDER HELPER */
 const char *const helper_lists[HELPER_COUNT] = {
     "from_bits", "to_int", "to_int_f32", "abs_int", "floordiv_int", "mod_int", "floordiv_float",
-    "mod_float", "pow_int", "shl", "shr", "minimum", "maximum",
+    "mod_float", "pow_int", "shl", "shr", "minimum", "maximum", "neg_float",
 };
 
 static const struct {
@@ -374,7 +374,14 @@ static void put_computed(cprinter *e, strbuf *sb, int id, bcg_dtype t)
         put_as(e, sb, a, t);
         return;
     case OP_NEG:
-        if (is_float(t)) {
+        if (is_float(t) && e->c->microkernels) {
+            /* libtcc computes -x as a multiplication, which quiets a
+             * signaling NaN and keeps a NaN's sign (then pow(1, -x) was 1
+             * where the reference and NumPy give NaN): IEEE negation, the
+             * sign bit flipped, through a helper in the JIT form */
+            char name[40];
+            put_call1(e, sb, helper_name(e, HELPER_NEG_FLOAT, "neg", t, name, sizeof name), a, t);
+        } else if (is_float(t)) {
             sb_puts(sb, "(-");
             put_as(e, sb, a, t);
             sb_putc(sb, ')');

@@ -734,6 +734,7 @@ static void set_helper_variables(cprinter *e, tmpl_scope *s)
             tmpl_set_bool(item, "is_float", is_float(d));
             tmpl_set_str(item, "f", d == BCG_F32 ? "f" : "");
             tmpl_set_str(item, "bits_type", d == BCG_F32 ? "unsigned int" : "unsigned long long");
+            tmpl_set_str(item, "sign", d == BCG_F32 ? "0x80000000U" : "0x8000000000000000ULL");
             if (h == HELPER_TO_INT || h == HELPER_TO_INT_F32) {
                 tmpl_set_str(item, "upper", upper[t]);
                 tmpl_set_str(item, "lower", lower[t]);
