@@ -242,14 +242,101 @@ static bool parse_int(const char *s, long lo, long hi, int *out)
     return true;
 }
 
+void cli_output_init(cli_output *o)
+{
+    memset(o, 0, sizeof *o);
+    o->output.dtype = BCG_DTYPE_AUTO;
+    o->strides_count = -1;
+}
+
+int cli_output_option(const char *cmd, const char *arg, const char *value, cli_output *o)
+{
+    if (strcmp(arg, "--out-strides") == 0) {
+        char text[BCG_MAX_RANK * 24 + 8];
+        int count = 0;
+        if (value)
+            snprintf(text, sizeof text, value[0] == '[' ? "%s" : "[%s]", value);
+        if (!value || !parse_strides(text, strlen(text), o->strides, &count))
+            return usage_error(cmd, "--out-strides needs strides in elements, written "
+                               "[S0,S1,...] or S0,S1,... (one per output dimension), not '%s'",
+                               value ? value : "");
+        o->strides_count = count;
+        o->output.strides = o->strides;
+    } else if (strcmp(arg, "--out-dtype") == 0) {
+        bcg_dtype dtype;
+        if (!value || bcg_dtype_parse(value, &dtype) != BCG_OK)
+            return usage_error(cmd, "--out-dtype needs a dtype (bool, i8 ... u64, f32, f64), "
+                               "not '%s'", value ? value : "");
+        o->output.dtype = (int)dtype;
+    } else if (strcmp(arg, "--reduce") == 0) {
+        int r = BCG_REDUCE_SUM;
+        while (value && reduce_name(r) && strcmp(reduce_name(r), value) != 0)
+            r++;
+        if (!value || !reduce_name(r))
+            return usage_error(cmd, "--reduce takes sum, prod, min, max, mean, any or all, not "
+                               "'%s'", value ? value : "");
+        o->output.reduce = r;
+    } else if (strcmp(arg, "--out-shape") == 0) {
+        bcg_error err;
+        error_clear(&err);
+        if (!value || shape_parse(value, strlen(value), &o->shape, &err) != BCG_OK)
+            return usage_error(cmd, "--out-shape needs a shape such as 1,4096 or [] (%s)",
+                               value ? err.message : "none given");
+        o->has_shape = true;
+    } else if (strcmp(arg, "--to") == 0) {
+        if (!value)
+            return usage_error(cmd, "%s", "--to needs the name of an operand whose shape the "
+                               "reduction gives");
+        o->to = value;
+    } else {
+        return 0;
+    }
+    o->given = true;
+    return 1;
+}
+
+int cli_output_finish(const char *cmd, cli_output *o, const cli_operand *operands, int count,
+                      bcg_options *options)
+{
+    if (!o->given)
+        return -1;
+    if ((o->has_shape || o->to) && !o->output.reduce)
+        return usage_error(cmd, "%s", "--out-shape and --to give a reduction's shape: add "
+                           "--reduce sum|prod|min|max|mean|any|all");
+    if (o->output.reduce && o->has_shape == !!o->to)
+        return usage_error(cmd, "%s", "--reduce needs the output shape: --out-shape SHAPE or "
+                           "--to NAME (one of them)");
+    if (o->to) {
+        int found = -1;
+        for (int i = 0; i < count; i++)
+            if (strcmp(operands[i].name, o->to) == 0)
+                found = i;
+        if (found < 0)
+            return usage_error(cmd, "--to names '%s', which is not an operand", o->to);
+        o->shape = operands[found].shape;
+    }
+    if (o->output.reduce) {
+        o->output.rank = o->shape.rank;
+        o->output.shape = o->shape.dims;
+        if (o->strides_count >= 0 && o->strides_count != o->shape.rank) {
+            fprintf(stderr, "bcgen %s: --out-strides gives %d strides for an output of rank %d\n"
+                    "(see bcgen %s --help)\n", cmd, o->strides_count, o->shape.rank, cmd);
+            return 2;
+        }
+    } else if (o->strides_count >= 0) {
+        o->output.rank = o->strides_count;
+    }
+    options->output = &o->output;
+    return -1;
+}
+
 int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, unsigned allowed,
                    bool want_source, cli_args *args)
 {
     memset(args, 0, sizeof *args);
     bcg_options_init(&args->options);
     args->threads = 1;
-    args->output.dtype = BCG_DTYPE_AUTO;
-    args->out_strides_count = -1;
+    cli_output_init(&args->out);
     const char *inplace_name = NULL;
     bool options_done = false;
     for (int i = 1; i < argc; i++) {
@@ -267,7 +354,12 @@ int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, uns
             args->expr = arg;
             continue;
         }
-        if (strcmp(arg, "--") == 0) {
+        int output = cli_output_option(cmd, arg, value, &args->out);
+        if (output == 2)
+            return 2;
+        if (output == 1) {
+            i++;
+        } else if (strcmp(arg, "--") == 0) {
             options_done = true;
         } else if (cli_is_help(arg)) {
             fputs(help, stdout);
@@ -295,51 +387,6 @@ int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, uns
             if (!value || !parse_int(value, -BCG_MAX_RANK, BCG_MAX_RANK, &args->options.axis))
                 return usage_error(cmd, "--axis needs an integer from -64 to 64, not '%s'",
                                    value ? value : "");
-            i++;
-        } else if (strcmp(arg, "--out-strides") == 0) {
-            char text[BCG_MAX_RANK * 24 + 8];
-            int count = 0;
-            if (value)
-                snprintf(text, sizeof text, value[0] == '[' ? "%s" : "[%s]", value);
-            if (!value || !parse_strides(text, strlen(text), args->out_strides, &count))
-                return usage_error(cmd, "--out-strides needs strides in elements, written "
-                                   "[S0,S1,...] or S0,S1,... (one per result dimension), not "
-                                   "'%s'", value ? value : "");
-            args->out_strides_count = count;
-            args->output.strides = args->out_strides;
-            args->options.output = &args->output;
-            i++;
-        } else if (strcmp(arg, "--reduce") == 0) {
-            int r = BCG_REDUCE_SUM;
-            while (value && reduce_name(r) && strcmp(reduce_name(r), value) != 0)
-                r++;
-            if (!value || !reduce_name(r))
-                return usage_error(cmd, "--reduce takes sum, prod, min, max, mean, any or all, "
-                                   "not '%s'", value ? value : "");
-            args->output.reduce = r;
-            args->options.output = &args->output;
-            i++;
-        } else if (strcmp(arg, "--out-shape") == 0) {
-            bcg_error err;
-            error_clear(&err);
-            if (!value || shape_parse(value, strlen(value), &args->out_shape, &err) != BCG_OK)
-                return usage_error(cmd, "--out-shape needs a shape such as 1,4096 or [] (%s)",
-                                   value ? err.message : "none given");
-            args->has_out_shape = true;
-            i++;
-        } else if (strcmp(arg, "--to") == 0) {
-            if (!value)
-                return usage_error(cmd, "%s", "--to needs the name of an operand whose shape "
-                                   "the reduction gives");
-            args->reduce_to = value;
-            i++;
-        } else if (strcmp(arg, "--out-dtype") == 0) {
-            bcg_dtype dtype;
-            if (!value || bcg_dtype_parse(value, &dtype) != BCG_OK)
-                return usage_error(cmd, "--out-dtype needs a dtype (bool, i8 ... u64, f32, "
-                                   "f64), not '%s'", value ? value : "");
-            args->output.dtype = (int)dtype;
-            args->options.output = &args->output;
             i++;
         } else if (strcmp(arg, "--strict-rank") == 0) {
             args->options.strict_rank = 1;
@@ -416,34 +463,10 @@ int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, uns
         return usage_error(cmd, "%s", "no expression given");
     if (args->operand_count == 0)
         return usage_error(cmd, "%s", "no operands given: add -i NAME=DTYPE[SHAPE] for each");
-    /* the output description: a reduction's target shape, the strides' count */
-    if ((args->has_out_shape || args->reduce_to) && !args->output.reduce)
-        return usage_error(cmd, "%s", "--out-shape and --to give a reduction's shape: add "
-                           "--reduce sum|prod|min|max|mean|any|all");
-    if (args->output.reduce && args->has_out_shape == !!args->reduce_to)
-        return usage_error(cmd, "%s", "--reduce needs the output shape: --out-shape SHAPE or "
-                           "--to NAME (one of them)");
-    if (args->reduce_to) {
-        int found = -1;
-        for (int i = 0; i < args->operand_count; i++)
-            if (strcmp(args->operands[i].name, args->reduce_to) == 0)
-                found = i;
-        if (found < 0)
-            return usage_error(cmd, "--to names '%s', which is not an operand", args->reduce_to);
-        args->out_shape = args->operands[found].shape;
-    }
-    if (args->output.reduce) {
-        args->output.rank = args->out_shape.rank;
-        args->output.shape = args->out_shape.dims;
-        if (args->out_strides_count >= 0 && args->out_strides_count != args->out_shape.rank) {
-            fprintf(stderr, "bcgen %s: --out-strides gives %d strides for an output of rank %d\n"
-                    "(see bcgen %s --help)\n", cmd, args->out_strides_count,
-                    args->out_shape.rank, cmd);
-            return 2;
-        }
-    } else if (args->out_strides_count >= 0) {
-        args->output.rank = args->out_strides_count;
-    }
+    int finished = cli_output_finish(cmd, &args->out, args->operands, args->operand_count,
+                                     &args->options);
+    if (finished >= 0)
+        return finished;
     if (inplace_name) {
         for (int i = 0; i < args->operand_count; i++)
             if (strcmp(args->operands[i].name, inplace_name) == 0)

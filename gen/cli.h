@@ -35,6 +35,26 @@ bcg_status cli_parse_operand(const char *spec, bool want_source, cli_operand *ou
                              bcg_error *err);
 /* Fills bcg_operand views of cli_operands (pointers into them). */
 void cli_operand_views(int count, const cli_operand *in, bcg_operand *out);
+/* --out-strides S, --out-dtype D, --reduce OP with --out-shape SHAPE or
+ * --to NAME: the output description of one kernel (explain, emit, run, and
+ * each kernel of aot). */
+typedef struct cli_output {
+    bcg_output output;
+    int64_t strides[BCG_MAX_RANK];
+    int strides_count;         /* -1: not given */
+    shape shape;               /* --out-shape, or --to's operand's */
+    const char *to;
+    bool has_shape, given;
+} cli_output;
+void cli_output_init(cli_output *o);
+/* ARG (with VALUE) when it is an output option: 1 (VALUE consumed), 0 when
+ * ARG is not one, 2 after printing a usage error for CMD. */
+int cli_output_option(const char *cmd, const char *arg, const char *value, cli_output *o);
+/* Checks O against the kernel's operands and points OPTIONS->output at
+ * it when anything was given: -1 to go on, else the exit status. */
+int cli_output_finish(const char *cmd, cli_output *o, const cli_operand *operands, int count,
+                      bcg_options *options);
+
 /* The arguments explain, emit and run share. */
 enum {
     ARG_JSON = 1, ARG_OUTPUT = 2, ARG_NAME = 4, ARG_TIME = 8, ARG_REFERENCE = 16,
@@ -52,14 +72,7 @@ typedef struct cli_args {
     bool json, time, reference;
     bool jit;                  /* --jit: bcg_compile's source (emit) */
     int threads;               /* --threads N: bcg_run_threads (run); 1 by default */
-    /* --out-strides S, --out-dtype D: options.output points here when given */
-    bcg_output output;
-    int64_t out_strides[BCG_MAX_RANK];
-    int out_strides_count;     /* -1: not given */
-    /* --reduce OP with --out-shape SHAPE or --to NAME */
-    shape out_shape;
-    const char *reduce_to;
-    bool has_out_shape;
+    cli_output out;            /* options.output points into it when given */
 } cli_args;
 /* Parses EXPR -i SPEC... [--inplace NAME] [--axis K] [--strict-rank]
  * [--warn-legacy] [--out-strides S] [--out-dtype D] [--reduce OP --out-shape SHAPE |

@@ -39,6 +39,10 @@ static const char help[] =
     "  --inplace NAME, --axis K, --strict-rank   as for `bcgen explain`, for the\n"
     "                          last kernel (--axis and --strict-rank before the\n"
     "                          first -k: for every kernel)\n"
+    "  --out-strides S, --out-dtype D, --reduce OP --out-shape SHAPE|--to NAME\n"
+    "                          the last kernel's output: a strided view, a cast on\n"
+    "                          store, a reduction (as for `bcgen run`); the\n"
+    "                          header's NAME_OUT_* macros describe it\n"
     "\n"
     "code (for every kernel of the pair):\n"
     "  --unroll full|none|N    full: straight-line code, one statement per\n"
@@ -46,7 +50,7 @@ static const char help[] =
     "                          innermost loop unrolled N times (default 4;\n"
     "                          outputs of at most 16 elements are unrolled fully)\n"
     "  --math float|double     f32 float functions (sqrt, exp, log, ...; all but\n"
-    "                          floor and ceil) and **: float (default) calls\n"
+    "                          floor, ceil, trunc and rint) and **: float (default) calls\n"
     "                          sqrtf, expf, ..., powf (no double arithmetic); double\n"
     "                          computes them in double and rounds once, as the\n"
     "                          JIT does (more accurate, slow without a double FPU);\n"
@@ -79,6 +83,7 @@ typedef struct cli_kernel {
     bcg_options options;
     bool math_double;
     const char *inplace_name;
+    cli_output out;         /* --out-strides, --out-dtype, --reduce ... after its -k */
 } cli_kernel;
 
 #define MAX_KERNELS 256
@@ -449,6 +454,9 @@ static int finish_kernel(cli_kernel *k)
     if (k->operand_count == 0)
         return usage_error("kernel %s has no operands: add -i NAME=DTYPE[SHAPE] after its -k",
                            k->name ? k->name : "");
+    int finished = cli_output_finish("aot", &k->out, k->operands, k->operand_count, &k->options);
+    if (finished >= 0)
+        return finished;
     if (k->inplace_name) {
         for (int i = 0; i < k->operand_count; i++)
             if (strcmp(k->operands[i].name, k->inplace_name) == 0)
@@ -478,6 +486,7 @@ static cli_kernel *new_kernel(cli_state *st)
     cli_kernel *k = &st->kernels[st->kernel_count++];
     memset(k, 0, sizeof *k);
     k->options = st->defaults;
+    cli_output_init(&k->out);
     return k;
 }
 
@@ -519,6 +528,17 @@ static int parse(cli_state *st, int argc, char **argv)
             strcmp(arg, "--size") != 0)
             return usage_error("%s needs a value", arg);
         bcg_options *options = k ? &k->options : &st->defaults;
+        cli_output ignored;
+        cli_output_init(&ignored);
+        int output = cli_output_option("aot", arg, value, k ? &k->out : &ignored);
+        if (output == 2)
+            return 2;
+        if (output == 1 && !k)
+            return usage_error("%s comes before any kernel (it belongs after a -k)", arg);
+        if (output == 1) {
+            i++;
+            continue;
+        }
         if (strcmp(arg, "-k") == 0 || strcmp(arg, "--kernel") == 0) {
             if (single && !single->expr)
                 return usage_error("-i %s comes before any kernel (-k NAME=EXPR or EXPR)",

@@ -297,21 +297,6 @@ static void print_json(const compile *c)
         printf("]}");
     }
     printf(", \"output\": {\"dtype\": \"%s\", \"cast_from\": ", bcg_dtype_name(c->out_dtype));
-    if (c->reduce) {
-        char target[BCG_MAX_RANK * 24 + 8];
-        shape_format(&c->out_shape, target, sizeof target);
-        printf("\nreduction: %s to %s %s, %lld elements into each output element\n",
-               reduce_name(c->reduce), target, bcg_dtype_name(c->reduced_dtype),
-               (long long)c->reduce_count);
-        int lead = result->rank - c->out_shape.rank;
-        for (int d = result->rank - 1; d >= 0; d--) {
-            if (c->reduced[d])
-                printf("  dim %d -> reduced: result %lld, output %s\n", d,
-                       (long long)result->dims[d], d < lead ? "missing" : "1");
-            else
-                printf("  dim %d -> kept: %lld\n", d, (long long)result->dims[d]);
-        }
-    }
     if (c->out_cast)
         printf("\"%s\"", bcg_dtype_name(c->root->args[0]->dtype));
     else

@@ -249,10 +249,10 @@ int cli_run(int argc, char **argv)
      * gathered into the C-contiguous result afterwards */
     cli_operand view;
     memset(&view, 0, sizeof view);
-    if (args->output.strides && elements > 0) {
+    if (args->out.output.strides && elements > 0) {
         int64_t low, high;
         view.shape = result.shape;
-        reach(&view, args->out_strides, &low, &high);
+        reach(&view, args->out.strides, &low, &high);
         view_memory = malloc((size_t)(high - low + 1) * size);
         if (!view_memory) {
             fprintf(stderr, "bcgen run: out of memory for the output view\n");
@@ -271,7 +271,7 @@ int cli_run(int argc, char **argv)
         goto done;
     }
     if (view_memory)
-        copy_strided(&view, args->out_strides, out, result.data, size, elements, false);
+        copy_strided(&view, args->out.strides, out, result.data, size, elements, false);
     if (inplace >= 0 && elements > 0) {
         const cli_operand *o = &args->operands[inplace];
         if (o->has_strides)

@@ -402,10 +402,25 @@ static int find_operand(const parser *p, const char *name, size_t n)
     return -1;
 }
 
+/* Other spellings users write for a function: C's and NumPy's aliases. */
+static const struct {
+    const char *alias, *name;
+} aliases[] = {
+    {"absolute", "abs"}, {"power", "pow"}, {"asin", "arcsin"}, {"acos", "arccos"},
+    {"atan", "arctan"}, {"asinh", "arcsinh"}, {"acosh", "arccosh"}, {"atanh", "arctanh"},
+    {"round", "rint"}, {"around", "rint"},
+};
+
 /* Finds function NAME: *op, *arity, *cast_to; false if there is none. */
 static bool find_function(const char *name, size_t n, expr_op *op, int *arity,
                           const char **parameters, bcg_dtype *cast_to)
 {
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (strlen(aliases[i].alias) == n && memcmp(aliases[i].alias, name, n) == 0) {
+            name = aliases[i].name;
+            n = strlen(name);
+            break;
+        }
     for (int k = 0; k < OP_COUNT; k++) {
         const char *call = op_table[k].call;
         if (call && strlen(call) == n && memcmp(call, name, n) == 0) {
@@ -482,7 +497,7 @@ static bcg_status parse_call(parser *p, const token *name, expr_node **out, int 
             return fail_at(p->err, BCG_ERR_PARSE, name->column, -1, -1,
                            "'%.*s' at column %d is an operand, not a function", n,
                            name->start, name->column);
-        char known[256];
+        char known[400];
         known_functions(known, sizeof known);
         return fail_at(p->err, BCG_ERR_PARSE, name->column, -1, -1,
                        "unknown function '%.*s%s' at column %d; known: %s", n, name->start,

@@ -132,6 +132,7 @@ def run_pair(label, kernels, options):
         args += sum((["-i", spec] for spec in k["specs"]), [])
         if k["inplace"]:
             args += ["--inplace", k["inplace"]]
+        args += k["flags"]
     args += ["-o", os.path.join(work, "pair.c")] + options
     r = bcgen(*args)
     if not tap.check(f"{label}: bcgen aot writes the pair", r.returncode == 0, r.stderr):
@@ -151,6 +152,7 @@ def run_pair(label, kernels, options):
         reference = os.path.join(work, f"{k['name']}.reference.npy")
         if k["inplace"]:
             run_args += ["--inplace", k["inplace"]]
+        run_args += k["flags"]
         r = bcgen(*(run_args + ["--reference", "-o", reference]))
         if tap.check(f"{label}: bcgen run --reference for {k['name']}", r.returncode == 0,
                      r.stderr):
@@ -188,7 +190,7 @@ def run_pair(label, kernels, options):
             detail = f"largest error {error.max() if error.size else 0}, nan {same_nan}, inf {same_inf}"
             what = f"within {tolerance:g}"
         else:
-            ok = np.array_equal(got.view(np.uint8), want.view(np.uint8))
+            ok = np.array_equal(got.reshape(-1).view(np.uint8), want.reshape(-1).view(np.uint8))
             bad = np.flatnonzero(got.ravel() != want.ravel())[:5]
             detail = f"first differences at {bad}: got {got.ravel()[bad]}, want {want.ravel()[bad]}"
             what = "bit for bit"
@@ -196,16 +198,18 @@ def run_pair(label, kernels, options):
     shutil.rmtree(work)
 
 
-def describe(name, expr, specs, inplace=None):
+def describe(name, expr, specs, inplace=None, flags=()):
+    """A kernel; FLAGS are its output options (--reduce, --out-dtype ...),
+    given to both bcgen aot and bcgen run --reference."""
     operands = [parse_operand(s) for s in specs]
     if inplace:
         out_dtype = next(d for n, d, _ in operands if n == inplace)
     else:
-        r = bcgen("explain", expr, *sum((["-i", s] for s in specs), []), "--json")
+        r = bcgen("explain", expr, *sum((["-i", s] for s in specs), []), *flags, "--json")
         import json
-        out_dtype = json.loads(r.stdout)["dtype"] if r.returncode == 0 else "?"
+        out_dtype = json.loads(r.stdout)["output"]["dtype"] if r.returncode == 0 else "?"
     return {"name": name, "expr": expr, "specs": specs, "operands": operands,
-            "inplace": inplace, "out_dtype": out_dtype}
+            "inplace": inplace, "out_dtype": out_dtype, "flags": list(flags)}
 
 
 for mode, (options, rows, columns) in UNROLL_MODES.items():
@@ -222,4 +226,17 @@ extra = [
 run_pair("double-restrict-inplace", extra, ["--math", "double", "--restrict", "--unroll", "4"])
 run_pair("float-pow", [describe("pow_f32", "a ** b", ["a=f32[16,33]", "b=f32[33]"])],
          ["--math", "float"])
+# output dtypes and reductions (issue 12): the gradient of a broadcast, a
+# compensated f64 mean, integer sums in i64 cast to i32, any, a cast on store
+reductions = [
+    describe("grad_b", "g * a", ["g=f32[9,17]", "a=f32[17]"], flags=["--reduce", "sum", "--to", "a"]),
+    describe("mean_rows", "x - 1", ["x=f64[6,40]"], flags=["--reduce", "mean", "--out-shape", "6,1"]),
+    describe("sum_i8", "v * 3", ["v=i8[5,7,3]"],
+             flags=["--reduce", "sum", "--out-shape", "7,1", "--out-dtype", "i32"]),
+    describe("any_pos", "w > 0", ["w=i16[4,9]"], flags=["--reduce", "any", "--out-shape", "1,9"]),
+    describe("max_u16", "maximum(p, q)", ["p=u16[8,5]", "q=u16[5]"],
+             flags=["--reduce", "max", "--out-shape", "[]"]),
+    describe("widen", "h + h", ["h=f32[3,11]"], flags=["--out-dtype", "f64"]),
+]
+run_pair("reductions", reductions, ["--unroll", "none"])
 tap.finish()

@@ -23,6 +23,8 @@ import random
 import threading
 import warnings
 
+import math
+
 import numpy as np
 
 np._set_promotion_state("weak")
@@ -52,9 +54,15 @@ UNARY = {"neg": "-", "pos": "+", "bitnot": "~", "not": "!"}
 FUNCS = {  # name -> arity
     "abs": 1, "sqrt": 1, "exp": 1, "log": 1, "sin": 1, "cos": 1, "tanh": 1,
     "floor": 1, "ceil": 1, "log1p": 1, "minimum": 2, "maximum": 2, "pow": 2, "where": 3,
-    "clip": 3,
+    "clip": 3, "expm1": 1, "log2": 1, "log10": 1, "exp2": 1, "cbrt": 1, "tan": 1, "arcsin": 1,
+    "arccos": 1, "arctan": 1, "sinh": 1, "cosh": 1, "arcsinh": 1, "arccosh": 1, "arctanh": 1,
+    "erf": 1, "erfc": 1, "trunc": 1, "rint": 1,
 }
-TRANSCENDENTAL = {"exp", "log", "sin", "cos", "tanh", "log1p"}
+TRANSCENDENTAL = {"exp", "log", "sin", "cos", "tanh", "log1p", "expm1", "log2", "log10", "exp2",
+                  "cbrt", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh",
+                  "arccosh", "arctanh", "erf", "erfc"}
+# C99's, not NumPy core's: the oracle takes Python's (the C library's in double)
+PY_FUNCS = {"erf": np.frompyfunc(math.erf, 1, 1), "erfc": np.frompyfunc(math.erfc, 1, 1)}
 ALL_OPS = sorted(set(BINARY) | set(UNARY) | {"f_" + f for f in FUNCS} | {"cast"})
 
 UFUNC = {
@@ -344,7 +352,7 @@ def apply_op(node, vals):
     name = op[2:]
     if name == "abs":
         return np.absolute(vals[0])
-    if name in ("sqrt", "floor", "ceil"):
+    if name in ("sqrt", "floor", "ceil", "trunc", "rint"):
         x = vals[0]
         return getattr(np, name)(x.astype(float_for(x.dtype)))
     if name in TRANSCENDENTAL:
@@ -352,7 +360,10 @@ def apply_op(node, vals):
         # f32 value, so only the C library's error remains
         x = vals[0]
         dt = float_for(x.dtype)
-        return getattr(np, name)(x.astype(dt).astype(np.float64)).astype(dt)
+        x64 = x.astype(dt).astype(np.float64)
+        if name in PY_FUNCS:
+            return np.asarray(PY_FUNCS[name](x64), dtype=np.float64).astype(dt)
+        return getattr(np, name)(x64).astype(dt)
     if name == "minimum":
         return np.minimum(vals[0], vals[1])
     if name == "maximum":
@@ -449,6 +460,18 @@ def exact_point(name, vals, dt):
         return (x == 1) | ~np.isfinite(x)
     if name == "log1p":
         return (x == 0) | (x == -1) | ~np.isfinite(x)
+    if name in ("log2", "log10"):
+        return (x == 1) | (x <= 0) | ~np.isfinite(x)
+    if name in ("exp2", "cosh", "erfc"):
+        return (x == 0) | ~np.isfinite(x)
+    if name == "arccos":
+        return (x == 1) | (np.abs(x) > 1) | ~np.isfinite(x)
+    if name == "arccosh":
+        return (x <= 1) | ~np.isfinite(x)
+    if name in ("arcsin", "arctanh"):
+        return (x == 0) | (np.abs(x) >= 1) | ~np.isfinite(x)
+    if name in ("expm1", "cbrt", "tan", "arctan", "sinh", "arcsinh", "erf"):
+        return (x == 0) | ~np.isfinite(x)
     y = as_dtype(as_dtype(vals[1], dt), np.float64)
     return (y == 0) | (x == 1) | ((x == 0) & (y > 0)) | ~np.isfinite(x) | ~np.isfinite(y)
 

@@ -689,6 +689,8 @@ typedef struct setup {
     bcg_options options;
     bcg_output output;      /* options.output points here when a view or dtype was drawn */
     int64_t out_shape[4], out_strides[4], reduce_shape[4];
+    int rank;               /* the drawn result's rank and shape */
+    int64_t result[4];
     bool threads;
     int data_mode;          /* 0 mixed, 1 small integers, 2 random bits, 3 special values */
     bool odd_bools;         /* bool bytes other than 0 and 1 */
@@ -772,9 +774,24 @@ static void choose_setup(choices *in, setup *s)
             }
         }
     }
-    /* an output view (a permutation of the result's dimensions, some
-     * reversed, some with gaps) and an output dtype, which the compile may
-     * reject (not a same-kind cast): issue 12 */
+    s->rank = rank;
+    memcpy(s->result, result, sizeof s->result);
+    s->threads = take(in, 6) == 5;
+    s->data_mode = (int)take(in, 4);
+    s->odd_bools = take(in, 8) == 7;
+}
+
+/* The output (issue 12), drawn from the bytes left after the expression,
+ * so that every input from before output views and reductions existed
+ * (tests/fuzz/regress) still makes the same kernel: a view (a permutation
+ * of the result's dimensions, some reversed, some with gaps) and an output
+ * dtype, which the compile may reject (not a same-kind cast); or a
+ * reduction to a shape that broadcasts to the result (each dimension kept
+ * or 1, leading ones sometimes dropped). */
+static void choose_output(choices *in, setup *s)
+{
+    int rank = s->rank;
+    const int64_t *result = s->result;
     if (s->options.inplace < 0 && take(in, 4) == 3) {
         s->output.dtype = take(in, 2) ? BCG_DTYPE_AUTO : (int)take(in, BCG_DTYPE_COUNT);
         if (take(in, 3)) {
@@ -797,8 +814,6 @@ static void choose_setup(choices *in, setup *s)
         }
         s->options.output = &s->output;
     }
-    /* a reduction (issue 12) to a shape that broadcasts to the result:
-     * each dimension kept or 1, leading ones sometimes dropped */
     if (s->options.inplace < 0 && !s->options.output && take(in, 5) == 4) {
         s->output.dtype = BCG_DTYPE_AUTO;
         s->output.reduce = 1 + (int)take(in, 7);
@@ -809,9 +824,6 @@ static void choose_setup(choices *in, setup *s)
         s->output.shape = s->reduce_shape;
         s->options.output = &s->output;
     }
-    s->threads = take(in, 6) == 5;
-    s->data_mode = (int)take(in, 4);
-    s->odd_bools = take(in, 8) == 7;
 }
 
 static uint64_t mix(uint64_t x)
@@ -1275,6 +1287,20 @@ static bool check_input(const uint8_t *data, size_t size)
     for (int i = 0; i < s.count; i++)
         g->dtypes[i] = s.ops[i].dtype;
     ty t = expression(g, 1 + (int)take(&in, MAX_DEPTH), NULL);
+    /* the root wrapped in one of the table's float functions (expm1 ...
+     * erfc, log1p), from the bytes left over, so older inputs keep their
+     * kernels: every RULE_FLOAT row of gen/ops.h is reached this way */
+    if (take(&in, 4) == 3) {
+        int rows[OP_COUNT], count = 0;
+        for (int op = 0; op < OP_COUNT; op++)
+            if (op_table[op].rule == RULE_FLOAT && op_table[op].call)
+                rows[count++] = op;
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "%s(", op_table[rows[take(&in, (unsigned)count)]].call);
+        wrap(g, 0, prefix);
+        t = float_for(t);
+    }
+    choose_output(&in, &s);
     int target = s.options.inplace;
     if (target >= 0 && (t.dtype != s.ops[target].dtype || t.weak)) {
         /* an in-place result keeps the target's dtype: cast to it */

@@ -256,8 +256,10 @@ static void test_every_family_and_libm_function_exists(void **state)
         if (row->math) {
             if (!row->math_f64 || !row->math_f32 || row->rule != RULE_FLOAT || row->arity != 1)
                 FAIL_ROW(op, "a libm row needs both functions, RULE_FLOAT and one argument");
-            if (row->math_f64(0.5) != row->math_f64(0.5)) /* callable */
-                FAIL_ROW(op, "libm %s gives NaN at 0.5", row->math);
+            /* callable, and a number at 0.5 (acosh's domain starts at 1) */
+            double at = op == OP_ARCCOSH ? 1.5 : 0.5;
+            if (row->math_f64(at) != row->math_f64(at))
+                FAIL_ROW(op, "libm %s gives NaN at %g", row->math, at);
         }
         if (row->rule == RULE_FLOAT && !row->math)
             FAIL_ROW(op, "RULE_FLOAT without a libm function: eval.c cannot compute it");
