@@ -24,6 +24,7 @@ static const char usage[] =
     "  aot      write a self-contained .c/.h pair of kernels for firmware:\n"
     "           bcgen aot -k 'add=a + b' -i a=f32[4,4] -i b=f32[4] -o kernels.c\n"
     "  cache    show or clear the cc backend's disk cache: bcgen cache [show|clear]\n"
+    "  functions  every function and operator, from the operator table\n"
     "\n"
     "Operands are written NAME=DTYPE[SHAPE], optionally @[STRIDES] (in elements)\n"
     "and, for run, =SOURCE.  DTYPE: bool i8 i16 i32 i64 u8 u16 u32 u64 f32 f64.\n"
@@ -55,6 +56,7 @@ int main(int argc, char **argv)
         {"run", cli_run},
         {"aot", cli_aot},
         {"cache", cli_cache},
+        {"functions", cli_functions},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(cmd, commands[i].name) == 0)

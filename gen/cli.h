@@ -16,6 +16,7 @@ int cli_emit(int argc, char **argv);    /* cli_emit.c */
 int cli_run(int argc, char **argv);     /* cli_run.c */
 int cli_aot(int argc, char **argv);     /* cli_aot.c */
 int cli_cache(int argc, char **argv);   /* cli_cache.c */
+int cli_functions(int argc, char **argv); /* cli_functions.c */
 
 /* ---- helpers in cli.c ---- */
 

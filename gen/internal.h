@@ -159,6 +159,10 @@ typedef enum expr_op {
     OP_COUNT
 } expr_op;
 
+/* The Ith other spelling the parser accepts for a function ("asin") and
+ * the function it names ("arcsin"); NULL past the last (parse.c). */
+const char *expr_function_alias(size_t i, const char **function);
+
 /* How type.c types an operator (the rule column of ops.h). */
 typedef enum op_rule {
     RULE_LEAF,      /* an operand or literal: typed by what it is */

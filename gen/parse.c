@@ -411,6 +411,14 @@ static const struct {
     {"round", "rint"}, {"around", "rint"},
 };
 
+const char *expr_function_alias(size_t i, const char **function)
+{
+    if (i >= sizeof aliases / sizeof aliases[0])
+        return NULL;
+    *function = aliases[i].name;
+    return aliases[i].alias;
+}
+
 /* Finds function NAME: *op, *arity, *cast_to; false if there is none. */
 static bool find_function(const char *name, size_t n, expr_op *op, int *arity,
                           const char **parameters, bcg_dtype *cast_to)

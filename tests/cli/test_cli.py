@@ -272,6 +272,11 @@ def main():
             want = big * np.arange(301, dtype=np.float32) - np.float32(1)
             check("run " + " ".join(extra) + " gives NumPy's result",
                   np.array_equal(np.load(out), want))
+        # bcgen functions lists the table's functions (issue 13)
+        r = expect(["functions"], 0, stdout_has="arcsin(x)")
+        check("bcgen functions lists every table function", all(
+            f + "(" in r.stdout for f in ("sqrt", "log1p", "erfc", "rint", "where", "clip")), r.stdout)
+        expect(["functions", "--json"], 0, stdout_has='"name": "expm1"')
         # output views and dtypes (issue 12): the contract of --out-strides
         # and --out-dtype on run, emit and explain
         for extra in ([], ["--threads", "2"], ["--reference"], ["--backend", "cc"]):
