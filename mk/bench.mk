@@ -55,3 +55,24 @@ $(BUILD)/bench/scale: bench/scale.c $(BUILD)/libbcgen.a runtime/bcgen.h
 
 bench-scale: all $(BUILD)/bench/scale
 	$(BUILD)/bench/scale $(SCALE_KERNELS) $(SCALE_CAPACITY)
+
+# `make bench-sweep`: the yardstick of issue 11 (bench/sweep.c).  Seeded
+# random cases, each compiled with the default JIT and with the cc backend
+# (gcc -O3 -march=native), timed interleaved and checked against each
+# other; prints the distribution of cc time / JIT time and writes it as JSON.
+#   make bench-sweep SWEEP_ARGS=--quick     30 cases
+#   make bench-sweep SWEEP_SEED=7 SWEEP_CASES=500 SWEEP_JSON=/tmp/s.json
+SWEEP_JSON ?= bench/sweep.json
+SWEEP_SEED ?= 1
+SWEEP_CASES ?=
+SWEEP_ARGS ?=
+
+.PHONY: bench-sweep
+
+$(BUILD)/bench/sweep: bench/sweep.c $(BUILD)/libbcgen.a runtime/bcgen.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -O2 -Wno-format-truncation -Iruntime -o $@ $< $(BUILD)/libbcgen.a $(LIBS)
+
+bench-sweep: all $(BUILD)/bench/sweep
+	SWEEP_JSON=$(SWEEP_JSON) SWEEP_SEED=$(SWEEP_SEED) SWEEP_CASES=$(SWEEP_CASES) \
+	  $(BUILD)/bench/sweep $(SWEEP_ARGS)
