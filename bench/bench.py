@@ -91,8 +91,10 @@ def make_array(op, rng):
     dtype = np.dtype(DTYPES[op["dtype"]])
     shape, strides = op["shape"], op["strides"]
     span = int(np.prod(shape)) if shape else 1
+    offset = 0
     if strides:
-        span = max(span, 1 + sum(s * (d - 1) for s, d in zip(strides, shape)))
+        span = max(span, 1 + sum(abs(s) * (d - 1) for s, d in zip(strides, shape)))
+        offset = sum(-s * (d - 1) for s, d in zip(strides, shape) if s < 0)
     if dtype.kind == "f":
         base = rng.uniform(-2, 2, span).astype(dtype)
     elif dtype.kind == "b":
@@ -102,7 +104,7 @@ def make_array(op, rng):
         base = rng.integers(info.min, info.max, span, dtype=dtype, endpoint=True)
     if strides:
         return np.lib.stride_tricks.as_strided(
-            base, shape=shape, strides=tuple(s * dtype.itemsize for s in strides))
+            base[offset:], shape=shape, strides=tuple(s * dtype.itemsize for s in strides))
     return base.reshape(shape)
 
 
@@ -123,6 +125,8 @@ def time_call(fn, repeats, target):
 
 
 NUMBA_COMPILE_MS = {}
+NUMPY_FUNCTIONS = {"exp": np.exp, "where": np.where, "sqrt": np.sqrt, "clip": np.clip,
+                   "minimum": np.minimum, "maximum": np.maximum}
 
 
 def numba_kernel(case, names, expected):
@@ -130,7 +134,7 @@ def numba_kernel(case, names, expected):
     compile time, the first call's time less a later call's, goes to
     NUMBA_COMPILE_MS), or an explanation string."""
     args = ", ".join(names)
-    namespace = {"np": np, "exp": np.exp, "where": np.where}
+    namespace = dict(NUMPY_FUNCTIONS, np=np)
     exec("def kernel(%s):\n    return %s\n" % (args, case["expr"]), namespace)
     try:
         fn = numba.njit(namespace["kernel"])
@@ -154,7 +158,7 @@ def peers(case, arrays):
     names = dict(arrays)
     py_expr = case["expr"]
     out = {}
-    numpy_ns = dict(names, exp=np.exp, where=np.where)
+    numpy_ns = dict(names, **NUMPY_FUNCTIONS)
     code = compile(py_expr, "<case>", "eval")
     out["numpy"] = lambda: eval(code, numpy_ns)
     expected = out["numpy"]()
@@ -184,7 +188,8 @@ def peers(case, arrays):
         out["torch"] = "not installed"
     else:
         tensors = {k: torch.from_numpy(v) for k, v in names.items()}
-        torch_ns = dict(tensors, exp=torch.exp, where=torch.where)
+        torch_ns = dict(tensors, exp=torch.exp, where=torch.where, sqrt=torch.sqrt,
+                        clip=torch.clip, minimum=torch.minimum, maximum=torch.maximum)
         out["torch"] = lambda: eval(code, torch_ns)
     return out
 
@@ -320,11 +325,16 @@ def main():
           "bcgen is faster;")
     print("bcgen cc = the cc backend (cc -O3 -march=native, disk-cached), its (N.NNx) = "
           "bcgen tcc's time / its time;")
+    print("hand = the case's hand-written loop (bench/hand.c, gcc -O3 -march=native), its "
+          "(N.NNx) = bcgen tcc's time / its time (timed next to each other), above 1: the hand "
+          "loop is faster;")
+    print("nt bound = reading the inputs and writing the output with streaming stores, its "
+          "(N.NNx) = bcgen tcc's time / its time;")
     print("numexpr runs one thread; Python call overhead (an empty call): %s per call"
           % format_time(overhead))
     print()
     header = ("case", "expression", "elements", "bcgen tcc", "GB/s", "2 threads", "bcgen cc",
-              "memcpy bound",
+              "hand", "nt bound", "memcpy bound",
               "compile", "cache hit", "reference C loop", "NumPy", "numexpr", "PyTorch",
               "numba", "numba compile")
     table = [header]
@@ -337,6 +347,9 @@ def main():
                                       bcgen / r["bcgen_threads_s"]),
                       ("%s (%.2fx)" % (format_time(r["bcgen_cc_s"]), bcgen / r["bcgen_cc_s"])
                        if r.get("bcgen_cc_s") and not r.get("cc_note") else "-"),
+                      ("%s (%.2fx)" % (format_time(r["hand_s"]), r["hand_ratio"])
+                       if r.get("hand_s") else "-"),
+                      "%s (%.2fx)" % (format_time(r["nt_bound_s"]), bcgen / r["nt_bound_s"]),
                       "%s (%.2fx)" % (format_time(r["memcpy_s"]), r["memcpy_s"] / bcgen),
                       "%.3f ms" % r["compile_ms"], "%.2f us" % r["cache_hit_us"],
                       ratio_text(r["reference_s"], bcgen), ratio_text(p.get("numpy"), bcgen),
@@ -349,6 +362,9 @@ def main():
         if i == 0:
             print("  ".join("-" * w for w in widths))
     for r in rows:
+        if r.get("hand_differences"):
+            print("note: %s hand loop differs from bcgen in %d elements"
+                  % (r["name"], r["hand_differences"]))
         if r.get("cc_note"):
             print("note: %s bcgen cc: %s" % (r["name"], r["cc_note"]))
         for peer, value in r["peers"].items():

@@ -17,12 +17,14 @@
  * "bcgen cc" column), as a user's program would; the reference evaluator (eval_run) has no public entry, so
  * the driver links libbcgen.a and includes internal.h for it alone.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "internal.h"
+#include "hand.h"
 
 #define MAX_CASE_OPERANDS 8
 #define LINE_MAX_BYTES 1024
@@ -36,6 +38,7 @@ typedef struct bench_operand {
     int64_t strides[BCG_MAX_RANK];
     bool strided;
     int64_t span;       /* elements the buffer holds */
+    int64_t offset;     /* element [0,...,0] within it (negative strides) */
     void *buffer;
 } bench_operand;
 
@@ -102,17 +105,33 @@ static bool parse_operand(const char *text, bench_operand *op)
     }
     op->span = step;
     if (close[1] == '@') {
+        /* [S0,S1,...]: any sign (shape_parse takes sizes, not strides) */
         shape strides;
-        const char *strides_close = strchr(close + 2, ']');
-        if (!strides_close ||
-            shape_parse(close + 2, (size_t)(strides_close - close - 1), &strides, NULL) != BCG_OK ||
-            strides.rank != op->shape.rank)
+        strides.rank = 0;
+        const char *at = close + 2;
+        if (*at != '[')
+            return false;
+        at++;
+        while (*at && *at != ']') {
+            char *end;
+            long long v = strtoll(at, &end, 10);
+            if (end == at || strides.rank == BCG_MAX_RANK)
+                return false;
+            strides.dims[strides.rank++] = v;
+            at = end;
+            while (*at == ',' || *at == ' ')
+                at++;
+        }
+        if (*at != ']' || strides.rank != op->shape.rank)
             return false;
         op->strided = true;
         int64_t reach = 0;
         for (int d = 0; d < op->shape.rank; d++) {
             op->strides[d] = strides.dims[d];
-            reach += strides.dims[d] * (op->shape.dims[d] - 1);
+            int64_t extent = strides.dims[d] * (op->shape.dims[d] - 1);
+            if (extent < 0)
+                op->offset -= extent;
+            reach += extent < 0 ? -extent : extent;
         }
         if (reach + 1 > op->span)
             op->span = reach + 1;
@@ -225,6 +244,12 @@ typedef struct run_state {
     const void *inputs[MAX_CASE_OPERANDS];
     void *copy_to, *copy_from;
     size_t copy_bytes;
+    hand_fn hand;
+    void *hand_output;
+    const void *buffers[MAX_CASE_OPERANDS]; /* each operand's whole buffer */
+    size_t buffer_bytes[MAX_CASE_OPERANDS];
+    int count;
+    size_t output_bytes;
     bool failed;
 } run_state;
 
@@ -249,6 +274,43 @@ static void run_reference(void *opaque)
     run_state *s = opaque;
     if (eval_run(s->front, s->output, s->inputs, NULL) != BCG_OK)
         s->failed = true;
+}
+
+static void run_hand(void *opaque)
+{
+    run_state *s = opaque;
+    s->hand(s->hand_output, s->inputs);
+    __asm__ volatile("" ::: "memory");
+}
+
+static void run_nt_bound(void *opaque)
+{
+    run_state *s = opaque;
+    hand_nt_bound(s->buffers, s->buffer_bytes, s->count, s->hand_output, s->output_bytes);
+}
+
+/* Elements where the hand loop's output differs from bcgen's: bitwise, or
+ * for f32 by more than 8 eps relative to max(|x|, |y|, 1) (bcgen's f32 exp
+ * is a polynomial within 1 ulp of libm, which the hand loop calls). */
+static int64_t hand_differences(const void *x, const void *y, int64_t n, bcg_dtype d)
+{
+    size_t size = bcg_dtype_size(d);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (memcmp((const char *)x + i * (int64_t)size, (const char *)y + i * (int64_t)size, size) == 0)
+            continue;
+        if (d == BCG_F32) {
+            /* an ulp or two of exp(a) may be many of exp(a) + b near 0 */
+            float p, q;
+            memcpy(&p, (const char *)x + i * 4, 4);
+            memcpy(&q, (const char *)y + i * 4, 4);
+            double scale = fabs(p) > fabs(q) ? fabs(p) : fabs(q);
+            if (fabs((double)p - (double)q) <= 8 * 1.1920929e-7 * (scale > 1 ? scale : 1))
+                continue;
+        }
+        bad++;
+    }
+    return bad;
 }
 
 static void run_memcpy(void *opaque)
@@ -329,6 +391,7 @@ static int bench_one(bench_case *c, bool quick)
         fill(o, (uint64_t)i + 1);
     }
     to_public(c, ops);
+    hand_fn hand = hand_lookup(c->name);
 
     bcg_context *ctx = bcg_context_new(), *cc_context = NULL;
     bcg_kernel *kernel = NULL;
@@ -361,16 +424,35 @@ static int bench_one(bench_case *c, bool quick)
     state.kernel = kernel;
     state.front = front;
     state.output = allocate(out_bytes);
+    state.hand = hand;
+    state.hand_output = allocate(out_bytes);
+    state.output_bytes = out_bytes;
+    state.count = c->operand_count;
     state.copy_bytes = moved / 2;
     state.copy_to = allocate(state.copy_bytes);
     state.copy_from = allocate(state.copy_bytes);
-    if (!state.output || !state.copy_to || !state.copy_from) {
+    if (!state.output || !state.copy_to || !state.copy_from || !state.hand_output) {
         fprintf(stderr, "driver: %s: out of memory\n", c->name);
         goto done;
     }
     memset(state.copy_from, 1, state.copy_bytes);
-    for (int i = 0; i < c->operand_count; i++)
-        state.inputs[i] = c->operands[i].buffer;
+    for (int i = 0; i < c->operand_count; i++) {
+        bench_operand *o = &c->operands[i];
+        state.inputs[i] = (char *)o->buffer + o->offset * (int64_t)bcg_dtype_size(o->dtype);
+        state.buffers[i] = o->buffer;
+        state.buffer_bytes[i] = (size_t)o->span * bcg_dtype_size(o->dtype);
+    }
+    /* the hand loop's output against bcgen's (checked once, before timing) */
+    long long hand_bad = -1;
+    if (hand) {
+        run_bcgen(&state);
+        hand(state.hand_output, state.inputs);
+        hand_bad = hand_differences(state.output, state.hand_output, elements, bcg_kernel_dtype(kernel));
+        if (hand_bad)
+            fprintf(stderr, "driver: %s: the hand loop differs from bcgen in %lld elements\n", c->name, hand_bad);
+    } else {
+        fprintf(stderr, "driver: %s: no hand loop in bench/hand.c\n", c->name);
+    }
 
     int repeats = quick ? 3 : 11;
     double target = quick ? 0.02 : 0.1;
@@ -378,6 +460,11 @@ static int bench_one(bench_case *c, bool quick)
     double threads_s = time_calls(run_bcgen_threads, &state, repeats, target);
     double reference_s = time_calls(run_reference, &state, quick ? 1 : 3, target);
     double memcpy_s = time_calls(run_memcpy, &state, repeats, target);
+    /* the hand loop and the non-temporal bound, then bcgen again: the
+     * ratio bcgen / hand (hand_ratio) is bcgen's time measured right after */
+    double hand_s = hand ? time_calls(run_hand, &state, repeats, target) : 0;
+    double nt_s = time_calls(run_nt_bound, &state, repeats, target);
+    double bcgen_again_s = time_calls(run_bcgen, &state, repeats, target);
     /* the cc backend (gcc -O3 -march=native), from a context of its own;
      * after the first `make bench` its objects come from the disk cache */
     double cc_s = 0;
@@ -414,9 +501,11 @@ static int bench_one(bench_case *c, bool quick)
     printf(", \"elements\": %lld, \"bytes\": %zu, \"bcgen_tcc_s\": %.9g, \"bcgen_threads_s\": %.9g,"
            " \"threads\": %d, \"reference_s\": %.9g,"
            " \"memcpy_s\": %.9g, \"compile_ms\": %.6g, \"cache_hit_us\": %.6g, \"jit\": %s,"
+           " \"hand_s\": %.9g, \"hand_ratio\": %.4g, \"hand_differences\": %lld, \"nt_bound_s\": %.9g,"
            " \"bcgen_cc_s\": %.9g, \"cc_note\": ",
            (long long)elements, moved, bcgen_s, threads_s, BENCH_THREADS, reference_s, memcpy_s, compile_ms, hit_us,
-           bcg_kernel_note(kernel)[0] ? "false" : "true", cc_s);
+           bcg_kernel_note(kernel)[0] ? "false" : "true", hand_s, hand_s > 0 ? bcgen_again_s / hand_s : 0.0,
+           hand_bad, nt_s, cc_s);
     json_string(cc_note);
     printf("}\n");
     fflush(stdout);
@@ -425,6 +514,7 @@ done:
     free(state.output);
     free(state.copy_to);
     free(state.copy_from);
+    free(state.hand_output);
     for (int i = 0; i < c->operand_count; i++) {
         free(c->operands[i].buffer);
         c->operands[i].buffer = NULL;

@@ -20,9 +20,16 @@ BENCH_ARGS ?=
 
 .PHONY: bench bench-deps
 
-$(BUILD)/bench/driver: bench/driver.c $(BUILD)/libbcgen.a $(HEADERS)
+# bench/hand.c: the hand-written loop of each case and the non-temporal
+# bound, compiled as a programmer would compile them (no FMA contraction,
+# so its results are bcgen's and the driver checks them).
+$(BUILD)/bench/hand.o: bench/hand.c bench/hand.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -O2 -Igen -o $@ $< $(BUILD)/libbcgen.a $(LIBS)
+	$(CC) $(CSTD) $(WARN) -O3 -march=native -ffp-contract=off -c -o $@ $<
+
+$(BUILD)/bench/driver: bench/driver.c bench/hand.h $(BUILD)/bench/hand.o $(BUILD)/libbcgen.a $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -O2 -Igen -o $@ $< $(BUILD)/bench/hand.o $(BUILD)/libbcgen.a $(LIBS)
 
 BENCH_PEERS = python3-numexpr:/usr/lib/python3/dist-packages/numexpr/__init__.py \
               python3-numba:/usr/lib/python3/dist-packages/numba/__init__.py
@@ -55,3 +62,24 @@ $(BUILD)/bench/scale: bench/scale.c $(BUILD)/libbcgen.a runtime/bcgen.h
 
 bench-scale: all $(BUILD)/bench/scale
 	$(BUILD)/bench/scale $(SCALE_KERNELS) $(SCALE_CAPACITY)
+
+# `make bench-sweep`: the yardstick of issue 11 (bench/sweep.c).  Seeded
+# random cases, each compiled with the default JIT and with the cc backend
+# (gcc -O3 -march=native), timed interleaved and checked against each
+# other; prints the distribution of cc time / JIT time and writes it as JSON.
+#   make bench-sweep SWEEP_ARGS=--quick     30 cases
+#   make bench-sweep SWEEP_SEED=7 SWEEP_CASES=500 SWEEP_JSON=/tmp/s.json
+SWEEP_JSON ?= bench/sweep.json
+SWEEP_SEED ?= 1
+SWEEP_CASES ?=
+SWEEP_ARGS ?=
+
+.PHONY: bench-sweep
+
+$(BUILD)/bench/sweep: bench/sweep.c $(BUILD)/libbcgen.a runtime/bcgen.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -O2 -Wno-format-truncation -Iruntime -o $@ $< $(BUILD)/libbcgen.a $(LIBS)
+
+bench-sweep: all $(BUILD)/bench/sweep
+	SWEEP_JSON=$(SWEEP_JSON) SWEEP_SEED=$(SWEEP_SEED) SWEEP_CASES=$(SWEEP_CASES) \
+	  $(BUILD)/bench/sweep $(SWEEP_ARGS)
