@@ -490,6 +490,21 @@ static void put_computed(cprinter *e, strbuf *sb, int id, bcg_dtype t)
         return;
     }
     default:
+        if (op_table[n->op].math2_f64) { /* of two arguments; typing made both T */
+            math_function f = (math_function)n->op;
+            bool single = t == BCG_F32;
+            char name[24];
+            if (single && e->c->aot && e->c->aot->math_double && op_table[f].transcendental) {
+                e->need_math[f][0] = true;
+                sb_puts(sb, "(float)");
+                put_call2(e, sb, math_name(f), a, kir_child(e->ir, id, 1), BCG_F64);
+                return;
+            }
+            e->need_math[f][single] = true;
+            snprintf(name, sizeof name, "%s%s", math_name(f), single ? "f" : "");
+            put_call2(e, sb, name, a, kir_child(e->ir, id, 1), t);
+            return;
+        }
         if (op_table[n->op].math) { /* a float function of ops.h */
             if (is_float(t)) {
                 put_float_function(e, sb, (math_function)n->op, a, t);

@@ -464,6 +464,13 @@ static value eval_node(const expr_node *n, const value *args)
         result = extreme(OP_MINIMUM, extreme(OP_MAXIMUM, a, b), convert(args[2], t));
         break;
     default:
+        if (op_table[n->op].math2_f64) { /* a float function of two arguments */
+            const op_info *row = &op_table[n->op];
+            assert(kind == KIND_FLOAT);
+            result = make_float(t, single ? (double)row->math2_f32((float)a.as.f, (float)b.as.f)
+                                          : row->math2_f64(a.as.f, b.as.f));
+            break;
+        }
         if (op_table[n->op].rule == RULE_FLOAT) { /* a float function of ops.h */
             if (kind != KIND_FLOAT) { /* typing keeps these on floats; be defined anyway */
                 value f = convert(a, dtype_float_for(t));

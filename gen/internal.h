@@ -187,6 +187,8 @@ typedef struct op_info {
     double (*math_f64)(double);
     float (*math_f32)(float);
     bool transcendental;
+    double (*math2_f64)(double, double); /* a function of two arguments (MATH2) */
+    float (*math2_f32)(float, float);
     const char *tile;
 } op_info;
 extern const op_info op_table[OP_COUNT];

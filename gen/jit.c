@@ -118,14 +118,27 @@ bcg_status jit_compile(const char *source, const char *function_name,
         status = fail(err, BCG_ERR_JIT, "libtcc rejected the generated kernel: %s", messages.text);
         goto done;
     }
-    for (size_t i = 0; i < sizeof kernel_symbols / sizeof kernel_symbols[0]; i++)
-        tcc_add_symbol(state, kernel_symbols[i].name, kernel_symbols[i].address);
+    for (size_t i = 0; i < sizeof kernel_symbols / sizeof kernel_symbols[0]; i++) {
+        bool in_table = false; /* fmod, copysign: also rows of ops.h, added below */
+        for (int op = 0; op < OP_COUNT && !in_table; op++)
+            if (op_table[op].math) {
+                size_t n = strlen(op_table[op].math);
+                in_table = strncmp(kernel_symbols[i].name, op_table[op].math, n) == 0 &&
+                           (kernel_symbols[i].name[n] == 0 ||
+                            strcmp(kernel_symbols[i].name + n, "f") == 0);
+            }
+        if (!in_table)
+            tcc_add_symbol(state, kernel_symbols[i].name, kernel_symbols[i].address);
+    }
     for (int op = 0; op < OP_COUNT; op++)
         if (op_table[op].math) {
+            const op_info *row = &op_table[op];
             char single[32];
-            snprintf(single, sizeof single, "%sf", op_table[op].math);
-            tcc_add_symbol(state, op_table[op].math, (const void *)op_table[op].math_f64);
-            tcc_add_symbol(state, single, (const void *)op_table[op].math_f32);
+            snprintf(single, sizeof single, "%sf", row->math);
+            tcc_add_symbol(state, row->math, row->math2_f64 ? (const void *)row->math2_f64
+                                                              : (const void *)row->math_f64);
+            tcc_add_symbol(state, single, row->math2_f32 ? (const void *)row->math2_f32
+                                                         : (const void *)row->math_f32);
         }
     /* the vectorised inner runs (runtime/microkernels.c), only for kernels
      * that call them: a plain kernel's compile time stays as it was */

@@ -4,8 +4,9 @@
 
 #include "internal.h"
 
-#define NO_MATH NULL, NULL, NULL, false
-#define MATH(name, transcendental) #name, name, name##f, transcendental
+#define NO_MATH NULL, NULL, NULL, false, NULL, NULL
+#define MATH(name, transcendental) #name, name, name##f, transcendental, NULL, NULL
+#define MATH2(name, transcendental) #name, NULL, NULL, transcendental, name, name##f
 #define OP(id, symbol, word, call, params, arity, rule, math, tile) \
     {symbol, word, call, params, arity, rule, math, tile},
 
@@ -14,5 +15,6 @@ const op_info op_table[OP_COUNT] = {
 };
 
 #undef OP
+#undef MATH2
 #undef MATH
 #undef NO_MATH

@@ -25,7 +25,8 @@
  *   arity   how many arguments
  *   rule    how type.c types it (op_rule, internal.h)
  *   math    MATH(name, transcendental) for a float function that the C
- *           library computes as name() in double and namef() in float;
+ *           library computes as name() in double and namef() in float
+ *           (MATH2 for one of two arguments);
  *           transcendental: AOT's --math double computes it in double for
  *           f32 too (exact ones, floor or ceil, need not); NO_MATH otherwise
  *   tile    the runtime/microkernels.c family computing it over a tile
@@ -88,6 +89,13 @@ OP(ERF,      "erf",     "erf",      "erf",     "x",         1, RULE_FLOAT,     M
 OP(ERFC,     "erfc",    "erfc",     "erfc",    "x",         1, RULE_FLOAT,     MATH(erfc, 1),        NULL)
 OP(TRUNC,    "trunc",   "trunc",    "trunc",   "x",         1, RULE_FLOAT,     MATH(trunc, 0),       NULL)
 OP(RINT,     "rint",    "rint",     "rint",    "x",         1, RULE_FLOAT,     MATH(rint, 0),        NULL)
+OP(ARCTAN2,  "arctan2", "arctan2",  "arctan2", "y, x",      2, RULE_FLOAT,     MATH2(atan2, 1),      NULL)
+OP(HYPOT,    "hypot",   "hypot",    "hypot",   "x, y",      2, RULE_FLOAT,     MATH2(hypot, 1),      NULL)
+OP(COPYSIGN, "copysign", "copysign", "copysign", "x, y",    2, RULE_FLOAT,     MATH2(copysign, 0),   NULL)
+OP(NEXTAFTER, "nextafter", "nextafter", "nextafter", "x, y", 2, RULE_FLOAT,    MATH2(nextafter, 0),  NULL)
+OP(FMOD,     "fmod",    "fmod",     "fmod",    "x, y",      2, RULE_FLOAT,     MATH2(fmod, 0),       NULL)
+OP(FMIN,     "fmin",    "fmin",     "fmin",    "x, y",      2, RULE_FLOAT,     MATH2(fmin, 0),       NULL)
+OP(FMAX,     "fmax",    "fmax",     "fmax",    "x, y",      2, RULE_FLOAT,     MATH2(fmax, 0),       NULL)
 OP(MINIMUM,  "minimum", "minimum",  "minimum", "x, y",      2, RULE_PROMOTE,   NO_MATH,              "minimum")
 OP(MAXIMUM,  "maximum", "maximum",  "maximum", "x, y",      2, RULE_PROMOTE,   NO_MATH,              "maximum")
 OP(WHERE,    "where",   "where",    "where",   "c, x, y",   3, RULE_WHERE,     NO_MATH,              "where")

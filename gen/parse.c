@@ -505,7 +505,7 @@ static bcg_status parse_call(parser *p, const token *name, expr_node **out, int 
             return fail_at(p->err, BCG_ERR_PARSE, name->column, -1, -1,
                            "'%.*s' at column %d is an operand, not a function", n,
                            name->start, name->column);
-        char known[400];
+        char known[480]; /* the message itself holds 512 bytes */
         known_functions(known, sizeof known);
         return fail_at(p->err, BCG_ERR_PARSE, name->column, -1, -1,
                        "unknown function '%.*s%s' at column %d; known: %s", n, name->start,

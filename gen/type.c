@@ -702,6 +702,11 @@ static bcg_status fold(typer *t, expr_node *n, const typed *c, typed *out)
             *out = make_weak_float(op_table[n->op].math_f64(weak_double(&c[0])));
             break;
         }
+        if (op_table[n->op].math2_f64) {
+            *out = make_weak_float(op_table[n->op].math2_f64(weak_double(&c[0]),
+                                                             weak_double(&c[1])));
+            break;
+        }
         assert(!"fold: unexpected op");
         return fail(t->err, BCG_ERR_USAGE, "internal error: cannot fold '%s'",
                     expr_op_name(n->op));
@@ -764,6 +769,15 @@ static bcg_status type_strong(typer *t, expr_node *n, const typed *c, typed *out
         n->dtype = BCG_BOOL;
         break;
     case RULE_FLOAT:
+        if (n->arg_count == 2) { /* both arguments in the float type of their promotion */
+            typed both = promote_all(c, 2);
+            bcg_dtype f = dtype_float_for(both.dtype);
+            for (int k = 0; k < 2; k++)
+                if ((status = concretize(t, n->args[k], &c[k], f)) != BCG_OK)
+                    return status;
+            n->dtype = f;
+            break;
+        }
         n->dtype = dtype_float_for(c[0].dtype);
         break;
     case RULE_LOGICAL:

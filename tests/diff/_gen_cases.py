@@ -56,11 +56,17 @@ FUNCS = {  # name -> arity
     "floor": 1, "ceil": 1, "log1p": 1, "minimum": 2, "maximum": 2, "pow": 2, "where": 3,
     "clip": 3, "expm1": 1, "log2": 1, "log10": 1, "exp2": 1, "cbrt": 1, "tan": 1, "arcsin": 1,
     "arccos": 1, "arctan": 1, "sinh": 1, "cosh": 1, "arcsinh": 1, "arccosh": 1, "arctanh": 1,
-    "erf": 1, "erfc": 1, "trunc": 1, "rint": 1,
+    "erf": 1, "erfc": 1, "trunc": 1, "rint": 1, "arctan2": 2, "hypot": 2, "copysign": 2,
+    "nextafter": 2, "fmod": 2, "fmin": 2, "fmax": 2,
 }
+# float functions of two arguments: both converted to the float type of
+# their promotion; arctan2 and hypot within the C library's error, the
+# others exact
+FLOAT2 = {"arctan2", "hypot", "copysign", "nextafter", "fmod", "fmin", "fmax"}
 TRANSCENDENTAL = {"exp", "log", "sin", "cos", "tanh", "log1p", "expm1", "log2", "log10", "exp2",
                   "cbrt", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh",
-                  "arccosh", "arctanh", "erf", "erfc"}
+                  "arccosh", "arctanh", "erf", "erfc", "arctan2", "hypot", "copysign",
+                  "nextafter", "fmod", "fmin", "fmax"}
 # C99's, not NumPy core's: the oracle takes Python's (the C library's in double)
 PY_FUNCS = {"erf": np.frompyfunc(math.erf, 1, 1), "erfc": np.frompyfunc(math.erfc, 1, 1)}
 ALL_OPS = sorted(set(BINARY) | set(UNARY) | {"f_" + f for f in FUNCS} | {"cast"})
@@ -352,6 +358,12 @@ def apply_op(node, vals):
     name = op[2:]
     if name == "abs":
         return np.absolute(vals[0])
+    if name in FLOAT2:
+        dt = float_for(promote(*vals))
+        x, y = (as_dtype(v, dt) for v in vals)
+        if name in ("arctan2", "hypot"):
+            return getattr(np, name)(x.astype(np.float64), y.astype(np.float64)).astype(dt)
+        return getattr(np, name)(x, y)
     if name in ("sqrt", "floor", "ceil", "trunc", "rint"):
         x = vals[0]
         return getattr(np, name)(x.astype(float_for(x.dtype)))
@@ -472,6 +484,11 @@ def exact_point(name, vals, dt):
         return (x == 0) | (np.abs(x) >= 1) | ~np.isfinite(x)
     if name in ("expm1", "cbrt", "tan", "arctan", "sinh", "arcsinh", "erf"):
         return (x == 0) | ~np.isfinite(x)
+    if name in ("copysign", "nextafter", "fmod", "fmin", "fmax"):
+        return np.ones(np.broadcast(x, vals[1]).shape, dtype=bool)  # exact everywhere
+    if name in ("arctan2", "hypot"):
+        y = as_dtype(as_dtype(vals[1], dt), np.float64)
+        return (x == 0) | (y == 0) | ~np.isfinite(x) | ~np.isfinite(y)
     y = as_dtype(as_dtype(vals[1], dt), np.float64)
     return (y == 0) | (x == 1) | ((x == 0) & (y > 0)) | ~np.isfinite(x) | ~np.isfinite(y)
 

@@ -1293,7 +1293,7 @@ static bool check_input(const uint8_t *data, size_t size)
     if (take(&in, 4) == 3) {
         int rows[OP_COUNT], count = 0;
         for (int op = 0; op < OP_COUNT; op++)
-            if (op_table[op].rule == RULE_FLOAT && op_table[op].call)
+            if (op_table[op].rule == RULE_FLOAT && op_table[op].call && op_table[op].arity == 1)
                 rows[count++] = op;
         char prefix[32];
         snprintf(prefix, sizeof prefix, "%s(", op_table[rows[take(&in, (unsigned)count)]].call);

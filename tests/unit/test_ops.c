@@ -253,7 +253,12 @@ static void test_every_family_and_libm_function_exists(void **state)
             if (!found)
                 FAIL_ROW(op, "no microkernel bcg_mk_%s_<dtype> exists", row->tile);
         }
-        if (row->math) {
+        if (row->math && row->math2_f64) {
+            if (!row->math2_f32 || row->math_f64 || row->rule != RULE_FLOAT || row->arity != 2)
+                FAIL_ROW(op, "a MATH2 row needs both functions, RULE_FLOAT and two arguments");
+            if (row->math2_f64(0.5, 0.25) != row->math2_f64(0.5, 0.25))
+                FAIL_ROW(op, "libm %s gives NaN at (0.5, 0.25)", row->math);
+        } else if (row->math) {
             if (!row->math_f64 || !row->math_f32 || row->rule != RULE_FLOAT || row->arity != 1)
                 FAIL_ROW(op, "a libm row needs both functions, RULE_FLOAT and one argument");
             /* callable, and a number at 0.5 (acosh's domain starts at 1) */
