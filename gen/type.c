@@ -796,7 +796,14 @@ static bcg_status type_strong(typer *t, expr_node *n, const typed *c, typed *out
         break;
     default:
         /* binary operators, minimum, maximum, pow, clip */
-        p = promote_all(c, n->arg_count);
+        if (n->op == OP_CLIP) {
+            /* minimum(maximum(x, lo), hi), its definition (NumPy 1.24's
+             * clip): promoted pair by pair, so clip(bool, 300, i8) is i64 */
+            typed pair[2] = {promote_all(c, 2), c[2]};
+            p = promote_all(pair, 2);
+        } else {
+            p = promote_all(c, n->arg_count);
+        }
         if ((status = check_rules(t, n, c, &p)) != BCG_OK ||
             (status = concretize_all(t, n, c, 0, n->arg_count, p.dtype)) != BCG_OK)
             return status;

@@ -385,7 +385,11 @@ def apply_op(node, vals):
         cond = as_dtype(vals[0], np.bool_)
         return np.where(cond, as_dtype(vals[1], dt), as_dtype(vals[2], dt))
     if name == "clip":
-        dt = promote(vals[0], vals[1], vals[2])
+        # minimum(maximum(x, lo), hi), promoted pair by pair as written
+        if isinstance(vals[0], np.ndarray) or isinstance(vals[1], np.ndarray):
+            dt = promote(np.empty((0,), promote(vals[0], vals[1])), vals[2])
+        else:
+            dt = promote(vals[0], vals[1], vals[2])
         x, lo, hi = (as_dtype(v, dt) for v in vals)
         return np.minimum(np.maximum(x, lo), hi)
     raise AssertionError("unknown op " + op)

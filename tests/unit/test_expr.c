@@ -1037,6 +1037,9 @@ static void type_where_and_clip(void **state)
     check_type("clip(a, b, 1)", "i16: clip(a, b, 1)");
     check_type("clip(f, 0, 1)", "f32: clip(f, 0.0, 1.0)");
     check_type("clip(1, a, f)", "f32: clip(1.0, a, f)");
+    /* typed as minimum(maximum(x, lo), hi) is: pair by pair (issue 13) */
+    check_type("clip(p, 300, a)", "i64: clip(p, 300, a)");
+    check_type("minimum(maximum(p, 300), a)", "i64: minimum(maximum(p, 300), a)");
 }
 
 static void type_casts(void **state)
