@@ -24,7 +24,7 @@
 /* ORDER HELPER */
 const char *const helper_lists[HELPER_COUNT] = {
     "from_bits", "to_int", "to_int_f32", "abs_int", "floordiv_int", "mod_int", "floordiv_float",
-    "mod_float", "pow_int", "shl", "shr", "minimum", "maximum", "neg_float",
+    "mod_float", "pow_int", "shl", "shr", "minimum", "maximum", "neg_float", "signbit_float",
 };
 
 static const struct {
@@ -555,6 +555,43 @@ static void put_node(cprinter *e, strbuf *sb, int id)
         sb_putc(sb, '(');
         put_as(e, sb, a, e->ir->nodes[a]->dtype);
         sb_puts(sb, e->ir->nodes[a]->dtype == BCG_BOOL ? " ^ 1)" : " == 0)");
+        convert_close(sb, BCG_BOOL, n->dtype);
+        return;
+    }
+    case OP_ISNAN: case OP_ISINF: case OP_ISFINITE: case OP_SIGNBIT: {
+        /* tests of the argument as dtype_float_for(x); V is written more
+         * than once (kernels have no side effects); & rather than && (see
+         * OP_AND below) */
+        int a = kir_child(e->ir, id, 0);
+        bcg_dtype f = expr_operation_type(n);
+        char name[40];
+        convert_open(e, sb, BCG_BOOL, n->dtype);
+        if (n->op == OP_SIGNBIT) { /* the bit itself: NaN and -0.0 have one */
+            put_call1(e, sb, helper_name(e, HELPER_SIGNBIT_FLOAT, "signbit", f, name, sizeof name),
+                      a, f);
+        } else if (n->op == OP_ISNAN) {
+            sb_putc(sb, '(');
+            put_as(e, sb, a, f);
+            sb_puts(sb, " != ");
+            put_as(e, sb, a, f);
+            sb_putc(sb, ')');
+        } else if (n->op == OP_ISFINITE) { /* inf - inf and NaN - NaN are NaN */
+            sb_puts(sb, "((");
+            put_as(e, sb, a, f);
+            sb_puts(sb, ") - (");
+            put_as(e, sb, a, f);
+            sb_puts(sb, ") == 0)");
+        } else { /* isinf: not NaN, and not finite */
+            sb_puts(sb, "(((");
+            put_as(e, sb, a, f);
+            sb_puts(sb, ") == (");
+            put_as(e, sb, a, f);
+            sb_puts(sb, ")) & ((");
+            put_as(e, sb, a, f);
+            sb_puts(sb, ") - (");
+            put_as(e, sb, a, f);
+            sb_puts(sb, ") != 0))");
+        }
         convert_close(sb, BCG_BOOL, n->dtype);
         return;
     }

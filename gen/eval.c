@@ -394,6 +394,12 @@ static value eval_node(const expr_node *n, const value *args)
         return convert(make_bool(truth(args[0]) || truth(args[1])), n->dtype);
     case OP_WHERE:
         return convert(truth(args[0]) ? args[1] : args[2], n->dtype);
+    case OP_ISNAN: case OP_ISINF: case OP_ISFINITE: case OP_SIGNBIT: {
+        double x = convert(args[0], expr_operation_type(n)).as.f;
+        bool r = n->op == OP_ISNAN ? isnan(x) : n->op == OP_ISINF ? isinf(x)
+                 : n->op == OP_ISFINITE ? isfinite(x) : signbit(x) != 0;
+        return convert(make_bool(r), n->dtype);
+    }
     default:
         break;
     }

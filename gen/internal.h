@@ -174,6 +174,7 @@ typedef enum op_rule {
     RULE_DIVIDE,    /* the promotion, f64 for integers (true division) */
     RULE_INTEGRAL,  /* the promotion, i8 for bool (//, %, <<, >>, **) */
     RULE_FLOAT,     /* the float type for its argument (dtype_float_for) */
+    RULE_FLOAT_TEST, /* bool: a test of the argument as a float (isnan ...) */
     RULE_WHERE,     /* the condition made bool; the promotion of the others */
     RULE_CAST       /* the type it names */
 } op_rule;
@@ -610,7 +611,7 @@ const char *form_kind_name(form_kind kind);
  * there is no `out`).  It ors what the body calls into aot->needs, so one
  * file holding several kernels renders the helpers once (emit_helpers).
  * Positions and loop counters are ptrdiff_t. */
-#define EMIT_HELPER_FAMILIES 14
+#define EMIT_HELPER_FAMILIES 15
 #define EMIT_MATH_FUNCTIONS (OP_COUNT + 4) /* cexpr.c: ops.h's, then fabs fmod pow copysign */
 typedef struct emit_needs {
     bool helper[EMIT_HELPER_FAMILIES][BCG_DTYPE_COUNT];

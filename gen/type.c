@@ -600,6 +600,10 @@ static bcg_status fold(typer *t, expr_node *n, const typed *c, typed *out)
         }
         break;
     case OP_NOT: *out = make_weak_bool(!weak_truth(&c[0])); break;
+    case OP_ISNAN: *out = make_weak_bool(isnan(weak_double(&c[0]))); break;
+    case OP_ISINF: *out = make_weak_bool(isinf(weak_double(&c[0]))); break;
+    case OP_ISFINITE: *out = make_weak_bool(isfinite(weak_double(&c[0]))); break;
+    case OP_SIGNBIT: *out = make_weak_bool(signbit(weak_double(&c[0])) != 0); break;
     case OP_AND: *out = make_weak_bool(weak_truth(&c[0]) && weak_truth(&c[1])); break;
     case OP_OR: *out = make_weak_bool(weak_truth(&c[0]) || weak_truth(&c[1])); break;
     case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE: {
@@ -766,6 +770,7 @@ static bcg_status type_strong(typer *t, expr_node *n, const typed *c, typed *out
         n->dtype = c[0].dtype;
         break;
     case RULE_NOT:
+    case RULE_FLOAT_TEST: /* computes in dtype_float_for(x): expr_operation_type */
         n->dtype = BCG_BOOL;
         break;
     case RULE_FLOAT:
@@ -893,6 +898,8 @@ bcg_dtype expr_operation_type(const expr_node *n)
         return BCG_BOOL;
     case OP_CAST:
         return n->args[0]->dtype;
+    case OP_ISNAN: case OP_ISINF: case OP_ISFINITE: case OP_SIGNBIT:
+        return dtype_float_for(n->args[0]->dtype);
     default:
         return n->dtype;
     }

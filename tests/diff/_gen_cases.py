@@ -57,8 +57,11 @@ FUNCS = {  # name -> arity
     "clip": 3, "expm1": 1, "log2": 1, "log10": 1, "exp2": 1, "cbrt": 1, "tan": 1, "arcsin": 1,
     "arccos": 1, "arctan": 1, "sinh": 1, "cosh": 1, "arcsinh": 1, "arccosh": 1, "arctanh": 1,
     "erf": 1, "erfc": 1, "trunc": 1, "rint": 1, "arctan2": 2, "hypot": 2, "copysign": 2,
-    "nextafter": 2, "fmod": 2, "fmin": 2, "fmax": 2,
+    "nextafter": 2, "fmod": 2, "fmin": 2, "fmax": 2, "isnan": 1, "isinf": 1, "isfinite": 1,
+    "signbit": 1,
 }
+# bool tests of the argument taken as float_for(x)
+FLOAT_TESTS = {"isnan", "isinf", "isfinite", "signbit"}
 # float functions of two arguments: both converted to the float type of
 # their promotion; arctan2 and hypot within the C library's error, the
 # others exact
@@ -358,6 +361,9 @@ def apply_op(node, vals):
     name = op[2:]
     if name == "abs":
         return np.absolute(vals[0])
+    if name in FLOAT_TESTS:
+        x = vals[0]
+        return getattr(np, name)(as_dtype(x, float_for(np.asarray(x).dtype)))
     if name in FLOAT2:
         dt = float_for(promote(*vals))
         x, y = (as_dtype(v, dt) for v in vals)

@@ -1293,12 +1293,14 @@ static bool check_input(const uint8_t *data, size_t size)
     if (take(&in, 4) == 3) {
         int rows[OP_COUNT], count = 0;
         for (int op = 0; op < OP_COUNT; op++)
-            if (op_table[op].rule == RULE_FLOAT && op_table[op].call && op_table[op].arity == 1)
+            if ((op_table[op].rule == RULE_FLOAT || op_table[op].rule == RULE_FLOAT_TEST) &&
+                op_table[op].call && op_table[op].arity == 1)
                 rows[count++] = op;
+        int row = rows[take(&in, (unsigned)count)];
         char prefix[32];
-        snprintf(prefix, sizeof prefix, "%s(", op_table[rows[take(&in, (unsigned)count)]].call);
+        snprintf(prefix, sizeof prefix, "%s(", op_table[row].call);
         wrap(g, 0, prefix);
-        t = float_for(t);
+        t = op_table[row].rule == RULE_FLOAT_TEST ? strong(BCG_BOOL) : float_for(t);
     }
     choose_output(&in, &s);
     int target = s.options.inplace;

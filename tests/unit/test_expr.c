@@ -139,7 +139,8 @@ static void check_error_with(const char *expr, const char *decls, bool typed, bc
 #define KNOWN_FUNCTIONS                                                                    \
     "; known: pow, abs, sqrt, exp, log, sin, cos, tanh, floor, ceil, log1p, expm1, log2, "  \
     "log10, exp2, cbrt, tan, arcsin, arccos, arctan, sinh, cosh, arcsinh, arccosh, arctanh, "  \
-    "erf, erfc, trunc, rint, arctan2, hypot, copysign, nextafter, fmod, fmin, fmax, minimum, "  \
+    "erf, erfc, trunc, rint, arctan2, hypot, copysign, nextafter, fmod, fmin, fmax, isnan, "   \
+    "isinf, isfinite, signbit, minimum, "                                                      \
     "maximum, where, clip and the casts bool(x), i8(x), "                                      \
     "i16(x), i32(x), i64(x), u8(x), u16(x), u32(x), u64(x), f32(x), f64(x)"
 
