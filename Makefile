@@ -61,6 +61,7 @@ help:
 	@echo "make fuzz       every libFuzzer harness for FUZZ_SECONDS (60) each"
 	@echo "make fuzz-diff  the JIT against the reference evaluator for DIFF_SECONDS"
 	@echo "make bench-scale  a million kernels in one bounded context"
+	@echo "make bench-sweep  300 random cases, JIT against cc -march=native (SWEEP_ARGS=--quick)"
 	@echo "make bench      benchmark table against NumPy, numexpr, PyTorch and memcpy"
 	@echo "make install PREFIX=/usr/local   header, libraries, bcgen, pkg-config file"
 
