@@ -25,6 +25,7 @@
 const char *const helper_lists[HELPER_COUNT] = {
     "from_bits", "to_int", "to_int_f32", "abs_int", "floordiv_int", "mod_int", "floordiv_float",
     "mod_float", "pow_int", "shl", "shr", "minimum", "maximum", "neg_float", "signbit_float",
+    "lanes",
 };
 
 static const struct {

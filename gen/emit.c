@@ -363,10 +363,16 @@ static void print_acc_init(cprinter *e, const kir_step *step)
         sb_printf(line, "unsigned long long acc = %s;", product ? "1ULL" : "0ULL");
         break;
     case ACC_DOUBLE:
-        sb_printf(line, "double acc = %s;", product ? "1.0" : "0.0");
+        if (ir->lanes > 1)
+            sb_printf(line, "double acc[%d] = {0.0};", ir->lanes);
+        else
+            sb_printf(line, "double acc = %s;", product ? "1.0" : "0.0");
         break;
     case ACC_COMPENSATED:
-        sb_puts(line, "double acc = 0.0, acc_c = 0.0;");
+        if (ir->lanes > 1)
+            sb_printf(line, "double acc[%d] = {0.0}, acc_c[%d] = {0.0};", ir->lanes, ir->lanes);
+        else
+            sb_puts(line, "double acc = 0.0, acc_c = 0.0;");
         break;
     case ACC_EXTREME: {
         sb_printf(line, "%s acc = ", cexpr_value_ctype(t));
@@ -419,9 +425,23 @@ static void print_acc_update(cprinter *e, const kir_step *step)
                   dtype_kind_of(t) == KIND_UINT ? "" : "(long long)", v);
         break;
     case ACC_DOUBLE:
-        sb_printf(line, "acc %s= (double)(%s);", product ? "*" : "+", v);
+        if (ir->lanes > 1) /* partial sum j % lanes of the innermost loop's j */
+            sb_printf(line, "acc[i%d & %d] += (double)(%s);", ir->p->loop_count - 1,
+                      ir->lanes - 1, v);
+        else
+            sb_printf(line, "acc %s= (double)(%s);", product ? "*" : "+", v);
         break;
     case ACC_COMPENSATED: { /* Neumaier's step, one statement a line */
+        static const char *const laned[][2] = {
+            {"1", "const double acc_t = acc[acc_l] + acc_x;"},
+            {"1", "if (fabs(acc[acc_l]) >= fabs(acc_x)) {"},
+            {"2", "acc_c[acc_l] += (acc[acc_l] - acc_t) + acc_x;"},
+            {"1", "} else {"},
+            {"2", "acc_c[acc_l] += (acc_x - acc_t) + acc[acc_l];"},
+            {"1", "}"},
+            {"1", "acc[acc_l] = acc_t;"},
+            {"0", "}"},
+        };
         static const char *const tail[][2] = {
             {"1", "const double acc_t = acc + acc_x;"},
             {"1", "if (fabs(acc) >= fabs(acc_x)) {"},
@@ -440,10 +460,18 @@ static void print_acc_update(cprinter *e, const kir_step *step)
         if (value.failed)
             line->failed = true;
         code_line(e, step->depth + 1);
-        for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++) {
+        if (ir->lanes > 1) {
             line->len = 0;
-            sb_puts(line, tail[i][1]);
-            code_line(e, step->depth + (tail[i][0][0] - '0'));
+            sb_printf(line, "const long acc_l = i%d & %d;", ir->p->loop_count - 1,
+                      ir->lanes - 1);
+            code_line(e, step->depth + 1);
+        }
+        size_t lines = sizeof tail / sizeof tail[0];
+        for (size_t i = 0; i < lines; i++) {
+            const char *const *text = ir->lanes > 1 ? laned[i] : tail[i];
+            line->len = 0;
+            sb_puts(line, text[1]);
+            code_line(e, step->depth + (text[0][0] - '0'));
         }
         sb_free(&value);
         return;
@@ -485,13 +513,23 @@ static void print_acc_store(cprinter *e, const kir_step *step)
     } else if (kind == ACC_WRAP) {
         sb_puts(&final, r == BCG_I64 ? "(bcg_i64)acc" : "acc");
     } else if (kind == ACC_DOUBLE) {
+        const char *acc = "acc";
+        if (ir->lanes > 1) {
+            e->need[HELPER_LANES][BCG_F32] = true;
+            acc = "bcg_lanes_sum(acc)";
+        }
         if (ir->reduce == BCG_REDUCE_MEAN)
-            sb_printf(&final, "(float)(acc / %s)", count);
+            sb_printf(&final, "(float)(%s / %s)", acc, count);
         else
-            sb_puts(&final, r == BCG_F32 ? "(float)acc" : "acc");
+            sb_printf(&final, r == BCG_F32 ? "(float)%s" : "%s", acc);
     } else if (kind == ACC_COMPENSATED) {
         /* the compensation is NaN once acc is infinite: acc then stands */
         const char *sum = "(acc - acc == 0.0 ? acc + acc_c : acc)";
+        if (ir->lanes > 1) {
+            e->need[HELPER_LANES][BCG_F64] = true;
+            e->need_math[MATH_FABS][0] = true;
+            sum = "bcg_lanes_compensated(acc, acc_c)";
+        }
         if (ir->reduce == BCG_REDUCE_MEAN)
             sb_printf(&final, "(%s / %s)", sum, count);
         else
@@ -733,6 +771,7 @@ static void set_helper_variables(cprinter *e, tmpl_scope *s)
             tmpl_set_bool(item, "is_signed", is_signed(d));
             tmpl_set_bool(item, "is_float", is_float(d));
             tmpl_set_str(item, "f", d == BCG_F32 ? "f" : "");
+            tmpl_set_bool(item, "single", d == BCG_F32);
             tmpl_set_str(item, "bits_type", d == BCG_F32 ? "unsigned int" : "unsigned long long");
             tmpl_set_str(item, "sign", d == BCG_F32 ? "0x80000000U" : "0x8000000000000000ULL");
             if (h == HELPER_TO_INT || h == HELPER_TO_INT_F32) {

@@ -624,10 +624,11 @@ static value evaluate_element(const evaluator *e, const int64_t *offset)
  * emit.c's print_acc_*; cprint.h's acc_kind) ---------------------------------- */
 
 typedef struct accumulator {
-    uint64_t wrap;     /* ACC_WRAP */
-    double sum, comp;  /* ACC_DOUBLE, ACC_COMPENSATED */
-    value extreme;     /* ACC_EXTREME */
-    bool logical;      /* ACC_LOGICAL */
+    uint64_t wrap;                   /* ACC_WRAP */
+    double sum[REDUCE_LANES];        /* ACC_DOUBLE, ACC_COMPENSATED: per lane */
+    double comp[REDUCE_LANES];       /* ACC_COMPENSATED */
+    value extreme;                   /* ACC_EXTREME */
+    bool logical;                    /* ACC_LOGICAL */
 } accumulator;
 
 typedef enum { WRAP, DOUBLE, COMPENSATED, EXTREME, LOGICAL } accumulation;
@@ -650,7 +651,7 @@ static void accumulator_init(accumulator *a, int reduce, bcg_dtype t)
     bool product = reduce == BCG_REDUCE_PROD, maximum = reduce == BCG_REDUCE_MAX;
     memset(a, 0, sizeof *a);
     a->wrap = product ? 1 : 0;
-    a->sum = product ? 1.0 : 0.0;
+    a->sum[0] = product ? 1.0 : 0.0;
     a->logical = reduce == BCG_REDUCE_ALL;
     a->extreme.dtype = t;
     switch (dtype_kind_of(t)) {
@@ -670,7 +671,19 @@ static double as_double(value v)
     }
 }
 
-static void accumulate(accumulator *a, int reduce, value v)
+/* Neumaier's step: X into the sum *S with compensation *C. */
+static void neumaier(double *s, double *c, double x)
+{
+    double t = *s + x;
+    if (fabs(*s) >= fabs(x))
+        *c += (*s - t) + x;
+    else
+        *c += (x - t) + *s;
+    *s = t;
+}
+
+/* V into partial LANE (0 unless reduce_lanes; see there). */
+static void accumulate(accumulator *a, int reduce, value v, int lane)
 {
     bool product = reduce == BCG_REDUCE_PROD;
     switch (accumulation_of(reduce, v.dtype)) {
@@ -680,17 +693,11 @@ static void accumulate(accumulator *a, int reduce, value v)
         break;
     }
     case DOUBLE:
-        a->sum = product ? a->sum * v.as.f : a->sum + v.as.f;
+        a->sum[lane] = product ? a->sum[lane] * v.as.f : a->sum[lane] + v.as.f;
         break;
-    case COMPENSATED: { /* Neumaier */
-        double x = as_double(v), t = a->sum + x;
-        if (fabs(a->sum) >= fabs(x))
-            a->comp += (a->sum - t) + x;
-        else
-            a->comp += (x - t) + a->sum;
-        a->sum = t;
+    case COMPENSATED:
+        neumaier(&a->sum[lane], &a->comp[lane], as_double(v));
         break;
-    }
     case EXTREME:
         if (v.dtype == BCG_BOOL)
             a->extreme.as.i = reduce == BCG_REDUCE_MAX ? (a->extreme.as.i | v.as.i)
@@ -707,14 +714,38 @@ static void accumulate(accumulator *a, int reduce, value v)
     }
 }
 
+/* The partials of a laned reduction into lane 0, as emit.c's lanes
+ * helpers combine them: double sums pairwise ((0+1)+(2+3))+...; compensated
+ * ones by Neumaier's step over the sums in lane order, then the
+ * compensations added in lane order. */
+static void lanes_finish(accumulator *a, accumulation kind)
+{
+    if (kind == DOUBLE) {
+        for (int width = REDUCE_LANES; width > 1; width /= 2)
+            for (int i = 0; i < width / 2; i++)
+                a->sum[i] = a->sum[2 * i] + a->sum[2 * i + 1];
+        return;
+    }
+    double s = 0.0, c = 0.0;
+    for (int i = 0; i < REDUCE_LANES; i++)
+        neumaier(&s, &c, a->sum[i]);
+    for (int i = 0; i < REDUCE_LANES; i++)
+        c += a->comp[i];
+    a->sum[0] = s;
+    a->comp[0] = c;
+}
+
 /* The reduced value, of dtype R (c->reduced_dtype). */
-static value accumulator_finish(const accumulator *a, int reduce, bcg_dtype t, bcg_dtype r,
-                                int64_t count)
+static value accumulator_finish(accumulator *a, int reduce, bcg_dtype t, bcg_dtype r,
+                                int64_t count, int lanes)
 {
     value v = {.dtype = r};
     if (reduce == BCG_REDUCE_MEAN && count == 0)
         return make_float(r, NAN);
-    switch (accumulation_of(reduce, t)) {
+    accumulation kind = accumulation_of(reduce, t);
+    if (lanes > 1 && (kind == DOUBLE || kind == COMPENSATED))
+        lanes_finish(a, kind);
+    switch (kind) {
     case WRAP:
         if (r == BCG_U64)
             v.as.u = a->wrap;
@@ -722,9 +753,9 @@ static value accumulator_finish(const accumulator *a, int reduce, bcg_dtype t, b
             v = from_bits(BCG_I64, a->wrap);
         return v;
     case DOUBLE:
-        return make_float(r, reduce == BCG_REDUCE_MEAN ? a->sum / (double)count : a->sum);
+        return make_float(r, reduce == BCG_REDUCE_MEAN ? a->sum[0] / (double)count : a->sum[0]);
     case COMPENSATED: {
-        double sum = a->sum - a->sum == 0.0 ? a->sum + a->comp : a->sum;
+        double sum = a->sum[0] - a->sum[0] == 0.0 ? a->sum[0] + a->comp[0] : a->sum[0];
         return make_float(r, reduce == BCG_REDUCE_MEAN ? sum / (double)count : sum);
     }
     case EXTREME:
@@ -748,6 +779,7 @@ static void eval_reduce(const compile *c, const evaluator *e, void *out)
         from--;
     int64_t index[BCG_MAX_RANK] = {0};
     int64_t offset[BCG_MAX_OPERANDS + 1] = {0};
+    int lanes = reduce_lanes(c), inner = p->loop_count - 1;
     accumulator a;
     for (;;) {
         bool first = true, last = true;
@@ -758,10 +790,12 @@ static void eval_reduce(const compile *c, const evaluator *e, void *out)
         if (first)
             accumulator_init(&a, c->reduce, t);
         if (!c->fill_plan)
-            accumulate(&a, c->reduce, evaluate_element(e, offset));
+            accumulate(&a, c->reduce, evaluate_element(e, offset),
+                       lanes > 1 ? (int)(index[inner] % lanes) : 0);
         if (last)
             store(out, c->out_dtype, offset[0],
-                  convert(accumulator_finish(&a, c->reduce, t, r, c->reduce_count), c->out_dtype));
+                  convert(accumulator_finish(&a, c->reduce, t, r, c->reduce_count, lanes),
+                          c->out_dtype));
         int l = p->loop_count - 1;
         for (; l >= 0; l--) {
             if (index[l] + 1 < p->extent[l]) {

@@ -233,6 +233,24 @@ bcg_dtype reduce_dtype(int r, bcg_dtype t)
     }
 }
 
+int reduce_lanes(const compile *c)
+{
+    const plan *p = c->plan;
+    if (c->reduce != BCG_REDUCE_SUM && c->reduce != BCG_REDUCE_MEAN)
+        return 1;
+    if (c->reduce == BCG_REDUCE_SUM && dtype_kind_of(c->root->dtype) != KIND_FLOAT)
+        return 1; /* integer sums wrap: any order gives the same bits */
+    if (!p || c->fill_plan || p->empty || p->loop_count == 0)
+        return 1;
+    int inner = p->loop_count - 1;
+    if (p->stride[0][inner] != 0)
+        return 1;
+    for (int k = 1; k < p->operand_count; k++)
+        if (c->used[k - 1] && p->stride[k][inner] != 0 && p->stride[k][inner] != 1)
+            return 1;
+    return REDUCE_LANES;
+}
+
 /* A reduction's output (see bcg_output): the target shape must broadcast
  * to the result; the dimensions it reduces, the reduced dtype, the view's
  * strides, and the plan's output strides (0 along reduced dimensions). */

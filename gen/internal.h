@@ -441,6 +441,16 @@ bcg_status compile_cut_outer(compile *c, int64_t trips);
  * over values of dtype T, as NumPy's (front.c). */
 const char *reduce_name(int r);
 bcg_dtype reduce_dtype(int r, bcg_dtype t);
+/* How many partial sums C's reduction keeps (front.c): REDUCE_LANES for a
+ * float sum or mean (a double or compensated accumulation) whose innermost
+ * plan loop is reduced and read contiguously (every input's stride there
+ * is 0 or 1): element j of that loop goes to partial j % REDUCE_LANES, and
+ * the partials are combined in a fixed order when the element is stored
+ * (emit.c's lanes helper, eval.c's lanes_finish), so the vectorised
+ * microkernels, plain C and the reference evaluator all add in the same
+ * order.  Else 1: one accumulator, the elements in the plan's order. */
+#define REDUCE_LANES 16
+int reduce_lanes(const compile *c);
 
 /* NumPy's can_cast(FROM, TO, casting='same_kind') (front.c). */
 bool dtype_same_kind(bcg_dtype from, bcg_dtype to);
@@ -611,7 +621,7 @@ const char *form_kind_name(form_kind kind);
  * there is no `out`).  It ors what the body calls into aot->needs, so one
  * file holding several kernels renders the helpers once (emit_helpers).
  * Positions and loop counters are ptrdiff_t. */
-#define EMIT_HELPER_FAMILIES 15
+#define EMIT_HELPER_FAMILIES 16
 #define EMIT_MATH_FUNCTIONS (OP_COUNT + 4) /* cexpr.c: ops.h's, then fabs fmod pow copysign */
 typedef struct emit_needs {
     bool helper[EMIT_HELPER_FAMILIES][BCG_DTYPE_COUNT];

@@ -363,6 +363,9 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         break;
     case KIR_ACC_INIT:
         sb_printf(sb, "acc = the identity of %s", reduce_name(ir->reduce));
+        if (ir->lanes > 1)
+            sb_printf(sb, " in %d partial sums, by the innermost index mod %d", ir->lanes,
+                      ir->lanes);
         break;
     case KIR_ACC_UPDATE: {
         bool read[BCG_MAX_OPERANDS] = {false}, first = true;
@@ -379,8 +382,9 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
     case KIR_ACC_STORE:
         sb_puts(sb, "store ");
         format_access(sb, ir, 0, 0);
-        sb_printf(sb, " = acc (%s of %lld, as %s)", reduce_name(ir->reduce),
-                  (long long)ir->reduce_count, bcg_dtype_name(ir->out_dtype));
+        sb_printf(sb, " = acc (%s of %lld, as %s%s)", reduce_name(ir->reduce),
+                  (long long)ir->reduce_count, bcg_dtype_name(ir->out_dtype),
+                  ir->lanes > 1 ? "; the partial sums combined in a fixed order" : "");
         break;
     }
 }

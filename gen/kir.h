@@ -110,6 +110,7 @@ typedef struct kernel_ir {
     bcg_dtype reduced_dtype;
     int64_t reduce_count;
     bool fill;
+    int lanes;                   /* reduce_lanes: partial sums by the innermost index */
 
     int step_count, step_capacity;
     kir_step *steps;

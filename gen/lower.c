@@ -972,6 +972,7 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
         ir->reduced_dtype = c->reduced_dtype;
         ir->reduce_count = c->reduce_count;
         ir->out_dtype = c->out_dtype;
+        ir->lanes = reduce_lanes(c);
         if (c->fill_plan) {
             ir->fill = true;
             ir->p = p = c->fill_plan;
