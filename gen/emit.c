@@ -250,7 +250,8 @@ static void print_tile_call(cprinter *e, const kir_step *step, int64_t tile)
     const expr_node *n = ir->nodes[id];
     strbuf *line = &e->line;
     char name[48];
-    if (id != 0) {
+    bool to_out = id == 0 && !ir->reduce; /* a reduction's root goes to tile0 */
+    if (!to_out) {
         line->len = 0;
         sb_printf(line, "%s tile%d[%lld];", dtype_ctype(n->dtype), id, (long long)tile);
         code_line(e, step->depth);
@@ -258,7 +259,7 @@ static void print_tile_call(cprinter *e, const kir_step *step, int64_t tile)
     kir_microkernel_name(ir, id, step->variant, name, sizeof name);
     line->len = 0;
     sb_printf(line, "%s(", name);
-    if (id == 0)
+    if (to_out)
         sb_puts(line, ir->has_position[0] ? "out + out_pos + tile_start" : "out + tile_start");
     else
         sb_printf(line, "tile%d", id);
@@ -363,14 +364,14 @@ static void print_acc_init(cprinter *e, const kir_step *step)
         sb_printf(line, "unsigned long long acc = %s;", product ? "1ULL" : "0ULL");
         break;
     case ACC_DOUBLE:
-        if (ir->lanes > 1)
-            sb_printf(line, "double acc[%d] = {0.0};", ir->lanes);
+        if (ir->lanes > 1) /* a loop: tcc would call memset for an initialiser */
+            sb_printf(line, "double acc[%d];", ir->lanes);
         else
             sb_printf(line, "double acc = %s;", product ? "1.0" : "0.0");
         break;
     case ACC_COMPENSATED:
         if (ir->lanes > 1)
-            sb_printf(line, "double acc[%d] = {0.0}, acc_c[%d] = {0.0};", ir->lanes, ir->lanes);
+            sb_printf(line, "double acc[%d], acc_c[%d];", ir->lanes, ir->lanes);
         else
             sb_puts(line, "double acc = 0.0, acc_c = 0.0;");
         break;
@@ -404,6 +405,18 @@ static void print_acc_init(cprinter *e, const kir_step *step)
         break;
     }
     code_line(e, step->depth);
+    if (ir->lanes > 1) {
+        bool compensated = reduce_acc_kind(ir->reduce, t) == ACC_COMPENSATED;
+        line->len = 0;
+        sb_printf(line, "for (int acc_i = 0; acc_i < %d; acc_i++) {", ir->lanes);
+        code_line(e, step->depth);
+        line->len = 0;
+        sb_puts(line, compensated ? "acc[acc_i] = acc_c[acc_i] = 0.0;" : "acc[acc_i] = 0.0;");
+        code_line(e, step->depth + 1);
+        line->len = 0;
+        sb_putc(line, '}');
+        code_line(e, step->depth);
+    }
 }
 
 static void print_acc_update(cprinter *e, const kir_step *step)
@@ -493,6 +506,31 @@ static void print_acc_update(cprinter *e, const kir_step *step)
     if (value.failed)
         line->failed = true;
     sb_free(&value);
+    code_line(e, step->depth);
+}
+
+/* A tile of the root's values into the partial sums (bcg_mk_sum16_T). */
+static void print_acc_tile(cprinter *e, const kir_step *step)
+{
+    const kernel_ir *ir = e->ir;
+    bool single = ir->nodes[0]->dtype == BCG_F32;
+    const char *type = single ? "float" : "double";
+    strbuf *line = &e->line;
+    line->len = 0;
+    if (single)
+        sb_printf(line, "void bcg_mk_sum16_f32(double *, const %s *, long, long);", type);
+    else
+        sb_printf(line, "void bcg_mk_sum16_f64(double *, double *, const %s *, long, long);",
+                  type);
+    code_line(e, step->depth);
+    line->len = 0;
+    sb_printf(line, "bcg_mk_sum16_%s(acc, %s", single ? "f32" : "f64", single ? "" : "acc_c, ");
+    if (ir->nodes[0]->op == OP_OPERAND) {
+        put_tile_argument(e, line, 0);
+    } else {
+        sb_puts(line, "tile0, 1");
+    }
+    sb_puts(line, ", tile_count);");
     code_line(e, step->depth);
 }
 
@@ -590,6 +628,7 @@ static void print_steps(cprinter *e)
         case KIR_ACC_INIT: print_acc_init(e, step); break;
         case KIR_ACC_UPDATE: print_acc_update(e, step); break;
         case KIR_ACC_STORE: print_acc_store(e, step); break;
+        case KIR_ACC_TILE: print_acc_tile(e, step); break;
         case KIR_FENCE: /* runtime/microkernels.c: why the fence */
             e->line.len = 0;
             sb_puts(&e->line, "void bcg_mk_fence(void);");

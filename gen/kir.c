@@ -217,6 +217,7 @@ void form_describe(const kernel_form *f, char *buf, size_t cap)
 static const char *const kir_op_names[] = {
     "local", "store", "loop", "end", "advance", "blocks", "loop", "move",
     "declare", "literal", "tiles", "call", "rows", "fence", "acc", "accumulate", "store",
+    "accumulate",
 };
 
 static void position_name(strbuf *sb, int k)
@@ -342,7 +343,7 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
                                                                         : step->variant,
                              name, sizeof name);
         sb_printf(sb, "call %s into ", name);
-        if (step->node == 0)
+        if (step->node == 0 && !ir->reduce)
             sb_puts(sb, "out");
         else
             sb_printf(sb, "tile%d", step->node);
@@ -379,6 +380,14 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
             }
         break;
     }
+    case KIR_ACC_TILE:
+        sb_printf(sb, "call bcg_mk_sum16_%s: acc's %d partial sums take the tile of ",
+                  bcg_dtype_name(ir->nodes[0]->dtype), ir->lanes);
+        if (ir->nodes[0]->op == OP_OPERAND)
+            format_access(sb, ir, ir->nodes[0]->operand + 1, 0);
+        else
+            sb_puts(sb, "tile0");
+        break;
     case KIR_ACC_STORE:
         sb_puts(sb, "store ");
         format_access(sb, ir, 0, 0);

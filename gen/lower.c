@@ -787,13 +787,61 @@ static void lower_unrolled(lowering *w)
  * is reduced by one thread, in one order, so the result does not depend on
  * the thread count. */
 
+/* Whether a laned float sum (reduce_lanes) takes its innermost run in
+ * tiles: the root's values computed by microkernels into a tile (or read
+ * from the operand that is the root), then added into the partial sums by
+ * bcg_mk_sum16_T, a tile (a multiple of 16 elements) at a time, so every
+ * element goes to the lane the scalar code gives it. */
+static bool reduce_tiles_chosen(const lowering *w)
+{
+    const compile *c = w->c;
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    const expr_node *root = ir->nodes[0];
+    int operations = 0;
+    if (!c->microkernels || c->options.microkernel_run <= 0 || ir->lanes <= 1 || ir->fill ||
+        p->empty || p->loop_count == 0 || (root->dtype != BCG_F32 && root->dtype != BCG_F64))
+        return false;
+    if (p->extent[p->loop_count - 1] < REDUCE_LANES)
+        return false;
+    if (root->op == OP_OPERAND)
+        return true;
+    return root->op != OP_LITERAL && tile_supported(ir, 0, root->dtype, &operations);
+}
+
+/* The innermost (reduced, contiguous) loop as tiles: the tree's calls as
+ * lower_tiles makes them (the root's into tile0), then the partial sums. */
+static void lower_reduce_tiles(lowering *w, int depth)
+{
+    const kernel_ir *ir = w->ir;
+    if (ir->nodes[0]->op == OP_OPERAND) {
+        kir_step *loop = add_step(w, KIR_TILE_LOOP, depth);
+        if (loop) {
+            int64_t extent = ir->p->extent[ir->p->loop_count - 1];
+            loop->trips = extent;
+            loop->size = extent < TILE_ELEMENTS ? extent : TILE_ELEMENTS;
+        }
+        add_step(w, KIR_ACC_TILE, depth + 1);
+        step_end(w, depth);
+        return;
+    }
+    lower_tiles(w, depth);
+    /* lower_tiles closed its loop: the partial sums go inside it */
+    w->ir->steps[w->ir->step_count - 1].op = KIR_ACC_TILE;
+    w->ir->steps[w->ir->step_count - 1].depth = depth + 1;
+    step_end(w, depth);
+}
+
 static void lower_reduce_loop(lowering *w, int level, int depth)
 {
     const kernel_ir *ir = w->ir;
     const plan *p = ir->p;
+    int inner = p->loop_count - 1;
     if (level == ir->reduce_from)
         add_step(w, KIR_ACC_INIT, depth);
-    if (level == p->loop_count) {
+    if (ir->tiled && level == inner) {
+        lower_reduce_tiles(w, depth);
+    } else if (level == p->loop_count) {
         if (!ir->fill) {
             kir_step *step = add_step(w, KIR_ACC_UPDATE, depth);
             if (step) {
@@ -810,12 +858,14 @@ static void lower_reduce_loop(lowering *w, int level, int depth)
         step_loop(w, depth, level, p->extent[level]);
         step_locals(w, level + 1, depth + 1);
         lower_reduce_loop(w, level + 1, depth + 1);
+        /* the loop inside moved the position a whole run (tiles move none) */
+        bool moved = level + 1 < p->loop_count && !(ir->tiled && level + 1 == inner);
         for (int k = 0; k <= ir->input_count; k++)
             if (ir->has_position[k]) {
-                uint64_t inner = level + 1 < p->loop_count
-                                     ? (uint64_t)p->extent[level + 1] * (uint64_t)p->stride[k][level + 1]
+                uint64_t run = moved ? (uint64_t)p->extent[level + 1] *
+                                           (uint64_t)p->stride[k][level + 1]
                                      : 0;
-                step_advance(w, depth + 1, k, (int64_t)((uint64_t)p->stride[k][level] - inner));
+                step_advance(w, depth + 1, k, (int64_t)((uint64_t)p->stride[k][level] - run));
             }
         step_end(w, depth);
     }
@@ -827,6 +877,7 @@ static void lower_reduction(lowering *w)
 {
     kernel_ir *ir = w->ir;
     const plan *p = ir->p;
+    int inner = p->loop_count - 1;
     ir->reduce_from = p->loop_count;
     while (ir->reduce_from > 0 && p->stride[0][ir->reduce_from - 1] == 0 && !ir->fill)
         ir->reduce_from--;
@@ -835,7 +886,7 @@ static void lower_reduction(lowering *w)
         if (k > 0 && (ir->fill || !ir->input_used[k - 1]))
             continue;
         for (int l = 0; l < p->loop_count; l++)
-            if (p->stride[k][l] != 0)
+            if (p->stride[k][l] != 0 && !(ir->tiled && l == inner))
                 ir->has_position[k] = true;
     }
     if (!ir->fill)
@@ -896,8 +947,10 @@ static const char *form_reason(const lowering *w, const char *not_tiled)
         return "the result has no elements";
     case FORM_REDUCE:
         snprintf(buf, sizeof buf, ir->fill ? "a %s over an empty result: no element to read"
-                                           : "a %s: %lld result elements into each output element",
-                 reduce_name(ir->reduce), (long long)ir->reduce_count);
+                                           : "a %s: %lld result elements into each output element%s",
+                 reduce_name(ir->reduce), (long long)ir->reduce_count,
+                 ir->tiled ? "; the contiguous innermost run in tiles of microkernels, "
+                             "added into 16 partial sums" : "");
         break;
     case FORM_UNROLLED:
         if (p->loop_count == 0)
@@ -980,7 +1033,11 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
         if (!ir->fill) {
             choose_input_levels(ir);
             assign_levels(ir, 0);
-            choose_locals(&w, 0, INT_MAX, false);
+            ir->tiled = reduce_tiles_chosen(&w);
+            if (ir->tiled) /* tiles read operands and literals themselves */
+                choose_tile_locals(&w, 0);
+            else
+                choose_locals(&w, 0, INT_MAX, false);
         }
         if (!p->empty && w.status == BCG_OK)
             lower_reduction(&w);

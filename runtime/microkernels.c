@@ -22,6 +22,13 @@
  *                                  long n, long rows, long stream)
  *            (binary and compare: see BINARY_NT)
  *   fence    void bcg_mk_fence(void)
+ *   sums     void bcg_mk_sum16_f32(double *acc, const float *x, long sx, long n)
+ *            void bcg_mk_sum16_f64(double *acc, double *comp, const double *x,
+ *                                  long sx, long n)
+ *            void bcg_mk_accadd_f32(double *acc, const float *x, long sx, long n)
+ *            void bcg_mk_accadd_f64(double *acc, double *comp, const double *x,
+ *                                   long sx, long n)
+ *            (see "reductions")
  *
  * `out` is contiguous; each input has a stride in elements: 1 (contiguous),
  * 0 (one value for the whole run) or anything else (strided).  Each
@@ -541,6 +548,77 @@ void bcg_mk_fence(void)
 #endif
 }
 
+/* ---- reductions ---------------------------------------------------------------------
+ *
+ * A float sum's accumulators, in the order gen/eval.c defines (internal.h,
+ * reduce_lanes): the _sum16 functions add element j of a run into partial
+ * sum j % 16 (ACC holds 16, COMP their 16 Neumaier compensations for f64),
+ * so a run that starts at a multiple of 16 adds exactly as the scalar code
+ * does, lane by lane, in order; the _accadd functions add element j into
+ * accumulator j (one output element each: a reduction over an outer loop,
+ * several output elements a call).  f32 values are summed in double, f64
+ * with Neumaier's compensation, each step bit for bit the scalar code's. */
+
+#define SUM_LANES 16
+
+CLONES void bcg_mk_sum16_f32(double *acc, const float *x, long sx, long n)
+{
+    double lane[SUM_LANES];
+    memcpy(lane, acc, sizeof lane);
+    long i = 0;
+    if (sx == 1) {
+        for (; i + SUM_LANES <= n; i += SUM_LANES)
+            for (int k = 0; k < SUM_LANES; k++)
+                lane[k] += (double)x[i + k];
+    }
+    for (; i < n; i++)
+        lane[i % SUM_LANES] += (double)x[i * sx];
+    memcpy(acc, lane, sizeof lane);
+}
+
+/* Neumaier's step, branch-free so that gcc vectorises it (the same values
+ * as the branchy form: both sides are computed, one is kept). */
+#define NEUMAIER(S, C, X)                                                         do {                                                                              const double t_ = (S) + (X);                                                  const double big_ = (S) - t_ + (X), small_ = (X) - t_ + (S);                  (C) += fabs(S) >= fabs(X) ? big_ : small_;                                    (S) = t_;                                                                 } while (0)
+
+CLONES void bcg_mk_sum16_f64(double *acc, double *comp, const double *x, long sx, long n)
+{
+    double lane[SUM_LANES], c[SUM_LANES];
+    memcpy(lane, acc, sizeof lane);
+    memcpy(c, comp, sizeof c);
+    long i = 0;
+    if (sx == 1) {
+        for (; i + SUM_LANES <= n; i += SUM_LANES)
+            for (int k = 0; k < SUM_LANES; k++)
+                NEUMAIER(lane[k], c[k], x[i + k]);
+    }
+    for (; i < n; i++)
+        NEUMAIER(lane[i % SUM_LANES], c[i % SUM_LANES], x[i * sx]);
+    memcpy(acc, lane, sizeof lane);
+    memcpy(comp, c, sizeof c);
+}
+
+CLONES void bcg_mk_accadd_f32(double *acc, const float *x, long sx, long n)
+{
+    if (sx == 1) {
+        for (long i = 0; i < n; i++)
+            acc[i] += (double)x[i];
+    } else {
+        for (long i = 0; i < n; i++)
+            acc[i] += (double)x[i * sx];
+    }
+}
+
+CLONES void bcg_mk_accadd_f64(double *acc, double *comp, const double *x, long sx, long n)
+{
+    if (sx == 1) {
+        for (long i = 0; i < n; i++)
+            NEUMAIER(acc[i], comp[i], x[i]);
+    } else {
+        for (long i = 0; i < n; i++)
+            NEUMAIER(acc[i], comp[i], x[i * sx]);
+    }
+}
+
 /* ---- the symbol table jit.c hands to tcc ------------------------------------------ */
 
 #define ENTRY(NAME) {"bcg_mk_" #NAME, (const void *)bcg_mk_##NAME},
@@ -560,7 +638,7 @@ const microkernel_symbol microkernel_symbols[] = {
     INTEGER_ENTRIES(i8) INTEGER_ENTRIES(i16) INTEGER_ENTRIES(i32) INTEGER_ENTRIES(i64)
     INTEGER_ENTRIES(u8) INTEGER_ENTRIES(u16) INTEGER_ENTRIES(u32) INTEGER_ENTRIES(u64)
     FLOAT_ENTRIES(f32) FLOAT_ENTRIES(f64)
-    ENTRY(fence)
+    ENTRY(fence) ENTRY(sum16_f32) ENTRY(sum16_f64) ENTRY(accadd_f32) ENTRY(accadd_f64)
 };
 const int microkernel_symbol_count =
     (int)(sizeof microkernel_symbols / sizeof microkernel_symbols[0]);

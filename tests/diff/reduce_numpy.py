@@ -249,6 +249,9 @@ def run_case(bcgen, seed, index, work):
         if proc.returncode != 0:
             notes.append("exit %d: %s; %s" % (proc.returncode, proc.stderr.strip()[:300], line))
             continue
+        if "reference evaluator" in proc.stderr and "--reference" not in variant:
+            # a compiled kernel that fell back gives the right values slowly
+            notes.append("the compiled kernel fell back: %s; %s" % (proc.stderr.strip()[:300], line))
         got = np.load(out)
         outputs.append(got.tobytes())
         x, axes, want = exp

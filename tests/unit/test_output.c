@@ -386,6 +386,7 @@ static void test_reductions(void **state)
                 if (bcg_compile(ctx, "a * 1", &op, 1, &options, &k, &err) != BCG_OK)
                     fail_msg("compile: %s", err.message);
                 assert_int_equal(bcg_kernel_elements(k), targets[t].count);
+                assert_string_equal(bcg_kernel_note(k), ""); /* compiled, no fallback */
                 float out[300];
                 assert_int_equal(bcg_run_threads(k, out, in, threads, &err), BCG_OK);
                 if (backend == 0 && threads == 1)
