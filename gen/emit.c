@@ -230,7 +230,7 @@ static void put_tile_argument(cprinter *e, strbuf *sb, int id)
         return;
     }
     int k = n->operand + 1;
-    long long stride = (long long)ir->p->stride[k][ir->p->loop_count - 1];
+    long long stride = (long long)ir->p->stride[k][ir->tile_loop];
     sb_printf(sb, "in%d", n->operand);
     if (ir->has_position[k])
         sb_printf(sb, " + in%d_pos", n->operand);
@@ -349,6 +349,36 @@ acc_kind reduce_acc_kind(int reduce, bcg_dtype value)
     default:
         return ACC_LOGICAL;
     }
+}
+
+/* Whether the reduction keeps a block of accumulators, one per element of
+ * a tile along a kept loop (lower.c, block_reduce_chosen). */
+static bool acc_blocked(const kernel_ir *ir)
+{
+    return ir->reduce && ir->tiled && ir->tile_loop < ir->p->loop_count - 1;
+}
+
+/* A block of accumulators: declared for a whole tile, zeroed for this one. */
+static void print_acc_block_init(cprinter *e, const kir_step *step, int64_t tile)
+{
+    const kernel_ir *ir = e->ir;
+    bool compensated = reduce_acc_kind(ir->reduce, ir->nodes[0]->dtype) == ACC_COMPENSATED;
+    strbuf *line = &e->line;
+    line->len = 0;
+    if (compensated)
+        sb_printf(line, "double acc[%lld], acc_c[%lld];", (long long)tile, (long long)tile);
+    else
+        sb_printf(line, "double acc[%lld];", (long long)tile);
+    code_line(e, step->depth);
+    line->len = 0;
+    sb_puts(line, "for (long acc_i = 0; acc_i < tile_count; acc_i++) {");
+    code_line(e, step->depth);
+    line->len = 0;
+    sb_puts(line, compensated ? "acc[acc_i] = acc_c[acc_i] = 0.0;" : "acc[acc_i] = 0.0;");
+    code_line(e, step->depth + 1);
+    line->len = 0;
+    sb_putc(line, '}');
+    code_line(e, step->depth);
 }
 
 /* The accumulator's declaration at its identity. */
@@ -516,6 +546,42 @@ static void print_acc_tile(cprinter *e, const kir_step *step)
     bool single = ir->nodes[0]->dtype == BCG_F32;
     const char *type = single ? "float" : "double";
     strbuf *line = &e->line;
+    if (step->variant == KIR_ROWS) { /* every run of the innermost loop, in order */
+        const plan *p = ir->p;
+        int inner = p->loop_count - 1, k = ir->nodes[0]->operand + 1;
+        line->len = 0;
+        sb_printf(line, "void bcg_mk_accadd_rows_%s(double *, %sconst %s *, long, long, long, "
+                  "long);", single ? "f32" : "f64", single ? "" : "double *, ", type);
+        code_line(e, step->depth);
+        line->len = 0;
+        sb_printf(line, "bcg_mk_accadd_rows_%s(acc, %s", single ? "f32" : "f64",
+                  single ? "" : "acc_c, ");
+        put_tile_argument(e, line, 0);
+        sb_printf(line, p->stride[k][inner] < 0 ? ", (%lld), %lld, tile_count);"
+                                                : ", %lld, %lld, tile_count);",
+                  (long long)p->stride[k][inner], (long long)p->extent[inner]);
+        code_line(e, step->depth);
+        return;
+    }
+    if (acc_blocked(ir)) { /* element j of the tile into accumulator j */
+        line->len = 0;
+        if (single)
+            sb_puts(line, "void bcg_mk_accadd_f32(double *, const float *, long, long);");
+        else
+            sb_puts(line, "void bcg_mk_accadd_f64(double *, double *, const double *, long, "
+                          "long);");
+        code_line(e, step->depth);
+        line->len = 0;
+        sb_printf(line, "bcg_mk_accadd_%s(acc, %s", single ? "f32" : "f64",
+                  single ? "" : "acc_c, ");
+        if (ir->nodes[0]->op == OP_OPERAND)
+            put_tile_argument(e, line, 0);
+        else
+            sb_puts(line, "tile0, 1");
+        sb_puts(line, ", tile_count);");
+        code_line(e, step->depth);
+        return;
+    }
     line->len = 0;
     if (single)
         sb_printf(line, "void bcg_mk_sum16_f32(double *, const %s *, long, long);", type);
@@ -551,7 +617,7 @@ static void print_acc_store(cprinter *e, const kir_step *step)
     } else if (kind == ACC_WRAP) {
         sb_puts(&final, r == BCG_I64 ? "(bcg_i64)acc" : "acc");
     } else if (kind == ACC_DOUBLE) {
-        const char *acc = "acc";
+        const char *acc = acc_blocked(ir) ? "acc[acc_i]" : "acc";
         if (ir->lanes > 1) {
             e->need[HELPER_LANES][BCG_F32] = true;
             acc = "bcg_lanes_sum(acc)";
@@ -563,6 +629,8 @@ static void print_acc_store(cprinter *e, const kir_step *step)
     } else if (kind == ACC_COMPENSATED) {
         /* the compensation is NaN once acc is infinite: acc then stands */
         const char *sum = "(acc - acc == 0.0 ? acc + acc_c : acc)";
+        if (acc_blocked(ir))
+            sum = "(acc[acc_i] - acc[acc_i] == 0.0 ? acc[acc_i] + acc_c[acc_i] : acc[acc_i])";
         if (ir->lanes > 1) {
             e->need[HELPER_LANES][BCG_F64] = true;
             e->need_math[MATH_FABS][0] = true;
@@ -579,9 +647,21 @@ static void print_acc_store(cprinter *e, const kir_step *step)
     line->len = 0;
     for (int k = 0; k <= ir->input_count; k++)
         e->offset[k] = 0;
-    sb_puts(line, "out[");
-    cexpr_put_offset(e, line, 0);
-    sb_puts(line, "] = ");
+    int depth = step->depth;
+    if (acc_blocked(ir)) { /* one output element per accumulator of the tile */
+        sb_puts(line, "for (long acc_i = 0; acc_i < tile_count; acc_i++) {");
+        code_line(e, depth++);
+        line->len = 0;
+        long long stride = (long long)ir->p->stride[0][ir->tile_loop];
+        sb_printf(line, "out[%s(tile_start + acc_i)", ir->has_position[0] ? "out_pos + " : "");
+        if (stride != 1)
+            sb_printf(line, stride < 0 ? " * (%lld)" : " * %lld", stride);
+        sb_puts(line, "] = ");
+    } else {
+        sb_puts(line, "out[");
+        cexpr_put_offset(e, line, 0);
+        sb_puts(line, "] = ");
+    }
     cexpr_convert_open(e, line, r, ir->out_dtype);
     sb_puts(line, final.data ? final.data : "acc");
     cexpr_convert_close(line, r, ir->out_dtype);
@@ -589,7 +669,12 @@ static void print_acc_store(cprinter *e, const kir_step *step)
     if (final.failed)
         line->failed = true;
     sb_free(&final);
-    code_line(e, step->depth);
+    code_line(e, depth);
+    if (acc_blocked(ir)) {
+        line->len = 0;
+        sb_putc(line, '}');
+        code_line(e, step->depth);
+    }
 }
 
 /* Every step of the IR into the template's `steps` list. */
@@ -625,7 +710,12 @@ static void print_steps(cprinter *e)
             break;
         case KIR_TILE_CALL: print_tile_call(e, step, tile); break;
         case KIR_ROWS_CALL: print_rows_call(e, step); break;
-        case KIR_ACC_INIT: print_acc_init(e, step); break;
+        case KIR_ACC_INIT:
+            if (acc_blocked(e->ir))
+                print_acc_block_init(e, step, tile);
+            else
+                print_acc_init(e, step);
+            break;
         case KIR_ACC_UPDATE: print_acc_update(e, step); break;
         case KIR_ACC_STORE: print_acc_store(e, step); break;
         case KIR_ACC_TILE: print_acc_tile(e, step); break;

@@ -258,7 +258,7 @@ static void format_argument(strbuf *sb, const kernel_ir *ir, int id)
     } else if (n->op == OP_OPERAND) {
         const plan *p = ir->p;
         sb_printf(sb, "in%d stride %lld", n->operand,
-                  (long long)p->stride[n->operand + 1][p->loop_count - 1]);
+                  (long long)p->stride[n->operand + 1][ir->tile_loop]);
     } else {
         sb_printf(sb, "tile%d", id);
     }
@@ -364,6 +364,9 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         break;
     case KIR_ACC_INIT:
         sb_printf(sb, "acc = the identity of %s", reduce_name(ir->reduce));
+        if (ir->tiled && ir->tile_loop < ir->p->loop_count - 1)
+            sb_printf(sb, ", one accumulator per element of the tile along loop i%d",
+                      ir->tile_loop);
         if (ir->lanes > 1)
             sb_printf(sb, " in %d partial sums, by the innermost index mod %d", ir->lanes,
                       ir->lanes);
@@ -381,8 +384,16 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         break;
     }
     case KIR_ACC_TILE:
-        sb_printf(sb, "call bcg_mk_sum16_%s: acc's %d partial sums take the tile of ",
-                  bcg_dtype_name(ir->nodes[0]->dtype), ir->lanes);
+        if (step->variant == KIR_ROWS)
+            sb_printf(sb, "call bcg_mk_accadd_rows_%s: the tile's accumulators take %lld "
+                      "rows (loop i%d) of ", bcg_dtype_name(ir->nodes[0]->dtype),
+                      (long long)ir->p->extent[ir->p->loop_count - 1], ir->p->loop_count - 1);
+        else if (ir->tile_loop < ir->p->loop_count - 1)
+            sb_printf(sb, "call bcg_mk_accadd_%s: the tile's accumulators take the tile of ",
+                      bcg_dtype_name(ir->nodes[0]->dtype));
+        else
+            sb_printf(sb, "call bcg_mk_sum16_%s: acc's %d partial sums take the tile of ",
+                      bcg_dtype_name(ir->nodes[0]->dtype), ir->lanes);
         if (ir->nodes[0]->op == OP_OPERAND)
             format_access(sb, ir, ir->nodes[0]->operand + 1, 0);
         else

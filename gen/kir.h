@@ -113,6 +113,11 @@ typedef struct kernel_ir {
     int64_t reduce_count;
     bool fill;
     int lanes;                   /* reduce_lanes: partial sums by the innermost index */
+    /* the loop tiles run along: the innermost, or in a reduction over outer
+     * loops, the kept loop just outside them (a block of accumulators) */
+    int tile_loop;
+    bool reduce_rows;            /* a block reduction of an operand: the innermost
+                                    reduced loop is one _accadd_rows call */
 
     int step_count, step_capacity;
     kir_step *steps;

@@ -23,6 +23,7 @@
  * input and every subtree containing it are never hoisted.
  */
 #include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -310,7 +311,8 @@ static bool tile_hoistable(const kernel_ir *ir, int id)
 {
     const expr_node *n = ir->nodes[id];
     return id != 0 && n->op != OP_OPERAND && n->op != OP_LITERAL && n->dtype != BCG_BOOL &&
-           ir->value[id].folded < 0 && ir->value[id].level < ir->per_element;
+           ir->value[id].folded < 0 && ir->value[id].level < ir->per_element &&
+           ir->value[id].level <= ir->tile_loop; /* constant along the tiles' loop */
 }
 
 /* Whether the subtree ID gives a value of dtype WANT through microkernels
@@ -426,11 +428,9 @@ static bool stream_chosen(const kernel_ir *ir)
 /* The innermost run as tiles of microkernel calls, at DEPTH: each
  * microkernel declared once and each literal bound to a variable before
  * the tile loop, then one call per operation in post-order. */
-static void lower_tiles(lowering *w, int depth)
+static void tile_declarations(lowering *w, int depth)
 {
     const kernel_ir *ir = w->ir;
-    const plan *p = ir->p;
-    int64_t extent = p->extent[p->loop_count - 1];
     for (int visit = 0; visit < ir->node_count; visit++) {
         int id = ir->post_order[visit];
         const expr_node *n = ir->nodes[id];
@@ -460,19 +460,35 @@ static void lower_tiles(lowering *w, int depth)
         if (!seen || stream)
             step_node(w, KIR_MK_DECLARE, depth, id, stream ? KIR_STREAM : KIR_PLAIN);
     }
+}
+
+static void tile_loop(lowering *w, int depth, int64_t extent, int64_t most)
+{
     kir_step *loop = add_step(w, KIR_TILE_LOOP, depth);
     if (loop) {
         loop->trips = extent;
-        loop->size = extent < TILE_ELEMENTS ? extent : TILE_ELEMENTS;
+        loop->size = extent < most ? extent : most;
     }
+}
+
+static void tile_calls(lowering *w, int depth)
+{
+    const kernel_ir *ir = w->ir;
     for (int visit = 0; visit < ir->node_count; visit++) {
         int id = ir->post_order[visit];
         expr_op op = ir->nodes[id]->op;
         if (op != OP_LITERAL && op != OP_OPERAND && !ir->value[id].inside_local &&
             !ir->value[id].local)
-            step_node(w, KIR_TILE_CALL, depth + 1, id, id == 0 && ir->stream ? KIR_STREAM
-                                                                               : KIR_PLAIN);
+            step_node(w, KIR_TILE_CALL, depth, id, id == 0 && ir->stream ? KIR_STREAM
+                                                                          : KIR_PLAIN);
     }
+}
+
+static void lower_tiles(lowering *w, int depth)
+{
+    tile_declarations(w, depth);
+    tile_loop(w, depth, w->ir->p->extent[w->ir->p->loop_count - 1], TILE_ELEMENTS);
+    tile_calls(w, depth + 1);
     step_end(w, depth);
 }
 
@@ -792,21 +808,71 @@ static void lower_unrolled(lowering *w)
  * from the operand that is the root), then added into the partial sums by
  * bcg_mk_sum16_T, a tile (a multiple of 16 elements) at a time, so every
  * element goes to the lane the scalar code gives it. */
+static bool reduce_tree_tiles(const kernel_ir *ir)
+{
+    const expr_node *root = ir->nodes[0];
+    int operations = 0;
+    if (root->dtype != BCG_F32 && root->dtype != BCG_F64)
+        return false;
+    if (root->op == OP_OPERAND)
+        return true;
+    return root->op != OP_LITERAL && tile_supported(ir, 0, root->dtype, &operations);
+}
+
 static bool reduce_tiles_chosen(const lowering *w)
 {
     const compile *c = w->c;
     const kernel_ir *ir = w->ir;
     const plan *p = ir->p;
-    const expr_node *root = ir->nodes[0];
-    int operations = 0;
     if (!c->microkernels || c->options.microkernel_run <= 0 || ir->lanes <= 1 || ir->fill ||
-        p->empty || p->loop_count == 0 || (root->dtype != BCG_F32 && root->dtype != BCG_F64))
+        p->empty || p->loop_count == 0 || p->extent[p->loop_count - 1] < REDUCE_LANES)
         return false;
-    if (p->extent[p->loop_count - 1] < REDUCE_LANES)
+    return reduce_tree_tiles(ir);
+}
+
+/* The first reduced loop: the plan orders loops by the output's stride,
+ * which is 0 along the reduced ones, so they are the innermost. */
+static int reduce_from_of(const kernel_ir *ir)
+{
+    const plan *p = ir->p;
+    int from = p->loop_count;
+    while (from > 0 && p->stride[0][from - 1] == 0 && !ir->fill)
+        from--;
+    return from;
+}
+
+/* Whether a float sum over outer-strided elements (one accumulator each,
+ * reduce_lanes 1: the innermost reduced loop reads with a long stride, as
+ * a sum over the rows of a C-contiguous matrix does) takes a block of
+ * accumulators instead: the kept loop just outside the reduced ones runs
+ * in tiles, each tile keeps one accumulator per element, and the reduced
+ * loops run inside it, adding a tile of values (computed by microkernels
+ * along the kept loop, where the inputs are contiguous) with
+ * bcg_mk_accadd_T.  Each output element still adds its values in the
+ * plan's order, one at a time, so the result is the scalar code's. */
+#define MAX_BLOCK_REDUCE_STRIDE 1
+/* Tiles of a block reduction: long enough that each step of the reduced
+ * loop reads whole rows of a (4096, 4096) matrix in order (measured: 1024
+ * took 4x as long, a new 4 KB page per row restarting the prefetcher),
+ * while the accumulators (8 or 16 bytes each) stay in the L2 cache. */
+#define BLOCK_REDUCE_TILE 4096
+static bool block_reduce_chosen(const lowering *w, int from)
+{
+    const compile *c = w->c;
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    if (!c->microkernels || c->options.microkernel_run <= 0 || ir->fill || p->empty ||
+        from < 1 || from >= p->loop_count || ir->lanes > 1)
         return false;
-    if (root->op == OP_OPERAND)
-        return true;
-    return root->op != OP_LITERAL && tile_supported(ir, 0, root->dtype, &operations);
+    if (ir->reduce != BCG_REDUCE_SUM && ir->reduce != BCG_REDUCE_MEAN)
+        return false;
+    int kept = from - 1;
+    if (p->extent[kept] < c->options.microkernel_run)
+        return false;
+    for (int k = 1; k < p->operand_count; k++)
+        if (ir->input_used[k - 1] && llabs(p->stride[k][kept]) > MAX_BLOCK_REDUCE_STRIDE)
+            return false;
+    return reduce_tree_tiles(ir);
 }
 
 /* The innermost (reduced, contiguous) loop as tiles: the tree's calls as
@@ -814,21 +880,31 @@ static bool reduce_tiles_chosen(const lowering *w)
 static void lower_reduce_tiles(lowering *w, int depth)
 {
     const kernel_ir *ir = w->ir;
-    if (ir->nodes[0]->op == OP_OPERAND) {
-        kir_step *loop = add_step(w, KIR_TILE_LOOP, depth);
-        if (loop) {
-            int64_t extent = ir->p->extent[ir->p->loop_count - 1];
-            loop->trips = extent;
-            loop->size = extent < TILE_ELEMENTS ? extent : TILE_ELEMENTS;
-        }
-        add_step(w, KIR_ACC_TILE, depth + 1);
-        step_end(w, depth);
-        return;
-    }
-    lower_tiles(w, depth);
-    /* lower_tiles closed its loop: the partial sums go inside it */
-    w->ir->steps[w->ir->step_count - 1].op = KIR_ACC_TILE;
-    w->ir->steps[w->ir->step_count - 1].depth = depth + 1;
+    tile_declarations(w, depth);
+    tile_loop(w, depth, ir->p->extent[ir->p->loop_count - 1], TILE_ELEMENTS);
+    tile_calls(w, depth + 1);
+    add_step(w, KIR_ACC_TILE, depth + 1);
+    step_end(w, depth);
+}
+
+static void lower_reduce_loop(lowering *w, int level, int depth);
+
+/* The kept loop LEVEL as tiles of accumulators, the reduced loops inside
+ * (see block_reduce_chosen); the positions the reduced loops moved go
+ * back before the next tile. */
+static void lower_block_reduce(lowering *w, int level, int depth)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int from = ir->reduce_from;
+    tile_declarations(w, depth);
+    tile_loop(w, depth, p->extent[level], BLOCK_REDUCE_TILE);
+    lower_reduce_loop(w, level + 1, depth + 1);
+    bool moved = !(ir->reduce_rows && from == p->loop_count - 1);
+    for (int k = 0; moved && k <= ir->input_count; k++)
+        if (ir->has_position[k])
+            step_advance(w, depth + 1, k,
+                         (int64_t)(0 - (uint64_t)p->extent[from] * (uint64_t)p->stride[k][from]));
     step_end(w, depth);
 }
 
@@ -837,12 +913,23 @@ static void lower_reduce_loop(lowering *w, int level, int depth)
     const kernel_ir *ir = w->ir;
     const plan *p = ir->p;
     int inner = p->loop_count - 1;
+    bool blocked = ir->tiled && ir->tile_loop < inner;
     if (level == ir->reduce_from)
         add_step(w, KIR_ACC_INIT, depth);
-    if (ir->tiled && level == inner) {
-        lower_reduce_tiles(w, depth);
+    if (ir->reduce_rows && level == inner) { /* the whole loop in one call */
+        kir_step *step = add_step(w, KIR_ACC_TILE, depth);
+        if (step)
+            step->variant = KIR_ROWS;
+    } else if (ir->tiled && level == ir->tile_loop) {
+        if (blocked)
+            lower_block_reduce(w, level, depth);
+        else
+            lower_reduce_tiles(w, depth);
     } else if (level == p->loop_count) {
-        if (!ir->fill) {
+        if (blocked) {
+            tile_calls(w, depth);
+            add_step(w, KIR_ACC_TILE, depth);
+        } else if (!ir->fill) {
             kir_step *step = add_step(w, KIR_ACC_UPDATE, depth);
             if (step) {
                 int64_t *zero = arena_alloc(w->c->arena, sizeof *zero * (size_t)(ir->input_count + 1));
@@ -856,10 +943,12 @@ static void lower_reduce_loop(lowering *w, int level, int depth)
         }
     } else {
         step_loop(w, depth, level, p->extent[level]);
-        step_locals(w, level + 1, depth + 1);
+        if (!blocked || level < ir->tile_loop)
+            step_locals(w, level + 1, depth + 1);
         lower_reduce_loop(w, level + 1, depth + 1);
         /* the loop inside moved the position a whole run (tiles move none) */
-        bool moved = level + 1 < p->loop_count && !(ir->tiled && level + 1 == inner);
+        bool moved = level + 1 < p->loop_count && !(ir->tiled && level + 1 == ir->tile_loop) &&
+                     !(ir->reduce_rows && level + 1 == inner);
         for (int k = 0; k <= ir->input_count; k++)
             if (ir->has_position[k]) {
                 uint64_t run = moved ? (uint64_t)p->extent[level + 1] *
@@ -877,16 +966,12 @@ static void lower_reduction(lowering *w)
 {
     kernel_ir *ir = w->ir;
     const plan *p = ir->p;
-    int inner = p->loop_count - 1;
-    ir->reduce_from = p->loop_count;
-    while (ir->reduce_from > 0 && p->stride[0][ir->reduce_from - 1] == 0 && !ir->fill)
-        ir->reduce_from--;
     for (int k = 0; k <= ir->input_count; k++) {
         ir->has_position[k] = false;
         if (k > 0 && (ir->fill || !ir->input_used[k - 1]))
             continue;
         for (int l = 0; l < p->loop_count; l++)
-            if (p->stride[k][l] != 0 && !(ir->tiled && l == inner))
+            if (p->stride[k][l] != 0 && !(ir->tiled && l == ir->tile_loop))
                 ir->has_position[k] = true;
     }
     if (!ir->fill)
@@ -949,8 +1034,12 @@ static const char *form_reason(const lowering *w, const char *not_tiled)
         snprintf(buf, sizeof buf, ir->fill ? "a %s over an empty result: no element to read"
                                            : "a %s: %lld result elements into each output element%s",
                  reduce_name(ir->reduce), (long long)ir->reduce_count,
-                 ir->tiled ? "; the contiguous innermost run in tiles of microkernels, "
-                             "added into 16 partial sums" : "");
+                 !ir->tiled ? ""
+                 : ir->tile_loop < p->loop_count - 1
+                     ? "; a block of accumulators along the kept loop outside the reduced "
+                       "ones, its values in tiles of microkernels"
+                     : "; the contiguous innermost run in tiles of microkernels, added into "
+                       "16 partial sums");
         break;
     case FORM_UNROLLED:
         if (p->loop_count == 0)
@@ -1010,6 +1099,7 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
     ir->inplace = c->options.inplace;
     ir->out_dtype = c->root->dtype; /* the output's: compile_front cast the root to it */
     ir->factor = c->options.unroll_factor < 1 ? 1 : c->options.unroll_factor;
+    ir->tile_loop = p->loop_count - 1;
     ir->node_count = count_nodes(root);
     ir->nodes = arena_alloc(c->arena, sizeof *ir->nodes * (size_t)ir->node_count);
     ir->value = arena_alloc(c->arena, sizeof *ir->value * (size_t)ir->node_count);
@@ -1030,10 +1120,16 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
             ir->fill = true;
             ir->p = p = c->fill_plan;
         }
+        ir->reduce_from = reduce_from_of(ir);
         if (!ir->fill) {
             choose_input_levels(ir);
             assign_levels(ir, 0);
             ir->tiled = reduce_tiles_chosen(&w);
+            if (!ir->tiled && block_reduce_chosen(&w, ir->reduce_from)) {
+                ir->tiled = true;
+                ir->tile_loop = ir->reduce_from - 1;
+                ir->reduce_rows = ir->nodes[0]->op == OP_OPERAND;
+            }
             if (ir->tiled) /* tiles read operands and literals themselves */
                 choose_tile_locals(&w, 0);
             else

@@ -28,6 +28,11 @@
  *            void bcg_mk_accadd_f32(double *acc, const float *x, long sx, long n)
  *            void bcg_mk_accadd_f64(double *acc, double *comp, const double *x,
  *                                   long sx, long n)
+ *            void bcg_mk_accadd_rows_f32(double *acc, const float *x, long sx,
+ *                                        long rx, long rows, long n)
+ *            void bcg_mk_accadd_rows_f64(double *acc, double *comp,
+ *                                        const double *x, long sx, long rx,
+ *                                        long rows, long n)
  *            (see "reductions")
  *
  * `out` is contiguous; each input has a stride in elements: 1 (contiguous),
@@ -619,6 +624,66 @@ CLONES void bcg_mk_accadd_f64(double *acc, double *comp, const double *x, long s
     }
 }
 
+/* The _accadd functions over ROWS runs, run r at x + r * rx, in order:
+ * each accumulator takes run 0's element, then run 1's, ... (its own
+ * order, unchanged), but ACCADD_ROWS runs go through a block of
+ * accumulators held in registers before it goes back to memory: a
+ * memory round trip per ACCADD_ROWS elements, while the runs are read as
+ * that many sequential streams. */
+#define ACCADD_BLOCK 16
+#define ACCADD_ROWS 8
+CLONES void bcg_mk_accadd_rows_f32(double *acc, const float *x, long sx, long rx, long rows,
+                                   long n)
+{
+    long r = 0;
+    if (sx == 1) {
+        for (; r + ACCADD_ROWS <= rows; r += ACCADD_ROWS) {
+            const float *base = x + r * rx;
+            long j = 0;
+            for (; j + ACCADD_BLOCK <= n; j += ACCADD_BLOCK) {
+                double a[ACCADD_BLOCK];
+                memcpy(a, acc + j, sizeof a);
+                for (int q = 0; q < ACCADD_ROWS; q++)
+                    for (int k = 0; k < ACCADD_BLOCK; k++)
+                        a[k] += (double)base[q * rx + j + k];
+                memcpy(acc + j, a, sizeof a);
+            }
+            for (; j < n; j++)
+                for (int q = 0; q < ACCADD_ROWS; q++)
+                    acc[j] += (double)base[q * rx + j];
+        }
+    }
+    for (; r < rows; r++)
+        bcg_mk_accadd_f32(acc, x + r * rx, sx, n);
+}
+
+CLONES void bcg_mk_accadd_rows_f64(double *acc, double *comp, const double *x, long sx,
+                                   long rx, long rows, long n)
+{
+    long r = 0;
+    if (sx == 1) {
+        for (; r + ACCADD_ROWS <= rows; r += ACCADD_ROWS) {
+            const double *base = x + r * rx;
+            long j = 0;
+            for (; j + ACCADD_BLOCK / 2 <= n; j += ACCADD_BLOCK / 2) {
+                double a[ACCADD_BLOCK / 2], c[ACCADD_BLOCK / 2];
+                memcpy(a, acc + j, sizeof a);
+                memcpy(c, comp + j, sizeof c);
+                for (int q = 0; q < ACCADD_ROWS; q++)
+                    for (int k = 0; k < ACCADD_BLOCK / 2; k++)
+                        NEUMAIER(a[k], c[k], base[q * rx + j + k]);
+                memcpy(acc + j, a, sizeof a);
+                memcpy(comp + j, c, sizeof c);
+            }
+            for (; j < n; j++)
+                for (int q = 0; q < ACCADD_ROWS; q++)
+                    NEUMAIER(acc[j], comp[j], base[q * rx + j]);
+        }
+    }
+    for (; r < rows; r++)
+        bcg_mk_accadd_f64(acc, comp, x + r * rx, sx, n);
+}
+
 /* ---- the symbol table jit.c hands to tcc ------------------------------------------ */
 
 #define ENTRY(NAME) {"bcg_mk_" #NAME, (const void *)bcg_mk_##NAME},
@@ -639,6 +704,7 @@ const microkernel_symbol microkernel_symbols[] = {
     INTEGER_ENTRIES(u8) INTEGER_ENTRIES(u16) INTEGER_ENTRIES(u32) INTEGER_ENTRIES(u64)
     FLOAT_ENTRIES(f32) FLOAT_ENTRIES(f64)
     ENTRY(fence) ENTRY(sum16_f32) ENTRY(sum16_f64) ENTRY(accadd_f32) ENTRY(accadd_f64)
+    ENTRY(accadd_rows_f32) ENTRY(accadd_rows_f64)
 };
 const int microkernel_symbol_count =
     (int)(sizeof microkernel_symbols / sizeof microkernel_symbols[0]);

@@ -437,6 +437,102 @@ static void test_reductions(void **state)
     free(a);
 }
 
+/* The microkernel forms of float sums and means (laned tiles along a
+ * contiguous reduced run, blocks of accumulators along a kept loop, whole
+ * rows of an operand in one call) against the scalar code of the same
+ * kernel (microkernel_run 0), which reduce_numpy checks against the
+ * reference evaluator: bit for bit, on 1 and 3 threads, over random shapes,
+ * reduced dimension sets, negative strides, and trees and bare operands. */
+static void test_reduction_microkernels_match_scalar_code(void **state)
+{
+    (void)state;
+    uint64_t seed = 2026;
+    static const char *const exprs[] = {"a", "a * b", "a * b + 1.5", "sqrt(a * a) - b"};
+    int forms_seen[3] = {0, 0, 0}; /* laned tiles, blocks, rows calls */
+    for (int trial = 0; trial < 160; trial++) {
+        int rank = 2 + (int)(xorshift64(&seed) % 2);
+        int64_t shape[3], strides[3], total = 1;
+        for (int d = 0; d < rank; d++)
+            shape[d] = 1 + (int64_t)(xorshift64(&seed) % (d == rank - 1 ? 300 : 90));
+        for (int d = rank - 1; d >= 0; d--) {
+            strides[d] = total;
+            total *= shape[d];
+        }
+        bool flip = xorshift64(&seed) % 4 == 0;
+        int64_t flipped[3];
+        memcpy(flipped, strides, sizeof strides);
+        if (flip) /* the last dimension read backwards */
+            flipped[rank - 1] = -1;
+        bcg_dtype t = xorshift64(&seed) % 2 ? BCG_F32 : BCG_F64;
+        size_t size = bcg_dtype_size(t);
+        unsigned char *a = malloc(size * (size_t)total), *b = malloc(size * (size_t)total);
+        for (int64_t i = 0; i < total; i++) {
+            /* wide exponents: sums whose bits depend on the order of the adds */
+            double v = ldexp((double)(int64_t)(xorshift64(&seed) % 2000001) / 1e6 - 1.0,
+                             (int)(xorshift64(&seed) % 90) - 45);
+            double w = (double)(int64_t)(xorshift64(&seed) % 2001) / 1000.0;
+            if (xorshift64(&seed) % 16 == 0) /* huge values that cancel: order shows */
+                v = xorshift64(&seed) % 2 ? 0x1p90 : -0x1p90;
+            if (t == BCG_F32) {
+                ((float *)a)[i] = (float)v;
+                ((float *)b)[i] = (float)w;
+            } else {
+                ((double *)a)[i] = v;
+                ((double *)b)[i] = w;
+            }
+        }
+        int64_t target[3];
+        for (int d = 0; d < rank; d++)
+            target[d] = xorshift64(&seed) % 2 ? 1 : shape[d];
+        const char *expr = exprs[xorshift64(&seed) % 4];
+        int reduce = xorshift64(&seed) % 3 ? BCG_REDUCE_SUM : BCG_REDUCE_MEAN;
+        bcg_operand ops[2] = {{"a", t, rank, shape, flip ? flipped : NULL},
+                              {"b", t, rank, shape, NULL}};
+        /* element [0,...,0] of a flipped operand sits at the end of its row */
+        const void *in[2] = {a + (flip ? size * (size_t)(shape[rank - 1] - 1) : 0), b};
+        bcg_output o = {BCG_DTYPE_AUTO, rank, NULL, reduce, target};
+        int64_t out_elements = 1;
+        for (int d = 0; d < rank; d++)
+            out_elements *= target[d];
+        unsigned char *want = calloc((size_t)out_elements, size),
+                      *got = calloc((size_t)out_elements, size);
+        for (int fast = 0; fast < 2; fast++)
+            for (int threads = 1; threads <= (fast ? 3 : 1); threads += 2) {
+                bcg_options options;
+                bcg_options_init(&options);
+                options.output = &o;
+                options.microkernel_run = fast ? 64 : 0;
+                bcg_error err;
+                bcg_kernel *k = NULL;
+                if (bcg_compile(ctx, expr, ops, 2, &options, &k, &err) != BCG_OK)
+                    fail_msg("compile %s: %s", expr, err.message);
+                assert_string_equal(bcg_kernel_note(k), "");
+                const char *source = bcg_kernel_source(k);
+                if (fast && threads == 1) {
+                    forms_seen[0] += strstr(source, "bcg_mk_sum16_") != NULL;
+                    forms_seen[1] += strstr(source, "bcg_mk_accadd_f") != NULL;
+                    forms_seen[2] += strstr(source, "bcg_mk_accadd_rows_") != NULL;
+                }
+                assert_int_equal(bcg_run_threads(k, fast ? got : want, in, threads, &err),
+                                 BCG_OK);
+                if (fast && memcmp(got, want, size * (size_t)out_elements) != 0)
+                    fail_msg("trial %d: %s %s over [%lld %lld %lld] differs from the scalar "
+                             "code (%d threads)", trial, reduce_name(reduce), expr,
+                             (long long)shape[0], (long long)shape[1],
+                             (long long)(rank > 2 ? shape[2] : 0), threads);
+                bcg_kernel_release(k);
+            }
+        free(a);
+        free(b);
+        free(want);
+        free(got);
+    }
+    /* every form was reached */
+    assert_true(forms_seen[0] > 0);
+    assert_true(forms_seen[1] > 0);
+    assert_true(forms_seen[2] > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -448,6 +544,7 @@ int main(void)
         cmocka_unit_test(test_run_checks_the_view),
         cmocka_unit_test(test_emit_writes_the_view),
         cmocka_unit_test(test_reductions),
+        cmocka_unit_test(test_reduction_microkernels_match_scalar_code),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
