@@ -850,8 +850,15 @@ static int merge_spec(int argc, char **argv, merged_args *m)
                                "not '%s'", arg);
         }
     }
-    char *text;
+    char *text, why[200];
     size_t length;
+    if (m->spec_path && file_name_problem(base_name(m->spec_path), why, sizeof why)) {
+        fprintf(stderr, "bcgen aot: --spec '%s': %s; rename it\n(see bcgen aot --help)\n",
+                m->spec_path, why);
+        return 2;
+    }
+    if (!m->spec_path)
+        return usage_error("%s", "--spec needs a value");
     if (!read_spec(m->spec_path, &text, &length))
         return 2;
     char error[600];

@@ -158,6 +158,11 @@ for what, argv, needle in [
 ]:
     r = bcgen("aot", *argv, cwd=work)
     tap.check(f"usage error: {what}", r.returncode == 2 and needle in r.stderr, r.stderr)
+write("k??=.bcg", SPEC)
+r = bcgen("aot", "--spec", "k??=.bcg", "-o", "tri.c", cwd=work)
+tap.check("a spec name with a trigraph (quoted into the header) is refused",
+          r.returncode == 2 and "trigraph" in r.stderr and not os.path.exists(path("tri.c")),
+          r.stderr)
 with open(path("nul.bcg"), "wb") as f:
     f.write(b"bcgen-spec 1\nkernel k = a\x00\n")
 r = bcgen("aot", "--spec", "nul.bcg", "-o", "x.c", cwd=work)
