@@ -64,7 +64,7 @@ help:
 	@echo "make bench-scale  a million kernels in one bounded context"
 	@echo "make bench-sweep  300 random cases, JIT against cc -march=native (SWEEP_ARGS=--quick)"
 	@echo "make bench      benchmark table against NumPy, numexpr, PyTorch and memcpy"
-	@echo "make install PREFIX=/usr/local   header, libraries, bcgen, pkg-config file"
+	@echo "make install PREFIX=/usr/local   header, libraries, bcgen, pkg-config file, CMake package, bcgen.mk"
 
 # ---- dependencies ---------------------------------------------------------
 $(BUILD)/.deps: Makefile
