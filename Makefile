@@ -25,7 +25,8 @@ DEPS = libtcc-dev:/usr/include/libtcc.h \
        libcmocka-dev:/usr/include/cmocka.h \
        python3-numpy:/usr/lib/python3/dist-packages/numpy/__init__.py \
        clang:/usr/bin/clang \
-       pkg-config:/usr/bin/pkg-config
+       pkg-config:/usr/bin/pkg-config \
+       cmake:/usr/bin/cmake
 
 GEN_ALL  = $(wildcard gen/*.c)
 CLI_SRC  = $(filter gen/cli%.c,$(GEN_ALL))
@@ -63,7 +64,7 @@ help:
 	@echo "make bench-scale  a million kernels in one bounded context"
 	@echo "make bench-sweep  300 random cases, JIT against cc -march=native (SWEEP_ARGS=--quick)"
 	@echo "make bench      benchmark table against NumPy, numexpr, PyTorch and memcpy"
-	@echo "make install PREFIX=/usr/local   header, libraries, bcgen, pkg-config file"
+	@echo "make install PREFIX=/usr/local   header, libraries, bcgen, pkg-config file, CMake package, bcgen.mk"
 
 # ---- dependencies ---------------------------------------------------------
 $(BUILD)/.deps: Makefile
@@ -135,19 +136,30 @@ test-%: all $$(if $$(filter unit safety,$$*),$$(UNIT_BIN)) $$(TEST_PREREQS_$$*) 
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) sh tests/run.sh $*
 
 # ---- install ----------------------------------------------------------------
+# the version of runtime/bcgen.h, for the CMake package's version file
+VERSION := $(shell sed -n 's/^\#define BCG_VERSION "\(.*\)"/\1/p' runtime/bcgen.h)
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
+	  $(DESTDIR)$(PREFIX)/lib/cmake/bcgen $(DESTDIR)$(PREFIX)/share/bcgen
 	install -m 644 runtime/bcgen.h $(DESTDIR)$(PREFIX)/include/bcgen.h
 	install -m 644 $(BUILD)/libbcgen.a $(DESTDIR)$(PREFIX)/lib/libbcgen.a
 	install -m 755 $(BUILD)/libbcgen.so $(DESTDIR)$(PREFIX)/lib/libbcgen.so.0
 	ln -sf libbcgen.so.0 $(DESTDIR)$(PREFIX)/lib/libbcgen.so
 	install -m 755 $(BUILD)/bcgen $(DESTDIR)$(PREFIX)/bin/bcgen
 	sed -e 's|@PREFIX@|$(PREFIX)|g' runtime/bcgen.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/bcgen.pc
+	install -m 644 cmake/bcgenConfig.cmake $(DESTDIR)$(PREFIX)/lib/cmake/bcgen/bcgenConfig.cmake
+	sed -e 's|@VERSION@|$(VERSION)|g' cmake/bcgenConfigVersion.cmake.in \
+	  > $(DESTDIR)$(PREFIX)/lib/cmake/bcgen/bcgenConfigVersion.cmake
+	install -m 644 share/bcgen/bcgen.mk $(DESTDIR)$(PREFIX)/share/bcgen/bcgen.mk
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/bcgen.h $(DESTDIR)$(PREFIX)/lib/libbcgen.a \
 	  $(DESTDIR)$(PREFIX)/lib/libbcgen.so $(DESTDIR)$(PREFIX)/lib/libbcgen.so.0 \
-	  $(DESTDIR)$(PREFIX)/bin/bcgen $(DESTDIR)$(PREFIX)/lib/pkgconfig/bcgen.pc
+	  $(DESTDIR)$(PREFIX)/bin/bcgen $(DESTDIR)$(PREFIX)/lib/pkgconfig/bcgen.pc \
+	  $(DESTDIR)$(PREFIX)/lib/cmake/bcgen/bcgenConfig.cmake \
+	  $(DESTDIR)$(PREFIX)/lib/cmake/bcgen/bcgenConfigVersion.cmake \
+	  $(DESTDIR)$(PREFIX)/share/bcgen/bcgen.mk
 
 clean:
 	rm -rf $(BUILD)

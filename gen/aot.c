@@ -172,19 +172,25 @@ static bcg_status add_macro(file_state *f, tmpl_scope *kernel, int kernel_index,
     return BCG_OK;
 }
 
-/* The macros and comment line of one tensor: NAME_RANK, _SHAPE, _STRIDES
- * (when STRIDES is given), _ELEMENTS and _BYTES (SPAN elements: the memory
- * from its lowest to its highest element).  OWNER says whose macros they
- * are ("kernel f, operand x"), LAYOUT how its elements lie in memory. */
+/* The macros and comment line of one tensor: NAME_TYPE, _RANK, _SHAPE,
+ * _STRIDES (when STRIDES is given), _ELEMENTS, _BYTES (SPAN elements: the
+ * memory from its lowest to its highest element), _OFFSET (OFFSET: where
+ * element [0, ..., 0] sits in that memory, in elements; not 0 only with
+ * negative strides) and _ALIGN (the element size: enough alignment on
+ * every target).  OWNER says whose macros they are ("kernel f, operand
+ * x"), LAYOUT how its elements lie in memory. */
 static bcg_status describe_tensor(file_state *f, tmpl_scope *kernel, int kernel_index,
                                   const char *owner, const char *prefix, const char *label,
                                   bcg_dtype dtype, const shape *s, const int64_t *strides,
-                                  int64_t span, const char *layout)
+                                  int64_t span, int64_t offset, const char *layout)
 {
     char name[2 * BCG_MAX_NAME + 32], value[BCG_MAX_RANK * 24 + 8];
     int64_t elements = 0;
     shape_elements(s, &elements);
     bcg_status st;
+    snprintf(name, sizeof name, "%s_TYPE", prefix);
+    if ((st = add_macro(f, kernel, kernel_index, owner, name, emit_stdint_ctype(dtype))))
+        return st;
     snprintf(name, sizeof name, "%s_RANK", prefix);
     snprintf(value, sizeof value, "%d", s->rank);
     if ((st = add_macro(f, kernel, kernel_index, owner, name, value)))
@@ -207,6 +213,14 @@ static bcg_status describe_tensor(file_state *f, tmpl_scope *kernel, int kernel_
         return st;
     snprintf(name, sizeof name, "%s_BYTES", prefix);
     snprintf(value, sizeof value, "%lld", (long long)(span * (int64_t)bcg_dtype_size(dtype)));
+    if ((st = add_macro(f, kernel, kernel_index, owner, name, value)))
+        return st;
+    snprintf(name, sizeof name, "%s_OFFSET", prefix);
+    snprintf(value, sizeof value, "%lld", (long long)offset);
+    if ((st = add_macro(f, kernel, kernel_index, owner, name, value)))
+        return st;
+    snprintf(name, sizeof name, "%s_ALIGN", prefix);
+    snprintf(value, sizeof value, "%d", (int)bcg_dtype_size(dtype));
     if ((st = add_macro(f, kernel, kernel_index, owner, name, value)))
         return st;
 
@@ -371,40 +385,64 @@ static bcg_status add_kernel(file_state *f, const aot_request *r, int index, emi
     s = describe_tensor(f, doc, index, owner, prefix, "out",
                         c->out_dtype, &c->out_shape,
                         target && target->strides_given ? target->strides : NULL,
-                        target ? operand_span(target) : out_elements, layout);
+                        target ? operand_span(target) : out_elements,
+                        target && !target->empty ? -target->low : 0, layout);
     for (int i = 0; i < c->operand_count && !s; i++) {
         const compile_operand *op = &c->operands[i];
         macro_prefix(prefix, sizeof prefix, k->name, op->name);
         snprintf(owner, sizeof owner, "kernel %s, operand %s", k->name, op->name);
-        const char *strided = op->strides_given ? "strided (see _STRIDES; _BYTES spans it)"
-                                                : "C-contiguous";
+        const char *strided = op->strides_given
+                                  ? (op->low < 0 ? "strided (see _STRIDES; _BYTES spans it, "
+                                                   "element [0,...,0] is _OFFSET elements in)"
+                                                 : "strided (see _STRIDES; _BYTES spans it)")
+                                  : "C-contiguous";
+        if (emit_aot_by_value(c, i))
+            strided = "by value";
         layout = i == inplace ? arena_printf(f->arena, "%s (in place: also the output)", strided)
                               : strided;
         if (!layout)
             return fail(f->err, BCG_ERR_NOMEM, "out of memory");
         s = describe_tensor(f, doc, index, owner, prefix, op->name, op->dtype, &op->shape,
-                            op->strides_given ? op->strides : NULL, operand_span(op), layout);
+                            op->strides_given ? op->strides : NULL, operand_span(op),
+                            op->empty ? 0 : -op->low, layout);
     }
     return s;
 }
 
 /* The include guard: the header's base name upper-cased, other bytes as
- * '_', and a hash of the kernel names, so that two headers of one name
- * (motor/kernels.h, sensor/kernels.h) can be included together.  Pairs with
- * the same kernel names cannot be linked together anyway. */
-static const char *guard_name(arena *a, const char *header_name, const aot_request *r)
+ * '_', and a 64-bit FNV-1a hash of HEADER_TEXT, the header rendered with
+ * neither guard nor command: two headers of one name with other kernels,
+ * shapes or dtypes (motor/kernels.h, sensor/kernels.h, or two builds of
+ * one project) get different guards, while the same kernels give the same
+ * guard on any machine and from any directory. */
+static const char *guard_name(arena *a, const char *header_name, const char *header_text)
 {
     const char *base = strrchr(header_name, '/');
     base = base ? base + 1 : header_name;
-    uint32_t hash = 2166136261u;
-    for (int i = 0; i < r->kernel_count; i++)
-        hash = hash_text(hash_text(hash, r->kernels[i].name), ",");
-    char *guard = arena_printf(a, "BCGEN_AOT_%s_%08X", base, (unsigned)hash);
+    uint64_t hash = 14695981039346656037u;
+    for (const unsigned char *c = (const unsigned char *)header_text; *c; c++)
+        hash = (hash ^ *c) * 1099511628211u;
+    char *guard = arena_printf(a, "BCGEN_AOT_%s_%016llX", base, (unsigned long long)hash);
     if (!guard)
         return NULL;
     for (char *c = guard; *c; c++)
         *c = isalnum((unsigned char)*c) ? (char)toupper((unsigned char)*c) : '_';
     return guard;
+}
+
+/* "MAJOR.MINOR.PATCH" as MAJOR * 10000 + MINOR * 100 + PATCH. */
+static int64_t version_number(const char *version)
+{
+    int64_t number = 0;
+    for (int part = 0; part < 3; part++) {
+        int64_t value = 0;
+        while (*version >= '0' && *version <= '9')
+            value = value * 10 + (*version++ - '0');
+        number = number * 100 + value;
+        if (*version == '.')
+            version++;
+    }
+    return number;
 }
 
 /* The .c #includes the header by its name and both comments quote the
@@ -478,17 +516,16 @@ bcg_status aot_generate(const aot_request *r, char **source, char **header, bcg_
     file_state f = {.arena = arena_new(), .err = err};
     emit_aot *aot = f.arena ? arena_alloc(f.arena, sizeof *aot) : NULL;
     /* every identifier: the guard, BCGEN_RESTRICT, and per kernel its name,
-     * its parameters and up to 5 macros for each operand and the result */
+     * its parameters and up to 8 macros for each operand and the result */
     size_t count = 2;
     for (int i = 0; i < r->kernel_count; i++)
-        count += 1 + 6 * ((size_t)(r->kernels[i].operand_count > 0 ? r->kernels[i].operand_count
+        count += 1 + 9 * ((size_t)(r->kernels[i].operand_count > 0 ? r->kernels[i].operand_count
                                                                     : 0) + 1);
     f.name_capacity = 16;
     while (f.name_capacity < 2 * count)
         f.name_capacity *= 2;
     f.names = aot ? arena_alloc(f.arena, sizeof *f.names * f.name_capacity) : NULL;
-    const char *guard = f.names ? guard_name(f.arena, r->header_name, r) : NULL;
-    f.source_scope = guard ? tmpl_scope_new(f.arena, NULL) : NULL;
+    f.source_scope = f.names ? tmpl_scope_new(f.arena, NULL) : NULL;
     f.header_scope = f.source_scope ? tmpl_scope_new(f.arena, NULL) : NULL;
     if (!f.header_scope) {
         arena_free(f.arena);
@@ -499,8 +536,8 @@ bcg_status aot_generate(const aot_request *r, char **source, char **header, bcg_
     tmpl_list_declare(f.source_scope, "kernels");
     tmpl_list_declare(f.header_scope, "kernels");
 
-    bcg_status s = define_name(&f, guard, NAME_OTHER, -1, "the header's include guard");
-    if (!s && r->restrict_pointers)
+    bcg_status s = BCG_OK;
+    if (r->restrict_pointers)
         s = define_name(&f, "BCGEN_RESTRICT", NAME_OTHER, -1,
                         "the header's macro BCGEN_RESTRICT (--restrict)");
     for (int i = 0; i < r->kernel_count && !s; i++)
@@ -527,6 +564,7 @@ bcg_status aot_generate(const aot_request *r, char **source, char **header, bcg_
         for (int i = 0; i < 2; i++) {
             tmpl_scope *scope = scopes[i];
             tmpl_set_str(scope, "version", BCG_VERSION);
+            tmpl_set_int(scope, "version_number", version_number(BCG_VERSION));
             tmpl_set_str(scope, "command", command);
             tmpl_set_str(scope, "source_name", source_name);
             tmpl_set_str(scope, "header_name", header_name);
@@ -544,10 +582,27 @@ bcg_status aot_generate(const aot_request *r, char **source, char **header, bcg_
          * the target's compiler checks that its ptrdiff_t holds it */
         tmpl_set_bool(f.source_scope, "check_index", f.largest_position > (uint64_t)INT32_MAX);
         tmpl_set_int(f.source_scope, "largest_position", (int64_t)f.largest_position);
-        tmpl_set_str(f.header_scope, "guard", guard);
         s = render_file("aot.c.tmpl", f.source_scope, source, err);
+        /* the guard hashes the header without the command (which holds
+         * paths) and without itself, so the header is rendered twice */
+        char *unguarded = NULL;
+        const char *guard = NULL;
+        tmpl_set_str(f.header_scope, "guard", "");
+        tmpl_set_str(f.header_scope, "command", "");
         if (!s)
+            s = render_file("aot.h.tmpl", f.header_scope, &unguarded, err);
+        if (!s && !(guard = guard_name(f.arena, r->header_name, unguarded)))
+            s = fail(err, BCG_ERR_NOMEM, "out of memory");
+        mem_free(unguarded);
+        /* kernel and operand names cannot start with BCGEN_, so this
+         * cannot clash; checked all the same */
+        if (!s)
+            s = define_name(&f, guard, NAME_OTHER, -1, "the header's include guard");
+        if (!s) {
+            tmpl_set_str(f.header_scope, "guard", guard);
+            tmpl_set_str(f.header_scope, "command", command);
             s = render_file("aot.h.tmpl", f.header_scope, header, err);
+        }
     }
     sb_free(&helpers);
     sb_free(&math);

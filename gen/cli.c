@@ -229,7 +229,8 @@ static int usage_error(const char *cmd, const char *fmt, const char *arg)
 {
     fprintf(stderr, "bcgen %s: ", cmd);
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(see bcgen %s --help)\n", cmd);
+    /* CMD may carry a place ("aot: kernels.bcg:3:5", from a spec file) */
+    fprintf(stderr, "\n(see bcgen %.*s --help)\n", (int)strcspn(cmd, ":"), cmd);
     return 2;
 }
 
@@ -322,7 +323,8 @@ int cli_output_finish(const char *cmd, cli_output *o, const cli_operand *operand
         o->output.shape = o->shape.dims;
         if (o->strides_count >= 0 && o->strides_count != o->shape.rank) {
             fprintf(stderr, "bcgen %s: --out-strides gives %d strides for an output of rank %d\n"
-                    "(see bcgen %s --help)\n", cmd, o->strides_count, o->shape.rank, cmd);
+                    "(see bcgen %.*s --help)\n", cmd, o->strides_count, o->shape.rank,
+                    (int)strcspn(cmd, ":"), cmd);
             return 2;
         }
     } else if (o->strides_count >= 0) {

@@ -83,6 +83,24 @@ typedef struct cli_args {
 int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, unsigned allowed,
                    bool want_source, cli_args *args);
 
+/* ---- the spec file of `bcgen aot --spec` (cli_spec.c, docs/spec.md) ---- */
+
+/* A spec file read into the command line it stands for: ARGV[0, ARGC)
+ * (NULL-terminated) are option words ("-k", "scale=x * g", ...), each
+ * from LINE[i]:COLUMN[i] of the file; for a -k value EXPR_COLUMN[i] is
+ * the column of the expression's first character (else 0).  All owned. */
+typedef struct cli_spec {
+    int argc;
+    char **argv;
+    int *line, *column, *expr_column;
+} cli_spec;
+/* Parses TEXT[0, LENGTH), the spec file FILE (the name is only for
+ * messages).  false: ERROR holds "FILE:LINE:COLUMN: message" and SPEC is
+ * empty.  Never reads or writes anything else. */
+bool cli_spec_parse(const char *file, const char *text, size_t length, cli_spec *spec,
+                    char *error, size_t error_cap);
+void cli_spec_free(cli_spec *spec);
+
 /* Exit status for a library status: 2 for usage/shape-text/parse, 1 otherwise. */
 int cli_exit_status(bcg_status status);
 /* Prints "bcgen CMD: message" (and a caret line under the expression for

@@ -17,6 +17,7 @@ extern char **environ;
 
 static const char help[] =
     "usage: bcgen aot -k NAME=EXPR -i OPERAND... [-k NAME=EXPR -i ...] -o FILE.c [options]\n"
+    "       bcgen aot --spec KERNELS.bcg -o FILE.c [--header FILE.h] [--size]\n"
     "       bcgen aot EXPR -i OPERAND... --name NAME -o FILE.c [options]\n"
     "       bcgen aot -i OPERAND... --name NAME -o FILE.c [options] -- EXPR\n"
     "\n"
@@ -31,6 +32,12 @@ static const char help[] =
     "not be names C or its standard headers already mean (round, EOF, I, ...).\n"
     "\n"
     "kernels:\n"
+    "  --spec FILE             the kernels, operands and options from a spec file\n"
+    "                          (docs/spec.md: 'bcgen-spec 1', then 'kernel NAME =\n"
+    "                          EXPR', 'input NAME = DTYPE[SHAPE]', ... one a line,\n"
+    "                          # comments); errors name FILE:LINE:COLUMN; the header\n"
+    "                          records the command with base names only, so the\n"
+    "                          same spec gives the same bytes on any machine\n"
     "  -k NAME=EXPR            a kernel: the function NAME computing EXPR\n"
     "  -i NAME=DTYPE[SHAPE]    an operand of the last kernel; @[S0,S1,...] strides\n"
     "                          (a lone EXPR's operands may also come before it)\n"
@@ -45,10 +52,14 @@ static const char help[] =
     "                          header's NAME_OUT_* macros describe it\n"
     "\n"
     "code (for every kernel of the pair):\n"
+    "  --unroll NAME=MODE      MODE (as below) for kernel NAME only\n"
     "  --unroll full|none|N    full: straight-line code, one statement per\n"
-    "                          element (up to 65536); none: plain loops; N: the\n"
-    "                          innermost loop unrolled N times (default 4;\n"
-    "                          outputs of at most 16 elements are unrolled fully)\n"
+    "                          element (up to 65536); none: plain loops; N: loops,\n"
+    "                          the innermost unrolled N times.  Default: outputs of\n"
+    "                          at most 4 elements straight-line, larger ones loops\n"
+    "                          unrolled 4 times (measured on a Cortex-M4: beyond 4\n"
+    "                          elements full unrolling costs 1.2-4.3x the bytes\n"
+    "                          for at most 1.3x fewer instructions)\n"
     "  --math float|double     f32 float functions (sqrt, exp, log, ...; all but\n"
     "                          floor, ceil, trunc and rint) and **: float (default) calls\n"
     "                          sqrtf, expf, ..., powf (no double arithmetic); double\n"
@@ -67,8 +78,9 @@ static const char help[] =
     "  --index-bits 32|64      positions are ptrdiff_t; 32 (default): a kernel\n"
     "                          whose offsets do not fit 31 bits is an error now,\n"
     "                          not an overflow on a 32-bit target\n"
-    "  --size                  compile FILE.c (arm-none-eabi-gcc -mcpu=cortex-m4\n"
-    "                          -mthumb -O2, or the host's cc) and print its size\n"
+    "  --size                  compile FILE.c at -Os and -O2 (arm-none-eabi-gcc\n"
+    "                          -mcpu=cortex-m4 -mthumb, or the host's cc) and print\n"
+    "                          each kernel's bytes at both, the helpers' and the text\n"
     "\n"
     "example:\n"
     "  bcgen aot -k 'scale=x * gain + bias' -i x=f32[64] -i gain=f32[] -i bias=f32[] \\\n"
@@ -84,16 +96,26 @@ typedef struct cli_kernel {
     bool math_double;
     const char *inplace_name;
     cli_output out;         /* --out-strides, --out-dtype, --reduce ... after its -k */
+    bcg_options unroll;     /* --unroll NAME=MODE: only the unroll fields are read */
+    bool unroll_given;
+    int arg_index;          /* the argv index of its -k value (for a spec file's places) */
+    int inplace_arg;        /* ... and of its --inplace value */
 } cli_kernel;
 
 #define MAX_KERNELS 256
 
-static int usage_error(const char *fmt, const char *arg)
+/* CMD is "aot", or "aot: FILE:LINE:COLUMN" for a word of a spec file. */
+static int usage_error_at(const char *cmd, const char *fmt, const char *arg)
 {
-    fprintf(stderr, "bcgen aot: ");
+    fprintf(stderr, "bcgen %s: ", cmd);
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\n(see bcgen aot --help)\n");
     return 2;
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    return usage_error_at("aot", fmt, arg);
 }
 
 static bool parse_int(const char *s, long lo, long hi, int *out)
@@ -117,7 +139,9 @@ static bool parse_unroll(const char *text, bcg_options *options)
         options->unroll_limit = 0;
         options->unroll_factor = 1;
     } else if (parse_int(text, 1, 64, &factor)) {
+        /* an explicit factor asks for loops, whatever the output's size */
         options->unroll_factor = factor;
+        options->unroll_limit = 0;
     } else {
         return false;
     }
@@ -382,9 +406,64 @@ static bool on_path(const char *program)
     return false;
 }
 
-/* Compiles SOURCE_PATH (finding its header in HEADER_DIR) and prints the
- * sizes: `size` for the totals, `nm -S` for each function. */
-static int report_size(const char *source_path, const char *header_dir)
+/* Bytes of each function in OBJECT (`nm -S`): kernels (global) into
+ * KERNEL_BYTES by name, static helpers summed into *HELPER_BYTES, and
+ * *TEXT from `size`.  false when a tool failed. */
+typedef struct size_row {
+    char name[256];
+    unsigned long bytes[2];   /* -Os, -O2 */
+} size_row;
+
+static bool measure_object(const char *nm_tool, const char *size_tool, const char *object,
+                           const char *log, size_row *rows, int *row_count, int max_rows,
+                           int level, unsigned long *helper_bytes, unsigned long *text)
+{
+    char *size_argv[] = {(char *)size_tool, (char *)object, NULL};
+    char *nm_argv[] = {(char *)nm_tool, "-S", "--size-sort", (char *)object, NULL};
+    char line[512];
+    FILE *f;
+    bool ok = false;
+    if (run_program(size_argv, log) == 0 && (f = fopen(log, "r"))) {
+        /* "   text    data     bss     dec     hex filename", then the numbers */
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, " %lu", &text[level]) == 1)
+                ok = true;
+        fclose(f);
+    }
+    if (!ok || run_program(nm_argv, log) != 0 || !(f = fopen(log, "r")))
+        return false;
+    /* "00000000 0000007c T scale": the functions and their bytes */
+    while (fgets(line, sizeof line, f)) {
+        char address[64], size[64], kind[8], name[256];
+        if (sscanf(line, "%63s %63s %7s %255s", address, size, kind, name) != 4 ||
+            (kind[0] != 'T' && kind[0] != 't'))
+            continue;
+        unsigned long bytes = strtoul(size, NULL, 16);
+        if (kind[0] == 't') {
+            helper_bytes[level] += bytes;
+            continue;
+        }
+        int r = 0;
+        while (r < *row_count && strcmp(rows[r].name, name) != 0)
+            r++;
+        if (r == *row_count) {
+            if (r == max_rows)
+                continue;
+            snprintf(rows[r].name, sizeof rows[r].name, "%s", name);
+            rows[r].bytes[0] = rows[r].bytes[1] = 0;
+            (*row_count)++;
+        }
+        rows[r].bytes[level] = bytes;
+    }
+    fclose(f);
+    return true;
+}
+
+/* Compiles SOURCE_PATH (finding its header in HEADER_DIR) at -Os and at -O2
+ * for a Cortex-M4 and prints each kernel's bytes at both levels, the
+ * static helpers' and the totals (`size`'s text), in the kernels' order. */
+static int report_size(const char *source_path, const char *header_dir,
+                       const cli_kernel *kernels, int kernel_count)
 {
     bool cross = on_path("arm-none-eabi-gcc");
     const char *cc = cross ? "arm-none-eabi-gcc" : "cc";
@@ -399,44 +478,45 @@ static int report_size(const char *source_path, const char *header_dir)
     snprintf(object, sizeof object, "%s/kernels.o", dir);
     snprintf(log, sizeof log, "%s/log.txt", dir);
     snprintf(include, sizeof include, "-I%s", header_dir);
-    char *compile_cross[] = {(char *)cc, "-mcpu=cortex-m4", "-mthumb", "-ffreestanding",
-                             "-std=c99", "-O2", include, "-c", (char *)source_path, "-o",
-                             object, NULL};
-    char *compile_host[] = {(char *)cc, "-std=c99", "-O2", include, "-c", (char *)source_path,
-                            "-o", object, NULL};
-    char *size_argv[] = {(char *)size_tool, object, NULL};
-    char *nm_argv[] = {(char *)nm_tool, "-S", "--size-sort", object, NULL};
-    int status = 1;
-    if (run_program(cross ? compile_cross : compile_host, log) != 0) {
-        fprintf(stderr, "bcgen aot: --size: %s could not compile %s (see %s)\n", cc,
-                source_path, log);
-        return 1;
+    static const char *const levels[2] = {"-Os", "-O2"};
+    size_row *rows = calloc(MAX_KERNELS, sizeof *rows);
+    int row_count = 0, status = rows ? 0 : 1;
+    unsigned long helper_bytes[2] = {0, 0}, text[2] = {0, 0};
+    /* the kernels' order, not nm's */
+    for (int j = 0; rows && j < kernel_count; j++) {
+        snprintf(rows[j].name, sizeof rows[j].name, "%s", kernels[j].name);
+        row_count++;
     }
-    printf("size of %s compiled with %s\n", source_path,
-           cross ? "arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -ffreestanding -O2"
-                 : "cc -O2 (host; arm-none-eabi-gcc was not found)");
-    char line[512];
-    FILE *f;
-    if (run_program(size_argv, log) == 0 && (f = fopen(log, "r"))) {
-        while (fgets(line, sizeof line, f))
-            printf("  %s", line);
-        fclose(f);
-        status = 0;
-    }
-    if (run_program(nm_argv, log) == 0 && (f = fopen(log, "r"))) {
-        /* "00000000 0000007c T scale": the functions and their bytes */
-        while (fgets(line, sizeof line, f)) {
-            char address[64], size[64], kind[8], name[256];
-            if (sscanf(line, "%63s %63s %7s %255s", address, size, kind, name) == 4 &&
-                (kind[0] == 'T' || kind[0] == 't'))
-                printf("  %-32s %6lu bytes\n", name, strtoul(size, NULL, 16));
+    for (int level = 0; level < 2 && status == 0; level++) {
+        char *compile_cross[] = {(char *)cc, "-mcpu=cortex-m4", "-mthumb", "-ffreestanding",
+                                 "-std=c99", (char *)levels[level], include, "-c",
+                                 (char *)source_path, "-o", object, NULL};
+        char *compile_host[] = {(char *)cc, "-std=c99", (char *)levels[level], include, "-c",
+                                (char *)source_path, "-o", object, NULL};
+        if (run_program(cross ? compile_cross : compile_host, log) != 0) {
+            fprintf(stderr, "bcgen aot: --size: %s %s could not compile %s (see %s)\n", cc,
+                    levels[level], source_path, log);
+            free(rows);
+            return 1;
         }
-        fclose(f);
-    } else {
-        status = 1;
+        if (!measure_object(nm_tool, size_tool, object, log, rows, &row_count, MAX_KERNELS,
+                            level, helper_bytes, text)) {
+            fprintf(stderr, "bcgen aot: --size: %s or %s failed\n", size_tool, nm_tool);
+            status = 1;
+        }
     }
-    if (status)
-        fprintf(stderr, "bcgen aot: --size: %s or %s failed\n", size_tool, nm_tool);
+    if (status == 0) {
+        printf("size of %s compiled with %s, bytes of code\n", source_path,
+               cross ? "arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -ffreestanding -std=c99"
+                     : "cc -std=c99 (host; arm-none-eabi-gcc was not found)");
+        printf("  %-32s %8s %8s\n", "kernel", "-Os", "-O2");
+        for (int r = 0; r < row_count; r++)
+            printf("  %-32s %8lu %8lu\n", rows[r].name, rows[r].bytes[0], rows[r].bytes[1]);
+        if (helper_bytes[0] || helper_bytes[1])
+            printf("  %-32s %8lu %8lu\n", "(static helpers)", helper_bytes[0], helper_bytes[1]);
+        printf("  %-32s %8lu %8lu\n", "text (size)", text[0], text[1]);
+    }
+    free(rows);
     unlink(object);
     unlink(log);
     rmdir(dir);
@@ -444,29 +524,6 @@ static int report_size(const char *source_path, const char *header_dir)
 }
 
 /* ---- the command ------------------------------------------------------------------ */
-
-static int finish_kernel(cli_kernel *k)
-{
-    if (!k)
-        return -1;
-    if (!k->expr)
-        return usage_error("%s", "a kernel has no expression");
-    if (k->operand_count == 0)
-        return usage_error("kernel %s has no operands: add -i NAME=DTYPE[SHAPE] after its -k",
-                           k->name ? k->name : "");
-    int finished = cli_output_finish("aot", &k->out, k->operands, k->operand_count, &k->options);
-    if (finished >= 0)
-        return finished;
-    if (k->inplace_name) {
-        for (int i = 0; i < k->operand_count; i++)
-            if (strcmp(k->operands[i].name, k->inplace_name) == 0)
-                k->options.inplace = i;
-        if (k->options.inplace < 0)
-            return usage_error("--inplace names '%s', which is not an operand of its kernel",
-                               k->inplace_name);
-    }
-    return -1;
-}
 
 typedef struct cli_state {
     cli_kernel *kernels;
@@ -477,7 +534,58 @@ typedef struct cli_state {
     const char *output_path, *header_path, *single_name, *single_expr;
     bool restrict_pointers, size;
     int index_bits;
+    /* --unroll NAME=MODE, resolved once every kernel is known */
+    int named_unroll_count;
+    const char *named_unroll[MAX_KERNELS];
+    int named_unroll_arg[MAX_KERNELS];
+    /* with --spec: the file, and the place of every argv word (0: the command line) */
+    const char *spec_file;
+    const int *arg_line, *arg_column, *arg_expr_column;
+    char place[4200];
 } cli_state;
+
+/* The command name for messages about argv[I]: "aot: FILE:LINE:COLUMN"
+ * when the word came from a spec file, else "aot".  COLUMN_OFFSET (0 or
+ * more) moves the column within the word (an expression's error column). */
+static const char *place_at(cli_state *st, int i, int column_offset)
+{
+    if (!st->spec_file || i < 0 || !st->arg_line || st->arg_line[i] <= 0)
+        return "aot";
+    snprintf(st->place, sizeof st->place, "aot: %s:%d:%d", st->spec_file, st->arg_line[i],
+             st->arg_column[i] + column_offset);
+    return st->place;
+}
+
+static const char *place(cli_state *st, int i)
+{
+    return place_at(st, i, 0);
+}
+
+static int finish_kernel(cli_state *st, cli_kernel *k)
+{
+    if (!k)
+        return -1;
+    const char *cmd = place(st, k->arg_index);
+    if (!k->expr)
+        return usage_error_at(cmd, "%s", "a kernel has no expression");
+    if (k->operand_count == 0)
+        return usage_error_at(cmd, "kernel %s has no operands: add -i NAME=DTYPE[SHAPE] after "
+                                   "its -k (in a spec file: input NAME = DTYPE[SHAPE])",
+                              k->name ? k->name : "");
+    int finished = cli_output_finish(cmd, &k->out, k->operands, k->operand_count, &k->options);
+    if (finished >= 0)
+        return finished;
+    if (k->inplace_name) {
+        for (int i = 0; i < k->operand_count; i++)
+            if (strcmp(k->operands[i].name, k->inplace_name) == 0)
+                k->options.inplace = i;
+        if (k->options.inplace < 0)
+            return usage_error_at(place(st, k->inplace_arg),
+                                  "--inplace names '%s', which is not an operand of its "
+                                       "kernel", k->inplace_name);
+    }
+    return -1;
+}
 
 static cli_kernel *new_kernel(cli_state *st)
 {
@@ -502,9 +610,11 @@ static int parse(cli_state *st, int argc, char **argv)
         const char *arg = argv[i];
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
         bool takes_value = true;
+        /* messages about a value name the value's place, else the option's */
+        const char *cmd = place(st, value ? i + 1 : i);
         if (options_done || arg[0] != '-' || arg[1] == 0) {
             if (st->single_expr || (st->kernel_count > 0 && !(single && !single->expr)))
-                return usage_error(options_done
+                return usage_error_at(cmd, options_done
                                        ? "unexpected argument '%s' (after -- only one EXPR; "
                                          "options go before --)"
                                        : "unexpected argument '%s' (give one EXPR with --name, "
@@ -526,66 +636,82 @@ static int parse(cli_state *st, int argc, char **argv)
         }
         if (!value && strcmp(arg, "--strict-rank") != 0 && strcmp(arg, "--restrict") != 0 &&
             strcmp(arg, "--size") != 0)
-            return usage_error("%s needs a value", arg);
+            return usage_error_at(cmd, "%s needs a value", arg);
         bcg_options *options = k ? &k->options : &st->defaults;
         cli_output ignored;
         cli_output_init(&ignored);
-        int output = cli_output_option("aot", arg, value, k ? &k->out : &ignored);
+        int output = cli_output_option(cmd, arg, value, k ? &k->out : &ignored);
         if (output == 2)
             return 2;
         if (output == 1 && !k)
-            return usage_error("%s comes before any kernel (it belongs after a -k)", arg);
+            return usage_error_at(cmd, "%s comes before any kernel (it belongs after a -k)", arg);
         if (output == 1) {
             i++;
             continue;
         }
         if (strcmp(arg, "-k") == 0 || strcmp(arg, "--kernel") == 0) {
             if (single && !single->expr)
-                return usage_error("-i %s comes before any kernel (-k NAME=EXPR or EXPR)",
+                return usage_error_at(cmd, "-i %s comes before any kernel (-k NAME=EXPR or EXPR)",
                                    early_operand);
             if (single)
-                return usage_error("%s", "-k and a lone EXPR cannot be mixed");
+                return usage_error_at(cmd, "%s", "-k and a lone EXPR cannot be mixed");
             const char *eq = strchr(value, '=');
             size_t n = eq ? (size_t)(eq - value) : 0;
             if (!eq || !name_is_valid(value, n))
-                return usage_error("-k takes NAME=EXPR with NAME a C identifier, not '%s'",
+                return usage_error_at(cmd, "-k takes NAME=EXPR with NAME a C identifier, not '%s'",
                                    value);
             if (!(k = new_kernel(st)))
-                return usage_error("more than %s kernels", "256");
+                return usage_error_at(cmd, "more than %s kernels", "256");
             memcpy(k->name_text, value, n);
             k->name_text[n] = 0;
             k->name = k->name_text;
             k->expr = eq + 1;
+            k->arg_index = i + 1;
         } else if (strcmp(arg, "-i") == 0 || strcmp(arg, "--input") == 0) {
             if (!k && st->kernel_count == 0) {
                 k = single = new_kernel(st);
                 early_operand = value;
             }
             if (k->operand_count == BCG_MAX_OPERANDS)
-                return usage_error("more than %s operands in one kernel", "64");
+                return usage_error_at(cmd, "more than %s operands in one kernel", "64");
             bcg_error err;
             error_clear(&err);
             if (cli_parse_operand(value, false, &k->operands[k->operand_count], &err))
-                return cli_report("aot", NULL, &err);
+                return cli_report(cmd, NULL, &err);
             k->operand_count++;
         } else if (strcmp(arg, "--inplace") == 0) {
             if (!k)
-                return usage_error("--inplace %s comes before any kernel", value);
+                return usage_error_at(cmd, "--inplace %s comes before any kernel", value);
             k->inplace_name = value;
+            k->inplace_arg = i + 1;
         } else if (strcmp(arg, "--axis") == 0) {
             if (!parse_int(value, -BCG_MAX_RANK, BCG_MAX_RANK, &options->axis))
-                return usage_error("--axis needs an integer from -64 to 64, not '%s'", value);
+                return usage_error_at(cmd, "--axis needs an integer from -64 to 64, not '%s'", value);
         } else if (strcmp(arg, "--strict-rank") == 0) {
             options->strict_rank = 1;
             takes_value = false;
         } else if (strcmp(arg, "--unroll") == 0) {
-            if (!parse_unroll(value, &st->unroll))
-                return usage_error("--unroll takes full, none or a factor from 1 to 64, not '%s'",
-                                   value);
+            /* --unroll MODE for every kernel, --unroll NAME=MODE for one */
+            const char *eq = strchr(value, '=');
+            bcg_options check;
+            bcg_options_init(&check);
+            check.unroll_limit = AOT_DEFAULT_UNROLL_LIMIT;
+            if (!parse_unroll(eq ? eq + 1 : value, eq ? &check : &st->unroll))
+                return usage_error_at(cmd, "--unroll takes full, none or a factor from 1 to 64 "
+                                           "(or NAME=MODE for kernel NAME), not '%s'", value);
+            if (eq) {
+                if (!name_is_valid(value, (size_t)(eq - value)))
+                    return usage_error_at(cmd, "--unroll NAME=MODE needs NAME a kernel's name, "
+                                               "not '%s'", value);
+                if (st->named_unroll_count == MAX_KERNELS)
+                    return usage_error_at(cmd, "more than %s --unroll NAME=MODE", "256");
+                st->named_unroll[st->named_unroll_count] = value;
+                st->named_unroll_arg[st->named_unroll_count++] = i + 1;
+            }
         } else if (strcmp(arg, "--math") == 0) {
             bool is_double = strcmp(value, "double") == 0;
             if (!is_double && strcmp(value, "float") != 0)
-                return usage_error("--math takes float or double, not '%s'", value);
+                return usage_error_at(cmd, "--math takes float or double, not '%s'", value);
             st->math_double = is_double;
         } else if (strcmp(arg, "--name") == 0) {
             st->single_name = value;
@@ -602,9 +728,9 @@ static int parse(cli_state *st, int argc, char **argv)
         } else if (strcmp(arg, "--index-bits") == 0) {
             if (!parse_int(value, 32, 64, &st->index_bits) ||
                 (st->index_bits != 32 && st->index_bits != 64))
-                return usage_error("--index-bits takes 32 or 64, not '%s'", value);
+                return usage_error_at(cmd, "--index-bits takes 32 or 64, not '%s'", value);
         } else {
-            return usage_error("unknown option '%s'", arg);
+            return usage_error_at(cmd, "unknown option '%s'", arg);
         }
         if (takes_value)
             i++;
@@ -626,15 +752,169 @@ static int parse(cli_state *st, int argc, char **argv)
     int names_status = check_file_names(st->output_path, st->header_path);
     if (names_status >= 0)
         return names_status;
+    for (int u = 0; u < st->named_unroll_count; u++) {
+        const char *text = st->named_unroll[u], *eq = strchr(text, '=');
+        cli_kernel *named = NULL;
+        for (int j = 0; j < st->kernel_count; j++)
+            if (strlen(st->kernels[j].name) == (size_t)(eq - text) &&
+                strncmp(st->kernels[j].name, text, (size_t)(eq - text)) == 0)
+                named = &st->kernels[j];
+        if (!named)
+            return usage_error_at(place(st, st->named_unroll_arg[u]),
+                                  "--unroll %s names no kernel of the pair", text);
+        bcg_options_init(&named->unroll);
+        named->unroll.unroll_limit = AOT_DEFAULT_UNROLL_LIMIT;
+        parse_unroll(eq + 1, &named->unroll);
+        named->unroll_given = true;
+    }
     for (int j = 0; j < st->kernel_count; j++) {
-        st->kernels[j].options.unroll_limit = st->unroll.unroll_limit;
-        st->kernels[j].options.unroll_factor = st->unroll.unroll_factor;
-        st->kernels[j].math_double = st->math_double;
-        int status = finish_kernel(&st->kernels[j]);
+        cli_kernel *k = &st->kernels[j];
+        const bcg_options *unroll = k->unroll_given ? &k->unroll : &st->unroll;
+        k->options.unroll_limit = unroll->unroll_limit;
+        k->options.unroll_factor = unroll->unroll_factor;
+        k->math_double = st->math_double;
+        int status = finish_kernel(st, k);
         if (status >= 0)
             return status;
     }
     return -1;
+}
+
+/* ---- --spec FILE ------------------------------------------------------------------ */
+
+#define SPEC_MAX_BYTES (1 << 20)
+
+/* Reads PATH whole (at most SPEC_MAX_BYTES) into *TEXT, NUL-terminated;
+ * false after saying on stderr which file and why. */
+static bool read_spec(const char *path, char **text, size_t *length)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "bcgen aot: --spec %s: cannot read it: %s\n", path, strerror(errno));
+        return false;
+    }
+    char *buffer = malloc(SPEC_MAX_BYTES + 1);
+    size_t n = buffer ? fread(buffer, 1, SPEC_MAX_BYTES + 1, f) : 0;
+    bool error = !buffer || ferror(f);
+    fclose(f);
+    if (error || n > SPEC_MAX_BYTES) {
+        fprintf(stderr, "bcgen aot: --spec %s: %s\n", path,
+                !buffer ? "out of memory"
+                : n > SPEC_MAX_BYTES ? "the file is larger than 1 MiB"
+                                     : "cannot read it");
+        free(buffer);
+        return false;
+    }
+    buffer[n] = 0;
+    if (memchr(buffer, 0, n)) {
+        fprintf(stderr, "bcgen aot: --spec %s: the file holds a NUL byte (a spec file is text)\n",
+                path);
+        free(buffer);
+        return false;
+    }
+    *text = buffer;
+    *length = n;
+    return true;
+}
+
+/* The command line with --spec FILE replaced by the words FILE stands for:
+ * argv[0], the spec's words, then the other arguments, which may only be
+ * -o, --header and --size (the kernels and their options are the file's).
+ * Fills MERGED (argc words) and the place arrays; -1 to go on, else the
+ * exit status. */
+typedef struct merged_args {
+    int argc;
+    char **argv;
+    int *line, *column, *expr_column;
+    const char *spec_path, *output_path, *header_path;
+    cli_spec spec;
+} merged_args;
+
+static int merge_spec(int argc, char **argv, merged_args *m)
+{
+    memset(m, 0, sizeof *m);
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--spec") == 0 || strcmp(arg, "-o") == 0 ||
+            strcmp(arg, "--header") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("%s needs a value", arg);
+            const char **slot = arg[2] == 's' ? &m->spec_path
+                                : arg[1] == 'o' ? &m->output_path : &m->header_path;
+            if (*slot)
+                return usage_error("%s is given twice", arg);
+            *slot = argv[++i];
+        } else if (strcmp(arg, "--size") != 0) {
+            return usage_error("with --spec, the kernels and their options are in the spec "
+                               "file: the command line takes only -o, --header and --size, "
+                               "not '%s'", arg);
+        }
+    }
+    char *text, why[200];
+    size_t length;
+    if (m->spec_path && file_name_problem(base_name(m->spec_path), why, sizeof why)) {
+        fprintf(stderr, "bcgen aot: --spec '%s': %s; rename it\n(see bcgen aot --help)\n",
+                m->spec_path, why);
+        return 2;
+    }
+    if (!m->spec_path)
+        return usage_error("%s", "--spec needs a value");
+    if (!read_spec(m->spec_path, &text, &length))
+        return 2;
+    char error[600];
+    bool ok = cli_spec_parse(m->spec_path, text, length, &m->spec, error, sizeof error);
+    free(text);
+    if (!ok) {
+        fprintf(stderr, "bcgen aot: %s\n(see docs/spec.md, or bcgen aot --help)\n", error);
+        return 2;
+    }
+    size_t words = (size_t)argc + (size_t)m->spec.argc + 1;
+    m->argv = calloc(words, sizeof *m->argv);
+    m->line = calloc(words, sizeof *m->line);
+    m->column = calloc(words, sizeof *m->column);
+    m->expr_column = calloc(words, sizeof *m->expr_column);
+    if (!m->argv || !m->line || !m->column || !m->expr_column) {
+        fprintf(stderr, "bcgen aot: out of memory\n");
+        return 1;
+    }
+    m->argv[m->argc++] = argv[0];
+    for (int i = 0; i < m->spec.argc; i++) {
+        m->line[m->argc] = m->spec.line[i];
+        m->column[m->argc] = m->spec.column[i];
+        m->expr_column[m->argc] = m->spec.expr_column[i];
+        m->argv[m->argc++] = m->spec.argv[i];
+    }
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--spec") == 0) {
+            i++;
+            continue;
+        }
+        m->argv[m->argc++] = argv[i];
+    }
+    return -1;
+}
+
+static void free_merged(merged_args *m)
+{
+    cli_spec_free(&m->spec);
+    free(m->argv);
+    free(m->line);
+    free(m->column);
+    free(m->expr_column);
+}
+
+/* With --spec the header records a command that holds no directory: the
+ * same spec gives the same bytes wherever it and the build tree are. */
+static void spec_command(strbuf *command, const merged_args *m, const char *header_path)
+{
+    sb_puts(command, "bcgen aot --spec ");
+    put_shell_word(command, base_name(m->spec_path));
+    sb_puts(command, " -o ");
+    put_shell_word(command, base_name(m->output_path));
+    if (m->header_path) {
+        sb_puts(command, " --header ");
+        put_shell_word(command, base_name(header_path));
+    }
 }
 
 int cli_aot(int argc, char **argv)
@@ -643,6 +923,7 @@ int cli_aot(int argc, char **argv)
     memset(&st, 0, sizeof st);
     bcg_options_init(&st.defaults);
     bcg_options_init(&st.unroll);
+    st.unroll.unroll_limit = AOT_DEFAULT_UNROLL_LIMIT;
     st.index_bits = 32;
     st.kernels = malloc(sizeof *st.kernels * MAX_KERNELS);
     aot_kernel *kernels = malloc(sizeof *kernels * MAX_KERNELS);
@@ -651,12 +932,31 @@ int cli_aot(int argc, char **argv)
     strbuf command;
     sb_init(&command);
     int status = 1;
+    merged_args merged;
+    memset(&merged, 0, sizeof merged);
+    bool with_spec = false;
     if (!st.kernels || !kernels || !views) {
         fprintf(stderr, "bcgen aot: out of memory\n");
         goto done;
     }
-    if ((status = parse(&st, argc, argv)) >= 0)
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (cli_is_help(argv[i]))
+            break;
+        if (strcmp(argv[i], "--spec") == 0)
+            with_spec = true;
+    }
+    if (with_spec) {
+        if ((status = merge_spec(argc, argv, &merged)) >= 0)
+            goto done;
+        st.spec_file = merged.spec_path;
+        st.arg_line = merged.line;
+        st.arg_column = merged.column;
+        st.arg_expr_column = merged.expr_column;
+        if ((status = parse(&st, merged.argc, merged.argv)) >= 0)
+            goto done;
+    } else if ((status = parse(&st, argc, argv)) >= 0) {
         goto done;
+    }
     status = 1;
 
     size_t n = strlen(st.output_path);
@@ -669,10 +969,14 @@ int cli_aot(int argc, char **argv)
         else
             strcat(header_path, ".h");
     }
-    sb_puts(&command, "bcgen aot");
-    for (int i = 1; i < argc; i++) {
-        sb_putc(&command, ' ');
-        put_shell_word(&command, argv[i]);
+    if (with_spec) {
+        spec_command(&command, &merged, header_path ? header_path : "");
+    } else {
+        sb_puts(&command, "bcgen aot");
+        for (int i = 1; i < argc; i++) {
+            sb_putc(&command, ' ');
+            put_shell_word(&command, argv[i]);
+        }
     }
     if (!header_path || command.failed) {
         fprintf(stderr, "bcgen aot: out of memory\n");
@@ -702,13 +1006,32 @@ int cli_aot(int argc, char **argv)
     bcg_error err;
     error_clear(&err);
     if (aot_generate(&request, &source, &header, &err) != BCG_OK) {
-        const char *expr = NULL;
+        const char *expr = NULL, *cmd = "aot";
+        /* errors about a kernel's name ("'round' is a name from <math.h>",
+         * "the kernel x and operand x ... would both be named x") are at
+         * its line in a spec file */
+        for (int j = 0; j < st.kernel_count && st.spec_file; j++) {
+            char quoted[BCG_MAX_NAME + 8], kernel[BCG_MAX_NAME + 16];
+            snprintf(quoted, sizeof quoted, "'%s' ", st.kernels[j].name);
+            snprintf(kernel, sizeof kernel, "kernel %s ", st.kernels[j].name);
+            if (strncmp(err.message, quoted, strlen(quoted)) == 0 || strstr(err.message, kernel))
+                cmd = place(&st, st.kernels[j].arg_index);
+        }
         for (int j = 0; j < st.kernel_count; j++)
             if (strncmp(err.message, "kernel ", 7) == 0 &&
                 strncmp(err.message + 7, st.kernels[j].name, strlen(st.kernels[j].name)) == 0 &&
-                err.message[7 + strlen(st.kernels[j].name)] == ':')
+                err.message[7 + strlen(st.kernels[j].name)] == ':') {
                 expr = st.kernels[j].expr;
-        status = cli_report("aot", expr, &err);
+                /* in a spec file: the kernel's line, at the error's column
+                 * within the expression when it has one */
+                int at = st.kernels[j].arg_index;
+                if (st.spec_file && err.column > 0 && st.arg_expr_column[at] > 0)
+                    cmd = place_at(&st, at, st.arg_expr_column[at] - st.arg_column[at] +
+                                                err.column - 1);
+                else
+                    cmd = place(&st, at);
+            }
+        status = cli_report(cmd, expr, &err);
         goto done;
     }
     if (!write_pair(st.output_path, source, header_path, header))
@@ -723,10 +1046,11 @@ int cli_aot(int argc, char **argv)
         char *slash = strrchr(dir, '/');
         if (slash)
             *slash = 0;
-        status = report_size(st.output_path, slash ? dir : ".");
+        status = report_size(st.output_path, slash ? dir : ".", st.kernels, st.kernel_count);
         free(dir);
     }
 done:
+    free_merged(&merged);
     mem_free(source);
     mem_free(header);
     free(header_path);

@@ -11,6 +11,28 @@
 
 #include "cprint.h"
 
+/* NAME is PREFIX followed by one or more digits, then SUFFIX. */
+static bool numbered(const char *name, const char *prefix, const char *suffix)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(name, prefix, n) != 0 || name[n] < '0' || name[n] > '9')
+        return false;
+    const char *rest = name + n;
+    while (*rest >= '0' && *rest <= '9')
+        rest++;
+    return strcmp(rest, suffix) == 0;
+}
+
+/* NAME is one of the locals the kernel body declares: out_pos, in<k>,
+ * in<k>_pos, in<k>_value, i<k>, shared<k>, literal<k> (k: digits). */
+static bool kernel_local_name(const char *name)
+{
+    return strcmp(name, "out_pos") == 0 || numbered(name, "in", "") ||
+           numbered(name, "in", "_pos") || numbered(name, "in", "_value") ||
+           numbered(name, "i", "") || numbered(name, "shared", "") ||
+           numbered(name, "literal", "");
+}
+
 /* Why NAME cannot name the kernel's function (a phrase finishing "'NAME'
  * is ..."), or NULL: it must be an identifier that nothing in the unit, or
  * in a project that compiles it next to the standard headers, already
@@ -32,13 +54,11 @@ const char *emit_function_name_problem(const char *name)
         return reserved;
     if (strcmp(name, "main") == 0)
         return "the program's entry point, which has a signature of its own";
-    /* locals the kernel declares: in<k>, in<k>_pos, in<k>_value, i<k>, literal<k>, ... */
-    static const char *const local_prefixes[] = {"in", "i", "literal", "shared"};
-    for (size_t i = 0; i < sizeof local_prefixes / sizeof local_prefixes[0]; i++) {
-        size_t m = strlen(local_prefixes[i]);
-        if (strncmp(name, local_prefixes[i], m) == 0 && name[m] >= '0' && name[m] <= '9')
-            return "a name the kernel uses itself (out, in0, in0_pos, i0, literal0, ...)";
-    }
+    /* locals the kernel declares: in<k>, in<k>_pos, in<k>_value, i<k>,
+     * literal<k>, shared<k>: exactly those forms, so i2c_scale, in2out or
+     * i16_to_q15 stay usable */
+    if (kernel_local_name(name))
+        return "a name the kernel uses itself (out, in0, in0_pos, i0, literal0, ...)";
     for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++)
         if (strcmp(name, taken[i]) == 0)
             return "a name the kernel uses itself (out, in0, in0_pos, i0, literal0, ...)";
@@ -60,18 +80,6 @@ const char *emit_stdint_ctype(bcg_dtype t)
         "uint8_t", "uint16_t", "uint32_t", "uint64_t", "float", "double",
     };
     return (unsigned)t < BCG_DTYPE_COUNT ? names[t] : "void";
-}
-
-/* NAME is PREFIX followed by one or more digits, then SUFFIX. */
-static bool numbered(const char *name, const char *prefix, const char *suffix)
-{
-    size_t n = strlen(prefix);
-    if (strncmp(name, prefix, n) != 0 || name[n] < '0' || name[n] > '9')
-        return false;
-    const char *rest = name + n;
-    while (*rest >= '0' && *rest <= '9')
-        rest++;
-    return strcmp(rest, suffix) == 0;
 }
 
 const char *emit_aot_name_problem(const char *name, bool is_parameter)
@@ -111,11 +119,13 @@ const char *emit_aot_name_problem(const char *name, bool is_parameter)
     if (!is_parameter)
         return NULL;
     /* the body's own names (a parameter shares the body's outermost scope) */
-    bool local = strcmp(name, "out") == 0 || strcmp(name, "out_pos") == 0 ||
-                 numbered(name, "in", "") || numbered(name, "in", "_pos") ||
-                 numbered(name, "in", "_value") || numbered(name, "i", "") ||
-                 numbered(name, "shared", "") || numbered(name, "literal", "");
+    bool local = strcmp(name, "out") == 0 || kernel_local_name(name);
     return local ? "a name the kernel uses itself (out, in0, in0_pos, i0, literal0, ...)" : NULL;
+}
+
+bool emit_aot_by_value(const compile *c, int operand)
+{
+    return c->operands[operand].shape.rank == 0 && operand != c->options.inplace;
 }
 
 /* The variables only the AOT branches of kernel.c.tmpl read, and the
@@ -159,17 +169,24 @@ bcg_status emit_aot_variables(cprinter *e)
                            op->name, problem);
         }
         const char *separator = parameters.len ? ", " : "";
-        sb_printf(&parameters, "%s%s%s *%s%s", separator, i == inplace ? "" : "const ",
-                  emit_stdint_ctype(op->dtype), qualifier, op->name);
+        /* a rank-0 operand that is only read is passed by value: a scalar
+         * (gain, bias, threshold) needs no buffer of its own */
+        bool by_value = emit_aot_by_value(c, i);
+        if (by_value)
+            sb_printf(&parameters, "%s%s %s", separator, emit_stdint_ctype(op->dtype), op->name);
+        else
+            sb_printf(&parameters, "%s%s%s *%s%s", separator, i == inplace ? "" : "const ",
+                      emit_stdint_ctype(op->dtype), qualifier, op->name);
         sb_printf(&names, "%s%s%s", separator, op->name,
                   i == inplace ? " (the output: out and in" : " (in");
-        sb_printf(&names, "%d)", i);
+        sb_printf(&names, "%d%s)", i, by_value ? ", by value" : "");
         bool used = e->ir->input_used[i] && !e->ir->p->empty;
         if (used) {
             tmpl_scope *item = tmpl_list_add(s, "aot_inputs");
             tmpl_set_int(item, "index", i);
             tmpl_set_str(item, "ctype", dtype_ctype(op->dtype));
             tmpl_set_str(item, "param", op->name);
+            tmpl_set_str(item, "address_of", by_value ? "&" : "");
         } else if (i != inplace || e->ir->p->empty) {
             tmpl_set_str(tmpl_list_add(s, "aot_unused"), "name", op->name);
         }

@@ -643,6 +643,9 @@ const char *emit_stdint_ctype(bcg_dtype t);
  * suffix, no macro-like form (M_PI, ..._MAX); a parameter also not a name
  * the body uses (out, in0, in0_pos, i0, shared0, literal0). */
 const char *emit_aot_name_problem(const char *name, bool is_parameter);
+/* Whether operand OPERAND of an AOT kernel is a parameter by value: rank 0
+ * and not the in-place target (which is written). */
+bool emit_aot_by_value(const compile *c, int operand);
 /* Renders the helpers NEEDS asks for (ops.c.tmpl) into OUT. */
 bcg_status emit_helpers(arena *a, const emit_needs *needs, strbuf *out, bcg_error *err);
 /* The libm functions NEEDS asks for, comma separated ("expf, sqrtf"), or "". */

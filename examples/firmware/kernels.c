@@ -58,7 +58,8 @@ typedef char bcg_check_type_sizes[sizeof(int) == 4 && sizeof(float) == 4 &&
  * Code: loop nest; the innermost loop runs 8 groups of 4 statements
  *
  * Parameters: out, raw (in0), gain (in1), offset (in2); each points at its operand's
- * element [0, ..., 0].  Declared, with the sizes, in the header.
+ * element [0, ..., 0] (rank-0 operands come by value).  Declared, with the
+ * sizes, in the header.
  */
 void calibrate(float *BCGEN_RESTRICT out, const int16_t *BCGEN_RESTRICT raw, const float *BCGEN_RESTRICT gain, const float *BCGEN_RESTRICT offset)
 {
@@ -100,7 +101,8 @@ void calibrate(float *BCGEN_RESTRICT out, const int16_t *BCGEN_RESTRICT raw, con
  * Code: loop nest; the innermost loop runs 8 groups of 4 statements
  *
  * Parameters: out, x (in0), y (in1), z (in2); each points at its operand's
- * element [0, ..., 0].  Declared, with the sizes, in the header.
+ * element [0, ..., 0] (rank-0 operands come by value).  Declared, with the
+ * sizes, in the header.
  */
 void magnitude(float *BCGEN_RESTRICT out, const float *BCGEN_RESTRICT x, const float *BCGEN_RESTRICT y, const float *BCGEN_RESTRICT z)
 {

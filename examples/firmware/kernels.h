@@ -11,23 +11,41 @@
  * kernels allocate nothing, use no globals and are reentrant.
  *
  * Calling: the first parameter is the output (`out`, unless the kernel
- * writes in place into one of its operands), then one pointer per operand
- * in the order given.  Each points at its tensor's element [0, ..., 0];
- * tensors are C-contiguous (row-major) unless _STRIDES is defined.  Size
- * the buffers with the macros: NAME_OPERAND_ELEMENTS, NAME_OPERAND_BYTES
- * (from the lowest to the highest element, strides included),
- * NAME_OPERAND_SHAPE (a brace list, for an initializer).  NAME_OUT_*
+ * writes in place into one of its operands), then one parameter per
+ * operand in the order given: a rank-0 operand (a scalar) by value, every
+ * other one a pointer at its tensor's element [0, ..., 0]; tensors are
+ * C-contiguous (row-major) unless _STRIDES is defined.  Size the buffers
+ * with the macros: NAME_OPERAND_TYPE (the element type),
+ * NAME_OPERAND_ELEMENTS, NAME_OPERAND_BYTES (from the lowest to the highest
+ * element, strides included), NAME_OPERAND_SHAPE (a brace list, for an
+ * initializer).  With negative strides element [0, ..., 0] is not the
+ * buffer's first: pass buffer + NAME_OPERAND_OFFSET (elements; 0 unless a
+ * stride is negative).  NAME_OUT_*
  * describe the result: its rank, shape and elements, and the memory it is
  * written to.  That is the `out` buffer, C-contiguous; for an in-place
  * kernel there is no `out` buffer: the result is written over the in-place
  * operand's elements, with that operand's strides, so NAME_OUT_BYTES (and
  * NAME_OUT_STRIDES) are that operand's, not those of a contiguous copy.
+ *
+ * Alignment: each pointer needs only its element type's own alignment;
+ * NAME_OPERAND_ALIGN (the element size) bytes is enough on every target.
+ * The kernels make no wider loads or stores, so arrays, struct members and
+ * any allocator's buffers will do.
+ *
  * The pointers are restrict: no two buffers may overlap.
  */
-#ifndef BCGEN_AOT_KERNELS_H_92CCB028
-#define BCGEN_AOT_KERNELS_H_92CCB028
+#ifndef BCGEN_AOT_KERNELS_H_29718D7969CCE909
+#define BCGEN_AOT_KERNELS_H_29718D7969CCE909
 
 #include <stdint.h>
+
+/* The bcgen that generated this header: "MAJOR.MINOR.PATCH", and as a
+ * number MAJOR * 10000 + MINOR * 100 + PATCH.  Several pairs may be
+ * included together; the first one's definition stands. */
+#ifndef BCGEN_VERSION
+#define BCGEN_VERSION "0.1.0"
+#define BCGEN_VERSION_NUMBER 100
+#endif
 
 /* C99's restrict; C++ compilers spell it __restrict. */
 #ifndef BCGEN_RESTRICT
@@ -48,22 +66,34 @@ extern "C" {
  *   gain   float (3, 1), C-contiguous
  *   offset float (3, 1), C-contiguous
  */
+#define CALIBRATE_OUT_TYPE float
 #define CALIBRATE_OUT_RANK 2
 #define CALIBRATE_OUT_SHAPE {3, 32}
 #define CALIBRATE_OUT_ELEMENTS 96
 #define CALIBRATE_OUT_BYTES 384
+#define CALIBRATE_OUT_OFFSET 0
+#define CALIBRATE_OUT_ALIGN 4
+#define CALIBRATE_RAW_TYPE int16_t
 #define CALIBRATE_RAW_RANK 2
 #define CALIBRATE_RAW_SHAPE {3, 32}
 #define CALIBRATE_RAW_ELEMENTS 96
 #define CALIBRATE_RAW_BYTES 192
+#define CALIBRATE_RAW_OFFSET 0
+#define CALIBRATE_RAW_ALIGN 2
+#define CALIBRATE_GAIN_TYPE float
 #define CALIBRATE_GAIN_RANK 2
 #define CALIBRATE_GAIN_SHAPE {3, 1}
 #define CALIBRATE_GAIN_ELEMENTS 3
 #define CALIBRATE_GAIN_BYTES 12
+#define CALIBRATE_GAIN_OFFSET 0
+#define CALIBRATE_GAIN_ALIGN 4
+#define CALIBRATE_OFFSET_TYPE float
 #define CALIBRATE_OFFSET_RANK 2
 #define CALIBRATE_OFFSET_SHAPE {3, 1}
 #define CALIBRATE_OFFSET_ELEMENTS 3
 #define CALIBRATE_OFFSET_BYTES 12
+#define CALIBRATE_OFFSET_OFFSET 0
+#define CALIBRATE_OFFSET_ALIGN 4
 void calibrate(float *BCGEN_RESTRICT out, const int16_t *BCGEN_RESTRICT raw, const float *BCGEN_RESTRICT gain, const float *BCGEN_RESTRICT offset);
 
 /* magnitude: out = sqrt((((x * x) + (y * y)) + (z * z)))
@@ -72,26 +102,38 @@ void calibrate(float *BCGEN_RESTRICT out, const int16_t *BCGEN_RESTRICT raw, con
  *   y      float (32,), C-contiguous
  *   z      float (32,), C-contiguous
  */
+#define MAGNITUDE_OUT_TYPE float
 #define MAGNITUDE_OUT_RANK 1
 #define MAGNITUDE_OUT_SHAPE {32}
 #define MAGNITUDE_OUT_ELEMENTS 32
 #define MAGNITUDE_OUT_BYTES 128
+#define MAGNITUDE_OUT_OFFSET 0
+#define MAGNITUDE_OUT_ALIGN 4
+#define MAGNITUDE_X_TYPE float
 #define MAGNITUDE_X_RANK 1
 #define MAGNITUDE_X_SHAPE {32}
 #define MAGNITUDE_X_ELEMENTS 32
 #define MAGNITUDE_X_BYTES 128
+#define MAGNITUDE_X_OFFSET 0
+#define MAGNITUDE_X_ALIGN 4
+#define MAGNITUDE_Y_TYPE float
 #define MAGNITUDE_Y_RANK 1
 #define MAGNITUDE_Y_SHAPE {32}
 #define MAGNITUDE_Y_ELEMENTS 32
 #define MAGNITUDE_Y_BYTES 128
+#define MAGNITUDE_Y_OFFSET 0
+#define MAGNITUDE_Y_ALIGN 4
+#define MAGNITUDE_Z_TYPE float
 #define MAGNITUDE_Z_RANK 1
 #define MAGNITUDE_Z_SHAPE {32}
 #define MAGNITUDE_Z_ELEMENTS 32
 #define MAGNITUDE_Z_BYTES 128
+#define MAGNITUDE_Z_OFFSET 0
+#define MAGNITUDE_Z_ALIGN 4
 void magnitude(float *BCGEN_RESTRICT out, const float *BCGEN_RESTRICT x, const float *BCGEN_RESTRICT y, const float *BCGEN_RESTRICT z);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* BCGEN_AOT_KERNELS_H_92CCB028 */
+#endif /* BCGEN_AOT_KERNELS_H_29718D7969CCE909 */

@@ -114,7 +114,10 @@ def harness_source(header, kernels):
             lines.append(f"        {CTYPE[dtype]} *{name} = load(dir, \"{k['name']}.{name}.bin\", "
                          f"{upper}_{name.upper()}_BYTES);")
             args.append(name)
-        lines.append(f"        {k['name']}({', '.join(args)});")
+        # rank-0 operands are passed by value (the in-place target stays a pointer)
+        call = [f"*{name}" if dims == () and name != k["inplace"] else name
+                for name, _, dims in k["operands"]]
+        lines.append(f"        {k['name']}({', '.join(args[:len(args) - len(call)] + call)});")
         result = "out" if k["inplace"] is None else k["inplace"]
         lines.append(f"        save(dir, \"{k['name']}.out.bin\", {result}, {upper}_OUT_BYTES);")
         for a in args:

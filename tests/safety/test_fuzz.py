@@ -27,7 +27,7 @@ FUZZ_BUILD = os.environ.get("FUZZ_BUILD", "build-fuzz")
 # with -seed=1: later inputs are longer and slower, so the time is not
 # linear in the count).  tcc runs in every compile input.
 RUNS = {"expr": 1100000, "spec": 4000000, "npy": 750000, "tmpl": 750000, "compile": 55000,
-        "aot": 75000, "jit_diff": 20000}
+        "aot": 75000, "jit_diff": 20000, "specfile": 200000}
 SCALE = float(os.environ.get("FUZZ_RUNS_SCALE", "1"))
 
 
