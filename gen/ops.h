@@ -28,7 +28,10 @@
  *           library computes as name() in double and namef() in float
  *           (MATH2 for one of two arguments);
  *           transcendental: AOT's --math double computes it in double for
- *           f32 too (exact ones, floor or ceil, need not); NO_MATH otherwise
+ *           f32 too (exact ones, floor or ceil, need not); OWN(transcendental)
+ *           for a float function bcgen computes itself (a helper of
+ *           templates/ops.c.tmpl, the same arithmetic in eval.c); NO_MATH
+ *           otherwise
  *   tile    the runtime/microkernels.c family computing it over a tile
  *           ("add": bcg_mk_add_f32 ...), or NULL
  */
@@ -38,10 +41,10 @@ OP(LITERAL,  "literal", "literal",  NULL,      "",          0, RULE_LEAF,      N
 OP(NEG,      "-",       "neg",      NULL,      "",          1, RULE_SAME,      NO_MATH,              "neg")
 OP(POS,      "+",       "pos",      NULL,      "",          1, RULE_SAME,      NO_MATH,              NULL)
 OP(BITNOT,   "~",       "bitnot",   NULL,      "",          1, RULE_SAME,      NO_MATH,              NULL)
-OP(NOT,      "!",       "not",      NULL,      "",          1, RULE_NOT,       NO_MATH,              NULL)
+OP(NOT,      "!",       "not",      "logical_not", "x",      1, RULE_NOT,       NO_MATH,              NULL)
 /* binary, by rising precedence group */
-OP(OR,       "||",      "or",       NULL,      "",          2, RULE_LOGICAL,   NO_MATH,              NULL)
-OP(AND,      "&&",      "and",      NULL,      "",          2, RULE_LOGICAL,   NO_MATH,              NULL)
+OP(OR,       "||",      "or",       "logical_or", "x, y",    2, RULE_LOGICAL,   NO_MATH,              NULL)
+OP(AND,      "&&",      "and",      "logical_and", "x, y",   2, RULE_LOGICAL,   NO_MATH,              NULL)
 OP(EQ,       "==",      "eq",       NULL,      "",          2, RULE_COMPARE,   NO_MATH,              "eq")
 OP(NE,       "!=",      "ne",       NULL,      "",          2, RULE_COMPARE,   NO_MATH,              "ne")
 OP(LT,       "<",       "lt",       NULL,      "",          2, RULE_COMPARE,   NO_MATH,              "lt")
@@ -100,6 +103,16 @@ OP(ISNAN,    "isnan",   "isnan",    "isnan",   "x",         1, RULE_FLOAT_TEST, 
 OP(ISINF,    "isinf",   "isinf",    "isinf",   "x",         1, RULE_FLOAT_TEST, NO_MATH,             NULL)
 OP(ISFINITE, "isfinite", "isfinite", "isfinite", "x",       1, RULE_FLOAT_TEST, NO_MATH,             NULL)
 OP(SIGNBIT,  "signbit", "signbit",  "signbit", "x",         1, RULE_FLOAT_TEST, NO_MATH,             NULL)
+OP(SIGN,     "sign",    "sign",     "sign",    "x",         1, RULE_SAME,      NO_MATH,              NULL)
+OP(SQUARE,   "square",  "square",   "square",  "x",         1, RULE_INTEGRAL,  NO_MATH,              NULL)
+OP(RECIPROCAL, "reciprocal", "reciprocal", "reciprocal", "x", 1, RULE_INTEGRAL, NO_MATH,             NULL)
+OP(ROUND,    "round",   "round",    "round",   "x",         1, RULE_ROUND,     NO_MATH,              NULL)
+OP(DEG2RAD,  "deg2rad", "deg2rad",  "deg2rad", "x",         1, RULE_FLOAT,     OWN(0),               NULL)
+OP(RAD2DEG,  "rad2deg", "rad2deg",  "rad2deg", "x",         1, RULE_FLOAT,     OWN(0),               NULL)
+OP(EXPIT,    "expit",   "expit",    "expit",   "x",         1, RULE_FLOAT,     OWN(1),               NULL)
+OP(LOGADDEXP, "logaddexp", "logaddexp", "logaddexp", "x, y", 2, RULE_FLOAT,    OWN(1),               NULL)
+OP(LOGADDEXP2, "logaddexp2", "logaddexp2", "logaddexp2", "x, y", 2, RULE_FLOAT, OWN(1),              NULL)
+OP(LOGICAL_XOR, "logical_xor", "logical_xor", "logical_xor", "x, y", 2, RULE_LOGICAL, NO_MATH,       NULL)
 OP(MINIMUM,  "minimum", "minimum",  "minimum", "x, y",      2, RULE_PROMOTE,   NO_MATH,              "minimum")
 OP(MAXIMUM,  "maximum", "maximum",  "maximum", "x, y",      2, RULE_PROMOTE,   NO_MATH,              "maximum")
 OP(WHERE,    "where",   "where",    "where",   "c, x, y",   3, RULE_WHERE,     NO_MATH,              "where")
