@@ -25,6 +25,7 @@
 const char *const helper_lists[HELPER_COUNT] = {
     "from_bits", "to_int", "to_int_f32", "abs_int", "floordiv_int", "mod_int", "floordiv_float",
     "mod_float", "pow_int", "shl", "shr", "minimum", "maximum", "neg_float", "signbit_float",
+    "sign", "square", "reciprocal", "deg2rad", "rad2deg", "expit", "logaddexp", "logaddexp2",
     "lanes",
 };
 
@@ -320,6 +321,48 @@ static void put_float_function(cprinter *e, strbuf *sb, math_function f, int a, 
     put_call1(e, sb, name, a, t);
 }
 
+/* An OWN function of ops.h (deg2rad ... logaddexp2) of node ID in T: its
+ * helper in ops.c.tmpl, with the C library functions the helper calls
+ * declared.  AOT --math double computes the transcendental ones for f32 in
+ * double, rounded once, as put_float_function does. */
+static void put_own_function(cprinter *e, strbuf *sb, int id, bcg_dtype t)
+{
+    static const struct {
+        expr_op op;
+        helper family;
+        const char *name;
+        math_function calls[2];
+    } own[] = {
+        {OP_DEG2RAD, HELPER_DEG2RAD, "deg2rad", {-1, -1}},
+        {OP_RAD2DEG, HELPER_RAD2DEG, "rad2deg", {-1, -1}},
+        {OP_EXPIT, HELPER_EXPIT, "expit", {OP_EXP, -1}},
+        {OP_LOGADDEXP, HELPER_LOGADDEXP, "logaddexp", {OP_EXP, OP_LOG1P}},
+        {OP_LOGADDEXP2, HELPER_LOGADDEXP2, "logaddexp2", {OP_EXP2, OP_LOG1P}},
+    };
+    const expr_node *n = e->ir->nodes[id];
+    size_t k = 0;
+    while (k < sizeof own / sizeof own[0] && own[k].op != n->op)
+        k++;
+    if (k == sizeof own / sizeof own[0] || !is_float(t)) {
+        fail_internal(e, op_label(n->op), n);
+        return;
+    }
+    bcg_dtype in = t;
+    if (t == BCG_F32 && e->c->aot && e->c->aot->math_double && op_table[n->op].transcendental) {
+        in = BCG_F64;
+        sb_puts(sb, "(float)");
+    }
+    for (int c = 0; c < 2; c++)
+        if (own[k].calls[c] >= 0)
+            e->need_math[own[k].calls[c]][in == BCG_F32] = true;
+    char name[40];
+    helper_name(e, own[k].family, own[k].name, in, name, sizeof name);
+    if (n->arg_count == 2)
+        put_call2(e, sb, name, kir_child(e->ir, id, 0), kir_child(e->ir, id, 1), in);
+    else
+        put_call1(e, sb, name, kir_child(e->ir, id, 0), in);
+}
+
 /* minimum / maximum / clip in T; bool uses & and |. */
 static void put_extreme(cprinter *e, strbuf *sb, expr_op op, int a, int b, bcg_dtype t)
 {
@@ -476,6 +519,24 @@ static void put_computed(cprinter *e, strbuf *sb, int id, bcg_dtype t)
         else
             put_as(e, sb, a, t);
         return;
+    case OP_SIGN:
+        if (t == BCG_BOOL)
+            break;
+        put_call1(e, sb, helper_name(e, HELPER_SIGN, "sign", t, name, sizeof name), a, t);
+        return;
+    case OP_SQUARE:
+        put_call1(e, sb, helper_name(e, HELPER_SQUARE, "square", t, name, sizeof name), a, t);
+        return;
+    case OP_RECIPROCAL:
+        put_call1(e, sb, helper_name(e, HELPER_RECIPROCAL, "reciprocal", t, name, sizeof name),
+                  a, t);
+        return;
+    case OP_ROUND:
+        if (is_float(t))
+            put_float_function(e, sb, OP_RINT, a, t);
+        else
+            put_as(e, sb, a, t);
+        return;
     case OP_MINIMUM: case OP_MAXIMUM:
         put_extreme(e, sb, n->op, a, b, t);
         return;
@@ -504,6 +565,10 @@ static void put_computed(cprinter *e, strbuf *sb, int id, bcg_dtype t)
             e->need_math[f][single] = true;
             snprintf(name, sizeof name, "%s%s", math_name(f), single ? "f" : "");
             put_call2(e, sb, name, a, kir_child(e->ir, id, 1), t);
+            return;
+        }
+        if (op_table[n->op].own) {
+            put_own_function(e, sb, id, t);
             return;
         }
         if (op_table[n->op].math) { /* a float function of ops.h */
@@ -596,6 +661,11 @@ static void put_node(cprinter *e, strbuf *sb, int id)
         convert_close(sb, BCG_BOOL, n->dtype);
         return;
     }
+    case OP_LOGICAL_XOR:
+        convert_open(e, sb, BCG_BOOL, n->dtype);
+        put_infix(e, sb, kir_child(e->ir, id, 0), "^", kir_child(e->ir, id, 1), BCG_BOOL);
+        convert_close(sb, BCG_BOOL, n->dtype);
+        return;
     case OP_AND: case OP_OR:
         /* Both sides are bool values, ints that are exactly 0 or 1, and
          * kernels have no side effects, so & and | give what && and || give,

@@ -26,6 +26,7 @@ static const char *rule_text(op_rule rule)
     case RULE_LOGICAL: return "bool";
     case RULE_NOT: return "bool";
     case RULE_FLOAT_TEST: return "bool (the argument taken as a float)";
+    case RULE_ROUND: return "integers keep their type; floats kept, bool f32";
     case RULE_DIVIDE: return "float (integers divide in f64)";
     case RULE_INTEGRAL: return "the arguments promoted (i8 for bool)";
     case RULE_CAST: return "the named dtype";
@@ -74,7 +75,10 @@ int cli_functions(int argc, char **argv)
         } else {
             char signature[64];
             snprintf(signature, sizeof signature, "%s(%s)", row->call, row->params);
-            printf("  %-22s %s\n", signature, rule_text(row->rule));
+            printf("  %-22s %s", signature, rule_text(row->rule));
+            if (strcmp(row->call, row->symbol) != 0) /* also an operator: pow is ** */
+                printf(row->arity == 1 ? "; also %sx" : "; also x %s y", row->symbol);
+            printf("\n");
         }
         first = false;
     }
@@ -86,7 +90,8 @@ int cli_functions(int argc, char **argv)
         first = true;
         for (int op = 0; op < OP_COUNT; op++) {
             const op_info *row = &op_table[op];
-            if (row->call || op == OP_OPERAND || op == OP_LITERAL || op == OP_CAST)
+            if ((row->call && strcmp(row->call, row->symbol) == 0) || op == OP_OPERAND ||
+                op == OP_LITERAL || op == OP_CAST)
                 continue;
             printf("%s", first ? "" : ", ");
             cli_json_string(stdout, row->symbol);
@@ -105,7 +110,8 @@ int cli_functions(int argc, char **argv)
     printf("\noperators:\n ");
     for (int op = 0; op < OP_COUNT; op++) {
         const op_info *row = &op_table[op];
-        if (!row->call && op != OP_OPERAND && op != OP_LITERAL && op != OP_CAST)
+        if ((!row->call || strcmp(row->call, row->symbol) != 0) && op != OP_OPERAND &&
+            op != OP_LITERAL && op != OP_CAST)
             printf(" %s", row->symbol);
     }
     printf("\n");

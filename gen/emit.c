@@ -903,6 +903,9 @@ static void set_helper_variables(cprinter *e, tmpl_scope *s)
             tmpl_set_bool(item, "single", d == BCG_F32);
             tmpl_set_str(item, "bits_type", d == BCG_F32 ? "unsigned int" : "unsigned long long");
             tmpl_set_str(item, "sign", d == BCG_F32 ? "0x80000000U" : "0x8000000000000000ULL");
+            /* reciprocal(0) as NumPy on x86-64 (docs/semantics.md) */
+            tmpl_set_str(item, "reciprocal_of_zero",
+                         d == BCG_I32 || d == BCG_I64 ? minimum[t] : "0");
             if (h == HELPER_TO_INT || h == HELPER_TO_INT_F32) {
                 tmpl_set_str(item, "upper", upper[t]);
                 tmpl_set_str(item, "lower", lower[t]);

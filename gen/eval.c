@@ -257,6 +257,96 @@ static double float_function(expr_op op, bool single, double a)
     return single ? op_table[op].math_f32((float)a) : op_table[op].math_f64(a);
 }
 
+/* bcgen's own float functions (OWN rows of ops.h) on A (and B), in float
+ * when SINGLE, else in double: the same operations in the same order as
+ * their helpers in templates/ops.c.tmpl, so that kernels and the evaluator
+ * agree bit for bit (the C library's exp, log1p and exp2 included).
+ * deg2rad and rad2deg multiply by NumPy's constants (npy_deg2rad{f},
+ * npy_rad2deg{f}); logaddexp and logaddexp2 are NumPy's npy_logaddexp{f}
+ * and npy_logaddexp2{f}; expit is SciPy's logistic function, written so
+ * that neither branch overflows (docs/semantics.md). */
+double eval_own_function(expr_op op, bool single, double a, double b)
+{
+    if (single) {
+        float x = (float)a, y = (float)b, e, d;
+        switch (op) {
+        case OP_DEG2RAD: return x * 0.0174532924f;
+        case OP_RAD2DEG: return x * 57.2957764f;
+        case OP_EXPIT:
+            if (x < 0) {
+                e = expf(x);
+                return e / (1 + e);
+            }
+            return 1 / (1 + expf(-x));
+        case OP_LOGADDEXP:
+            if (x == y)
+                return x + 0.693147182f;
+            d = x - y;
+            if (d > 0)
+                return x + log1pf(expf(-d));
+            if (d <= 0)
+                return y + log1pf(expf(d));
+            return d;
+        case OP_LOGADDEXP2:
+            if (x == y)
+                return x + 1;
+            d = x - y;
+            if (d > 0)
+                return x + 1.44269502f * log1pf(exp2f(-d));
+            if (d <= 0)
+                return y + 1.44269502f * log1pf(exp2f(d));
+            return d;
+        default: assert(!"not an own float function"); return 0;
+        }
+    }
+    double x = a, y = b, e, d;
+    switch (op) {
+    case OP_DEG2RAD: return x * 0.017453292519943295;
+    case OP_RAD2DEG: return x * 57.29577951308232;
+    case OP_EXPIT:
+        if (x < 0) {
+            e = exp(x);
+            return e / (1 + e);
+        }
+        return 1 / (1 + exp(-x));
+    case OP_LOGADDEXP:
+        if (x == y)
+            return x + 0.6931471805599453;
+        d = x - y;
+        if (d > 0)
+            return x + log1p(exp(-d));
+        if (d <= 0)
+            return y + log1p(exp(d));
+        return d;
+    case OP_LOGADDEXP2:
+        if (x == y)
+            return x + 1;
+        d = x - y;
+        if (d > 0)
+            return x + 1.4426950408889634 * log1p(exp2(-d));
+        if (d <= 0)
+            return y + 1.4426950408889634 * log1p(exp2(d));
+        return d;
+    default: assert(!"not an own float function"); return 0;
+    }
+}
+
+/* np.reciprocal on an integer type T: 1 / x truncated, so 0 for |x| > 1;
+ * NumPy computes 1.0 / x in double and converts it, so 1 / 0 is the
+ * x86-64 conversion of inf: the minimum for i32 and i64, 0 for the
+ * narrower types and the unsigned ones (docs/semantics.md). */
+static value integer_reciprocal(bcg_dtype t, value a)
+{
+    if (dtype_kind_of(t) == KIND_INT) {
+        if (a.as.i == 1 || a.as.i == -1)
+            return a;
+        if (a.as.i == 0 && dtype_bits(t) >= 32)
+            return from_bits(t, (uint64_t)int_min_of(t));
+        return from_bits(t, 0);
+    }
+    return from_bits(t, bits_of(a) == 1);
+}
+
 /* ---- integer operations ---------------------------------------------------- */
 
 /* Exponentiation by squaring on bit patterns, so it wraps like the other
@@ -392,6 +482,8 @@ static value eval_node(const expr_node *n, const value *args)
         return convert(make_bool(truth(args[0]) && truth(args[1])), n->dtype);
     case OP_OR:
         return convert(make_bool(truth(args[0]) || truth(args[1])), n->dtype);
+    case OP_LOGICAL_XOR:
+        return convert(make_bool(truth(args[0]) != truth(args[1])), n->dtype);
     case OP_WHERE:
         return convert(truth(args[0]) ? args[1] : args[2], n->dtype);
     case OP_ISNAN: case OP_ISINF: case OP_ISFINITE: case OP_SIGNBIT: {
@@ -463,6 +555,29 @@ static value eval_node(const expr_node *n, const value *args)
         else
             result = a;
         break;
+    case OP_SIGN: /* NumPy's: NaN as it is, -0.0 gives +0.0 */
+        if (kind == KIND_FLOAT)
+            result = make_float(t, a.as.f > 0 ? 1.0 : a.as.f < 0 ? -1.0 : a.as.f == 0 ? 0.0 : a.as.f);
+        else if (kind == KIND_INT)
+            result = from_bits(t, a.as.i > 0 ? 1 : a.as.i < 0 ? UINT64_MAX : 0);
+        else
+            result = from_bits(t, bits_of(a) != 0);
+        break;
+    case OP_SQUARE:
+        if (kind == KIND_FLOAT)
+            result = make_float(t, float_binary(OP_MUL, single, a.as.f, a.as.f));
+        else
+            result = integer_binary(OP_MUL, t, a, a);
+        break;
+    case OP_RECIPROCAL:
+        if (kind == KIND_FLOAT)
+            result = make_float(t, float_binary(OP_DIV, single, 1.0, a.as.f));
+        else
+            result = integer_reciprocal(t, a);
+        break;
+    case OP_ROUND: /* rint: half to even; integers as they are */
+        result = kind == KIND_FLOAT ? make_float(t, float_function(OP_RINT, single, a.as.f)) : a;
+        break;
     case OP_MINIMUM: case OP_MAXIMUM:
         result = extreme(n->op, a, b);
         break;
@@ -475,6 +590,11 @@ static value eval_node(const expr_node *n, const value *args)
             assert(kind == KIND_FLOAT);
             result = make_float(t, single ? (double)row->math2_f32((float)a.as.f, (float)b.as.f)
                                           : row->math2_f64(a.as.f, b.as.f));
+            break;
+        }
+        if (op_table[n->op].own) { /* bcgen's own float functions */
+            assert(kind == KIND_FLOAT);
+            result = make_float(t, eval_own_function(n->op, single, a.as.f, b.as.f));
             break;
         }
         if (op_table[n->op].rule == RULE_FLOAT) { /* a float function of ops.h */

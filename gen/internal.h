@@ -175,6 +175,7 @@ typedef enum op_rule {
     RULE_INTEGRAL,  /* the promotion, i8 for bool (//, %, <<, >>, **) */
     RULE_FLOAT,     /* the float type for its argument (dtype_float_for) */
     RULE_FLOAT_TEST, /* bool: a test of the argument as a float (isnan ...) */
+    RULE_ROUND,     /* integers keep their type; bool and floats: dtype_float_for */
     RULE_WHERE,     /* the condition made bool; the promotion of the others */
     RULE_CAST       /* the type it names */
 } op_rule;
@@ -190,6 +191,7 @@ typedef struct op_info {
     bool transcendental;
     double (*math2_f64)(double, double); /* a function of two arguments (MATH2) */
     float (*math2_f32)(float, float);
+    bool own;                          /* OWN: a float function of bcgen's own */
     const char *tile;
 } op_info;
 extern const op_info op_table[OP_COUNT];
@@ -621,7 +623,7 @@ const char *form_kind_name(form_kind kind);
  * there is no `out`).  It ors what the body calls into aot->needs, so one
  * file holding several kernels renders the helpers once (emit_helpers).
  * Positions and loop counters are ptrdiff_t. */
-#define EMIT_HELPER_FAMILIES 16
+#define EMIT_HELPER_FAMILIES 24
 #define EMIT_MATH_FUNCTIONS (OP_COUNT + 4) /* cexpr.c: ops.h's, then fabs fmod pow copysign */
 typedef struct emit_needs {
     bool helper[EMIT_HELPER_FAMILIES][BCG_DTYPE_COUNT];
@@ -698,6 +700,10 @@ bcg_status eval_run(const compile *c, void *out, const void *const *in, bcg_erro
 /* Folds operator node N over the literal nodes ARGS into the literal OUT
  * (N's dtype, the evaluator's semantics); fold.c uses it. */
 void eval_fold(const expr_node *n, const expr_node *const *args, expr_node *out);
+/* An OWN float function of ops.h (deg2rad, expit, logaddexp ...) of A
+ * (and B) in float when SINGLE, else in double: the arithmetic of its
+ * helper in templates/ops.c.tmpl. */
+double eval_own_function(expr_op op, bool single, double a, double b);
 
 /* ---- fold.c: constant folding before emitting ------------------------------ */
 

@@ -4,9 +4,10 @@
 
 #include "internal.h"
 
-#define NO_MATH NULL, NULL, NULL, false, NULL, NULL
-#define MATH(name, transcendental) #name, name, name##f, transcendental, NULL, NULL
-#define MATH2(name, transcendental) #name, NULL, NULL, transcendental, name, name##f
+#define NO_MATH NULL, NULL, NULL, false, NULL, NULL, false
+#define MATH(name, transcendental) #name, name, name##f, transcendental, NULL, NULL, false
+#define MATH2(name, transcendental) #name, NULL, NULL, transcendental, name, name##f, false
+#define OWN(transcendental) NULL, NULL, NULL, transcendental, NULL, NULL, true
 #define OP(id, symbol, word, call, params, arity, rule, math, tile) \
     {symbol, word, call, params, arity, rule, math, tile},
 
@@ -18,3 +19,4 @@ const op_info op_table[OP_COUNT] = {
 #undef MATH2
 #undef MATH
 #undef NO_MATH
+#undef OWN

@@ -28,7 +28,10 @@
  *           library computes as name() in double and namef() in float
  *           (MATH2 for one of two arguments);
  *           transcendental: AOT's --math double computes it in double for
- *           f32 too (exact ones, floor or ceil, need not); NO_MATH otherwise
+ *           f32 too (exact ones, floor or ceil, need not); OWN(transcendental)
+ *           for a float function bcgen computes itself (a helper of
+ *           templates/ops.c.tmpl, the same arithmetic in eval.c); NO_MATH
+ *           otherwise
  *   tile    the runtime/microkernels.c family computing it over a tile
  *           ("add": bcg_mk_add_f32 ...), or NULL
  */
@@ -38,10 +41,10 @@ OP(LITERAL,  "literal", "literal",  NULL,      "",          0, RULE_LEAF,      N
 OP(NEG,      "-",       "neg",      NULL,      "",          1, RULE_SAME,      NO_MATH,              "neg")
 OP(POS,      "+",       "pos",      NULL,      "",          1, RULE_SAME,      NO_MATH,              NULL)
 OP(BITNOT,   "~",       "bitnot",   NULL,      "",          1, RULE_SAME,      NO_MATH,              NULL)
-OP(NOT,      "!",       "not",      NULL,      "",          1, RULE_NOT,       NO_MATH,              NULL)
+OP(NOT,      "!",       "not",      "logical_not", "x",      1, RULE_NOT,       NO_MATH,              NULL)
 /* binary, by rising precedence group */
-OP(OR,       "||",      "or",       NULL,      "",          2, RULE_LOGICAL,   NO_MATH,              NULL)
-OP(AND,      "&&",      "and",      NULL,      "",          2, RULE_LOGICAL,   NO_MATH,              NULL)
+OP(OR,       "||",      "or",       "logical_or", "x, y",    2, RULE_LOGICAL,   NO_MATH,              NULL)
+OP(AND,      "&&",      "and",      "logical_and", "x, y",   2, RULE_LOGICAL,   NO_MATH,              NULL)
 OP(EQ,       "==",      "eq",       NULL,      "",          2, RULE_COMPARE,   NO_MATH,              "eq")
 OP(NE,       "!=",      "ne",       NULL,      "",          2, RULE_COMPARE,   NO_MATH,              "ne")
 OP(LT,       "<",       "lt",       NULL,      "",          2, RULE_COMPARE,   NO_MATH,              "lt")
@@ -70,22 +73,22 @@ OP(COS,      "cos",     "cos",      "cos",     "x",         1, RULE_FLOAT,     M
 OP(TANH,     "tanh",    "tanh",     "tanh",    "x",         1, RULE_FLOAT,     MATH(tanh, 1),        "tanh")
 OP(FLOOR,    "floor",   "floor",    "floor",   "x",         1, RULE_FLOAT,     MATH(floor, 0),       "floor")
 OP(CEIL,     "ceil",    "ceil",     "ceil",    "x",         1, RULE_FLOAT,     MATH(ceil, 0),        "ceil")
-OP(LOG1P,    "log1p",   "log1p",    "log1p",   "x",         1, RULE_FLOAT,     MATH(log1p, 1),       NULL)
-OP(EXPM1,    "expm1",   "expm1",    "expm1",   "x",         1, RULE_FLOAT,     MATH(expm1, 1),       NULL)
-OP(LOG2,     "log2",    "log2",     "log2",    "x",         1, RULE_FLOAT,     MATH(log2, 1),        NULL)
-OP(LOG10,    "log10",   "log10",    "log10",   "x",         1, RULE_FLOAT,     MATH(log10, 1),       NULL)
-OP(EXP2,     "exp2",    "exp2",     "exp2",    "x",         1, RULE_FLOAT,     MATH(exp2, 1),        NULL)
+OP(LOG1P,    "log1p",   "log1p",    "log1p",   "x",         1, RULE_FLOAT,     MATH(log1p, 1),       "log1p")
+OP(EXPM1,    "expm1",   "expm1",    "expm1",   "x",         1, RULE_FLOAT,     MATH(expm1, 1),       "expm1")
+OP(LOG2,     "log2",    "log2",     "log2",    "x",         1, RULE_FLOAT,     MATH(log2, 1),        "log2")
+OP(LOG10,    "log10",   "log10",    "log10",   "x",         1, RULE_FLOAT,     MATH(log10, 1),       "log10")
+OP(EXP2,     "exp2",    "exp2",     "exp2",    "x",         1, RULE_FLOAT,     MATH(exp2, 1),        "exp2")
 OP(CBRT,     "cbrt",    "cbrt",     "cbrt",    "x",         1, RULE_FLOAT,     MATH(cbrt, 1),        NULL)
-OP(TAN,      "tan",     "tan",      "tan",     "x",         1, RULE_FLOAT,     MATH(tan, 1),         NULL)
+OP(TAN,      "tan",     "tan",      "tan",     "x",         1, RULE_FLOAT,     MATH(tan, 1),         "tan")
 OP(ARCSIN,   "arcsin",  "arcsin",   "arcsin",  "x",         1, RULE_FLOAT,     MATH(asin, 1),        NULL)
 OP(ARCCOS,   "arccos",  "arccos",   "arccos",  "x",         1, RULE_FLOAT,     MATH(acos, 1),        NULL)
-OP(ARCTAN,   "arctan",  "arctan",   "arctan",  "x",         1, RULE_FLOAT,     MATH(atan, 1),        NULL)
+OP(ARCTAN,   "arctan",  "arctan",   "arctan",  "x",         1, RULE_FLOAT,     MATH(atan, 1),        "arctan")
 OP(SINH,     "sinh",    "sinh",     "sinh",    "x",         1, RULE_FLOAT,     MATH(sinh, 1),        NULL)
 OP(COSH,     "cosh",    "cosh",     "cosh",    "x",         1, RULE_FLOAT,     MATH(cosh, 1),        NULL)
 OP(ARCSINH,  "arcsinh", "arcsinh",  "arcsinh", "x",         1, RULE_FLOAT,     MATH(asinh, 1),       NULL)
 OP(ARCCOSH,  "arccosh", "arccosh",  "arccosh", "x",         1, RULE_FLOAT,     MATH(acosh, 1),       NULL)
 OP(ARCTANH,  "arctanh", "arctanh",  "arctanh", "x",         1, RULE_FLOAT,     MATH(atanh, 1),       NULL)
-OP(ERF,      "erf",     "erf",      "erf",     "x",         1, RULE_FLOAT,     MATH(erf, 1),         NULL)
+OP(ERF,      "erf",     "erf",      "erf",     "x",         1, RULE_FLOAT,     MATH(erf, 1),         "erf")
 OP(ERFC,     "erfc",    "erfc",     "erfc",    "x",         1, RULE_FLOAT,     MATH(erfc, 1),        NULL)
 OP(TRUNC,    "trunc",   "trunc",    "trunc",   "x",         1, RULE_FLOAT,     MATH(trunc, 0),       NULL)
 OP(RINT,     "rint",    "rint",     "rint",    "x",         1, RULE_FLOAT,     MATH(rint, 0),        NULL)
@@ -100,6 +103,16 @@ OP(ISNAN,    "isnan",   "isnan",    "isnan",   "x",         1, RULE_FLOAT_TEST, 
 OP(ISINF,    "isinf",   "isinf",    "isinf",   "x",         1, RULE_FLOAT_TEST, NO_MATH,             NULL)
 OP(ISFINITE, "isfinite", "isfinite", "isfinite", "x",       1, RULE_FLOAT_TEST, NO_MATH,             NULL)
 OP(SIGNBIT,  "signbit", "signbit",  "signbit", "x",         1, RULE_FLOAT_TEST, NO_MATH,             NULL)
+OP(SIGN,     "sign",    "sign",     "sign",    "x",         1, RULE_SAME,      NO_MATH,              NULL)
+OP(SQUARE,   "square",  "square",   "square",  "x",         1, RULE_INTEGRAL,  NO_MATH,              NULL)
+OP(RECIPROCAL, "reciprocal", "reciprocal", "reciprocal", "x", 1, RULE_INTEGRAL, NO_MATH,             NULL)
+OP(ROUND,    "round",   "round",    "round",   "x",         1, RULE_ROUND,     NO_MATH,              NULL)
+OP(DEG2RAD,  "deg2rad", "deg2rad",  "deg2rad", "x",         1, RULE_FLOAT,     OWN(0),               NULL)
+OP(RAD2DEG,  "rad2deg", "rad2deg",  "rad2deg", "x",         1, RULE_FLOAT,     OWN(0),               NULL)
+OP(EXPIT,    "expit",   "expit",    "expit",   "x",         1, RULE_FLOAT,     OWN(1),               "expit")
+OP(LOGADDEXP, "logaddexp", "logaddexp", "logaddexp", "x, y", 2, RULE_FLOAT,    OWN(1),               NULL)
+OP(LOGADDEXP2, "logaddexp2", "logaddexp2", "logaddexp2", "x, y", 2, RULE_FLOAT, OWN(1),              NULL)
+OP(LOGICAL_XOR, "logical_xor", "logical_xor", "logical_xor", "x, y", 2, RULE_LOGICAL, NO_MATH,       NULL)
 OP(MINIMUM,  "minimum", "minimum",  "minimum", "x, y",      2, RULE_PROMOTE,   NO_MATH,              "minimum")
 OP(MAXIMUM,  "maximum", "maximum",  "maximum", "x, y",      2, RULE_PROMOTE,   NO_MATH,              "maximum")
 OP(WHERE,    "where",   "where",    "where",   "c, x, y",   3, RULE_WHERE,     NO_MATH,              "where")

@@ -408,7 +408,8 @@ static const struct {
 } aliases[] = {
     {"absolute", "abs"}, {"power", "pow"}, {"asin", "arcsin"}, {"acos", "arccos"},
     {"atan", "arctan"}, {"asinh", "arcsinh"}, {"acosh", "arccosh"}, {"atanh", "arctanh"},
-    {"round", "rint"}, {"around", "rint"},
+    {"around", "round"}, {"atan2", "arctan2"}, {"fix", "trunc"}, {"radians", "deg2rad"},
+    {"degrees", "rad2deg"}, {"sigmoid", "expit"},
 };
 
 const char *expr_function_alias(size_t i, const char **function)
@@ -447,18 +448,55 @@ static bool find_function(const char *name, size_t n, expr_op *op, int *arity,
     return false;
 }
 
-/* "abs, sqrt, ..., clip and the casts bool(x), i8(x), ... f64(x)": the
- * functions table and the dtype names, for the unknown-function message. */
-static void known_functions(char *buf, size_t cap)
+/* The edit distance of A and B (lengths up to QUOTE_MAX), capped at 9. */
+static int edit_distance(const char *a, size_t na, const char *b, size_t nb)
 {
-    size_t n = 0;
-    buf[0] = 0;
-    for (int k = 0; k < OP_COUNT && n < cap; k++)
-        if (op_table[k].call)
-            n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? ", " : "", op_table[k].call);
-    for (int d = 0; d < BCG_DTYPE_COUNT && n < cap; d++)
-        n += (size_t)snprintf(buf + n, cap - n, "%s%s(x)", d ? ", " : " and the casts ",
-                              bcg_dtype_name((bcg_dtype)d));
+    if (na > QUOTE_MAX || nb > QUOTE_MAX)
+        return 9;
+    int row[QUOTE_MAX + 1];
+    for (size_t j = 0; j <= nb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= na; i++) {
+        int diagonal = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= nb; j++) {
+            int above = row[j];
+            int best = diagonal + (a[i - 1] != b[j - 1]);
+            if (above + 1 < best)
+                best = above + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diagonal = above;
+        }
+    }
+    return row[nb] > 9 ? 9 : row[nb];
+}
+
+/* The known function, alias or cast name closest to NAME (at most two
+ * edits, one for names of up to four letters), or NULL: the unknown-function
+ * message suggests it (the whole list is `bcgen functions`). */
+static const char *closest_function(const char *name, size_t n)
+{
+    const char *best = NULL;
+    int best_distance = n > 4 ? 3 : 2; /* short names: one edit */
+    for (int k = 0; k < OP_COUNT + (int)(sizeof aliases / sizeof aliases[0]) + BCG_DTYPE_COUNT;
+         k++) {
+        const char *candidate = k < OP_COUNT ? op_table[k].call
+                                : k < OP_COUNT + (int)(sizeof aliases / sizeof aliases[0])
+                                    ? aliases[k - OP_COUNT].alias
+                                    : bcg_dtype_name((bcg_dtype)(k - OP_COUNT -
+                                                                 (int)(sizeof aliases /
+                                                                       sizeof aliases[0])));
+        if (!candidate)
+            continue;
+        int d = edit_distance(name, n, candidate, strlen(candidate));
+        if (d < best_distance) {
+            best = candidate;
+            best_distance = d;
+        }
+    }
+    return best;
 }
 
 static bcg_status unknown_name(parser *p, const token *name)
@@ -505,11 +543,11 @@ static bcg_status parse_call(parser *p, const token *name, expr_node **out, int 
             return fail_at(p->err, BCG_ERR_PARSE, name->column, -1, -1,
                            "'%.*s' at column %d is an operand, not a function", n,
                            name->start, name->column);
-        char known[480]; /* the message itself holds 512 bytes */
-        known_functions(known, sizeof known);
+        const char *close = closest_function(name->start, name->length);
         return fail_at(p->err, BCG_ERR_PARSE, name->column, -1, -1,
-                       "unknown function '%.*s%s' at column %d; known: %s", n, name->start,
-                       more, name->column, known);
+                       "unknown function '%.*s%s' at column %d%s%s%s (`bcgen functions` lists "
+                       "every function)", n, name->start, more, name->column,
+                       close ? "; did you mean " : "", close ? close : "", close ? "?" : "");
     }
     bcg_status status = enter(p, name->column);
     if (status != BCG_OK)
@@ -585,6 +623,16 @@ static bcg_status parse_primary(parser *p, expr_node **out, int *height)
         if (is_punct(&p->token, "("))
             return parse_call(p, &t, out, height);
         int index = find_operand(p, t.start, t.length);
+        bool is_true = t.length == 4 && memcmp(t.start, "True", 4) == 0;
+        if (index < 0 && (is_true || (t.length == 5 && memcmp(t.start, "False", 5) == 0))) {
+            /* Python's bool literals (an operand of that name wins): weak,
+             * as NumPy takes them (NEP 50) */
+            if ((status = make_node(p, OP_LITERAL, t.column, 0, NULL, NULL, out, height)) != BCG_OK)
+                return status;
+            (*out)->dtype = BCG_BOOL;
+            (*out)->value.i = is_true;
+            return BCG_OK;
+        }
         if (index < 0) {
             expr_op op;
             int arity;

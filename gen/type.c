@@ -493,6 +493,12 @@ static bcg_status check_rules(typer *t, const expr_node *n, const typed *c, cons
                            "'~' at column %d needs an integer or bool operand, not %s",
                            n->column, typed_name(&c[0]));
         break;
+    case OP_SIGN:
+        if (kind == KIND_BOOL)
+            return fail_at(t->err, BCG_ERR_TYPE, n->column, -1, -1,
+                           "sign at column %d is not defined for bool (NumPy has no bool loop)",
+                           n->column);
+        break;
     case OP_BITAND: case OP_BITOR: case OP_BITXOR: case OP_SHL: case OP_SHR:
         if (kind == KIND_FLOAT)
             return fail_at(t->err, BCG_ERR_TYPE, n->column, -1, -1,
@@ -604,6 +610,42 @@ static bcg_status fold(typer *t, expr_node *n, const typed *c, typed *out)
     case OP_ISINF: *out = make_weak_bool(isinf(weak_double(&c[0]))); break;
     case OP_ISFINITE: *out = make_weak_bool(isfinite(weak_double(&c[0]))); break;
     case OP_SIGNBIT: *out = make_weak_bool(signbit(weak_double(&c[0])) != 0); break;
+    case OP_LOGICAL_XOR: *out = make_weak_bool(weak_truth(&c[0]) != weak_truth(&c[1])); break;
+    case OP_SIGN:
+        if (k == WEAK_FLOAT) {
+            double x = weak_double(&c[0]);
+            *out = make_weak_float(x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x);
+        } else {
+            *out = make_weak_int(exact_of(c[0].i.negative, c[0].i.magnitude != 0));
+        }
+        break;
+    case OP_SQUARE:
+        if (k == WEAK_FLOAT) {
+            *out = make_weak_float(weak_double(&c[0]) * weak_double(&c[0]));
+        } else {
+            if (!exact_mul(c[0].i, c[0].i, &r))
+                return overflow(t, n);
+            *out = make_weak_int(r);
+        }
+        break;
+    case OP_RECIPROCAL:
+        if (k == WEAK_FLOAT) {
+            *out = make_weak_float(1.0 / weak_double(&c[0]));
+        } else if (c[0].i.magnitude == 1) {
+            *out = make_weak_int(c[0].i);
+        } else {
+            /* NumPy's 1 / 0 for a Python int is i64's: the minimum (see
+             * docs/semantics.md); False is i8's, 0 */
+            bool minimum = k == WEAK_INT && c[0].i.magnitude == 0;
+            *out = make_weak_int(exact_of(minimum, minimum ? SIGN_BIT : 0));
+        }
+        break;
+    case OP_ROUND:
+        if (k == WEAK_INT)
+            *out = c[0];
+        else
+            *out = make_weak_float(rint(weak_double(&c[0])));
+        break;
     case OP_AND: *out = make_weak_bool(weak_truth(&c[0]) && weak_truth(&c[1])); break;
     case OP_OR: *out = make_weak_bool(weak_truth(&c[0]) || weak_truth(&c[1])); break;
     case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE: {
@@ -711,6 +753,11 @@ static bcg_status fold(typer *t, expr_node *n, const typed *c, typed *out)
                                                              weak_double(&c[1])));
             break;
         }
+        if (op_table[n->op].own) { /* bcgen's own, as the evaluator computes f64 */
+            *out = make_weak_float(eval_own_function(n->op, false, weak_double(&c[0]),
+                                                     n->arg_count > 1 ? weak_double(&c[1]) : 0));
+            break;
+        }
         assert(!"fold: unexpected op");
         return fail(t->err, BCG_ERR_USAGE, "internal error: cannot fold '%s'",
                     expr_op_name(n->op));
@@ -768,6 +815,10 @@ static bcg_status type_strong(typer *t, expr_node *n, const typed *c, typed *out
         if ((status = check_rules(t, n, c, &c[0])) != BCG_OK)
             return status;
         n->dtype = c[0].dtype;
+        break;
+    case RULE_ROUND: /* round(i8) is i8, as np.round; round(bool) a float */
+        n->dtype = dtype_kind_of(c[0].dtype) == KIND_INT || dtype_kind_of(c[0].dtype) == KIND_UINT
+                       ? c[0].dtype : dtype_float_for(c[0].dtype);
         break;
     case RULE_NOT:
     case RULE_FLOAT_TEST: /* computes in dtype_float_for(x): expr_operation_type */
@@ -849,8 +900,11 @@ static bcg_status type_node(typer *t, expr_node *n, int depth, typed *out)
         return BCG_OK;
     }
     if (n->op == OP_LITERAL) {
-        /* As expr_parse made it: weak, read from its provisional i64/u64/f64 */
-        if (n->literal_is_float)
+        /* As expr_parse made it: weak, read from its provisional bool (True,
+         * False), i64, u64 or f64 */
+        if (n->dtype == BCG_BOOL && !n->literal_is_float)
+            *out = make_weak_bool(n->value.i != 0);
+        else if (n->literal_is_float)
             *out = make_weak_float(n->value.f);
         else if (n->dtype == BCG_U64)
             *out = make_weak_int(exact_of(false, n->value.u));
@@ -894,7 +948,7 @@ bcg_dtype expr_operation_type(const expr_node *n)
     switch (n->op) {
     case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
         return dtype_promote(n->args[0]->dtype, n->args[1]->dtype);
-    case OP_NOT: case OP_AND: case OP_OR:
+    case OP_NOT: case OP_AND: case OP_OR: case OP_LOGICAL_XOR:
         return BCG_BOOL;
     case OP_CAST:
         return n->args[0]->dtype;

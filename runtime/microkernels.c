@@ -419,6 +419,146 @@ static inline float tanh_polynomial(float x)
     return ax < 0.625f ? small : big;
 }
 
+/* ---- issue 13: log1p, expm1, log2, log10, exp2, expit, tan, arctan, erf ----
+ *
+ * Built from the same pieces (Cephes' polynomials, the reductions above);
+ * each "easy" range is where the polynomial is used, everything else (NaN,
+ * infinities, overflow, subnormal results) goes to the scalar function, so
+ * special values are exactly the straight-line code's.  Bounds: the
+ * "vectorised" column of docs/semantics.md's accuracy table, checked by
+ * tests/unit/test_accuracy.c. */
+
+/* log(1 + x): log of u = 1 + x, corrected by the rounding of the sum
+ * ((x - (u - 1)) / u, the first-order term), so small x keep their digits. */
+static inline bool log1p_easy(float x) { return x > -1.0f && log_easy(1.0f + x); }
+
+static inline float log1p_polynomial(float x)
+{
+    float u = 1.0f + x;
+    u = log_easy(u) ? u : 1.0f; /* keeps the bit tricks defined; recomputed anyway */
+    return log_polynomial(u) + (x - (u - 1.0f)) / u;
+}
+
+/* log2 and log10: the natural log times the constant (one more rounding). */
+static inline float log2_polynomial(float x) { return log_polynomial(x) * 1.44269504088896341f; }
+static inline float log10_polynomial(float x) { return log_polynomial(x) * 0.434294481903251828f; }
+
+/* 2^x: n = rint(x), r = x - n exact in [-0.5, 0.5], 2^r = e^(r ln 2). */
+/* x in [-126, 127]: 2^n stays a normal float and the result finite */
+static inline bool exp2_easy(float x) { return fabsf(x - 0.5f) <= 126.5f; }
+
+static inline float exp2_polynomial(float x)
+{
+    x = x >= -127.0f ? x : -127.0f; /* NaN too: the conversion below stays defined */
+    x = x <= 127.0f ? x : 127.0f;
+    float n = (x + 12582912.0f) - 12582912.0f; /* rint by the 1.5 * 2^23 trick */
+    float r = (x - n) * 0.693147180559945309f;
+    float z = r * r;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * z + r + 1.0f;
+    return p * float_of((uint32_t)((int32_t)n + 127) << 23);
+}
+
+/* e^x - 1 = 2^n (e^r - 1) + (2^n - 1), x = n ln 2 + r, |r| <= ln 2 / 2: the
+ * Taylor polynomial of e^r - 1 keeps small results exact; 2^n - 1 is exact. */
+static inline bool expm1_easy(float x) { return fabsf(x) <= 87.0f; }
+
+static inline float expm1_polynomial(float x)
+{
+    x = x >= -87.0f ? x : -87.0f;
+    x = x <= 87.0f ? x : 87.0f;
+    float n = x * 1.44269504088896341f + 12582912.0f;
+    n -= 12582912.0f;
+    float r = x - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    float q = 2.7557319224e-6f;
+    q = q * r + 2.4801587302e-5f;
+    q = q * r + 1.9841269841e-4f;
+    q = q * r + 1.3888888889e-3f;
+    q = q * r + 8.3333333333e-3f;
+    q = q * r + 4.1666666667e-2f;
+    q = q * r + 1.6666666667e-1f;
+    q = q * r + 0.5f;
+    q = q * (r * r) + r;
+    float scale = float_of((uint32_t)((int32_t)n + 127) << 23);
+    return scale * q + (scale - 1.0f);
+}
+
+/* The logistic sigmoid: e = e^-|x|, then e / (1 + e) for x < 0 and
+ * 1 / (1 + e) otherwise (as the scalar helper, e^-|x| never overflows). */
+static inline bool expit_easy(float x) { return fabsf(x) <= 87.0f; }
+
+static inline float expit_polynomial(float x)
+{
+    float e = exp_polynomial(-fabsf(x));
+    float d = 1.0f + e;
+    return x < 0 ? e / d : 1.0f / d;
+}
+
+/* The scalar expit, as the kernels' helper and eval.c compute it. */
+static inline float expit_scalar(float x)
+{
+    if (x < 0) {
+        float e = expf(x);
+        return e / (1 + e);
+    }
+    return 1 / (1 + expf(-x));
+}
+
+/* tan: the reduction of sin and cos (in double), Cephes' tanf polynomial on
+ * [-pi/4, pi/4], -1/tan(r) in the odd quarter periods, x's sign. */
+static inline float tan_polynomial(float x)
+{
+    float ax = fabsf(x);
+    ax = ax <= SINCOS_EASY_LIMIT ? ax : 0.0f;
+    double d = (double)ax;
+    int32_t j = (int32_t)(d * 1.27323954473516268615);
+    j = (j + 1) & ~1;
+    double y = (double)j;
+    float r = (float)((d - y * 0x1.921fb544p-1) - y * 0x1.0b4611a626331p-35);
+    float z = r * r;
+    float t = (((((9.38540185543e-3f * z + 3.11992232697e-3f) * z + 2.44301354525e-2f) * z +
+                 5.34112807005e-2f) * z + 1.33387994085e-1f) * z + 3.33331568548e-1f) * z * r + r;
+    t = (j & 2) ? -1.0f / t : t;
+    return float_of(bits_of(t) ^ (bits_of(x) & 0x80000000u));
+}
+
+/* arctan: Cephes' atanf, |x| reduced to [0, tan(pi/8)] by pi/4 or pi/2. */
+static inline bool arctan_easy(float x) { return x == x; }
+
+static inline float arctan_polynomial(float x)
+{
+    float ax = fabsf(x);
+    bool big = ax > 2.414213562373095f, middle = ax > 0.4142135623730950f;
+    float base = big ? 1.5707963267948966f : middle ? 0.7853981633974483f : 0.0f;
+    float u = big ? -1.0f / ax : middle ? (ax - 1.0f) / (ax + 1.0f) : ax;
+    float z = u * u;
+    float a = ((8.05374449538e-2f * z - 1.38776856032e-1f) * z + 1.99777106478e-1f) * z -
+              3.33329491539e-1f;
+    float r = base + (a * z * u + u);
+    return float_of(bits_of(r) | (bits_of(x) & 0x80000000u));
+}
+
+/* erf: Cephes' erff polynomial for |x| < 1, +-1 from |x| >= 4 (erfc(4) is
+ * below half an ulp of 1); between them the C library. */
+static inline bool erf_easy(float x) { float ax = fabsf(x); return ax < 1.0f || ax >= 4.0f; }
+
+static inline float erf_polynomial(float x)
+{
+    float z = x * x;
+    float small = x * ((((((7.853861353153693e-5f * z - 8.010193625184903e-4f) * z +
+                           5.188327685732524e-3f) * z - 2.685381193529856e-2f) * z +
+                         1.128358514861418e-1f) * z - 3.761262582423300e-1f) * z +
+                       1.128379165726710e+0f);
+    float one = float_of(0x3f800000u | (bits_of(x) & 0x80000000u));
+    return fabsf(x) < 1.0f ? small : one;
+}
+
 /* A block at a time: the polynomial over the whole block (vectorised, into
  * a stack buffer, so `out` may be the input itself), an or-reduction of
  * "not easy", and only when some element was not easy a scalar pass that
@@ -518,6 +658,17 @@ static inline float tanh_polynomial(float x)
     POLYNOMIAL(sin_f32, sincos_easy, sin_polynomial, sinf)      \
     POLYNOMIAL(cos_f32, sincos_easy, cos_polynomial, cosf)      \
     POLYNOMIAL(tanh_f32, tanh_easy, tanh_polynomial, tanhf)
+
+/* f32 only: the functions of issue 13 (f64 has no tile family for them). */
+POLYNOMIAL(log1p_f32, log1p_easy, log1p_polynomial, log1pf)
+POLYNOMIAL(expm1_f32, expm1_easy, expm1_polynomial, expm1f)
+POLYNOMIAL(log2_f32, log_easy, log2_polynomial, log2f)
+POLYNOMIAL(log10_f32, log_easy, log10_polynomial, log10f)
+POLYNOMIAL(exp2_f32, exp2_easy, exp2_polynomial, exp2f)
+POLYNOMIAL(expit_f32, expit_easy, expit_polynomial, expit_scalar)
+POLYNOMIAL(tan_f32, sincos_easy, tan_polynomial, tanf)
+POLYNOMIAL(arctan_f32, arctan_easy, arctan_polynomial, atanf)
+POLYNOMIAL(erf_f32, erf_easy, erf_polynomial, erff)
 
 /* The integer types wrap in unsigned int at least (C promotes narrower
  * operands to int, where a product could overflow). */
@@ -703,6 +854,8 @@ const microkernel_symbol microkernel_symbols[] = {
     INTEGER_ENTRIES(i8) INTEGER_ENTRIES(i16) INTEGER_ENTRIES(i32) INTEGER_ENTRIES(i64)
     INTEGER_ENTRIES(u8) INTEGER_ENTRIES(u16) INTEGER_ENTRIES(u32) INTEGER_ENTRIES(u64)
     FLOAT_ENTRIES(f32) FLOAT_ENTRIES(f64)
+    ENTRY(log1p_f32) ENTRY(expm1_f32) ENTRY(log2_f32) ENTRY(log10_f32) ENTRY(exp2_f32)
+    ENTRY(expit_f32) ENTRY(tan_f32) ENTRY(arctan_f32) ENTRY(erf_f32)
     ENTRY(fence) ENTRY(sum16_f32) ENTRY(sum16_f64) ENTRY(accadd_f32) ENTRY(accadd_f64)
     ENTRY(accadd_rows_f32) ENTRY(accadd_rows_f64)
 };

@@ -58,20 +58,40 @@ FUNCS = {  # name -> arity
     "arccos": 1, "arctan": 1, "sinh": 1, "cosh": 1, "arcsinh": 1, "arccosh": 1, "arctanh": 1,
     "erf": 1, "erfc": 1, "trunc": 1, "rint": 1, "arctan2": 2, "hypot": 2, "copysign": 2,
     "nextafter": 2, "fmod": 2, "fmin": 2, "fmax": 2, "isnan": 1, "isinf": 1, "isfinite": 1,
-    "signbit": 1,
+    "signbit": 1, "sign": 1, "square": 1, "reciprocal": 1, "round": 1, "fix": 1, "deg2rad": 1,
+    "rad2deg": 1, "expit": 1, "logaddexp": 2, "logaddexp2": 2, "logical_and": 2, "logical_or": 2,
+    "logical_not": 1, "logical_xor": 2,
 }
+# NumPy's ufuncs that bcgen computes exactly as NumPy does, on the argument
+# as it is (sign of bool is a TypeError in both; square and reciprocal of
+# bool give int8 in both; NumPy 1.24's integer reciprocal(0) is what
+# bcgen gives, see docs/semantics.md)
+SAME_UFUNCS = {"sign", "square", "reciprocal", "logical_and", "logical_or", "logical_not",
+               "logical_xor"}
+# exact float functions of dtype_float_for(x): NumPy's float16 results read as f32
+FLOAT_EXACT = {"deg2rad", "rad2deg", "fix"}
 # bool tests of the argument taken as float_for(x)
 FLOAT_TESTS = {"isnan", "isinf", "isfinite", "signbit"}
 # float functions of two arguments: both converted to the float type of
 # their promotion; arctan2 and hypot within the C library's error, the
 # others exact
-FLOAT2 = {"arctan2", "hypot", "copysign", "nextafter", "fmod", "fmin", "fmax"}
+FLOAT2 = {"arctan2", "hypot", "copysign", "nextafter", "fmod", "fmin", "fmax", "logaddexp",
+          "logaddexp2"}
+# measured in ulps of max(|result|, 1) (docs/semantics.md): the result of
+# logaddexp is near 0 only by cancellation
+SCALED_BOUND = {"logaddexp", "logaddexp2"}
 TRANSCENDENTAL = {"exp", "log", "sin", "cos", "tanh", "log1p", "expm1", "log2", "log10", "exp2",
                   "cbrt", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh",
                   "arccosh", "arctanh", "erf", "erfc", "arctan2", "hypot", "copysign",
-                  "nextafter", "fmod", "fmin", "fmax"}
+                  "nextafter", "fmod", "fmin", "fmax", "expit", "logaddexp", "logaddexp2"}
 # C99's, not NumPy core's: the oracle takes Python's (the C library's in double)
 PY_FUNCS = {"erf": np.frompyfunc(math.erf, 1, 1), "erfc": np.frompyfunc(math.erfc, 1, 1)}
+
+
+def expit64(x):
+    """SciPy's expit in float64 (not in NumPy's core), without overflow."""
+    e = np.exp(-np.abs(x))
+    return np.where(x < 0, e / (1 + e), 1 / (1 + e))
 ALL_OPS = sorted(set(BINARY) | set(UNARY) | {"f_" + f for f in FUNCS} | {"cast"})
 
 UFUNC = {
@@ -182,6 +202,8 @@ def parse(text, names):
                 v = -arg["value"]
                 return {"op": "lit", "value": v, "text": "-" + arg["text"]}
             return {"op": op, "args": [arg]}
+        if tok in ("True", "False") and tok not in names:
+            return {"op": "lit", "value": tok == "True", "text": tok}
         if tok[0].isdigit():
             v = float(tok) if any(c in tok for c in ".eE") else int(tok)
             return {"op": "lit", "value": v, "text": tok}
@@ -361,13 +383,23 @@ def apply_op(node, vals):
     name = op[2:]
     if name == "abs":
         return np.absolute(vals[0])
+    if name in SAME_UFUNCS:
+        return getattr(np, name)(*vals)
+    if name == "round":
+        # np.round with 0 decimals: integers as they are, floats rint; bool
+        # gives float16 in NumPy, f32 in bcgen
+        x = vals[0]
+        return np.rint(x.astype(np.float32)) if x.dtype.kind == "b" else np.round(x)
+    if name in FLOAT_EXACT:
+        x = vals[0]
+        return getattr(np, name)(x.astype(float_for(x.dtype)))
     if name in FLOAT_TESTS:
         x = vals[0]
         return getattr(np, name)(as_dtype(x, float_for(np.asarray(x).dtype)))
     if name in FLOAT2:
         dt = float_for(promote(*vals))
         x, y = (as_dtype(v, dt) for v in vals)
-        if name in ("arctan2", "hypot"):
+        if name in ("arctan2", "hypot", "logaddexp", "logaddexp2"):
             return getattr(np, name)(x.astype(np.float64), y.astype(np.float64)).astype(dt)
         return getattr(np, name)(x, y)
     if name in ("sqrt", "floor", "ceil", "trunc", "rint"):
@@ -381,6 +413,8 @@ def apply_op(node, vals):
         x64 = x.astype(dt).astype(np.float64)
         if name in PY_FUNCS:
             return np.asarray(PY_FUNCS[name](x64), dtype=np.float64).astype(dt)
+        if name == "expit":
+            return expit64(x64).astype(dt)
         return getattr(np, name)(x64).astype(dt)
     if name == "minimum":
         return np.minimum(vals[0], vals[1])
@@ -492,6 +526,11 @@ def exact_point(name, vals, dt):
         return (x <= 1) | ~np.isfinite(x)
     if name in ("arcsin", "arctanh"):
         return (x == 0) | (np.abs(x) >= 1) | ~np.isfinite(x)
+    if name == "expit":   # 0.5 at +-0; 1 far out (1 - e**-40 rounds to 1 in f64)
+        return (x == 0) | ~np.isfinite(x) | (x >= 40.0)
+    if name in ("logaddexp", "logaddexp2"):  # an infinity or NaN decides the result
+        y = as_dtype(as_dtype(vals[1], dt), np.float64)
+        return ~np.isfinite(x) | ~np.isfinite(y)
     if name in ("expm1", "cbrt", "tan", "arctan", "sinh", "arcsinh", "erf"):
         return (x == 0) | ~np.isfinite(x)
     if name in ("copysign", "nextafter", "fmod", "fmin", "fmax"):
@@ -520,7 +559,10 @@ def propagate(node, vals, errs, value):
         # allow 4 ulp, relative to the result; infinities and NaN come out
         # the same from exact inputs, and so do the results C99 Annex F
         # makes exact (sin(0) == 0, exp(0) == 1, pow(x, 0) == 1, ...)
-        return _finish(value, np.where(exact_point(name, vals, value.dtype), 0.0, 4 * rounding(value)), True)
+        bound = 4 * rounding(value)
+        if name in SCALED_BOUND:
+            bound = 4 * eps_of(value.dtype) * np.maximum(np.abs(value.astype(np.float64)), 1.0)
+        return _finish(value, np.where(exact_point(name, vals, value.dtype), 0.0, bound), True)
     if all(e is None for e in errs):
         return None
     if value.dtype.kind != "f":
@@ -646,10 +688,11 @@ def oracle(case):
         raise AssertionError("the generator fed a transcendental's result to an "
                              "operation without an error bound: " + case["expr"])
     if not isinstance(value, np.ndarray):
-        # only literals: i64 or f64, folded with Python arithmetic
+        # only literals: bool, i64 or f64, folded with Python arithmetic
         if isinstance(value, int) and not (-2**63 <= value < 2**63):
             raise OracleError("literal does not fit i64")
-        value = np.full(work, value, np.int64 if isinstance(value, int) else np.float64)
+        value = np.full(work, value, np.bool_ if isinstance(value, (bool, np.bool_)) else
+                        np.int64 if isinstance(value, int) else np.float64)
     value = np.broadcast_to(value, work).reshape(shape).copy()
     if err is not None:
         err = np.broadcast_to(err, work).reshape(shape).copy()
@@ -663,6 +706,8 @@ def result_dtype(tree, operand_dtypes):
     value, _ = eval_node(tree, env, track=False)
     if isinstance(value, np.ndarray):
         return value.dtype
+    if isinstance(value, (bool, np.bool_)):
+        return np.dtype(np.bool_)
     return np.dtype(np.int64 if isinstance(value, int) else np.float64)
 
 
@@ -906,6 +951,9 @@ class Builder:
     def literal_for(self, dt, out_of_range=False):
         """A literal that fits next to a value of dtype DT (weak typing)."""
         rng = self.rng
+        if not out_of_range and rng.random() < 0.04:   # Python's bools, weak as well
+            v = rng.random() < 0.5
+            return {"op": "lit", "value": v, "text": str(v)}
         if dt.kind in "iu" and out_of_range:
             # just outside the type; never beyond u64/i64 (that would be a
             # literal no type holds, which bcgen may reject as a parse error)

@@ -679,7 +679,9 @@ def coverage(cases):
             if s and any(abs(s[k]) < abs(s[k + 1]) for k in range(len(s) - 1) if s[k] and s[k + 1]):
                 seen.add("permuted strides")
         for lit in literals(case["tree"]):
-            if isinstance(lit["value"], float):
+            if isinstance(lit["value"], bool):
+                seen.add("bool literal")
+            elif isinstance(lit["value"], float):
                 seen.add("float literal" + (" with exponent" if "e" in lit["text"] else ""))
             elif lit["value"] < 0:
                 seen.add("negative int literal")
@@ -718,7 +720,7 @@ def coverage(cases):
     want |= {"rank:%d" % r for r in range(7)} | {"operands:%d" % n for n in range(1, 6)}
     want |= {"size 0", "size 1", "negative stride", "zero stride", "permuted strides", ">= 2000 elements",
              "in-place", "expected error", "broadcast error", "float literal", "float literal with exponent",
-             "negative int literal", "int literal >= 2**63", "minimal parentheses", "transcendental bound", "source:ones", "source:zeros"}
+             "negative int literal", "int literal >= 2**63", "bool literal", "minimal parentheses", "transcendental bound", "source:ones", "source:zeros"}
     want |= {"long run, multiple of 64", "long run with remainder", "long run, stride 0", "long run, reversed",
              "long run, strided", "long run, unit stride", "long run, broadcast operand"}
     return sorted(want - seen)

@@ -307,7 +307,8 @@ static const char *const FLOATS[] = {
 static const char *const SPECIALS[] = {"(1e308 * 10)",          "(-1e308 * 10)", "sqrt(-1.0)",
                                        "log(0.0)",              "(1e308 * 10 - 1e308 * 10)",
                                        "f32(1e39)",             "f32(sqrt(-1.0))",
-                                       "-(1e308 * 10 - 1e308 * 10)", "f32(-1e39)", "f64(log(0.0))"};
+                                       "-(1e308 * 10 - 1e308 * 10)", "f32(-1e39)", "f64(log(0.0))",
+                                       "True", "False"};
 
 /* A literal; next to a strong integer PARTNER one in its range. */
 static ty literal(generator *g, const ty *partner)
@@ -330,6 +331,8 @@ static ty literal(generator *g, const ty *partner)
     case 6: {
         const char *s = SPECIALS[take(g->in, COUNT_OF(SPECIALS))];
         put(g, s);
+        if (s[0] == 'T' || s[0] == 'F') /* Python's bools: weak too */
+            return (ty){true, BCG_BOOL};
         return s[0] == 'f' ? strong(s[1] == '3' ? BCG_F32 : BCG_F64) : WEAK_FLOAT;
     }
     default: { /* a typed literal: T(literal) */
@@ -912,10 +915,23 @@ static void fill(void *buffer, bcg_dtype t, int64_t count, uint64_t seed, int mo
 
 /* ---- running and comparing ---------------------------------------------------- */
 
+/* An f32 function whose microkernel is a polynomial (ops.h: a tile family
+ * and transcendental; sqrt's is correctly rounded): exp, log, sin, cos,
+ * tanh, and issue 13's log1p ... erf, expit. */
 static bool is_transcendental_f32(const expr_node *n)
 {
-    return n->dtype == BCG_F32 && (n->op == OP_EXP || n->op == OP_LOG || n->op == OP_SIN ||
-                                   n->op == OP_COS || n->op == OP_TANH);
+    return n->dtype == BCG_F32 && n->op != OP_SQRT && op_table[n->op].tile &&
+           op_table[n->op].transcendental;
+}
+
+/* How far the microkernel may be from the straight-line code: the
+ * polynomial's bound plus libm's (docs/semantics.md, accuracy table). */
+static uint64_t approximate_ulp(const expr_node *n)
+{
+    return n->op == OP_EXP || n->op == OP_LOG || n->op == OP_SIN || n->op == OP_COS ||
+                   n->op == OP_TANH
+               ? TRANSCENDENTAL_ULP
+               : 5;
 }
 
 static bool transcendental_below(const expr_node *n)
@@ -1287,20 +1303,44 @@ static bool check_input(const uint8_t *data, size_t size)
     for (int i = 0; i < s.count; i++)
         g->dtypes[i] = s.ops[i].dtype;
     ty t = expression(g, 1 + (int)take(&in, MAX_DEPTH), NULL);
-    /* the root wrapped in one of the table's float functions (expm1 ...
-     * erfc, log1p), from the bytes left over, so older inputs keep their
-     * kernels: every RULE_FLOAT row of gen/ops.h is reached this way */
+    /* the root wrapped in one of the table's functions, from the bytes left
+     * over, so older inputs keep their expression: every function row of
+     * gen/ops.h of one argument (f(ROOT)) or two (f(ROOT, (ROOT) * 0.5):
+     * logaddexp, arctan2, logical_xor ...) is reached this way */
     if (take(&in, 4) == 3) {
         int rows[OP_COUNT], count = 0;
-        for (int op = 0; op < OP_COUNT; op++)
-            if ((op_table[op].rule == RULE_FLOAT || op_table[op].rule == RULE_FLOAT_TEST) &&
-                op_table[op].call && op_table[op].arity == 1)
+        for (int op = 0; op < OP_COUNT; op++) {
+            const op_info *row = &op_table[op];
+            if (row->call && (row->arity == 1 ||
+                              (row->arity == 2 && strcmp(row->call, row->symbol) == 0)))
                 rows[count++] = op;
+        }
         int row = rows[take(&in, (unsigned)count)];
+        const op_info *info = &op_table[row];
+        size_t root_length = g->length;
+        /* (ROOT) * 0.5: a float partner that differs from the root */
+        ty half = is_float(t) ? t : t.weak ? WEAK_FLOAT : strong(BCG_F64);
+        ty both = promote(t, half);
         char prefix[32];
-        snprintf(prefix, sizeof prefix, "%s(", op_table[row].call);
-        wrap(g, 0, prefix);
-        t = op_table[row].rule == RULE_FLOAT_TEST ? strong(BCG_BOOL) : float_for(t);
+        snprintf(prefix, sizeof prefix, "%s(", info->call);
+        if (!(row == OP_SIGN && is_bool(t))) { /* np.sign has no bool loop */
+            wrap(g, 0, prefix);
+            if (info->arity == 2 && !g->overflow) {
+                g->length--; /* the ')' of wrap */
+                put(g, ", (");
+                put_copy(g, strlen(prefix), root_length);
+                put(g, ") * 0.5)");
+            }
+            switch (info->rule) {
+            case RULE_FLOAT: t = float_for(info->arity == 2 ? both : t); break;
+            case RULE_FLOAT_TEST: case RULE_NOT: t = strong(BCG_BOOL); break;
+            case RULE_LOGICAL: t = strong(BCG_BOOL); break;
+            case RULE_INTEGRAL: t = promote_i8(t, t); break;
+            case RULE_ROUND: t = is_bool(t) || is_float(t) ? float_for(t) : t; break;
+            case RULE_PROMOTE: t = both; break;
+            default: break; /* RULE_SAME: abs, sign */
+            }
+        }
     }
     choose_output(&in, &s);
     int target = s.options.inplace;
@@ -1380,7 +1420,7 @@ static bool check_input(const uint8_t *data, size_t size)
     bool deep = o.microkernel_run > 0 &&
                 (transcendental_below(c->root) ||
                  (root_approximate && o.inplace >= 0 && s.ops[o.inplace].dtype != BCG_F32));
-    same = run_and_compare(k, c, &s, text, !deep, root_approximate ? TRANSCENDENTAL_ULP : 0, seed);
+    same = run_and_compare(k, c, &s, text, !deep, root_approximate ? approximate_ulp(c->root) : 0, seed);
     if (deep && same) {
         o.microkernel_run = 0;
         bcg_kernel *plain = NULL;
