@@ -46,6 +46,7 @@ const char *emit_function_name_problem(const char *name)
     static const char *const helper_prefixes[] = {
         "bcg_to_", "bcg_abs_", "bcg_floordiv_", "bcg_mod_", "bcg_pow_", "bcg_shl_",
         "bcg_shr_", "bcg_minimum_", "bcg_maximum_", "bcg_neg_", "bcg_signbit_", "bcg_f32_", "bcg_f64_",
+        "bcg_load_", "bcg_store_", "bcg_round_", "bcg_native_",
     };
     for (size_t i = 0; i < sizeof helper_prefixes / sizeof helper_prefixes[0]; i++)
         if (strncmp(name, helper_prefixes[i], strlen(helper_prefixes[i])) == 0)
@@ -58,6 +59,7 @@ const char *emit_stdint_ctype(bcg_dtype t)
     static const char *const names[BCG_DTYPE_COUNT] = {
         "uint8_t", "int8_t", "int16_t", "int32_t", "int64_t",
         "uint8_t", "uint16_t", "uint32_t", "uint64_t", "float", "double",
+        "uint16_t", "uint16_t", /* f16, bf16: their bits */
     };
     return (unsigned)t < BCG_DTYPE_COUNT ? names[t] : "void";
 }
