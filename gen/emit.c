@@ -837,6 +837,16 @@ static bcg_status render(cprinter *e, const char *function_name)
     if (s != BCG_OK)
         return s;
     set_body_variables(e);
+    /* the typedefs of bcg_f16 and bcg_bf16 only where a pointer or a
+     * helper names them (operands, output, the conversion helpers) */
+    bool half = dtype_is_half(e->ir->out_dtype);
+    for (int i = 0; i < c->operand_count; i++)
+        half |= dtype_is_half(c->operands[i].dtype);
+    for (int h = HELPER_HALF_LOAD; h <= HELPER_HALF_ROUND_F64; h++)
+        half |= e->need[h][BCG_F16] || e->need[h][BCG_BF16];
+    tmpl_set_bool(e->scope, "half_types", half);
+    if (c->aot)
+        c->aot->needs.half_types |= half;
     if ((s = emit_aot_variables(e)) != BCG_OK)
         return s;
 

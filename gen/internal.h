@@ -623,6 +623,7 @@ const char *form_kind_name(form_kind kind);
 typedef struct emit_needs {
     bool helper[EMIT_HELPER_FAMILIES][BCG_DTYPE_COUNT];
     bool math[EMIT_MATH_FUNCTIONS][2];   /* [function][0: double, 1: float] */
+    bool half_types;                     /* bcg_f16 / bcg_bf16 are named */
 } emit_needs;
 typedef struct emit_aot {
     bool restrict_pointers;  /* parameters are restrict-qualified */
