@@ -541,7 +541,29 @@ FLOAT(f64, double, )
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define HAVE_F16C 1
-static bool cpu_has_f16c(void) { return __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx"); }
+#include <cpuid.h>
+#include <stdatomic.h>
+/* F16C and AVX with the YMM state enabled by the OS (CPUID.1:ECX bits 29,
+ * 28, 27; XCR0 bits 1-2), asked once: CPUID traps to the hypervisor in a
+ * VM.  (clang 14's __builtin_cpu_supports does not know "f16c".) */
+static bool cpu_has_f16c(void)
+{
+    static atomic_int known; /* 0 not asked yet, 1 no, 2 yes */
+    int state = atomic_load_explicit(&known, memory_order_relaxed);
+    if (state == 0) {
+        unsigned eax, ebx, ecx, edx;
+        bool yes = false;
+        if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (7u << 27)) == (7u << 27)) {
+            unsigned lo, hi;
+            __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+            (void)hi;
+            yes = (lo & 6u) == 6u;
+        }
+        state = yes ? 2 : 1;
+        atomic_store_explicit(&known, state, memory_order_relaxed);
+    }
+    return state == 2;
+}
 
 __attribute__((target("avx,f16c"))) static void widen_f16c(float *out, const uint16_t *in, long n)
 {
@@ -617,11 +639,29 @@ static void narrow_bf16(uint16_t *out, const float *in, long n)
 #ifdef HAVE_F16C
 #define F16C_BINARY(NAME, VOP)                                                               \
     __attribute__((target("avx,f16c"))) static void NAME##_f16c(                            \
-        uint16_t *out, const uint16_t *a, long sa, const uint16_t *b, long sb, long n)      \
+        uint16_t *out, const uint16_t *a, long sa, const uint16_t *b, long sb, long n,      \
+        bool stream)                                                                         \
     {                                                                                        \
         const __m256 x0 = _mm256_set1_ps(half_to_float(a[0]));                               \
         const __m256 y0 = _mm256_set1_ps(half_to_float(b[0]));                               \
         long i = 0;                                                                          \
+        if (stream && ((uintptr_t)out & 1) == 0) {                                           \
+            /* streaming stores (see "streaming stores") from the first   */                \
+            /* 16-byte boundary on; the head goes through the tail code   */                \
+            long head = (long)((((uintptr_t)0 - (uintptr_t)out) & 15) / 2);                  \
+            if (head > n)                                                                    \
+                head = n;                                                                    \
+            if (head > 0)                                                                    \
+                NAME##_f16c(out, a, sa, b, sb, head, false);                                 \
+            for (i = head; i + 8 <= n; i += 8) {                                             \
+                __m256 x = sa ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + i)))   \
+                              : x0;                                                          \
+                __m256 y = sb ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b + i)))   \
+                              : y0;                                                          \
+                _mm_stream_si128((__m128i *)(out + i),                                       \
+                                 _mm256_cvtps_ph(VOP(x, y), _MM_FROUND_TO_NEAREST_INT));     \
+            }                                                                                \
+        }                                                                                    \
         for (; i + 8 <= n; i += 8) {                                                         \
             __m256 x = sa ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + i))) : x0; \
             __m256 y = sb ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b + i))) : y0; \
@@ -647,7 +687,7 @@ F16C_BINARY(mul, _mm256_mul_ps)
 F16C_BINARY(div, _mm256_div_ps)
 #define F16C_FAST(NAME, S)                                                                   \
     if (S##_is_f16 && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && cpu_has_f16c()) {     \
-        NAME##_f16c(out, a, sa, b, sb, n);                                                   \
+        NAME##_f16c(out, a, sa, b, sb, n, false);                                            \
         return;                                                                              \
     }
 #define HAS_F16C_add 1
@@ -698,6 +738,28 @@ enum { f16_is_f16 = 1, bf16_is_f16 = 0 };
         }                                                                                    \
     }
 
+/* The _nt variant (streaming stores) of an f16 + - * /: F16C's loop with
+ * _mm_stream_si128 over contiguous or broadcast inputs, else the plain
+ * function.  bf16 has none (the lowering checks by name). */
+#ifdef HAVE_F16C
+#define HALF_NT(NAME)                                                                        \
+    void bcg_mk_##NAME##_f16_nt(uint16_t *out, const uint16_t *a, long sa, const uint16_t *b, \
+                                long sb, long n)                                              \
+    {                                                                                         \
+        if ((sa == 0 || sa == 1) && (sb == 0 || sb == 1) && cpu_has_f16c())                  \
+            NAME##_f16c(out, a, sa, b, sb, n, true);                                          \
+        else                                                                                  \
+            bcg_mk_##NAME##_f16(out, a, sa, b, sb, n);                                        \
+    }
+#else
+#define HALF_NT(NAME)                                                                        \
+    void bcg_mk_##NAME##_f16_nt(uint16_t *out, const uint16_t *a, long sa, const uint16_t *b, \
+                                long sb, long n)                                              \
+    {                                                                                         \
+        bcg_mk_##NAME##_f16(out, a, sa, b, sb, n);                                            \
+    }
+#endif
+
 #define HALF(S)                                                   \
     HALF_BINARY_FAST(add, S, x + y)                               \
     HALF_BINARY_FAST(sub, S, x - y)                               \
@@ -709,6 +771,10 @@ enum { f16_is_f16 = 1, bf16_is_f16 = 0 };
 
 HALF(f16)
 HALF(bf16)
+HALF_NT(add)
+HALF_NT(sub)
+HALF_NT(mul)
+HALF_NT(div)
 
 /* ---- streaming stores ----------------------------------------------------------------
  *
@@ -749,12 +815,13 @@ void bcg_mk_fence(void)
 #define HALF_ENTRIES(S)                                                                  \
     ENTRY(add_##S) ENTRY(sub_##S) ENTRY(mul_##S) ENTRY(div_##S) ENTRY(minimum_##S)        \
     ENTRY(maximum_##S) ENTRY(sqrt_##S)
+#define HALF_NT_ENTRIES ENTRY(add_f16_nt) ENTRY(sub_f16_nt) ENTRY(mul_f16_nt) ENTRY(div_f16_nt)
 
 const microkernel_symbol microkernel_symbols[] = {
     INTEGER_ENTRIES(i8) INTEGER_ENTRIES(i16) INTEGER_ENTRIES(i32) INTEGER_ENTRIES(i64)
     INTEGER_ENTRIES(u8) INTEGER_ENTRIES(u16) INTEGER_ENTRIES(u32) INTEGER_ENTRIES(u64)
     FLOAT_ENTRIES(f32) FLOAT_ENTRIES(f64)
-    HALF_ENTRIES(f16) HALF_ENTRIES(bf16)
+    HALF_ENTRIES(f16) HALF_ENTRIES(bf16) HALF_NT_ENTRIES
     ENTRY(fence)
 };
 const int microkernel_symbol_count =
