@@ -96,7 +96,9 @@ bool name_is_valid(const char *s, size_t n);
 typedef enum { KIND_BOOL, KIND_INT, KIND_UINT, KIND_FLOAT } dtype_kind;
 dtype_kind dtype_kind_of(bcg_dtype t);
 int dtype_bits(bcg_dtype t);
-/* The C type emitted kernels use: "float", "bcg_i32"; bool is "bcg_u8".
+/* The C type emitted kernels use for memory: "float", "bcg_i32"; bool is
+ * "bcg_u8"; f16 and bf16 are "bcg_f16" and "bcg_bf16", their 16 bits (their
+ * values in expressions are floats: cexpr_value_ctype).
  * Kernels define bcg_i8 .. bcg_u64 themselves (no <stdint.h>), under names
  * that cannot clash with a firmware build's own <stdint.h>. */
 const char *dtype_ctype(bcg_dtype t);
