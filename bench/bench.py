@@ -44,7 +44,7 @@ except ImportError:
 
 DTYPES = {"f32": np.float32, "f64": np.float64, "i8": np.int8, "i16": np.int16,
           "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16,
-          "u32": np.uint32, "u64": np.uint64, "bool": np.bool_}
+          "u32": np.uint32, "u64": np.uint64, "bool": np.bool_, "f16": np.float16}
 
 # The targets of issue 5: (what, case names, measure, bound).  A measure is
 # peer_time / bcgen_time ("numpy", "numexpr"), "bound" (memcpy_time /
@@ -58,6 +58,8 @@ TARGETS = [
     ("a*b+c, where(...): >= 1.5x NumPy", ["fma3", "leaky_relu"], "numpy", 1.5),
     ("a*b+c, where(...): >= 1.0x numexpr", ["fma3", "leaky_relu"], "numexpr", 1.0),
     ("exp(a)+b: >= 1.0x NumPy", ["exp_add"], "numpy", 1.0),
+    ("f16 a*b+c over 16M: >= 1.0x NumPy", ["fma_f16"], "numpy", 1.0),
+    ("f16 a*b+c over 16M: >= 0.85x memcpy bound", ["fma_f16"], "bound", 0.85),
     ("small (3,4)+(4,): <= 30 ns per call", ["small_3x4"], "ns", 30.0),
     ("JIT compile median <= 0.5 ms", None, "compile_ms", 0.5),
     ("cache hit <= 1 us", None, "hit_us", 1.0),

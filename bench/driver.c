@@ -178,7 +178,8 @@ static uint64_t random_next(uint64_t *state)
     return *state = x;
 }
 
-/* Floats uniform in [-2, 2); integers over their whole range. */
+/* Floats uniform in [-2, 2) (f16 and bf16 rounded from f32); integers over
+ * their whole range. */
 static void fill(bench_operand *op, uint64_t seed)
 {
     uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
@@ -193,6 +194,10 @@ static void fill(bench_operand *op, uint64_t seed)
         } else if (op->dtype == BCG_F64) {
             double v = 4.0 * unit - 2.0;
             memcpy(at, &v, sizeof v);
+        } else if (op->dtype == BCG_F16 || op->dtype == BCG_BF16) {
+            float v = (float)(4.0 * unit - 2.0);
+            uint16_t bits = op->dtype == BCG_F16 ? bcg_f16_from_f32(v) : bcg_bf16_from_f32(v);
+            memcpy(at, &bits, sizeof bits);
         } else if (op->dtype == BCG_BOOL) {
             *at = (char)(r & 1);
         } else {

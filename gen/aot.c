@@ -581,6 +581,7 @@ bcg_status aot_generate(const aot_request *r, char **source, char **header, bcg_
         /* a position beyond 32 bits is only allowed with --index-bits 64: then
          * the target's compiler checks that its ptrdiff_t holds it */
         tmpl_set_bool(f.source_scope, "check_index", f.largest_position > (uint64_t)INT32_MAX);
+        tmpl_set_bool(f.source_scope, "half_types", aot->needs.half_types);
         tmpl_set_int(f.source_scope, "largest_position", (int64_t)f.largest_position);
         s = render_file("aot.c.tmpl", f.source_scope, source, err);
         /* the guard hashes the header without the command (which holds

@@ -26,6 +26,7 @@ const char *const helper_lists[HELPER_COUNT] = {
     "from_bits", "to_int", "to_int_f32", "abs_int", "floordiv_int", "mod_int", "floordiv_float",
     "mod_float", "pow_int", "shl", "shr", "minimum", "maximum", "neg_float", "signbit_float",
     "sign", "square", "reciprocal", "deg2rad", "rad2deg", "expit", "logaddexp", "logaddexp2",
+    "half_load", "half_store", "half_round", "half_round_f64",
     "lanes",
 };
 
@@ -77,7 +78,51 @@ static bool is_float(bcg_dtype t) { return dtype_kind_of(t) == KIND_FLOAT; }
 static bool is_signed(bcg_dtype t) { return dtype_kind_of(t) == KIND_INT; }
 static bool is_comparison(expr_op op) { return op >= OP_EQ && op <= OP_GE; } /* ORDER OP */
 
-const char *cexpr_value_ctype(bcg_dtype t) { return t == BCG_BOOL ? "int" : dtype_ctype(t); }
+const char *cexpr_value_ctype(bcg_dtype t)
+{
+    return t == BCG_BOOL ? "int" : dtype_is_half(t) ? "float" : dtype_ctype(t);
+}
+
+/* ---- f16 and bf16 ----------------------------------------------------------
+ *
+ * A value of these types is a float holding a value of the type: loads
+ * widen the bits (bcg_load_f16), every operation is computed in float and
+ * rounded to the type (bcg_round_f16; NumPy's float16 rule), stores narrow
+ * to the bits (bcg_store_f16), exactly since the value is already of the
+ * type.  The helpers are portable bit manipulation (templates/ops.c.tmpl):
+ * libtcc has no _Float16. */
+
+void cexpr_need_half(cprinter *e, helper h, bcg_dtype t)
+{
+    e->need[h][t] = true;
+    if (h == HELPER_HALF_ROUND) {
+        e->need[HELPER_HALF_LOAD][t] = true;
+        e->need[HELPER_HALF_STORE][t] = true;
+    } else if (h == HELPER_HALF_ROUND_F64) {
+        e->need[HELPER_HALF_LOAD][t] = true;
+    }
+}
+
+void cexpr_store_open(cprinter *e, strbuf *sb, bcg_dtype t)
+{
+    if (!dtype_is_half(t))
+        return;
+    cexpr_need_half(e, HELPER_HALF_STORE, t);
+    sb_printf(sb, "bcg_store_%s(", bcg_dtype_name(t));
+}
+
+void cexpr_store_close(strbuf *sb, bcg_dtype t)
+{
+    if (dtype_is_half(t))
+        sb_putc(sb, ')');
+}
+
+/* "bcg_round_f16(" (a float to the nearest f16 value), closed by ")". */
+static void round_open(cprinter *e, strbuf *sb, bcg_dtype t)
+{
+    cexpr_need_half(e, HELPER_HALF_ROUND, t);
+    sb_printf(sb, "bcg_round_%s(", bcg_dtype_name(t));
+}
 
 const char *cexpr_wide_unsigned(bcg_dtype t)
 {
@@ -120,6 +165,22 @@ static void convert_open(cprinter *e, strbuf *sb, bcg_dtype from, bcg_dtype to)
 {
     if (from == to)
         return;
+    if (dtype_is_half(to) && to != BCG_BOOL) {
+        /* f64 to f16 rounds once (NumPy's npy_double_to_half); everything
+         * else through float, as NumPy's casts to float16 do (integers are
+         * exact in float up to 2^24, and larger ones overflow f16) */
+        if (from == BCG_F64 && to == BCG_F16) {
+            cexpr_need_half(e, HELPER_HALF_ROUND_F64, to);
+            sb_puts(sb, "bcg_round_f16_f64(");
+        } else {
+            round_open(e, sb, to);
+            sb_puts(sb, "(float)(");
+        }
+        return;
+    }
+    from = dtype_compute(from); /* an f16 or bf16 value is a float */
+    if (from == to)
+        return;
     if (to == BCG_BOOL) {
         sb_putc(sb, '(');
     } else if (is_float(from) && !is_float(to)) {
@@ -135,6 +196,13 @@ static void convert_open(cprinter *e, strbuf *sb, bcg_dtype from, bcg_dtype to)
 
 static void convert_close(strbuf *sb, bcg_dtype from, bcg_dtype to)
 {
+    if (from == to)
+        return;
+    if (dtype_is_half(to)) {
+        sb_puts(sb, from == BCG_F64 && to == BCG_F16 ? ")" : "))");
+        return;
+    }
+    from = dtype_compute(from);
     if (from == to)
         return;
     if (to == BCG_BOOL)
@@ -185,8 +253,10 @@ static void put_literal(cprinter *e, strbuf *sb, const expr_node *n)
     case KIND_FLOAT:
         break;
     }
-    bool single = t == BCG_F32;
-    double v = single ? (double)(float)n->value.f : n->value.f;
+    /* an f16 or bf16 literal is the float of its value */
+    bool single = t != BCG_F64;
+    double v = dtype_round_float(t, n->value.f);
+    t = dtype_compute(t);
     if (isnan(v) || isinf(v)) {
         /* no literal spells these; rebuild them from their bits */
         e->need[HELPER_FROM_BITS][t] = true;
@@ -306,6 +376,12 @@ static void put_wrapping(cprinter *e, strbuf *sb, int id, bcg_dtype t)
 
 static void put_float_function(cprinter *e, strbuf *sb, math_function f, int a, bcg_dtype t)
 {
+    if (dtype_is_half(t)) { /* in float, rounded */
+        round_open(e, sb, t);
+        put_float_function(e, sb, f, a, BCG_F32);
+        sb_putc(sb, ')');
+        return;
+    }
     bool single = t == BCG_F32;
     /* AOT --math double: the f32 transcendental functions in double, rounded once */
     if (single && e->c->aot && e->c->aot->math_double && f < OP_COUNT &&
@@ -383,6 +459,20 @@ static void put_computed(cprinter *e, strbuf *sb, int id, bcg_dtype t)
     int a = n->arg_count > 0 ? kir_child(e->ir, id, 0) : -1;
     int b = n->arg_count > 1 ? kir_child(e->ir, id, 1) : -1;
     char name[40];
+
+    if (dtype_is_half(t)) {
+        /* f16 and bf16: computed in float (the arguments, values of T, are
+         * floats already), then rounded to T, except where the result is
+         * one of the arguments or its negation and so already of T */
+        bool exact = n->op == OP_POS || n->op == OP_NEG || n->op == OP_ABS ||
+                     n->op == OP_MINIMUM || n->op == OP_MAXIMUM || n->op == OP_CLIP;
+        if (!exact)
+            round_open(e, sb, t);
+        put_computed(e, sb, id, BCG_F32);
+        if (!exact)
+            sb_putc(sb, ')');
+        return;
+    }
 
     if (t == BCG_BOOL) {
         /* bool arithmetic is the u8 arithmetic's result tested for non-zero
@@ -605,9 +695,15 @@ static void put_node(cprinter *e, strbuf *sb, int id)
     const expr_node *n = e->ir->nodes[id];
     switch (n->op) {
     case OP_OPERAND:
+        if (dtype_is_half(n->dtype)) {
+            cexpr_need_half(e, HELPER_HALF_LOAD, n->dtype);
+            sb_printf(sb, "bcg_load_%s(", bcg_dtype_name(n->dtype));
+        }
         sb_printf(sb, n->dtype == BCG_BOOL ? "(in%d[" : "in%d[", n->operand);
         put_offset(e, sb, n->operand + 1);
         sb_puts(sb, n->dtype == BCG_BOOL ? "] != 0)" : "]");
+        if (dtype_is_half(n->dtype))
+            sb_putc(sb, ')');
         return;
     case OP_LITERAL:
         put_literal(e, sb, n);
@@ -633,7 +729,8 @@ static void put_node(cprinter *e, strbuf *sb, int id)
         char name[40];
         convert_open(e, sb, BCG_BOOL, n->dtype);
         if (n->op == OP_SIGNBIT) { /* the bit itself: NaN and -0.0 have one */
-            put_call1(e, sb, helper_name(e, HELPER_SIGNBIT_FLOAT, "signbit", f, name, sizeof name),
+            put_call1(e, sb, helper_name(e, HELPER_SIGNBIT_FLOAT, "signbit", dtype_compute(f),
+                                         name, sizeof name),
                       a, f);
         } else if (n->op == OP_ISNAN) {
             sb_putc(sb, '(');

@@ -268,7 +268,7 @@ int cli_output_option(const char *cmd, const char *arg, const char *value, cli_o
     } else if (strcmp(arg, "--out-dtype") == 0) {
         bcg_dtype dtype;
         if (!value || bcg_dtype_parse(value, &dtype) != BCG_OK)
-            return usage_error(cmd, "--out-dtype needs a dtype (bool, i8 ... u64, f32, f64), "
+            return usage_error(cmd, "--out-dtype needs a dtype (bool, i8 ... u64, f32, f64, f16, bf16), "
                                "not '%s'", value ? value : "");
         o->output.dtype = (int)dtype;
     } else if (strcmp(arg, "--reduce") == 0) {

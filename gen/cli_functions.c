@@ -18,7 +18,7 @@ static const char help[] =
 static const char *rule_text(op_rule rule)
 {
     switch (rule) {
-    case RULE_FLOAT: return "float (f32, f64 kept; bool, 8/16-bit ints f32; 32/64-bit f64)";
+    case RULE_FLOAT: return "float (floats kept; bool, 8-bit ints f16; 16-bit f32; 32/64-bit f64)";
     case RULE_SAME: return "the argument's type";
     case RULE_PROMOTE: return "the arguments promoted (NumPy's result_type, weak literals)";
     case RULE_WHERE: return "x and y promoted; c is read as bool";

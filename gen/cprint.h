@@ -14,7 +14,12 @@ typedef enum helper {
     HELPER_FLOORDIV_FLOAT, HELPER_MOD_FLOAT, HELPER_POW_INT, HELPER_SHL, HELPER_SHR,
     HELPER_MINIMUM, HELPER_MAXIMUM, HELPER_NEG_FLOAT, HELPER_SIGNBIT_FLOAT, HELPER_SIGN,
     HELPER_SQUARE, HELPER_RECIPROCAL, HELPER_DEG2RAD, HELPER_RAD2DEG, HELPER_EXPIT,
-    HELPER_LOGADDEXP, HELPER_LOGADDEXP2, HELPER_LANES, HELPER_COUNT
+    HELPER_LOGADDEXP, HELPER_LOGADDEXP2,
+    /* f16 and bf16 (instantiated for those two only): bits to float, float to
+     * bits, float to the nearest f16/bf16 value as a float, and (f16) double
+     * to it, rounding once */
+    HELPER_HALF_LOAD, HELPER_HALF_STORE, HELPER_HALF_ROUND, HELPER_HALF_ROUND_F64,
+    HELPER_LANES, HELPER_COUNT
 } helper;
 extern const char *const helper_lists[HELPER_COUNT];
 
@@ -53,7 +58,8 @@ const char *cprint_copy(cprinter *e, const char *text);
 
 /* ---- cexpr.c ---------------------------------------------------------------- */
 
-/* The C type of a value of dtype T in an expression (bool values are ints). */
+/* The C type of a value of dtype T in an expression (bool values are ints;
+ * f16 and bf16 values are floats holding a value of the type). */
 const char *cexpr_value_ctype(bcg_dtype t);
 /* The unsigned type the arithmetic of T wraps in (after C's promotions). */
 const char *cexpr_wide_unsigned(bcg_dtype t);
@@ -68,6 +74,12 @@ void cexpr_put_offset(cprinter *e, strbuf *sb, int k);
 /* The C text around a value of dtype FROM that makes it one of dtype TO. */
 void cexpr_convert_open(cprinter *e, strbuf *sb, bcg_dtype from, bcg_dtype to);
 void cexpr_convert_close(strbuf *sb, bcg_dtype from, bcg_dtype to);
+/* The C text around a value of dtype T that makes it what memory of dtype T
+ * holds (f16 and bf16: the bits; others: nothing). */
+void cexpr_store_open(cprinter *e, strbuf *sb, bcg_dtype t);
+void cexpr_store_close(strbuf *sb, bcg_dtype t);
+/* Marks half helper H for T (f16 or bf16) needed, with what its body calls. */
+void cexpr_need_half(cprinter *e, helper h, bcg_dtype t);
 
 /* How a reduction accumulates (emit.c prints it, eval.c computes it the
  * same way): in 64-bit unsigned arithmetic that wraps (integer sums and

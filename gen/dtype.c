@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "../runtime/half.h"
 
 /* ORDER DTYPE (runtime/bcgen.h) */
 static const struct {
@@ -20,6 +21,8 @@ static const struct {
     {"u64", "uint64", "bcg_u64", KIND_UINT, 64},
     {"f32", "float32", "float", KIND_FLOAT, 32},
     {"f64", "float64", "double", KIND_FLOAT, 64},
+    {"f16", "float16", "bcg_f16", KIND_FLOAT, 16},
+    {"bf16", "bfloat16", "bcg_bf16", KIND_FLOAT, 16},
 };
 
 static bool valid(bcg_dtype t) { return (unsigned)t < BCG_DTYPE_COUNT; }
@@ -40,6 +43,10 @@ bool dtype_from_text(const char *s, size_t n, bcg_dtype *out)
             *out = (bcg_dtype)t;
             return true;
         }
+    }
+    if (n == 4 && memcmp(s, "half", 4) == 0) {
+        *out = BCG_F16;
+        return true;
     }
     return false;
 }
@@ -73,11 +80,14 @@ bcg_dtype dtype_promote(bcg_dtype a, bcg_dtype b)
     if (kb == KIND_BOOL)
         return a;
     if (ka == KIND_FLOAT || kb == KIND_FLOAT) {
-        if (ka == KIND_FLOAT && kb == KIND_FLOAT)
-            return ba >= bb ? a : b;
+        if (ka == KIND_FLOAT && kb == KIND_FLOAT) /* f16 + bf16: f32 holds both */
+            return ba != bb ? (ba > bb ? a : b) : BCG_F32;
         bcg_dtype f = ka == KIND_FLOAT ? a : b, i = ka == KIND_FLOAT ? b : a;
-        /* f32 holds 8- and 16-bit integers exactly; wider ones need f64 */
-        if (f == BCG_F32 && dtypes[i].bits <= 16)
+        /* f16 and bf16 hold 8-bit integers exactly, f32 16-bit ones; wider
+         * ones need f64 (NumPy's lattice; bf16 stands beside f16) */
+        if (dtypes[f].bits == 16 && dtypes[i].bits <= 8)
+            return f;
+        if (dtypes[f].bits <= 32 && dtypes[i].bits <= 16)
             return BCG_F32;
         return BCG_F64;
     }
@@ -96,5 +106,25 @@ bcg_dtype dtype_float_for(bcg_dtype t)
 {
     if (dtypes[t].kind == KIND_FLOAT)
         return t;
-    return dtypes[t].bits <= 16 ? BCG_F32 : BCG_F64;
+    return dtypes[t].bits <= 8 ? BCG_F16 : dtypes[t].bits <= 16 ? BCG_F32 : BCG_F64;
 }
+
+bool dtype_is_half(bcg_dtype t) { return t == BCG_F16 || t == BCG_BF16; }
+
+bcg_dtype dtype_compute(bcg_dtype t) { return dtype_is_half(t) ? BCG_F32 : t; }
+
+double dtype_round_float(bcg_dtype t, double x)
+{
+    switch (t) {
+    case BCG_F32: return (double)(float)x;
+    case BCG_F16: return (double)half_to_float(half_from_double(x));
+    case BCG_BF16: return (double)bfloat_to_float(bfloat_from_float((float)x));
+    default: return x;
+    }
+}
+
+uint16_t bcg_f16_from_f32(float x) { return half_from_float(x); }
+uint16_t bcg_f16_from_f64(double x) { return half_from_double(x); }
+float bcg_f16_to_f32(uint16_t bits) { return half_to_float(bits); }
+uint16_t bcg_bf16_from_f32(float x) { return bfloat_from_float(x); }
+float bcg_bf16_to_f32(uint16_t bits) { return bfloat_to_float(bits); }

@@ -127,7 +127,9 @@ static void print_store(cprinter *e, const kir_step *step)
         return;
     }
     size_t value_at = line->len;
+    cexpr_store_open(e, line, e->ir->out_dtype);
     cexpr_put_as(e, line, 0, e->ir->out_dtype);
+    cexpr_store_close(line, e->ir->out_dtype);
     if (line->failed) {
         cprint_fail_nomem(e);
         return;
@@ -193,7 +195,11 @@ static void print_tile_literal(cprinter *e, const kir_step *step)
     strbuf *line = &e->line;
     line->len = 0;
     sb_printf(line, "const %s tile_literal%d = ", dtype_ctype(n->dtype), step->node);
-    cexpr_put_literal(e, line, n);
+    if (n->dtype == BCG_F16 || n->dtype == BCG_BF16) /* the bits, as memory holds them */
+        sb_printf(line, "0x%04xU", n->dtype == BCG_F16 ? bcg_f16_from_f64(n->value.f)
+                                                       : bcg_bf16_from_f32((float)n->value.f));
+    else
+        cexpr_put_literal(e, line, n);
     sb_putc(line, ';');
     code_line(e, step->depth);
 }
@@ -342,7 +348,7 @@ acc_kind reduce_acc_kind(int reduce, bcg_dtype value)
     case BCG_REDUCE_PROD:
         return is_float ? ACC_DOUBLE : ACC_WRAP;
     case BCG_REDUCE_MEAN:
-        return value == BCG_F32 ? ACC_DOUBLE : ACC_COMPENSATED;
+        return is_float && value != BCG_F64 ? ACC_DOUBLE : ACC_COMPENSATED;
     case BCG_REDUCE_MIN:
     case BCG_REDUCE_MAX:
         return ACC_EXTREME;
@@ -409,7 +415,8 @@ static void print_acc_init(cprinter *e, const kir_step *step)
         sb_printf(line, "%s acc = ", cexpr_value_ctype(t));
         if (t == BCG_BOOL) {
             sb_puts(line, maximum ? "0" : "1");
-        } else if (t == BCG_F32) {
+        } else if (t == BCG_F32 || dtype_is_half(t)) { /* f16, bf16: float values */
+            t = BCG_F32;
             e->need[HELPER_FROM_BITS][t] = true;
             sb_printf(line, "bcg_f32_from_bits(%s)", maximum ? "0xff800000U" : "0x7f800000U");
         } else if (t == BCG_F64) {
@@ -524,6 +531,7 @@ static void print_acc_update(cprinter *e, const kir_step *step)
             sb_printf(line, "acc = acc %s (%s);", ir->reduce == BCG_REDUCE_MAX ? "|" : "&", v);
         } else {
             bool maximum = ir->reduce == BCG_REDUCE_MAX;
+            t = dtype_compute(t);
             e->need[maximum ? HELPER_MAXIMUM : HELPER_MINIMUM][t] = true;
             sb_printf(line, "acc = bcg_%s_%s(acc, %s);", maximum ? "maximum" : "minimum",
                       bcg_dtype_name(t), v);
@@ -611,11 +619,17 @@ static void print_acc_store(cprinter *e, const kir_step *step)
     sb_init(&final);
     acc_kind kind = reduce_acc_kind(ir->reduce, t);
     if (ir->reduce == BCG_REDUCE_MEAN && ir->reduce_count == 0) {
-        e->need[HELPER_FROM_BITS][r] = true; /* the mean of nothing: NaN */
-        sb_puts(&final, r == BCG_F32 ? "bcg_f32_from_bits(0x7fc00000U)"
+        e->need[HELPER_FROM_BITS][dtype_compute(r)] = true; /* the mean of nothing: NaN */
+        sb_puts(&final, r != BCG_F64 ? "bcg_f32_from_bits(0x7fc00000U)"
                                      : "bcg_f64_from_bits(0x7ff8000000000000ULL)");
     } else if (kind == ACC_WRAP) {
         sb_puts(&final, r == BCG_I64 ? "(bcg_i64)acc" : "acc");
+    } else if (kind == ACC_DOUBLE && dtype_is_half(r)) {
+        /* the double rounded to f16 once (bf16: through float), as eval.c */
+        cexpr_need_half(e, r == BCG_F16 ? HELPER_HALF_ROUND_F64 : HELPER_HALF_ROUND, r);
+        sb_printf(&final, r == BCG_F16 ? "bcg_round_f16_f64(%s%s)" : "bcg_round_bf16((float)(%s%s))",
+                  ir->reduce == BCG_REDUCE_MEAN ? "acc / " : "acc",
+                  ir->reduce == BCG_REDUCE_MEAN ? count : "");
     } else if (kind == ACC_DOUBLE) {
         const char *acc = acc_blocked(ir) ? "acc[acc_i]" : "acc";
         if (ir->lanes > 1) {
@@ -657,14 +671,17 @@ static void print_acc_store(cprinter *e, const kir_step *step)
         if (stride != 1)
             sb_printf(line, stride < 0 ? " * (%lld)" : " * %lld", stride);
         sb_puts(line, "] = ");
+        cexpr_store_open(e, line, ir->out_dtype);
     } else {
         sb_puts(line, "out[");
         cexpr_put_offset(e, line, 0);
         sb_puts(line, "] = ");
+        cexpr_store_open(e, line, ir->out_dtype);
     }
     cexpr_convert_open(e, line, r, ir->out_dtype);
     sb_puts(line, final.data ? final.data : "acc");
     cexpr_convert_close(line, r, ir->out_dtype);
+    cexpr_store_close(line, ir->out_dtype);
     sb_putc(line, ';');
     if (final.failed)
         line->failed = true;
@@ -886,6 +903,7 @@ static void set_helper_variables(cprinter *e, tmpl_scope *s)
         [BCG_I64] = "(-9223372036854775807LL - 1)", [BCG_U8] = "0", [BCG_U16] = "0",
         [BCG_U32] = "0U", [BCG_U64] = "0ULL",
     };
+    tmpl_set_bool(s, "aot", false);
     for (int h = 0; h < HELPER_COUNT; h++) {
         tmpl_list_declare(s, helper_lists[h]);
         for (int t = 0; t < BCG_DTYPE_COUNT; t++) {
@@ -899,6 +917,7 @@ static void set_helper_variables(cprinter *e, tmpl_scope *s)
             tmpl_set_int(item, "bits", dtype_bits(d));
             tmpl_set_bool(item, "is_signed", is_signed(d));
             tmpl_set_bool(item, "is_float", is_float(d));
+            tmpl_set_bool(item, "is_bf16", d == BCG_BF16);
             tmpl_set_str(item, "f", d == BCG_F32 ? "f" : "");
             tmpl_set_bool(item, "single", d == BCG_F32);
             tmpl_set_str(item, "bits_type", d == BCG_F32 ? "unsigned int" : "unsigned long long");
@@ -945,6 +964,7 @@ bcg_status emit_helpers(arena *a, const emit_needs *needs, strbuf *out, bcg_erro
     memcpy(e->need, needs->helper, sizeof e->need);
     memcpy(e->need_math, needs->math, sizeof e->need_math);
     set_helper_variables(e, ops);
+    tmpl_set_bool(ops, "aot", true); /* the AOT file's helpers: native _Float16 where there is one */
     bcg_status s = tmpl_render(out, "ops.c.tmpl", ops_text, ops, err);
     if (s == BCG_OK && out->failed)
         s = fail(err, BCG_ERR_NOMEM, "out of memory while emitting the helpers");
@@ -989,6 +1009,16 @@ static bcg_status render(cprinter *e, const char *function_name)
     if (s != BCG_OK)
         return s;
     set_body_variables(e);
+    /* the typedefs of bcg_f16 and bcg_bf16 only where a pointer or a
+     * helper names them (operands, output, the conversion helpers) */
+    bool half = dtype_is_half(e->ir->out_dtype);
+    for (int i = 0; i < c->operand_count; i++)
+        half |= dtype_is_half(c->operands[i].dtype);
+    for (int h = HELPER_HALF_LOAD; h <= HELPER_HALF_ROUND_F64; h++)
+        half |= e->need[h][BCG_F16] || e->need[h][BCG_BF16];
+    tmpl_set_bool(e->scope, "half_types", half);
+    if (c->aot)
+        c->aot->needs.half_types |= half;
     if ((s = emit_aot_variables(e)) != BCG_OK)
         return s;
 

@@ -68,6 +68,7 @@ const char *emit_function_name_problem(const char *name)
         "bcg_shr_", "bcg_minimum_", "bcg_maximum_", "bcg_neg_", "bcg_signbit_", "bcg_f32_", "bcg_f64_",
         "bcg_sign_", "bcg_square_", "bcg_reciprocal_", "bcg_deg2rad_", "bcg_rad2deg_",
         "bcg_expit_", "bcg_logaddexp_", "bcg_logaddexp2_",
+        "bcg_load_", "bcg_store_", "bcg_round_", "bcg_native_",
     };
     for (size_t i = 0; i < sizeof helper_prefixes / sizeof helper_prefixes[0]; i++)
         if (strncmp(name, helper_prefixes[i], strlen(helper_prefixes[i])) == 0)
@@ -80,6 +81,7 @@ const char *emit_stdint_ctype(bcg_dtype t)
     static const char *const names[BCG_DTYPE_COUNT] = {
         "uint8_t", "int8_t", "int16_t", "int32_t", "int64_t",
         "uint8_t", "uint16_t", "uint32_t", "uint64_t", "float", "double",
+        "uint16_t", "uint16_t", /* f16, bf16: their bits */
     };
     return (unsigned)t < BCG_DTYPE_COUNT ? names[t] : "void";
 }

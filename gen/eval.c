@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "../runtime/half.h"
 
 /* One value: signed integers and bool in i (bool as 0/1), unsigned in u,
  * floats in f (an f32 value is held as the double equal to that float). */
@@ -83,7 +84,7 @@ static uint64_t uint_max_of(bcg_dtype t)
 static value make_float(bcg_dtype t, double f)
 {
     value v = {.dtype = t};
-    v.as.f = t == BCG_F32 ? (double)(float)f : f;
+    v.as.f = dtype_round_float(t, f);
     return v;
 }
 
@@ -135,10 +136,14 @@ static value convert(value v, bcg_dtype t)
         if (from == KIND_FLOAT)
             return make_float(t, v.as.f);
         value f = {.dtype = t};
+        /* f16 and bf16 from integers round through float, as NumPy's
+         * casts do (exact below 2^24, and larger values overflow f16) */
+        bool single = t != BCG_F64;
         if (from == KIND_UINT)
-            f.as.f = t == BCG_F32 ? (double)(float)v.as.u : (double)v.as.u;
+            f.as.f = single ? (double)(float)v.as.u : (double)v.as.u;
         else
-            f.as.f = t == BCG_F32 ? (double)(float)v.as.i : (double)v.as.i;
+            f.as.f = single ? (double)(float)v.as.i : (double)v.as.i;
+        f.as.f = dtype_round_float(t, f.as.f);
         return f;
     }
     if (from == KIND_FLOAT)
@@ -498,7 +503,8 @@ static value eval_node(const expr_node *n, const value *args)
 
     bcg_dtype t = expr_operation_type(n);
     dtype_kind kind = dtype_kind_of(t);
-    bool single = t == BCG_F32;
+    /* f16 and bf16 compute in float and round the result (make_float) */
+    bool single = dtype_compute(t) == BCG_F32;
     value a = {.dtype = t}, b = {.dtype = t}, result = {.dtype = t};
     if (n->arg_count > 0)
         a = convert(args[0], t);
@@ -539,7 +545,8 @@ static value eval_node(const expr_node *n, const value *args)
     case OP_POW:
         /* f32 too goes through double pow and rounds once (semantics.md) */
         if (kind == KIND_FLOAT)
-            result = make_float(t, pow(a.as.f, b.as.f));
+            result = make_float(t, single ? (double)(float)pow(a.as.f, b.as.f)
+                                          : pow(a.as.f, b.as.f));
         else
             result = integer_binary(n->op, t, a, b);
         break;
@@ -600,7 +607,7 @@ static value eval_node(const expr_node *n, const value *args)
         if (op_table[n->op].rule == RULE_FLOAT) { /* a float function of ops.h */
             if (kind != KIND_FLOAT) { /* typing keeps these on floats; be defined anyway */
                 value f = convert(a, dtype_float_for(t));
-                result = convert(make_float(f.dtype, float_function(n->op, f.dtype == BCG_F32,
+                result = convert(make_float(f.dtype, float_function(n->op, f.dtype != BCG_F64,
                                                                     f.as.f)), t);
             } else {
                 result = make_float(t, float_function(n->op, single, a.as.f));
@@ -630,6 +637,8 @@ static value load(const void *base, bcg_dtype t, int64_t index)
     case BCG_U64: v.as.u = ((const uint64_t *)base)[index]; break;
     case BCG_F32: v.as.f = ((const float *)base)[index]; break;
     case BCG_F64: v.as.f = ((const double *)base)[index]; break;
+    case BCG_F16: v.as.f = half_to_float(((const uint16_t *)base)[index]); break;
+    case BCG_BF16: v.as.f = bfloat_to_float(((const uint16_t *)base)[index]); break;
     default: assert(!"load: bad dtype"); break;
     }
     return v;
@@ -651,6 +660,8 @@ static void store(void *base, bcg_dtype t, int64_t index, value v)
     case BCG_U64: ((uint64_t *)base)[index] = v.as.u; break;
     case BCG_F32: ((float *)base)[index] = (float)v.as.f; break;
     case BCG_F64: ((double *)base)[index] = v.as.f; break;
+    case BCG_F16: ((uint16_t *)base)[index] = half_from_double(v.as.f); break;
+    case BCG_BF16: ((uint16_t *)base)[index] = bfloat_from_float((float)v.as.f); break;
     default: assert(!"store: bad dtype"); break;
     }
 }
@@ -760,7 +771,7 @@ static accumulation accumulation_of(int reduce, bcg_dtype t)
     switch (reduce) {
     case BCG_REDUCE_SUM: return !is_float ? WRAP : t == BCG_F64 ? COMPENSATED : DOUBLE;
     case BCG_REDUCE_PROD: return is_float ? DOUBLE : WRAP;
-    case BCG_REDUCE_MEAN: return t == BCG_F32 ? DOUBLE : COMPENSATED;
+    case BCG_REDUCE_MEAN: return is_float && t != BCG_F64 ? DOUBLE : COMPENSATED;
     case BCG_REDUCE_MIN: case BCG_REDUCE_MAX: return EXTREME;
     default: return LOGICAL;
     }

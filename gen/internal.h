@@ -96,15 +96,24 @@ bool name_is_valid(const char *s, size_t n);
 typedef enum { KIND_BOOL, KIND_INT, KIND_UINT, KIND_FLOAT } dtype_kind;
 dtype_kind dtype_kind_of(bcg_dtype t);
 int dtype_bits(bcg_dtype t);
-/* The C type emitted kernels use: "float", "bcg_i32"; bool is "bcg_u8".
+/* The C type emitted kernels use for memory: "float", "bcg_i32"; bool is
+ * "bcg_u8"; f16 and bf16 are "bcg_f16" and "bcg_bf16", their 16 bits (their
+ * values in expressions are floats: cexpr_value_ctype).
  * Kernels define bcg_i8 .. bcg_u64 themselves (no <stdint.h>), under names
  * that cannot clash with a firmware build's own <stdint.h>. */
 const char *dtype_ctype(bcg_dtype t);
 /* NumPy's result_type for two arrays (np.result_type(i8, u8) == i16, i64+u64 -> f64, ...) */
 bcg_dtype dtype_promote(bcg_dtype a, bcg_dtype b);
-/* The float type NumPy's math functions give for an input type, except that
- * bcgen has no float16: bool/i8/u8/i16/u16 -> f32, other ints -> f64, floats keep. */
+/* The float type NumPy's math functions give for an input type:
+ * bool/i8/u8 -> f16, i16/u16 -> f32, other ints -> f64, floats keep. */
 bcg_dtype dtype_float_for(bcg_dtype t);
+/* f16 and bf16: stored as 16 bits, computed in f32 and rounded after each
+ * operation (NumPy's float16 rule). */
+bool dtype_is_half(bcg_dtype t);
+/* The type T's arithmetic is carried out in: f32 for f16 and bf16, else T. */
+bcg_dtype dtype_compute(bcg_dtype t);
+/* X rounded to float type T (f32, f16, bf16: to nearest even; f64: X). */
+double dtype_round_float(bcg_dtype t, double x);
 /* Parse a dtype name of length n (n may be (size_t)-1 for NUL-terminated). */
 bool dtype_from_text(const char *s, size_t n, bcg_dtype *out);
 
@@ -623,11 +632,12 @@ const char *form_kind_name(form_kind kind);
  * there is no `out`).  It ors what the body calls into aot->needs, so one
  * file holding several kernels renders the helpers once (emit_helpers).
  * Positions and loop counters are ptrdiff_t. */
-#define EMIT_HELPER_FAMILIES 24
+#define EMIT_HELPER_FAMILIES 28
 #define EMIT_MATH_FUNCTIONS (OP_COUNT + 4) /* cexpr.c: ops.h's, then fabs fmod pow copysign */
 typedef struct emit_needs {
     bool helper[EMIT_HELPER_FAMILIES][BCG_DTYPE_COUNT];
     bool math[EMIT_MATH_FUNCTIONS][2];   /* [function][0: double, 1: float] */
+    bool half_types;                     /* bcg_f16 / bcg_bf16 are named */
 } emit_needs;
 typedef struct emit_aot {
     bool restrict_pointers;  /* parameters are restrict-qualified */

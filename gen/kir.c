@@ -83,7 +83,7 @@ void kir_format_literal(char *buf, size_t cap, const expr_node *n)
         else if (isinf(n->value.f))
             snprintf(buf, cap, "%sinf", n->value.f < 0 ? "-" : "");
         else
-            kir_format_float(buf, cap, n->value.f, n->dtype == BCG_F32);
+            kir_format_float(buf, cap, n->value.f, n->dtype != BCG_F64);
         break;
     }
 }

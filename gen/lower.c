@@ -310,7 +310,9 @@ static void choose_locals(lowering *w, int id, int parent_level, bool parent_com
 static bool tile_hoistable(const kernel_ir *ir, int id)
 {
     const expr_node *n = ir->nodes[id];
+    /* (f16 and bf16 locals are floats; microkernels take their bits) */
     return id != 0 && n->op != OP_OPERAND && n->op != OP_LITERAL && n->dtype != BCG_BOOL &&
+           !dtype_is_half(n->dtype) &&
            ir->value[id].folded < 0 && ir->value[id].level < ir->per_element &&
            ir->value[id].level <= ir->tile_loop; /* constant along the tiles' loop */
 }

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "npy.h"
+#include "../runtime/half.h"
 
 static const unsigned char magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
@@ -123,13 +124,26 @@ static bcg_status parse_descr(const char *path, const char *descr, bcg_dtype *dt
             break;
         }
         case 'f':
-            known = size == 4 || size == 8;
+            known = size == 2 || size == 4 || size == 8;
             if (known)
-                *dtype = size == 4 ? BCG_F32 : BCG_F64;
+                *dtype = size == 2 ? BCG_F16 : size == 4 ? BCG_F32 : BCG_F64;
             else
                 return fail(err, BCG_ERR_IO,
-                            "%s: unsupported dtype '%s' (float%d; bcgen has float32 and float64)",
+                            "%s: unsupported dtype '%s' (float%d; bcgen has float16, float32 "
+                            "and float64)",
                             path, descr, size * 8);
+            break;
+        case 'V':
+            /* 2-byte raw records: bfloat16 bit patterns, which is what
+             * np.save writes for ml_dtypes' bfloat16 (NumPy has no
+             * bfloat16; np.load gives them back as 'V2', to be viewed as
+             * ml_dtypes.bfloat16).  Little-endian, as ml_dtypes writes. */
+            known = size == 2;
+            if (known) {
+                *dtype = BCG_BF16;
+                *big_endian = false;
+                return BCG_OK;
+            }
             break;
         default:
             break;
@@ -138,7 +152,7 @@ static bcg_status parse_descr(const char *path, const char *descr, bcg_dtype *dt
     if (!known)
         return fail(err, BCG_ERR_IO,
                     "%s: unsupported dtype '%s' (%s; bcgen reads bool, int8..int64, "
-                    "uint8..uint64, float32, float64)",
+                    "uint8..uint64, float16, float32, float64, and V2 as bfloat16)",
                     path, descr,
                     kind == 'b' || kind == 'i' || kind == 'u' ? "unsupported size"
                                                               : kind_description(kind));
@@ -153,6 +167,7 @@ static const char *descr_of(bcg_dtype t)
 {
     static const char *const names[BCG_DTYPE_COUNT] = {
         "|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f4", "<f8",
+        "<f2", "|V2", /* bf16: raw 2-byte records, as np.save writes ml_dtypes' bfloat16 */
     };
     return names[t];
 }
@@ -608,7 +623,10 @@ static void store_bits(void *p, bcg_dtype t, uint64_t v)
 
 static void store_float(void *p, bcg_dtype t, double v)
 {
-    if (t == BCG_F32) {
+    if (t == BCG_F16 || t == BCG_BF16) {
+        uint16_t bits = t == BCG_F16 ? half_from_double(v) : bfloat_from_float((float)v);
+        memcpy(p, &bits, sizeof bits);
+    } else if (t == BCG_F32) {
         float x = (float)v;
         memcpy(p, &x, sizeof x);
     } else {
@@ -637,7 +655,7 @@ static void fill_element(unsigned char *p, bcg_dtype t, source_kind source, uint
     }
     case SOURCE_RANGE:
         if (kind == KIND_FLOAT)
-            store_float(p, t, t == BCG_F32 ? (double)(float)index : (double)index);
+            store_float(p, t, t != BCG_F64 ? (double)(float)index : (double)index);
         else
             store_bits(p, t, kind == KIND_BOOL ? index % 2 : index);
         return;
@@ -649,11 +667,18 @@ static void fill_element(unsigned char *p, bcg_dtype t, source_kind source, uint
             store_bits(p, t, (uint64_t)((int64_t)below(draw, 201) - 100));
         } else if (kind == KIND_UINT) {
             store_bits(p, t, below(draw, 201));
-        } else if (t == BCG_F32) {
+        } else if (t != BCG_F64) { /* f16 and bf16: the f32 draw, rounded */
             float v = (float)((double)(draw >> 40) * 0x1p-24 * 20.0 - 10.0);
             if (v >= 10.0f)
                 v = nextafterf(10.0f, 0.0f);
-            memcpy(p, &v, sizeof v);
+            if (t == BCG_F32) {
+                memcpy(p, &v, sizeof v);
+            } else { /* rounding may reach 10: the value below it then */
+                uint16_t bits = t == BCG_F16 ? half_from_float(v) : bfloat_from_float(v);
+                if ((t == BCG_F16 ? half_to_float(bits) : bfloat_to_float(bits)) >= 10.0f)
+                    bits--;
+                memcpy(p, &bits, sizeof bits);
+            }
         } else {
             double v = (double)(draw >> 11) * 0x1p-53 * 20.0 - 10.0;
             if (v >= 10.0)   /* 20 * (1 - 2^-53) rounds up to 20 */
@@ -759,10 +784,12 @@ static void strip_zeros(decimal *d)
         d->digits[--d->count] = 0;
 }
 
-static bool round_trips(const char *text, double x, bool single)
+static bool round_trips(const char *text, double x, bcg_dtype type)
 {
-    if (single)
+    if (type == BCG_F32)
         return strtof(text, NULL) == (float)x;
+    if (type == BCG_F16 || type == BCG_BF16)
+        return dtype_round_float(type, strtod(text, NULL)) == dtype_round_float(type, x);
     return strtod(text, NULL) == x;
 }
 
@@ -788,10 +815,10 @@ static void decimal_increment(decimal *d)
  * of each length is tried; at a power of two the gap below is half the gap
  * above and the candidate one unit up can round-trip when the closest (below)
  * does not, so that one is tried too. */
-static void decimal_shortest(double x, bool single, decimal *d)
+static void decimal_shortest(double x, bcg_dtype single, decimal *d)
 {
     char buf[64];
-    int max_precision = single ? 8 : 16;
+    int max_precision = single == BCG_F32 ? 8 : single == BCG_F16 ? 5 : single == BCG_BF16 ? 4 : 16;
     for (int p = 0; p <= max_precision; p++) {
         snprintf(buf, sizeof buf, "%.*e", p, x);
         if (round_trips(buf, x, single)) {
@@ -817,7 +844,7 @@ static void decimal_shortest(double x, bool single, decimal *d)
 
 /* Digits of X, shortest but with at most FRACTION digits after the first
  * (Dragon4 unique mode with a total-length cutoff), trailing zeros removed. */
-static void decimal_scientific(double x, bool single, int fraction, decimal *d)
+static void decimal_scientific(double x, bcg_dtype single, int fraction, decimal *d)
 {
     decimal_shortest(x, single, d);
     if (fraction >= 0 && d->count - 1 > fraction) {
@@ -841,7 +868,7 @@ typedef struct float_parts {
  * is longer.  EXACT_WHOLE: when no fraction digits remain, print the whole
  * part exactly (Dragon4 with min_digits=0 keeps generating digits down to
  * the units: float32 99999992 prints as 99999992, not the shortest 99999990). */
-static void positional_parts(double x, bool single, int fraction, bool exact_whole,
+static void positional_parts(double x, bcg_dtype single, int fraction, bool exact_whole,
                              float_parts *out)
 {
     decimal d;
@@ -909,7 +936,7 @@ static int exponent_digits(int exponent)
 /* str() of a NumPy float scalar (scalartypes.c format_float): positional
  * with at least one fraction digit for 1e-4 <= |x| < 1e16 and zero,
  * otherwise scientific without a bare point ("1e+16", "1.5e-05"). */
-static void format_float_scalar(strbuf *sb, double x, bool single)
+static void format_float_scalar(strbuf *sb, double x, bcg_dtype single)
 {
     if (isnan(x)) {
         sb_puts(sb, "nan");
@@ -938,6 +965,11 @@ static void format_float_scalar(strbuf *sb, double x, bool single)
 
 static double load_float(bcg_dtype t, const unsigned char *p)
 {
+    if (t == BCG_F16 || t == BCG_BF16) {
+        uint16_t bits;
+        memcpy(&bits, p, sizeof bits);
+        return t == BCG_F16 ? half_to_float(bits) : bfloat_to_float(bits);
+    }
     if (t == BCG_F32) {
         float v;
         memcpy(&v, p, sizeof v);
@@ -972,7 +1004,7 @@ void npy_format_value(strbuf *sb, bcg_dtype dtype, const void *element)
         sb_puts(sb, *p ? "True" : "False");
         break;
     case KIND_FLOAT:
-        format_float_scalar(sb, load_float(dtype, p), dtype == BCG_F32);
+        format_float_scalar(sb, load_float(dtype, p), dtype);
         break;
     default:
         format_integer(buf, sizeof buf, dtype, p);
@@ -1058,7 +1090,7 @@ static int max_int(int a, int b) { return a > b ? a : b; }
 /* FloatingFormat.fillFormat's first pass: the widest parts decide the pads. */
 static void measure_float(printer *p, const unsigned char *element)
 {
-    bool single = p->array->dtype == BCG_F32;
+    bcg_dtype single = p->array->dtype;
     double x = load_float(p->array->dtype, element);
     if (!isfinite(x))
         return;
@@ -1085,8 +1117,10 @@ static void prepare_floats(printer *p)
     if (p->any_nonzero) {
         /* The ratio is computed in the array's type, as numpy divides two
          * scalars of it; the comparisons are in double. */
-        double ratio = p->array->dtype == BCG_F32 ? (double)((float)p->max_abs / (float)p->min_abs)
-                                                  : p->max_abs / p->min_abs;
+        bcg_dtype t = p->array->dtype;
+        double ratio = t == BCG_F64 ? p->max_abs / p->min_abs
+                                    : dtype_round_float(t, (double)((float)p->max_abs /
+                                                                    (float)p->min_abs));
         f->exp_format = p->max_abs >= 1e8 || p->min_abs < 0.0001 || ratio > 1000.0;
     }
     visit_visible(p, 0, 0, measure_float);
@@ -1129,7 +1163,7 @@ static int format_element(const printer *p, const unsigned char *element, char *
          * (they differ at a power of two, where the gap below is narrower:
          * float32 2^90 prints as 1.2379401e+27, not 1.2379400e+27). */
         decimal d;
-        decimal_scientific(x, p->array->dtype == BCG_F32, 8, &d);
+        decimal_scientific(x, p->array->dtype, 8, &d);
         if (d.count - 1 != f->precision) {
             char text[64];
             snprintf(text, sizeof text, "%.*e", f->precision, x);
@@ -1139,7 +1173,7 @@ static int format_element(const printer *p, const unsigned char *element, char *
         return snprintf(buf, cap, "%*s.%se%c%0*d", f->pad_left, parts.whole, parts.fraction,
                         parts.exponent < 0 ? '-' : '+', f->exp_size, abs(parts.exponent));
     }
-    positional_parts(x, p->array->dtype == BCG_F32, 8, true, &parts);
+    positional_parts(x, p->array->dtype, 8, true, &parts);
     return snprintf(buf, cap, "%*s.%-*s", f->pad_left, parts.whole, f->pad_right, parts.fraction);
 }
 

@@ -26,9 +26,11 @@ typedef struct npy_array {
 
 /* Reads a .npy file (format 1.0, 2.0 or 3.0) into OUT, which the caller
  * later releases with npy_free.  Accepts descr '|b1', '[<>|=]i1..i8',
- * '[<>|=]u1..u8', '[<>|=]f4', '[<>|=]f8' in either byte order and C or Fortran
- * order (big-endian data is swapped, Fortran data transposed into C order).
- * Unsupported dtypes (float16, complex, strings, objects, structured, ...),
+ * '[<>|=]u1..u8', '[<>|=]f2', '[<>|=]f4', '[<>|=]f8' in either byte order and
+ * C or Fortran order (big-endian data is swapped, Fortran data transposed into
+ * C order), and '|V2' (also '<V2') as bfloat16 bit patterns, little-endian:
+ * what np.save writes for ml_dtypes' bfloat16, which bf16 arrays are written
+ * as too.  Unsupported dtypes (complex, strings, objects, structured, ...),
  * malformed or truncated files: BCG_ERR_IO with a message naming the file and
  * what was wrong.  Data beyond the array is ignored, as np.load does.
  * Shapes over BCG_MAX_RANK dimensions or NPY_MAX_BYTES bytes: BCG_ERR_LIMIT.

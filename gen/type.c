@@ -390,14 +390,16 @@ static void store_converted(expr_node *n, bcg_dtype to, bool is_float, exact i, 
         n->value.i = is_float ? f != 0 : i.magnitude != 0;
     } else if (kind == KIND_FLOAT) {
         double d;
+        /* integers reach f16 and bf16 through float, as NumPy's casts */
+        bool single = to != BCG_F64;
         if (!is_float)
-            d = to == BCG_F32 ? (double)(i.negative ? (float)to_signed((uint64_t)0 - i.magnitude)
-                                                    : (float)i.magnitude)
-                              : (i.negative ? (double)to_signed((uint64_t)0 - i.magnitude)
-                                            : (double)i.magnitude);
+            d = single ? (double)(i.negative ? (float)to_signed((uint64_t)0 - i.magnitude)
+                                             : (float)i.magnitude)
+                       : (i.negative ? (double)to_signed((uint64_t)0 - i.magnitude)
+                                     : (double)i.magnitude);
         else
-            d = to == BCG_F32 ? (double)(float)f : f;
-        n->value.f = d;
+            d = f;
+        n->value.f = dtype_round_float(to, d);
     } else if (!is_float) {
         uint64_t low = i.negative ? (uint64_t)0 - i.magnitude : i.magnitude;
         if (bits < 64) {

@@ -11,6 +11,6 @@ RUNTIME_OBJ = $(patsubst runtime/%.c,$(BUILD)/obj/runtime/%.o,$(RUNTIME_SRC))
 LIB_OBJ += $(RUNTIME_OBJ)
 
 # the runtime includes only runtime/*.h: generator changes do not rebuild it
-$(BUILD)/obj/runtime/%.o: runtime/%.c runtime/bcgen.h runtime/runtime.h $(BUILD)/.deps
+$(BUILD)/obj/runtime/%.o: runtime/%.c runtime/bcgen.h runtime/runtime.h runtime/half.h $(BUILD)/.deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -O3 -fno-math-errno -fno-trapping-math -c $< -o $@

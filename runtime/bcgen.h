@@ -79,6 +79,8 @@ typedef enum bcg_dtype {
     BCG_I8, BCG_I16, BCG_I32, BCG_I64,
     BCG_U8, BCG_U16, BCG_U32, BCG_U64,
     BCG_F32, BCG_F64,
+    BCG_F16,  /* IEEE binary16 (NumPy's float16), stored as its 16 bits (uint16_t) */
+    BCG_BF16, /* bfloat16 (the top half of an f32), stored as its 16 bits (uint16_t) */
     BCG_DTYPE_COUNT
 } bcg_dtype;
 
@@ -289,8 +291,19 @@ bcg_status bcg_broadcast_shapes(int count, const int64_t *const *shapes,
 /* dtype helpers: "f32", 4, ... */
 const char *bcg_dtype_name(bcg_dtype dtype);
 size_t bcg_dtype_size(bcg_dtype dtype);
-/* Accepts bcgen names (f32, i8, bool) and NumPy names (float32, int8). */
+/* Accepts bcgen names (f32, i8, bool, f16, bf16), NumPy names (float32,
+ * int8, float16), "half" and "bfloat16". */
 bcg_status bcg_dtype_parse(const char *text, bcg_dtype *dtype);
+
+/* The 16-bit float formats' bit patterns, for filling and reading BCG_F16
+ * and BCG_BF16 buffers: round to nearest even (subnormals included),
+ * overflow to infinity, NaN kept (made quiet); widening is exact.  These are
+ * the conversions the kernels use (docs/semantics.md). */
+uint16_t bcg_f16_from_f32(float x);
+uint16_t bcg_f16_from_f64(double x);  /* rounds once, as NumPy's astype */
+float bcg_f16_to_f32(uint16_t bits);
+uint16_t bcg_bf16_from_f32(float x);
+float bcg_bf16_to_f32(uint16_t bits);
 
 void bcg_free(void *p);
 

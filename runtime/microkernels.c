@@ -58,6 +58,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "half.h"
 #include "runtime.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -683,6 +684,261 @@ INTEGER(u64, uint64_t, uint64_t)
 FLOAT(f32, float, f)
 FLOAT(f64, double, )
 
+/* ---- f16 and bf16 ------------------------------------------------------------------
+ *
+ * The 16-bit floats compute in float and round each result (NumPy's float16
+ * rule, docs/semantics.md), so their microkernels go a block of HALF_BLOCK
+ * elements at a time: widen the inputs into float arrays on the stack,
+ * compute there with the loop gcc vectorises, narrow into the output.  The
+ * conversions are the vectorised part: F16C's vcvtph2ps and vcvtps2ph (8
+ * values an instruction) when the CPU has them, checked at run time
+ * (__builtin_cpu_supports); otherwise runtime/half.h's bit manipulation,
+ * which gives the same bits (to nearest even, subnormals, NaNs made quiet
+ * with the top of their payload; test_microkernels checks every pattern).
+ * bf16's conversions are shifts and adds that gcc vectorises itself.  The
+ * ABI is the binary and unary one above with T the 16-bit bits (uint16_t);
+ * there are no _nt and _rows variants (the lowering checks by name). */
+
+#define HALF_BLOCK 1024
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_F16C 1
+#include <cpuid.h>
+#include <stdatomic.h>
+/* F16C and AVX with the YMM state enabled by the OS (CPUID.1:ECX bits 29,
+ * 28, 27; XCR0 bits 1-2), asked once: CPUID traps to the hypervisor in a
+ * VM.  (clang 14's __builtin_cpu_supports does not know "f16c".) */
+static bool cpu_has_f16c(void)
+{
+    static atomic_int known; /* 0 not asked yet, 1 no, 2 yes */
+    int state = atomic_load_explicit(&known, memory_order_relaxed);
+    if (state == 0) {
+        unsigned eax, ebx, ecx, edx;
+        bool yes = false;
+        if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (7u << 27)) == (7u << 27)) {
+            unsigned lo, hi;
+            __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+            (void)hi;
+            yes = (lo & 6u) == 6u;
+        }
+        state = yes ? 2 : 1;
+        atomic_store_explicit(&known, state, memory_order_relaxed);
+    }
+    return state == 2;
+}
+
+__attribute__((target("avx,f16c"))) static void widen_f16c(float *out, const uint16_t *in, long n)
+{
+    long i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(in + i))));
+    for (; i < n; i++)
+        out[i] = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(in[i])));
+}
+
+__attribute__((target("avx,f16c"))) static void narrow_f16c(uint16_t *out, const float *in, long n)
+{
+    long i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(out + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++)
+        out[i] = (uint16_t)_mm_cvtsi128_si32(
+            _mm_cvtps_ph(_mm_set_ss(in[i]), _MM_FROUND_TO_NEAREST_INT));
+}
+#endif
+
+/* N values of A (stride SA: 1, 0 or any) as floats into OUT. */
+static void widen_f16(float *out, const uint16_t *a, long sa, long n)
+{
+#ifdef HAVE_F16C
+    if (sa == 1 && cpu_has_f16c()) {
+        widen_f16c(out, a, n);
+        return;
+    }
+#endif
+    if (sa == 0) {
+        float x = half_to_float(a[0]);
+        for (long i = 0; i < n; i++)
+            out[i] = x;
+        return;
+    }
+    for (long i = 0; i < n; i++)
+        out[i] = half_to_float(a[i * sa]);
+}
+
+static void narrow_f16(uint16_t *out, const float *in, long n)
+{
+#ifdef HAVE_F16C
+    if (cpu_has_f16c()) {
+        narrow_f16c(out, in, n);
+        return;
+    }
+#endif
+    for (long i = 0; i < n; i++)
+        out[i] = half_from_float(in[i]);
+}
+
+static void widen_bf16(float *out, const uint16_t *a, long sa, long n)
+{
+    if (sa == 1) {
+        for (long i = 0; i < n; i++)
+            out[i] = bfloat_to_float(a[i]);
+        return;
+    }
+    for (long i = 0; i < n; i++)
+        out[i] = bfloat_to_float(a[i * sa]);
+}
+
+static void narrow_bf16(uint16_t *out, const float *in, long n)
+{
+    for (long i = 0; i < n; i++)
+        out[i] = bfloat_from_float(in[i]);
+}
+
+/* f16 + - * / with F16C over contiguous or broadcast inputs: 8 elements
+ * widened, computed and narrowed in registers (no block on the stack). */
+#ifdef HAVE_F16C
+#define F16C_BINARY(NAME, VOP)                                                               \
+    __attribute__((target("avx,f16c"))) static void NAME##_f16c(                            \
+        uint16_t *out, const uint16_t *a, long sa, const uint16_t *b, long sb, long n,      \
+        bool stream)                                                                         \
+    {                                                                                        \
+        const __m256 x0 = _mm256_set1_ps(half_to_float(a[0]));                               \
+        const __m256 y0 = _mm256_set1_ps(half_to_float(b[0]));                               \
+        long i = 0;                                                                          \
+        if (stream && ((uintptr_t)out & 1) == 0) {                                           \
+            /* streaming stores (see "streaming stores") from the first   */                \
+            /* 16-byte boundary on; the head goes through the tail code   */                \
+            long head = (long)((((uintptr_t)0 - (uintptr_t)out) & 15) / 2);                  \
+            if (head > n)                                                                    \
+                head = n;                                                                    \
+            if (head > 0)                                                                    \
+                NAME##_f16c(out, a, sa, b, sb, head, false);                                 \
+            for (i = head; i + 8 <= n; i += 8) {                                             \
+                __m256 x = sa ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + i)))   \
+                              : x0;                                                          \
+                __m256 y = sb ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b + i)))   \
+                              : y0;                                                          \
+                _mm_stream_si128((__m128i *)(out + i),                                       \
+                                 _mm256_cvtps_ph(VOP(x, y), _MM_FROUND_TO_NEAREST_INT));     \
+            }                                                                                \
+        }                                                                                    \
+        for (; i + 8 <= n; i += 8) {                                                         \
+            __m256 x = sa ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + i))) : x0; \
+            __m256 y = sb ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b + i))) : y0; \
+            _mm_storeu_si128((__m128i *)(out + i),                                           \
+                             _mm256_cvtps_ph(VOP(x, y), _MM_FROUND_TO_NEAREST_INT));         \
+        }                                                                                    \
+        if (i < n) {                                                                         \
+            uint16_t xs[8] = {0}, ys[8] = {0}, rs[8];                                        \
+            for (long k = 0; k < n - i; k++) {                                               \
+                xs[k] = a[(i + k) * sa];                                                     \
+                ys[k] = b[(i + k) * sb];                                                     \
+            }                                                                                \
+            __m256 x = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)xs));                \
+            __m256 y = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)ys));                \
+            _mm_storeu_si128((__m128i *)rs,                                                  \
+                             _mm256_cvtps_ph(VOP(x, y), _MM_FROUND_TO_NEAREST_INT));         \
+            memcpy(out + i, rs, (size_t)(n - i) * sizeof *out);                              \
+        }                                                                                    \
+    }
+F16C_BINARY(add, _mm256_add_ps)
+F16C_BINARY(sub, _mm256_sub_ps)
+F16C_BINARY(mul, _mm256_mul_ps)
+F16C_BINARY(div, _mm256_div_ps)
+#define F16C_FAST(NAME, S)                                                                   \
+    if (S##_is_f16 && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && cpu_has_f16c()) {     \
+        NAME##_f16c(out, a, sa, b, sb, n, false);                                            \
+        return;                                                                              \
+    }
+#define HAS_F16C_add 1
+#define HAS_F16C_sub 1
+#define HAS_F16C_mul 1
+#define HAS_F16C_div 1
+#endif
+enum { f16_is_f16 = 1, bf16_is_f16 = 0 };
+
+#define HALF_BINARY(NAME, S, EXPR) HALF_BINARY_WITH(NAME, S, EXPR, )
+#define HALF_BINARY_FAST(NAME, S, EXPR) HALF_BINARY_WITH(NAME, S, EXPR, HALF_FAST(NAME, S))
+#ifdef HAVE_F16C
+#define HALF_FAST(NAME, S) F16C_FAST(NAME, S)
+#else
+#define HALF_FAST(NAME, S)
+#endif
+
+#define HALF_BINARY_WITH(NAME, S, EXPR, FAST)                                               \
+    CLONES void bcg_mk_##NAME##_##S(uint16_t *out, const uint16_t *a, long sa,             \
+                                    const uint16_t *b, long sb, long n)                    \
+    {                                                                                       \
+        FAST                                                                                \
+        float xs[HALF_BLOCK], ys[HALF_BLOCK], rs[HALF_BLOCK];                               \
+        for (long start = 0; start < n; start += HALF_BLOCK) {                              \
+            long count = n - start < HALF_BLOCK ? n - start : HALF_BLOCK;                   \
+            widen_##S(xs, a + start * sa, sa, count);                                       \
+            widen_##S(ys, b + start * sb, sb, count);                                       \
+            for (long k = 0; k < count; k++) {                                              \
+                const float x = xs[k], y = ys[k];                                           \
+                rs[k] = EXPR;                                                               \
+            }                                                                               \
+            narrow_##S(out + start, rs, count);                                             \
+        }                                                                                   \
+    }
+
+#define HALF_UNARY(NAME, S, EXPR)                                                            \
+    CLONES void bcg_mk_##NAME##_##S(uint16_t *out, const uint16_t *a, long sa, long n)      \
+    {                                                                                        \
+        float xs[HALF_BLOCK], rs[HALF_BLOCK];                                                \
+        for (long start = 0; start < n; start += HALF_BLOCK) {                               \
+            long count = n - start < HALF_BLOCK ? n - start : HALF_BLOCK;                    \
+            widen_##S(xs, a + start * sa, sa, count);                                        \
+            for (long k = 0; k < count; k++) {                                               \
+                const float x = xs[k];                                                       \
+                rs[k] = EXPR;                                                                \
+            }                                                                                \
+            narrow_##S(out + start, rs, count);                                              \
+        }                                                                                    \
+    }
+
+/* The _nt variant (streaming stores) of an f16 + - * /: F16C's loop with
+ * _mm_stream_si128 over contiguous or broadcast inputs, else the plain
+ * function.  bf16 has none (the lowering checks by name). */
+#ifdef HAVE_F16C
+#define HALF_NT(NAME)                                                                        \
+    void bcg_mk_##NAME##_f16_nt(uint16_t *out, const uint16_t *a, long sa, const uint16_t *b, \
+                                long sb, long n)                                              \
+    {                                                                                         \
+        if ((sa == 0 || sa == 1) && (sb == 0 || sb == 1) && cpu_has_f16c())                  \
+            NAME##_f16c(out, a, sa, b, sb, n, true);                                          \
+        else                                                                                  \
+            bcg_mk_##NAME##_f16(out, a, sa, b, sb, n);                                        \
+    }
+#else
+#define HALF_NT(NAME)                                                                        \
+    void bcg_mk_##NAME##_f16_nt(uint16_t *out, const uint16_t *a, long sa, const uint16_t *b, \
+                                long sb, long n)                                              \
+    {                                                                                         \
+        bcg_mk_##NAME##_f16(out, a, sa, b, sb, n);                                            \
+    }
+#endif
+
+#define HALF(S)                                                   \
+    HALF_BINARY_FAST(add, S, x + y)                               \
+    HALF_BINARY_FAST(sub, S, x - y)                               \
+    HALF_BINARY_FAST(mul, S, x * y)                               \
+    HALF_BINARY_FAST(div, S, x / y)                               \
+    HALF_BINARY(minimum, S, (x < y || x != x) ? x : y)            \
+    HALF_BINARY(maximum, S, (x > y || x != x) ? x : y)            \
+    HALF_UNARY(sqrt, S, sqrtf(x))
+
+HALF(f16)
+HALF(bf16)
+HALF_NT(add)
+HALF_NT(sub)
+HALF_NT(mul)
+HALF_NT(div)
+
 /* ---- streaming stores ----------------------------------------------------------------
  *
  * Kernels that touch a lot of memory (bcg_options.stream_stores) call the
@@ -850,6 +1106,11 @@ CLONES void bcg_mk_accadd_rows_f64(double *acc, double *comp, const double *x, l
     ENTRY(ceil_##S) ENTRY(exp_##S) ENTRY(log_##S) ENTRY(sin_##S) ENTRY(cos_##S)           \
     ENTRY(tanh_##S)
 
+#define HALF_ENTRIES(S)                                                                  \
+    ENTRY(add_##S) ENTRY(sub_##S) ENTRY(mul_##S) ENTRY(div_##S) ENTRY(minimum_##S)        \
+    ENTRY(maximum_##S) ENTRY(sqrt_##S)
+#define HALF_NT_ENTRIES ENTRY(add_f16_nt) ENTRY(sub_f16_nt) ENTRY(mul_f16_nt) ENTRY(div_f16_nt)
+
 const microkernel_symbol microkernel_symbols[] = {
     INTEGER_ENTRIES(i8) INTEGER_ENTRIES(i16) INTEGER_ENTRIES(i32) INTEGER_ENTRIES(i64)
     INTEGER_ENTRIES(u8) INTEGER_ENTRIES(u16) INTEGER_ENTRIES(u32) INTEGER_ENTRIES(u64)
@@ -858,6 +1119,7 @@ const microkernel_symbol microkernel_symbols[] = {
     ENTRY(expit_f32) ENTRY(tan_f32) ENTRY(arctan_f32) ENTRY(erf_f32)
     ENTRY(fence) ENTRY(sum16_f32) ENTRY(sum16_f64) ENTRY(accadd_f32) ENTRY(accadd_f64)
     ENTRY(accadd_rows_f32) ENTRY(accadd_rows_f64)
+    HALF_ENTRIES(f16) HALF_ENTRIES(bf16) HALF_NT_ENTRIES
 };
 const int microkernel_symbol_count =
     (int)(sizeof microkernel_symbols / sizeof microkernel_symbols[0]);

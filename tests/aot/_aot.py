@@ -15,7 +15,8 @@ import sys
 BUILD = os.environ.get("BUILD", "build")
 BCGEN = os.path.abspath(os.path.join(BUILD, "bcgen"))
 
-DTYPES = ["bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64"]
+DTYPES = ["bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "f16", "bf16"]
+FLOAT_DTYPES = ("f32", "f64", "f16", "bf16")
 INTEGER_DTYPES = DTYPES[:9]
 
 # The strict flags of the issue, for every compiler.
@@ -26,6 +27,9 @@ CROSS = {
     "cortex-m4": ["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-ffreestanding"],
     "cortex-m4f": ["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard",
                    "-mfpu=fpv4-sp-d16", "-ffreestanding"],
+    # with IEEE __fp16 and _Float16: the f16 helpers take the native path
+    "cortex-m4f-fp16": ["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard",
+                        "-mfpu=fpv4-sp-d16", "-mfp16-format=ieee", "-ffreestanding"],
     "rv32imac": ["riscv64-unknown-elf-gcc", "--specs=picolibc.specs", "-march=rv32imac",
                  "-mabi=ilp32", "-ffreestanding"],
     "rv64imac": ["riscv64-unknown-elf-gcc", "--specs=picolibc.specs", "-march=rv64imac",
@@ -95,7 +99,7 @@ def kernels_for(dtype, rows=3, columns=4):
     from other dtypes."""
     t = dtype
     ops = [f"a={t}[{rows},{columns}]", f"b={t}[{columns}]", f"c={t}[{rows},1]"]
-    if dtype in ("f32", "f64"):
+    if dtype in FLOAT_DTYPES:
         body = ("sqrt(a) + exp(b) - log(c) * sin(a) / cos(b) + tanh(c) + floor(a) - ceil(b)"
                 " + a // b + a % c + a ** b + minimum(a, b) + maximum(b, c) + abs(a)"
                 " + clip(a, b, c) + -a")

@@ -32,14 +32,32 @@ import numpy as np
 
 from _aot import DTYPES, UNROLL_MODES, Tap, bcgen, kernels_for, missing_tools
 
-FLOAT_TOLERANCE = {"f32": 1e-5, "f64": 1e-12}
-KERNEL_TOLERANCE = {"pow_f32": 2.5e-7}
+FLOAT_TOLERANCE = {"f32": 1e-5, "f64": 1e-12, "f16": 2e-2, "bf16": 1.6e-1}
+KERNEL_TOLERANCE = {"pow_f32": 2.5e-7, "arith_f16": 0.0, "arith_bf16": 0.0, "mixed_f16": 0.0}
 NUMPY = {"bool": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32,
          "i64": np.int64, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32,
-         "u64": np.uint64, "f32": np.float32, "f64": np.float64}
+         "u64": np.uint64, "f32": np.float32, "f64": np.float64, "f16": np.float16,
+         "bf16": np.uint16}   # bf16: its bits (NumPy has no bfloat16)
 CTYPE = {"bool": "uint8_t", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t",
          "i64": "int64_t", "u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t",
-         "u64": "uint64_t", "f32": "float", "f64": "double"}
+         "u64": "uint64_t", "f32": "float", "f64": "double", "f16": "uint16_t",
+         "bf16": "uint16_t"}
+
+
+def bf16_bits(x):
+    """float32 values rounded to bfloat16 (to nearest even, NaN kept), as bits."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(np.asarray(x, np.float32))
+    return np.where(nan, ((u >> 16) | 0x40).astype(np.uint16), rounded).astype(np.uint16)
+
+
+def as_float(values, dtype):
+    """An output as floats: bf16 bits ('V2' or uint16) widened to float32."""
+    if dtype == "bf16":
+        bits = np.ascontiguousarray(values).view(np.uint16).astype(np.uint32)
+        return (bits << 16).view(np.float32)
+    return values
 
 tap = Tap()
 CC = ["arm-linux-gnueabihf-gcc", "-static", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror"]
@@ -67,14 +85,15 @@ def make_input(dtype, dims):
     count = int(np.prod(dims)) if dims else 1
     if dtype == "bool":
         values = rng.integers(0, 2, count).astype(np.bool_)
-    elif dtype in ("f32", "f64"):
+    elif dtype in ("f32", "f64", "f16", "bf16"):
         # mostly positive, so that sqrt and log in the test expressions leave
         # most elements finite
         values = np.abs(rng.standard_normal(count) * 4) + 0.125
-        values = np.where(rng.random(count) < 0.2, -values, values).astype(NUMPY[dtype])
-        specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.5, -2.5], NUMPY[dtype])
+        values = np.where(rng.random(count) < 0.2, -values, values)
+        specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.5, -2.5])
         picks = rng.random(count) < 0.05
         values[picks] = rng.choice(specials, int(picks.sum()))
+        values = bf16_bits(values) if dtype == "bf16" else values.astype(NUMPY[dtype])
     else:
         info = np.iinfo(NUMPY[dtype])
         wide = rng.integers(int(info.min), int(info.max), count, endpoint=True,
@@ -127,7 +146,7 @@ def harness_source(header, kernels):
     return "\n".join(lines)
 
 
-def run_pair(label, kernels, options):
+def run_pair(label, kernels, options, cc=CC):
     work = tempfile.mkdtemp(prefix=f"bcgen-aot-qemu-{label}-")
     args = ["aot"]
     for k in kernels:
@@ -150,7 +169,8 @@ def run_pair(label, kernels, options):
             values.astype(values.dtype.newbyteorder("<")).tofile(
                 os.path.join(work, f"{k['name']}.{name}.bin"))
             npy = os.path.join(work, f"{k['name']}.{name}.npy")
-            np.save(npy, values)
+            # bf16 as raw 2-byte records, as np.save writes ml_dtypes' bfloat16
+            np.save(npy, values.view("V2") if dtype == "bf16" else values)
             run_args += ["-i", f"{spec}={npy}"]
         reference = os.path.join(work, f"{k['name']}.reference.npy")
         if k["inplace"]:
@@ -164,7 +184,7 @@ def run_pair(label, kernels, options):
     with open(os.path.join(work, "harness.c"), "w") as f:
         f.write(harness_source("pair.h", kernels))
     binary = os.path.join(work, "harness")
-    r = subprocess.run(CC + ["-I", work, os.path.join(work, "harness.c"),
+    r = subprocess.run(cc + ["-I", work, os.path.join(work, "harness.c"),
                              os.path.join(work, "pair.c"), "-o", binary, "-lm"],
                        capture_output=True, text=True)
     if not tap.check(f"{label}: the generated harness builds for 32-bit ARM", r.returncode == 0,
@@ -181,6 +201,7 @@ def run_pair(label, kernels, options):
         got = np.fromfile(os.path.join(work, f"{k['name']}.out.bin"),
                           dtype=np.dtype(want.dtype).newbyteorder("<")).reshape(want.shape)
         dtype = k["out_dtype"]
+        got, want = as_float(got, dtype), as_float(want, dtype)
         if dtype in FLOAT_TOLERANCE:
             tolerance = KERNEL_TOLERANCE.get(k["name"], FLOAT_TOLERANCE[dtype])
             same_nan = np.array_equal(np.isnan(got), np.isnan(want))
@@ -193,7 +214,8 @@ def run_pair(label, kernels, options):
             detail = f"largest error {error.max() if error.size else 0}, nan {same_nan}, inf {same_inf}"
             what = f"within {tolerance:g}"
         else:
-            ok = np.array_equal(got.reshape(-1).view(np.uint8), want.reshape(-1).view(np.uint8))
+            ok = np.array_equal(np.ascontiguousarray(got).reshape(-1).view(np.uint8),
+                                np.ascontiguousarray(want).reshape(-1).view(np.uint8))
             bad = np.flatnonzero(got.ravel() != want.ravel())[:5]
             detail = f"first differences at {bad}: got {got.ravel()[bad]}, want {want.ravel()[bad]}"
             what = "bit for bit"
@@ -229,6 +251,16 @@ extra = [
 run_pair("double-restrict-inplace", extra, ["--math", "double", "--restrict", "--unroll", "4"])
 run_pair("float-pow", [describe("pow_f32", "a ** b", ["a=f32[16,33]", "b=f32[33]"])],
          ["--math", "float"])
+# f16 and bf16 without libm: bit for bit (tolerance 0), once through the
+# portable conversions and once through the compiler's __fp16/_Float16
+# (-mfp16-format=ieee), which must give the same bits
+half = [
+    describe("arith_f16", "a * b + c - a / (b + 1) + minimum(a, c) * 0.1", ["a=f16[7,33]", "b=f16[33]", "c=f16[7,1]"]),
+    describe("arith_bf16", "a * b + c - a / (b + 1) + maximum(a, c) * 0.1", ["a=bf16[7,33]", "b=bf16[33]", "c=bf16[7,1]"]),
+    describe("mixed_f16", "f16(x * 3 + 0.5) + f16(d) + i", ["x=f32[5,9]", "d=f64[9]", "i=i8[5,1]"]),
+]
+run_pair("half-portable", half, ["--unroll", "none"])
+run_pair("half-native", half, ["--unroll", "none"], cc=CC + ["-mfp16-format=ieee"])
 # output dtypes and reductions (issue 12): the gradient of a broadcast, a
 # compensated f64 mean, integer sums in i64 cast to i32, any, a cast on store
 reductions = [

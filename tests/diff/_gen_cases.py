@@ -29,12 +29,12 @@ import numpy as np
 
 np._set_promotion_state("weak")
 
-DTYPES = ["bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64"]
+DTYPES = ["bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "f16"]
 NP_DTYPE = {
     "bool": np.dtype(np.bool_), "i8": np.dtype(np.int8), "i16": np.dtype(np.int16),
     "i32": np.dtype(np.int32), "i64": np.dtype(np.int64), "u8": np.dtype(np.uint8),
     "u16": np.dtype(np.uint16), "u32": np.dtype(np.uint32), "u64": np.dtype(np.uint64),
-    "f32": np.dtype(np.float32), "f64": np.dtype(np.float64),
+    "f32": np.dtype(np.float32), "f64": np.dtype(np.float64), "f16": np.dtype(np.float16),
 }
 NAME_OF = {v: k for k, v in NP_DTYPE.items()}
 
@@ -252,11 +252,13 @@ def same_tree(x, y):
 # ---- the oracle ---------------------------------------------------------------
 
 def float_for(dt):
-    """bcgen's dtype_float_for for functions: floats keep their type; bool,
-    8- and 16-bit ints give f32 (NumPy: float16); wider ints give f64."""
+    """bcgen's dtype_float_for for functions, NumPy's: floats keep their
+    type; bool and 8-bit ints give f16, 16-bit ints f32, wider ints f64."""
     if dt.kind == "f":
         return dt
-    if dt.itemsize <= 2:
+    if dt.itemsize == 1:
+        return NP_DTYPE["f16"]
+    if dt.itemsize == 2:
         return NP_DTYPE["f32"]
     return NP_DTYPE["f64"]
 
@@ -716,7 +718,7 @@ def result_dtype(tree, operand_dtypes):
 def ulp_key(x):
     """Maps floats to integers that are ordered like the floats, so that the
     difference counts the representable values between them (+0 == -0)."""
-    bits = {4: np.int32, 8: np.int64}[x.dtype.itemsize]
+    bits = {2: np.int16, 4: np.int32, 8: np.int64}[x.dtype.itemsize]
     i = x.view(bits).astype(np.int64)
     return np.where(i < 0, -(i & np.int64(np.iinfo(bits).max)), i)
 
@@ -835,8 +837,19 @@ def random_data(rng, nprng, dt, shape):
         v = nprng.integers(-16, 17, size=shape) / 4.0
     elif profile == "medium":
         v = nprng.uniform(-10, 10, size=shape)
+    elif profile == "full" and dt.itemsize == 2:   # f16's range, subnormals included
+        v = nprng.uniform(-1, 1, size=shape) * 10.0 ** nprng.integers(-8, 6, size=shape)
     elif profile == "full":
         v = nprng.uniform(-1, 1, size=shape) * 10.0 ** nprng.integers(-30, 30, size=shape)
+    elif dt.itemsize == 2:
+        # f16's edges: the largest finite, values that overflow, the
+        # smallest normal and subnormal, subnormals, and values whose
+        # rounding to f16 is a tie (2049, 1 + 2**-11) or close to one
+        pool = np.array([0.0, -0.0, 1.0, -1.0, 0.5, np.nan, np.inf, -np.inf, 65504.0, -65504.0,
+                         65519.0, 6.103515625e-05, 5.960464477539063e-08, -1e-06, 3e-05,
+                         2049.0, 2051.0, 1.00048828125, -7.25, 2.5, 0.1, 1000.5, 300.0],
+                        dtype=np.float64)
+        v = nprng.choice(pool, size=n).reshape(shape)
     else:
         pool = np.array([0.0, -0.0, 1.0, -1.0, 0.5, np.nan, np.inf, -np.inf, 1e-40, 3.0e38,
                          -7.25, 2.5, 1e300 if dt.itemsize == 8 else 1e30], dtype=np.float64)

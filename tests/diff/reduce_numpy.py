@@ -32,10 +32,10 @@ import sys
 
 import numpy as np
 
-DTYPES = ["bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64"]
+DTYPES = ["bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "f16"]
 NP = {"bool": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
       "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
-      "f32": np.float32, "f64": np.float64}
+      "f32": np.float32, "f64": np.float64, "f16": np.float16}
 NAME = {np.dtype(v): k for k, v in NP.items()}
 REDUCTIONS = ["sum", "prod", "min", "max", "mean", "any", "all"]
 EXPRESSIONS = {1: ["a", "a * a", "-a"], 2: ["a + b", "a * b", "a - b", "where(a > b, a, b)",
@@ -70,7 +70,8 @@ def random_data(rng, dt, shape):
     elif dt[0] == "f":
         pool = [rng.uniform(-3, 3) for _ in range(n)]
         if rng.random() < 0.2:  # large and cancelling values
-            pool = [rng.choice([1e8, -1e8, 3.0, -3.0, 1e-3]) * rng.uniform(0.5, 1.5) for _ in range(n)]
+            big = 1e8 if dt != "f16" else 3e4   # f16: large, but finite
+            pool = [rng.choice([big, -big, 3.0, -3.0, 1e-3]) * rng.uniform(0.5, 1.5) for _ in range(n)]
         if rng.random() < 0.05 and n:
             pool[rng.randrange(n)] = rng.choice([float("nan"), float("inf"), -float("inf")])
         v = np.array(pool, dtype=NP[dt])
@@ -202,7 +203,7 @@ def float_ok(got, want, x, axes, op, out_kind):
             if not abs(g[j] - exact) <= bound:
                 return "element %d: %r, exact %r, NumPy %r (bound %g)" % (j, g[j], exact, w[j], bound)
         return None
-    rtol = 1e-5 if got.dtype == np.float32 else 1e-12
+    rtol = {2: 4e-3, 4: 1e-5}.get(got.dtype.itemsize, 1e-12)
     with np.errstate(all="ignore"):
         same = (g == w) | (np.isnan(g) & np.isnan(w)) | (np.abs(g - w) <= rtol * np.abs(w))
     if not np.all(same):

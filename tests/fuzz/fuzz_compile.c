@@ -68,6 +68,13 @@ static void fill(void *buffer, bcg_dtype t, int64_t count, uint64_t seed)
         case BCG_U64: ((uint64_t *)buffer)[i] = (r & 4) ? r : r % 41; break;
         case BCG_F32: ((float *)buffer)[i] = (float)v; break;
         case BCG_F64: ((double *)buffer)[i] = v; break;
+        case BCG_F16: /* values, and now and then any 16-bit pattern */
+            ((uint16_t *)buffer)[i] = (r & 0x300) == 0x300 ? (uint16_t)(r >> 32) : bcg_f16_from_f64(v);
+            break;
+        case BCG_BF16:
+            ((uint16_t *)buffer)[i] = (r & 0x300) == 0x300 ? (uint16_t)(r >> 32)
+                                                            : bcg_bf16_from_f32((float)v);
+            break;
         default: break;
         }
     }
@@ -134,6 +141,15 @@ static bool same_values(const unsigned char *x, const unsigned char *y, int64_t 
             memcpy(&dx, x, 8);
             memcpy(&dy, y, 8);
             if (!(isnan(dx) && isnan(dy)) && memcmp(x, y, 8) != 0)
+                return false;
+        } else if (t == BCG_F16 || t == BCG_BF16) {
+            uint16_t hx, hy;
+            memcpy(&hx, x, 2);
+            memcpy(&hy, y, 2);
+            float fx = t == BCG_F16 ? bcg_f16_to_f32(hx) : bcg_bf16_to_f32(hx);
+            float fy = t == BCG_F16 ? bcg_f16_to_f32(hy) : bcg_bf16_to_f32(hy);
+            /* ULP counts f32 ulps: an f16 one is 2^13 of them, a bf16 one 2^16 */
+            if (float_ulps(fx, fy) > (t == BCG_F16 ? ulp << 13 : ulp << 16))
                 return false;
         } else if (memcmp(x, y, size) != 0) {
             return false;

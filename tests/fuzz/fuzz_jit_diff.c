@@ -225,9 +225,9 @@ static void remember(generator *g, size_t start, ty t)
 
 /* Casts, both spellings.  ORDER DTYPE. */
 static const char *const CAST_NAMES[2][BCG_DTYPE_COUNT] = {
-    {"bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64"},
+    {"bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "f16", "bf16"},
     {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32",
-     "float64"},
+     "float64", "float16", "bfloat16"},
 };
 
 static bcg_dtype random_dtype(generator *g) { return (bcg_dtype)take(g->in, BCG_DTYPE_COUNT); }
@@ -291,7 +291,7 @@ static const char *const INT_EDGES[BCG_DTYPE_COUNT][8] = {
     {"0", "1", "2", "4294967295", "2147483648", "65536", "0xffffffff", "2147483647"},
     {"0", "1", "2", "18446744073709551615", "9223372036854775808", "4294967296",
      "0xffffffffffffffff", "9223372036854775807"},
-    {NULL}, {NULL},
+    {NULL}, {NULL}, {NULL}, {NULL},
 };
 static const char *const SMALL_INTS[] = {"1", "0", "2", "3", "7", "-1", "-2", "10", "5", "64"};
 static const char *const BIG_INTS[] = {"127", "255", "-128", "32767", "65535", "2147483647",
@@ -881,6 +881,12 @@ static void fill(void *buffer, bcg_dtype t, int64_t count, uint64_t seed, int mo
             break;
         }
         }
+        if (how == 2 && (t == BCG_F16 || t == BCG_BF16)) {
+            /* every 16-bit pattern: NaNs, infinities, subnormals */
+            uint16_t b = (uint16_t)(r >> 24);
+            memcpy((uint16_t *)buffer + i, &b, 2);
+            continue;
+        }
         if (how == 2 && (t == BCG_F32 || t == BCG_F64) && ((r >> 20) & 1)) {
             /* raw bit patterns: NaN payloads, subnormals, huge values;
              * signaling NaNs quieted unless asked for (see signaling_nans) */
@@ -908,6 +914,8 @@ static void fill(void *buffer, bcg_dtype t, int64_t count, uint64_t seed, int mo
         case BCG_I64: case BCG_U64: ((uint64_t *)buffer)[i] = u; break;
         case BCG_F32: ((float *)buffer)[i] = (float)v; break;
         case BCG_F64: ((double *)buffer)[i] = v; break;
+        case BCG_F16: ((uint16_t *)buffer)[i] = bcg_f16_from_f64(v); break;
+        case BCG_BF16: ((uint16_t *)buffer)[i] = bcg_bf16_from_f32((float)v); break;
         default: break;
         }
     }
@@ -972,6 +980,17 @@ static bool element_differs(const unsigned char *x, const unsigned char *y, bcg_
         memcpy(&dx, x, 8);
         memcpy(&dy, y, 8);
         return !(isnan(dx) && isnan(dy)) && memcmp(x, y, 8) != 0;
+    }
+    if (t == BCG_F16 || t == BCG_BF16) {
+        uint16_t hx, hy;
+        memcpy(&hx, x, 2);
+        memcpy(&hy, y, 2);
+        float fx = t == BCG_F16 ? bcg_f16_to_f32(hx) : bcg_bf16_to_f32(hx);
+        float fy = t == BCG_F16 ? bcg_f16_to_f32(hy) : bcg_bf16_to_f32(hy);
+        if (isnan(fx) && isnan(fy))
+            return false;
+        /* ULP counts f32 ulps; an f16 one is 2^13 of them, a bf16 one 2^16 */
+        return ulp ? float_ulps(fx, fy) > (t == BCG_F16 ? ulp << 13 : ulp << 16) : hx != hy;
     }
     return memcmp(x, y, bcg_dtype_size(t)) != 0;
 }

@@ -723,6 +723,7 @@ static const char *const sweep_expressions[] = {
     "where(a, b, c)", "clip(a, b, c)", "f32(a)", "f64(a)", "i8(a)", "i16(a)", "i32(a)",
     "i64(a)", "u8(a)", "u16(a)", "u32(a)", "u64(a)", "bool(a)", "a * 2 + 1", "(a & 1) == 0",
     "a < a", "a == a", "b * c + c", "a < 1", "a >= 0", "where(a > b, a - b, b - a)",
+    "f16(a)", "bf16(a)", "a * 0.1 + 65504", "a * b + c", "sqrt(a) + 1e-4",
 };
 
 static uint64_t random_state = 0x9e3779b97f4a7c15ULL;
@@ -764,6 +765,14 @@ static void fill_random(void *data, bcg_dtype t, int64_t count)
 
 static bool same_element(const void *x, const void *y, bcg_dtype t)
 {
+    if (t == BCG_F16 || t == BCG_BF16) { /* any NaN matches any NaN, as for f32 */
+        uint16_t a, b;
+        memcpy(&a, x, 2);
+        memcpy(&b, y, 2);
+        bool a_nan = t == BCG_F16 ? (a & 0x7fff) > 0x7c00 : (a & 0x7fff) > 0x7f80;
+        bool b_nan = t == BCG_F16 ? (b & 0x7fff) > 0x7c00 : (b & 0x7fff) > 0x7f80;
+        return (a_nan && b_nan) || a == b;
+    }
     if (t == BCG_F32) {
         float a, b;
         memcpy(&a, x, 4);
@@ -845,6 +854,8 @@ static void test_differential_every_operator_and_dtype(void **state)
     static const bcg_dtype pairs[][2] = {
         {BCG_I8, BCG_U8}, {BCG_I64, BCG_U64}, {BCG_F32, BCG_I16}, {BCG_F32, BCG_I32},
         {BCG_BOOL, BCG_F64}, {BCG_U32, BCG_I32}, {BCG_U64, BCG_F32}, {BCG_I16, BCG_BOOL},
+        {BCG_F16, BCG_I8}, {BCG_F16, BCG_I16}, {BCG_F16, BCG_F32}, {BCG_BF16, BCG_F16},
+        {BCG_F64, BCG_F16}, {BCG_BF16, BCG_U8}, {BCG_I64, BCG_BF16}, {BCG_F16, BCG_BOOL},
     };
     for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++)
         for (size_t e = 0; e < count; e++)

@@ -409,7 +409,8 @@ static void test_bad_descr(void **state)
 {
     (void)state;
     static const struct { const char *descr, *needle; } cases[] = {
-        {"<f2", "'<f2' (float16"},
+        {"<f1", "'<f1' (float8"},
+        {"|V4", "'|V4' (void"},
         {"<f16", "'<f16' (float128"},
         {"<c8", "'<c8' (complex"},
         {">c16", "'>c16' (complex"},
@@ -546,6 +547,9 @@ static void test_fill_constants(void **state)
         if (t == BCG_F32) {
             float f = 1;
             memcpy(one, &f, 4);
+        } else if (t == BCG_F16 || t == BCG_BF16) {
+            uint16_t bits = t == BCG_F16 ? 0x3c00 : 0x3f80;
+            memcpy(one, &bits, 2);
         } else if (t == BCG_F64) {
             double d = 1;
             memcpy(one, &d, 8);
@@ -587,6 +591,8 @@ static void test_fill_random(void **state)
             case BCG_U32: v = *(const uint32_t *)p; break;
             case BCG_U64: v = (double)*(const uint64_t *)p; break;
             case BCG_F32: v = *(const float *)p; break;
+            case BCG_F16: v = bcg_f16_to_f32(*(const uint16_t *)p); break;
+            case BCG_BF16: v = bcg_bf16_to_f32(*(const uint16_t *)p); break;
             default: v = *(const double *)p; break;
             }
             low = v < low ? v : low;
