@@ -262,6 +262,16 @@ const char *bcg_kernel_warning(const bcg_kernel *kernel);
 bcg_status bcg_run(const bcg_kernel *kernel, void *output,
                    const void *const *inputs, bcg_error *err);
 
+/* bcg_run without its checks, for callers that run one kernel on the same
+ * buffers many times and checked them once with bcg_run: no pointer,
+ * alignment or overlap checks and no bcg_error (BCG_ERR_USAGE only for a
+ * NULL kernel).  The caller must hold a reference to K (not released or
+ * freed) for the whole call, and the pointers must be ones bcg_run would
+ * accept; anything else is undefined behaviour.  It costs what a direct
+ * call of the kernel's code does. */
+bcg_status bcg_run_unchecked(const bcg_kernel *kernel, void *output,
+                             const void *const *inputs);
+
 /* bcg_run on up to THREADS threads (1 .. BCG_MAX_THREADS), the calling one
  * included: the outermost loop is cut into pieces run by a pool of worker
  * threads that the kernel's context starts on first need and joins in

@@ -184,6 +184,37 @@ static void test_run_rejects_bad_pointers(void **state)
         assert_true(big[i] == i + 100 * (i % 4));
 }
 
+/* bcg_run_unchecked: bcg_run's results without its checks, in place too. */
+static void test_run_unchecked(void **state)
+{
+    (void)state;
+    int64_t sa[2] = {3, 4}, sb[1] = {4};
+    bcg_operand ops[2] = {{"a", BCG_F32, 2, sa, NULL}, {"b", BCG_F32, 1, sb, NULL}};
+    float a[12], b[4], checked[12], unchecked[12];
+    for (int i = 0; i < 12; i++)
+        a[i] = (float)i * 0.5f;
+    for (int i = 0; i < 4; i++)
+        b[i] = (float)i - 1.5f;
+    const void *in[2] = {a, b};
+    bcg_error err;
+    bcg_kernel *k = NULL;
+    assert_int_equal(bcg_compile(ctx, "a * b + 1", ops, 2, NULL, &k, &err), BCG_OK);
+    assert_int_equal(bcg_run(k, checked, in, &err), BCG_OK);
+    assert_int_equal(bcg_run_unchecked(k, unchecked, in), BCG_OK);
+    assert_memory_equal(checked, unchecked, sizeof checked);
+    assert_int_equal(bcg_run_unchecked(NULL, unchecked, in), BCG_ERR_USAGE);
+    bcg_options options;
+    bcg_options_init(&options);
+    options.inplace = 0;
+    bcg_kernel *inplace = NULL;
+    assert_int_equal(bcg_compile(ctx, "a + b", ops, 2, &options, &inplace, &err), BCG_OK);
+    assert_int_equal(bcg_run_unchecked(inplace, NULL, in), BCG_OK); /* NULL: a's own */
+    for (int i = 0; i < 12; i++)
+        assert_true(a[i] == (float)i * 0.5f + b[i % 4]);
+    bcg_kernel_release(k);
+    bcg_kernel_release(inplace);
+}
+
 static void test_inplace_option(void **state)
 {
     (void)state;
@@ -386,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_four_threads_one_context),
         cmocka_unit_test(test_run_rejects_bad_pointers),
         cmocka_unit_test(test_inplace_option),
+        cmocka_unit_test(test_run_unchecked),
         cmocka_unit_test(test_bad_operands),
         cmocka_unit_test(test_broadcast_error_through_api),
         cmocka_unit_test(test_emit_api),
