@@ -21,7 +21,7 @@ overhead, which is measured on its own (an empty function call) and shown
 beside them rather than subtracted.
 
   bench.py --driver build/bench/driver [--cases bench/cases.txt]
-           [--json bench/results.json] [--quick] [--only NAME]
+           [--json bench/results.json] [--quick] [--only NAME[,NAME...]]
 """
 import argparse
 import ast
@@ -475,12 +475,12 @@ def main():
     parser.add_argument("--cases", default=os.path.join(here, "cases.txt"))
     parser.add_argument("--json", default=os.path.join(here, "results.json"))
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
-    parser.add_argument("--only", help="one case")
+    parser.add_argument("--only", help="these cases (comma-separated names)")
     args = parser.parse_args()
 
     cases = parse_cases(args.cases)
     if args.only:
-        cases = [c for c in cases if c["name"] == args.only]
+        cases = [c for c in cases if c["name"] in args.only.split(",")]
     command = [args.driver, args.cases] + (["--quick"] if args.quick else [])
     if args.only:
         command += ["--only", args.only]

@@ -3,7 +3,7 @@
  * and prints one JSON object per case on stdout for bench/bench.py to merge
  * with the Python peers (NumPy, numexpr, PyTorch).
  *
- *   driver CASES.txt [--quick] [--only NAME]
+ *   driver CASES.txt [--quick] [--only NAME[,NAME...]]
  *
  * Every time is a median over repeated runs; a run of a small case is a
  * loop of many calls divided by their count, so per-call times are not
@@ -723,6 +723,16 @@ done:
     return status;
 }
 
+/* NAME is one of the comma-separated names of LIST */
+static bool listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *at = list; at; at = strchr(at, ','), at = at ? at + 1 : NULL)
+        if (strncmp(at, name, n) == 0 && (at[n] == ',' || at[n] == 0))
+            return true;
+    return false;
+}
+
 int main(int argc, char **argv)
 {
     const char *path = NULL, *only = NULL;
@@ -736,7 +746,7 @@ int main(int argc, char **argv)
             path = argv[i];
     }
     if (!path) {
-        fprintf(stderr, "usage: driver CASES.txt [--quick] [--only NAME]\n");
+        fprintf(stderr, "usage: driver CASES.txt [--quick] [--only NAME[,NAME...]]\n");
         return 2;
     }
     FILE *f = fopen(path, "r");
@@ -756,7 +766,7 @@ int main(int argc, char **argv)
             failures++;
             continue;
         }
-        if (only && strcmp(only, c.name) != 0)
+        if (only && !listed(only, c.name))
             continue;
         failures += bench_one(&c, quick);
     }
