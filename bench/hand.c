@@ -288,17 +288,20 @@ static void grad_b(void *out, const void *const *in)
 }
 
 /* a (N,N) + b (N,) written into a transposed view (strides [1,N]): result
- * [i,j] goes to o[j*N + i]; 32x32 blocks */
+ * [i,j] goes to o[j*N + i]; 32x32 blocks, i innermost (contiguous stores,
+ * strided loads: a strided store would first read each line it writes) */
 static void transposed_out(void *out, const void *const *in)
 {
     enum { N = 2048 };
     float *o = out;
     const float *a = F(0), *b = F(1);
-    for (int ib = 0; ib < N; ib += TB)
-        for (int jb = 0; jb < N; jb += TB)
-            for (int i = ib; i < ib + TB; i++)
-                for (int j = jb; j < jb + TB; j++)
-                    o[(size_t)j * N + i] = a[(size_t)i * N + j] + b[j];
+    for (int jb = 0; jb < N; jb += TB)
+        for (int ib = 0; ib < N; ib += TB)
+            for (int j = jb; j < jb + TB; j++) {
+                float bj = b[j];
+                for (int i = ib; i < ib + TB; i++)
+                    o[(size_t)j * N + i] = a[(size_t)i * N + j] + bj;
+            }
 }
 
 /* mean of a * a over the rows of a f64 (4096,2048) -> (4096,1) */
