@@ -6,8 +6,14 @@ memcpy bound, as JSON lines), then times the same cases in this process
 with NumPy, numexpr (one thread, so it is compared with one bcgen thread)
 and PyTorch where they are installed, and prints one table: time, GB/s and
 each peer's time divided by bcgen's (above 1: bcgen is faster), with the
-targets of issue 5 checked against the numbers of this very run.  Writes
-everything as JSON (--json).
+targets of issues 5 and 12 checked against the numbers of this very run.
+Writes everything as JSON (--json).
+
+A case may give its output (bench/cases.txt's header): a view (NumPy
+writes it with the root's ufunc and out=, e.g. np.add(a, b, out=view)), an
+output dtype, a reduction (NumPy: x.OP(axis=..., keepdims=True) reshaped to
+the target; numexpr: sum or prod over one axis only).  Every peer's result
+of such a case is checked against NumPy's once before it is timed.
 
 Every time is a median over repetitions of a loop of calls; for small
 outputs the Python peers' per-call times include the interpreter's call
@@ -15,9 +21,10 @@ overhead, which is measured on its own (an empty function call) and shown
 beside them rather than subtracted.
 
   bench.py --driver build/bench/driver [--cases bench/cases.txt]
-           [--json bench/results.json] [--quick] [--only NAME]
+           [--json bench/results.json] [--quick] [--only NAME[,NAME...]]
 """
 import argparse
+import ast
 import json
 import os
 import platform
@@ -46,9 +53,10 @@ DTYPES = {"f32": np.float32, "f64": np.float64, "i8": np.int8, "i16": np.int16,
           "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16,
           "u32": np.uint32, "u64": np.uint64, "bool": np.bool_, "f16": np.float16}
 
-# The targets of issue 5: (what, case names, measure, bound).  A measure is
-# peer_time / bcgen_time ("numpy", "numexpr"), "bound" (memcpy_time /
-# bcgen_time), "ns" (bcgen ns per call), "compile_ms", "hit_us".
+# The targets of issues 5 and 12: (what, case names, measure, bound).  A
+# measure is peer_time / bcgen_time ("numpy", "numexpr"), "bound"
+# (memcpy_time / bcgen_time), "nt_bound" (nt_bound_time / bcgen_time), "ns"
+# (bcgen ns per call), "compile_ms", "hit_us".
 TARGETS = [
     ("large broadcast f32/i32: >= 1.0x NumPy",
      ["add_row_4096", "outer_4096", "mul_4d", "add_i32"], "numpy", 1.0),
@@ -64,6 +72,18 @@ TARGETS = [
     ("JIT compile median <= 0.5 ms", None, "compile_ms", 0.5),
     ("cache hit <= 1 us", None, "hit_us", 1.0),
     ("two threads >= 1.6x one thread on exp(a)+b at 16M elements", ["exp_add"], "threads", 1.6),
+    # issue 12: output views and reductions.  The bound of a reduction is
+    # the nt bound (read the input once, write the output once; the memcpy
+    # bound copies half of those bytes, so it reads and writes 32 MB where
+    # the sum only reads 64 MB): nt_bound_time / bcgen_time.
+    ("sum over rows/cols of f32[4096,4096]: >= 1.0x NumPy", ["sum_rows", "sum_cols"],
+     "numpy", 1.0),
+    ("sum over rows/cols of f32[4096,4096]: >= 0.85x the bound (nt bound time / bcgen time)",
+     ["sum_rows", "sum_cols"], "nt_bound", 0.85),
+    ("g*a summed to b's shape: >= 2x NumPy's (g * a).sum(axis=0, keepdims=True)", ["grad_b"],
+     "numpy", 2.0),
+    ("a+b into a transposed view: >= 1.0x NumPy's np.add(a, b, out=view)", ["transposed_out"],
+     "numpy", 1.0),
 ]
 
 
@@ -75,8 +95,12 @@ def parse_cases(path):
             if not line or line.startswith("#"):
                 continue
             fields = [x.strip() for x in line.split("|")]
-            operands = []
+            operands, output = [], {"dtype": None, "shape": None, "strides": None,
+                                    "reduce": None, "to": None, "text": []}
             for word in fields[2].split():
+                if word.startswith("out=") or "->" in word:
+                    parse_output(word, output)
+                    continue
                 m = re.fullmatch(r"(\w+)=(\w+)\[([\d,]*)\](?:@\[([\d,-]*)\])?", word)
                 if not m:
                     raise SystemExit("bench.py: cannot read operand %r" % word)
@@ -84,9 +108,43 @@ def parse_cases(path):
                 strides = tuple(int(x) for x in m.group(4).split(",")) if m.group(4) else None
                 operands.append({"name": m.group(1), "dtype": m.group(2), "shape": shape,
                                  "strides": strides})
+            if output["to"]:
+                named = [op for op in operands if op["name"] == output["to"]]
+                if not named:
+                    raise SystemExit("bench.py: %s: no operand %s" % (fields[0], output["to"]))
+                output["target"] = named[0]["shape"]
+            output["text"] = " ".join(output["text"])
             cases.append({"name": fields[0], "expr": fields[1], "operands": operands,
+                          "output": output if output["text"] else None,
                           "note": fields[3] if len(fields) > 3 else ""})
     return cases
+
+
+REDUCTIONS = ("sum", "prod", "min", "max", "mean", "any", "all")
+
+
+def parse_output(word, output):
+    """out=DTYPE[SHAPE]@[STRIDES] (any part) or OP->[SHAPE] / OP->NAME."""
+    output["text"].append(word)
+    if "->" in word:
+        op, target = word.split("->", 1)
+        if op not in REDUCTIONS or output["reduce"]:
+            raise SystemExit("bench.py: cannot read output %r" % word)
+        output["reduce"] = op
+        if target.startswith(("[", "(")):
+            output["target"] = tuple(int(x) for x in target[1:-1].split(",") if x.strip())
+        else:
+            output["to"] = target
+        return
+    m = re.fullmatch(r"out=(\w*)(?:\[([\d,]*)\])?(?:@\[([\d,-]*)\])?", word)
+    if not m or not any(m.groups()):
+        raise SystemExit("bench.py: cannot read output %r" % word)
+    if m.group(1):
+        output["dtype"] = m.group(1)
+    if m.group(2) is not None:
+        output["shape"] = tuple(int(x) for x in m.group(2).split(",") if x)
+    if m.group(3):
+        output["strides"] = tuple(int(x) for x in m.group(3).split(","))
 
 
 def make_array(op, rng):
@@ -155,6 +213,154 @@ def numba_kernel(case, names, expected):
     return lambda: fn(*values)
 
 
+NUMPY_BINARY = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply,
+                ast.Div: np.true_divide, ast.FloorDiv: np.floor_divide, ast.Mod: np.remainder,
+                ast.Pow: np.power, ast.BitAnd: np.bitwise_and, ast.BitOr: np.bitwise_or,
+                ast.BitXor: np.bitwise_xor, ast.LShift: np.left_shift,
+                ast.RShift: np.right_shift}
+NUMPY_UFUNCS = {"exp": np.exp, "sqrt": np.sqrt, "minimum": np.minimum, "maximum": np.maximum}
+
+
+def reduce_axes(result_shape, target):
+    """The axes of RESULT_SHAPE that a reduction to TARGET (right-aligned,
+    1 or missing where reduced) sums over."""
+    lead = len(result_shape) - len(target)
+    return tuple(d for d in range(len(result_shape))
+                 if d < lead or (target[d - lead] == 1 and result_shape[d] != 1))
+
+
+def output_array(dtype, shape, strides):
+    """A zeroed output of SHAPE, C-contiguous or with STRIDES (elements)."""
+    dtype = np.dtype(dtype)
+    if not strides:
+        return np.zeros(shape, dtype)
+    span = 1 + sum(abs(s) * (d - 1) for s, d in zip(strides, shape))
+    offset = sum(-s * (d - 1) for s, d in zip(strides, shape) if s < 0)
+    base = np.zeros(max(span, int(np.prod(shape))), dtype)
+    return np.lib.stride_tricks.as_strided(
+        base[offset:], shape=shape, strides=tuple(s * dtype.itemsize for s in strides))
+
+
+def numpy_into(tree, numpy_ns, view):
+    """A NumPy call that computes TREE (a parsed expression) into VIEW the
+    way a NumPy user writes it: the root's ufunc with out= (its operands
+    computed first, into temporaries), or view[...] = expr when the root has
+    no ufunc with out= (where, clip, comparisons)."""
+    root = tree.body
+    if isinstance(root, ast.BinOp) and type(root.op) in NUMPY_BINARY:
+        ufunc = NUMPY_BINARY[type(root.op)]
+        args = [root.left, root.right]
+    elif (isinstance(root, ast.Call) and isinstance(root.func, ast.Name)
+          and root.func.id in NUMPY_UFUNCS and not root.keywords):
+        ufunc, args = NUMPY_UFUNCS[root.func.id], root.args
+    else:
+        code = compile(tree, "<case>", "eval")
+
+        def assign():
+            view[...] = eval(code, numpy_ns)
+        return assign
+    codes = [compile(ast.Expression(a), "<case>", "eval") for a in args]
+    return lambda: ufunc(*[eval(c, numpy_ns) for c in codes], out=view)
+
+
+def output_peers(case, names, numpy_ns, code, full, ne_expr, ne_names):
+    """{peer: callable or an explanation string} of a case with an output
+    (a view, a dtype, a reduction), and NumPy's result to check them with."""
+    spec = case["output"]
+    out = {}
+    py_expr = case["expr"]
+    dtype = np.dtype(DTYPES[spec["dtype"]]) if spec["dtype"] else None
+    if spec["reduce"]:
+        op, target = spec["reduce"], spec["target"]
+        axes = reduce_axes(full.shape, target)
+
+        def reduced(value):
+            r = getattr(value, op)(axis=axes, keepdims=True).reshape(target)
+            return r.astype(dtype) if dtype is not None and r.dtype != dtype else r
+        if spec["strides"]:
+            view = output_array(dtype or reduced(full).dtype, target, spec["strides"])
+
+            def numpy_fn():
+                view[...] = reduced(eval(code, numpy_ns))
+                return view
+        else:
+            def numpy_fn():
+                return reduced(eval(code, numpy_ns))
+        out["numpy"] = numpy_fn
+        expected = reduced(full)
+        if numexpr is None:
+            out["numexpr"] = "not installed"
+        elif op not in ("sum", "prod") or len(axes) != 1 or spec["strides"] or dtype is not None:
+            out["numexpr"] = "cannot express %s over axes %s" % (op, axes)
+        else:
+            ne_code = "%s(%s, axis=%d)" % (op, ne_expr, axes[0])
+            out["numexpr"] = lambda: numexpr.evaluate(ne_code, local_dict=ne_names).reshape(target)
+        if torch is None:
+            out["torch"] = "not installed"
+        else:
+            tensors = {k: torch.from_numpy(v) for k, v in names.items()}
+            torch_ns = dict(tensors, exp=torch.exp, sqrt=torch.sqrt)
+            method = {"min": "amin", "max": "amax"}.get(op, op)
+            out["torch"] = lambda: getattr(eval(code, torch_ns), method)(
+                dim=axes, keepdim=True).reshape(target)
+    else:
+        view = output_array(dtype or full.dtype, full.shape, spec["strides"])
+        tree = ast.parse(py_expr, mode="eval")
+        into = numpy_into(tree, numpy_ns, view)
+        out["numpy"] = lambda: (into(), view)[1]
+        expected = full.astype(dtype) if dtype is not None else full
+        if numexpr is None:
+            out["numexpr"] = "not installed"
+        else:
+            ne_view = output_array(dtype or full.dtype, full.shape, spec["strides"])
+            out["numexpr"] = lambda: numexpr.evaluate(ne_expr, local_dict=ne_names, out=ne_view,
+                                                      casting="same_kind")
+        if torch is None:
+            out["torch"] = "not installed"
+        else:
+            tensors = {k: torch.from_numpy(v) for k, v in names.items()}
+            torch_ns = dict(tensors, exp=torch.exp, sqrt=torch.sqrt)
+            t_view = torch.from_numpy(output_array(dtype or full.dtype, full.shape,
+                                                   spec["strides"]))
+            out["torch"] = lambda: t_view.copy_(eval(code, torch_ns))
+    out["numba"] = "not installed" if numba is None else "not expressed (output view or reduction)"
+    # each peer's result against NumPy's, once, before timing
+    for peer, fn in list(out.items()):
+        if isinstance(fn, str):
+            continue
+        try:
+            got = fn()
+            got = np.asarray(got.numpy() if hasattr(got, "numpy") else got)
+        except Exception as e:  # the peer's own limits (out= layouts, dtypes)
+            out[peer] = "unsupported: %s" % str(e).split("\n")[0][:60]
+            continue
+        if got.shape != expected.shape or got.dtype != expected.dtype:
+            out[peer] = "gives %s%s, not %s%s" % (got.dtype, got.shape, expected.dtype,
+                                                  expected.shape)
+        elif spec["reduce"] and expected.dtype.kind == "f":
+            # a peer may sum in its own order (numexpr: one accumulator);
+            # the driver's tolerance for the hand loops: 1e-3 (f32) or 1e-9
+            # of max(|x|, 1)
+            tol = 1e-3 if expected.dtype.itemsize <= 4 else 1e-9
+            scale = np.maximum(np.maximum(np.abs(got), np.abs(expected)), 1)
+            if not np.all(np.abs(got.astype(np.float64) - expected) <= tol * scale):
+                out[peer] = "wrong result (max difference %.3g)" % np.max(np.abs(got - expected))
+        elif not np.array_equal(got, expected, equal_nan=expected.dtype.kind in "fc"):
+            out[peer] = "wrong result"
+    return out
+
+
+def numexpr_form(py_expr, names, expected):
+    """numexpr reads a float literal as a double; with f32 inputs, bind
+    literals to f32 scalars so it computes in f32 as NumPy does."""
+    ne_expr, ne_names = py_expr, dict(names)
+    if expected.dtype == np.float32:
+        for k, literal in enumerate(sorted(set(re.findall(r"\b\d+\.\d*", py_expr)))):
+            ne_names["literal%d" % k] = np.float32(float(literal))
+            ne_expr = re.sub(r"\b%s\b" % re.escape(literal), "literal%d" % k, ne_expr)
+    return ne_expr, ne_names
+
+
 def peers(case, arrays):
     """{peer: callable or an explanation string}."""
     names = dict(arrays)
@@ -164,16 +370,13 @@ def peers(case, arrays):
     code = compile(py_expr, "<case>", "eval")
     out["numpy"] = lambda: eval(code, numpy_ns)
     expected = out["numpy"]()
+    if case.get("output"):
+        ne_expr, ne_names = numexpr_form(py_expr, names, expected)
+        return output_peers(case, names, numpy_ns, code, expected, ne_expr, ne_names)
     if numexpr is None:
         out["numexpr"] = "not installed"
     else:
-        # numexpr reads a float literal as a double; with f32 inputs, bind
-        # literals to f32 scalars so it computes in f32 as NumPy does
-        ne_expr, ne_names = py_expr, dict(names)
-        if expected.dtype == np.float32:
-            for k, literal in enumerate(sorted(set(re.findall(r"\b\d+\.\d*", py_expr)))):
-                ne_names["literal%d" % k] = np.float32(float(literal))
-                ne_expr = re.sub(r"\b%s\b" % re.escape(literal), "literal%d" % k, ne_expr)
+        ne_expr, ne_names = numexpr_form(py_expr, names, expected)
         try:
             got = numexpr.evaluate(ne_expr, local_dict=ne_names)
             if got.dtype != expected.dtype:
@@ -255,6 +458,8 @@ def check_targets(rows):
                 values.append((r["name"], r["bcgen_tcc_s"] / r["bcgen_threads_s"]))
             elif measure == "bound":
                 values.append((r["name"], r["memcpy_s"] / r["bcgen_tcc_s"]))
+            elif measure == "nt_bound":
+                values.append((r["name"], r["nt_bound_s"] / r["bcgen_tcc_s"]))
             elif measure == "ns":
                 values.append((r["name"], r["bcgen_tcc_s"] * 1e9))
             else:
@@ -277,12 +482,12 @@ def main():
     parser.add_argument("--cases", default=os.path.join(here, "cases.txt"))
     parser.add_argument("--json", default=os.path.join(here, "results.json"))
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
-    parser.add_argument("--only", help="one case")
+    parser.add_argument("--only", help="these cases (comma-separated names)")
     args = parser.parse_args()
 
     cases = parse_cases(args.cases)
     if args.only:
-        cases = [c for c in cases if c["name"] == args.only]
+        cases = [c for c in cases if c["name"] in args.only.split(",")]
     command = [args.driver, args.cases] + (["--quick"] if args.quick else [])
     if args.only:
         command += ["--only", args.only]
@@ -343,7 +548,8 @@ def main():
     for r in rows:
         bcgen = r["bcgen_tcc_s"]
         p = r["peers"]
-        table.append((r["name"], r["expr"], str(r["elements"]), format_time(bcgen),
+        expression = r["expr"] + ("  " + r["output"] if r.get("output") else "")
+        table.append((r["name"], expression, str(r["elements"]), format_time(bcgen),
                       "%.1f" % (r["bytes"] / bcgen / 1e9),
                       "%s (%.2fx)" % (format_time(r["bcgen_threads_s"]),
                                       bcgen / r["bcgen_threads_s"]),
@@ -377,7 +583,7 @@ def main():
 
     targets = check_targets(rows)
     print()
-    print("targets of issue 5 (this run):")
+    print("targets of issues 5 and 12 (this run):")
     for t in targets:
         state = {True: "MET    ", False: "NOT MET", None: "-      "}[t["met"]]
         values = ", ".join("%s %.3g" % kv for kv in t["values"].items())

@@ -243,6 +243,90 @@ static void neg_inner(void *out, const void *const *in)
     }
 }
 
+/* ---- output views and reductions (issue 12) ----
+ * The float sums add in one float accumulator per output element, as a
+ * programmer writes them (gcc -O3 does not vectorise a float sum along the
+ * summed loop without -ffast-math; sum_cols and grad_b sum along the outer
+ * loop, so their inner loop vectorises).  The driver compares reductions
+ * with a relative tolerance. */
+
+/* a (4096,4096) summed over its last axis -> (4096,1) */
+static void sum_rows(void *out, const void *const *in)
+{
+    float *o = out;
+    const float *a = F(0);
+    for (int i = 0; i < 4096; i++) {
+        float s = 0;
+        for (int j = 0; j < 4096; j++)
+            s += a[(size_t)i * 4096 + j];
+        o[i] = s;
+    }
+}
+
+/* a (4096,4096) summed over its first axis -> (1,4096) */
+static void sum_cols(void *out, const void *const *in)
+{
+    float *o = out;
+    const float *a = F(0);
+    for (int j = 0; j < 4096; j++)
+        o[j] = 0;
+    for (int i = 0; i < 4096; i++)
+        for (int j = 0; j < 4096; j++)
+            o[j] += a[(size_t)i * 4096 + j];
+}
+
+/* g * a, both (4096,4096), summed to b's shape (4096,): the gradient of b */
+static void grad_b(void *out, const void *const *in)
+{
+    float *o = out;
+    const float *g = F(0), *a = F(1);
+    for (int j = 0; j < 4096; j++)
+        o[j] = 0;
+    for (int i = 0; i < 4096; i++)
+        for (int j = 0; j < 4096; j++)
+            o[j] += g[(size_t)i * 4096 + j] * a[(size_t)i * 4096 + j];
+}
+
+/* a (N,N) + b (N,) written into a transposed view (strides [1,N]): result
+ * [i,j] goes to o[j*N + i]; 32x32 blocks, i innermost (contiguous stores,
+ * strided loads: a strided store would first read each line it writes) */
+static void transposed_out(void *out, const void *const *in)
+{
+    enum { N = 2048 };
+    float *o = out;
+    const float *a = F(0), *b = F(1);
+    for (int jb = 0; jb < N; jb += TB)
+        for (int ib = 0; ib < N; ib += TB)
+            for (int j = jb; j < jb + TB; j++) {
+                float bj = b[j];
+                for (int i = ib; i < ib + TB; i++)
+                    o[(size_t)j * N + i] = a[(size_t)i * N + j] + bj;
+            }
+}
+
+/* mean of a * a over the rows of a f64 (4096,2048) -> (4096,1) */
+static void mean_rows_f64(void *out, const void *const *in)
+{
+    double *o = out;
+    const double *a = in[0];
+    for (int i = 0; i < 4096; i++) {
+        double s = 0;
+        for (int j = 0; j < 2048; j++)
+            s += a[(size_t)i * 2048 + j] * a[(size_t)i * 2048 + j];
+        o[i] = s / 2048;
+    }
+}
+
+/* a (2048,2048) + b (2048,) in f32, stored as f64 */
+static void cast_out(void *out, const void *const *in)
+{
+    double *o = out;
+    const float *a = F(0), *b = F(1);
+    for (int i = 0; i < 2048; i++)
+        for (int j = 0; j < 2048; j++)
+            o[(size_t)i * 2048 + j] = a[(size_t)i * 2048 + j] + b[j];
+}
+
 static const struct {
     const char *name;
     hand_fn fn;
@@ -254,6 +338,9 @@ static const struct {
     {"clip_norm", clip_norm},       {"minmax_norm", minmax_norm}, {"where_u8", where_u8},
     {"image_gain", image_gain},     {"small_16", small_16},     {"small_32", small_32},
     {"layer_norm", layer_norm},     {"transposed_b", transposed_b}, {"neg_inner", neg_inner},
+    {"sum_rows", sum_rows},         {"sum_cols", sum_cols},     {"grad_b", grad_b},
+    {"transposed_out", transposed_out}, {"mean_rows_f64", mean_rows_f64},
+    {"cast_out", cast_out},
 };
 
 hand_fn hand_lookup(const char *name)

@@ -9,6 +9,7 @@
 #
 #   make bench                      the full table into bench/results.json
 #   make bench BENCH_ARGS=--quick   fewer repetitions (a smoke run)
+#   make bench BENCH_ARGS="--only sum_rows,grad_b"   some cases only
 #   make bench BENCH_JSON=/tmp/r.json
 
 # This fragment is read before the main Makefile's first rule; keep `all`
