@@ -9,8 +9,7 @@ evaluator (--reference) - and compared with NumPy's own ufunc (not the
 random-case oracle of _gen_cases.py): bit for bit where bcgen documents
 NumPy's exact result (NaN as any NaN), within the accuracy table of
 docs/semantics.md for expit, logaddexp and logaddexp2, and the documented
-differences only: f16 results of NumPy are f32 in bcgen (computed in f32
-from the same values), sign(bool) is a type error in both, expit is SciPy's
+differences only: sign(bool) is a type error in both, expit is SciPy's
 (computed here in float64 and rounded).  Also True and False next to every
 dtype (np.result_type).  Run from the repository root with /usr/bin/python3;
 prints TAP.
@@ -78,7 +77,10 @@ def data(dt, rng, shift):
 
 def float_for(dt):
     dt = np.dtype(dt)
-    return dt if dt.kind == "f" else np.dtype(np.float32 if dt.itemsize <= 2 else np.float64)
+    # NumPy's: float16 for bool and 8-bit integers, float32 for 16-bit ones
+    if dt.kind == "f":
+        return dt
+    return np.dtype({1: np.float16, 2: np.float32}.get(dt.itemsize, np.float64))
 
 
 def expected(name, x, y=None):
@@ -90,7 +92,7 @@ def expected(name, x, y=None):
         if name in ("sign", "square", "reciprocal", "logical_not"):
             return getattr(np, name)(x)
         if name == "round":
-            return np.rint(x.astype(np.float32)) if x.dtype.kind == "b" else np.round(x)
+            return np.rint(x.astype(np.float16)) if x.dtype.kind == "b" else np.round(x)
         if name in ("fix", "deg2rad", "rad2deg"):
             return getattr(np, name)(x.astype(float_for(x.dtype)))
         if name == "expit":
@@ -105,7 +107,7 @@ def expected(name, x, y=None):
 
 
 def ulps(got, want):
-    bits = {4: np.int32, 8: np.int64}[got.dtype.itemsize]
+    bits = {2: np.int16, 4: np.int32, 8: np.int64}[got.dtype.itemsize]
     def key(v):
         i = v.view(bits).astype(np.int64)
         return np.where(i < 0, -(i & np.int64(np.iinfo(bits).max)), i)
