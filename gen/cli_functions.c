@@ -26,7 +26,7 @@ static const char *rule_text(op_rule rule)
     case RULE_LOGICAL: return "bool";
     case RULE_NOT: return "bool";
     case RULE_FLOAT_TEST: return "bool (the argument taken as a float)";
-    case RULE_ROUND: return "integers keep their type; floats kept, bool f32";
+    case RULE_ROUND: return "integers keep their type; floats kept, bool f16";
     case RULE_DIVIDE: return "float (integers divide in f64)";
     case RULE_INTEGRAL: return "the arguments promoted (i8 for bool)";
     case RULE_CAST: return "the named dtype";

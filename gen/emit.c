@@ -624,19 +624,20 @@ static void print_acc_store(cprinter *e, const kir_step *step)
                                      : "bcg_f64_from_bits(0x7ff8000000000000ULL)");
     } else if (kind == ACC_WRAP) {
         sb_puts(&final, r == BCG_I64 ? "(bcg_i64)acc" : "acc");
-    } else if (kind == ACC_DOUBLE && dtype_is_half(r)) {
-        /* the double rounded to f16 once (bf16: through float), as eval.c */
-        cexpr_need_half(e, r == BCG_F16 ? HELPER_HALF_ROUND_F64 : HELPER_HALF_ROUND, r);
-        sb_printf(&final, r == BCG_F16 ? "bcg_round_f16_f64(%s%s)" : "bcg_round_bf16((float)(%s%s))",
-                  ir->reduce == BCG_REDUCE_MEAN ? "acc / " : "acc",
-                  ir->reduce == BCG_REDUCE_MEAN ? count : "");
     } else if (kind == ACC_DOUBLE) {
         const char *acc = acc_blocked(ir) ? "acc[acc_i]" : "acc";
         if (ir->lanes > 1) {
             e->need[HELPER_LANES][BCG_F32] = true;
             acc = "bcg_lanes_sum(acc)";
         }
-        if (ir->reduce == BCG_REDUCE_MEAN)
+        if (dtype_is_half(r)) {
+            /* the double rounded to f16 once (bf16: through float), as eval.c */
+            cexpr_need_half(e, r == BCG_F16 ? HELPER_HALF_ROUND_F64 : HELPER_HALF_ROUND, r);
+            sb_printf(&final, r == BCG_F16 ? "bcg_round_f16_f64(%s%s%s)"
+                                           : "bcg_round_bf16((float)(%s%s%s))",
+                      acc, ir->reduce == BCG_REDUCE_MEAN ? " / " : "",
+                      ir->reduce == BCG_REDUCE_MEAN ? count : "");
+        } else if (ir->reduce == BCG_REDUCE_MEAN)
             sb_printf(&final, "(float)(%s / %s)", acc, count);
         else
             sb_printf(&final, r == BCG_F32 ? "(float)%s" : "%s", acc);

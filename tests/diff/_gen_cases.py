@@ -389,9 +389,9 @@ def apply_op(node, vals):
         return getattr(np, name)(*vals)
     if name == "round":
         # np.round with 0 decimals: integers as they are, floats rint; bool
-        # gives float16 in NumPy, f32 in bcgen
+        # gives float16, as NumPy
         x = vals[0]
-        return np.rint(x.astype(np.float32)) if x.dtype.kind == "b" else np.round(x)
+        return np.rint(x.astype(np.float16)) if x.dtype.kind == "b" else np.round(x)
     if name in FLOAT_EXACT:
         x = vals[0]
         return getattr(np, name)(x.astype(float_for(x.dtype)))
