@@ -165,7 +165,8 @@ static bool equal_upper(const char *upper, size_t n, const char *name)
 /* KERNEL_OPERAND_RANK and the other size macros of the header. */
 static bool is_size_macro(const request_names *r, const char *s, size_t n)
 {
-    static const char *const kinds[] = {"_RANK", "_SHAPE", "_STRIDES", "_ELEMENTS", "_BYTES"};
+    static const char *const kinds[] = {"_RANK", "_SHAPE", "_STRIDES", "_ELEMENTS", "_BYTES",
+                                        "_TYPE", "_OFFSET", "_ALIGN"};
     for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
         size_t kind = strlen(kinds[k]);
         if (n <= kind || memcmp(s + n - kind, kinds[k], kind) != 0)
@@ -254,6 +255,13 @@ static void check_file(const char *text, const request_names *r, const char *inc
                     at = directive + strlen(fixed_lines[k]);
                     fixed = true;
                 }
+            /* the header's version macro: bcgen's version, never user text */
+            static const char version_line[] = "define BCGEN_VERSION \"" BCG_VERSION "\"\n";
+            if (!fixed && include_name == NULL &&
+                strncmp(directive, version_line, strlen(version_line)) == 0) {
+                at = directive + strlen(version_line);
+                fixed = true;
+            }
             if (fixed) {
                 line_start = true;
                 continue;
@@ -331,21 +339,25 @@ static void check_parameters(const char *list, const request_names *r, int i,
         int operand = inplace < 0 ? p - 1 : p;
         const char *expected = operand < 0 ? "out" : r->operand[i][operand];
         bool is_output = operand < 0 || operand == inplace;
+        /* a rank-0 operand that is only read comes by value: "float bias" */
+        bool by_value = !is_output && request->kernels[i].operands[operand].rank == 0;
         bool is_const = strncmp(at, "const ", 6) == 0;
-        FUZZ_CHECK(is_const == !is_output);
+        FUZZ_CHECK(is_const == (!is_output && !by_value));
         if (is_const)
             at += 6;
         bool typed = false;
+        const char *after_type = by_value ? " " : " *";
         for (size_t t = 0; t < sizeof types / sizeof *types && !typed; t++) {
             size_t n = strlen(types[t]);
-            if (strncmp(at, types[t], n) == 0 && strncmp(at + n, " *", 2) == 0) {
-                at += n + 2;
+            if (strncmp(at, types[t], n) == 0 &&
+                strncmp(at + n, after_type, strlen(after_type)) == 0) {
+                at += n + strlen(after_type);
                 typed = true;
             }
         }
         FUZZ_CHECK(typed);
         bool restricted = strncmp(at, restrict_word, strlen(restrict_word)) == 0;
-        FUZZ_CHECK(restricted == request->restrict_pointers);
+        FUZZ_CHECK(restricted == (request->restrict_pointers && !by_value));
         if (restricted)
             at += strlen(restrict_word);
         size_t n = strlen(expected);

@@ -22,8 +22,13 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), 
 tap = Tap()
 
 
+# the builds here are their own: not sub-makes of `make test` (whose
+# MAKEFLAGS would add jobserver options and "Entering directory" lines)
+ENV = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+
+
 def run(argv, **kw):
-    return subprocess.run(argv, capture_output=True, text=True, **kw)
+    return subprocess.run(argv, capture_output=True, text=True, env=ENV, **kw)
 
 
 def read(p):
@@ -171,8 +176,8 @@ if tap.check("a plain Makefile including bcgen.mk generates, builds and links th
     tap.check("the Makefile's program computes the kernels", r.stdout.strip() == "0.5 4 -2 2",
               r.stdout + r.stderr)
     r = run(["make"], cwd=plain)
-    tap.check("make again: nothing to regenerate", r.returncode == 0 and "bcgen" not in r.stdout,
-              r.stdout)
+    tap.check("make again: nothing to regenerate", r.returncode == 0
+              and "aot --spec" not in r.stdout, r.stdout)
     with open(os.path.join(plain, "specs", "filters.bcg"), "a") as f:
         f.write("kernel twice = v * 2\n  input v = i16[8]\n")
     r = run(["make"], cwd=plain)
