@@ -926,6 +926,7 @@ static void set_helper_variables(cprinter *e, tmpl_scope *s)
             /* reciprocal(0) as NumPy on x86-64 (docs/semantics.md) */
             tmpl_set_str(item, "reciprocal_of_zero",
                          d == BCG_I32 || d == BCG_I64 ? minimum[t] : "0");
+            tmpl_set_bool(item, "zero_is_minimum", d == BCG_I32 || d == BCG_I64);
             if (h == HELPER_TO_INT || h == HELPER_TO_INT_F32) {
                 tmpl_set_str(item, "upper", upper[t]);
                 tmpl_set_str(item, "lower", lower[t]);

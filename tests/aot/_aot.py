@@ -111,10 +111,19 @@ def kernels_for(dtype, rows=3, columns=4):
         casts = "i8(a) + u16(b) + f32(c) + f64(a) + i64(b) + u64(c) + bool(a) + u8(b)"
         special = ("where(a && b, c, a) + where(b || !c, a, b) + (a == b) * a + (a != c)"
                    + ("" if dtype == "bool" else " - a + 7 * b - (3 // c)"))
+    # issue 13's functions with helpers of their own (sign has no bool loop)
+    if dtype in ("f32", "f64"):
+        functions = ("expit(a) + logaddexp(a, b) - logaddexp2(b, c) + sign(a) * square(b)"
+                     " + reciprocal(c) + round(a) + deg2rad(b) - rad2deg(c)")
+    elif dtype == "bool":
+        functions = "square(a) + reciprocal(b) + round(c) + logical_xor(a, c)"
+    else:
+        functions = "sign(a) + square(b) + reciprocal(c) + round(a) + logical_xor(a, c)"
     return [
         (f"ops_{t}", body, ops),
         (f"casts_{t}", casts, ops),
         (f"special_{t}", special, ops),
+        (f"functions_{t}", functions, ops),
     ]
 
 

@@ -28,6 +28,8 @@ EXPRESSIONS = [
     "x * 0.5 + 1.25", "x < 2.5", "(x == g) | (x != b)", "where(x >= 0, x, 0.1 * x)",
     "i8(x)", "i16(x)", "i32(x)", "i64(x)", "u8(x)", "u16(x)", "u32(x)", "u64(x)", "bool(x)",
     "i16(x * 32768.0)", "u8(clip(x * 255, 0, 255))", "f32(i32(x)) + x",
+    "expit(x)", "logaddexp(x, g)", "logaddexp2(x, g)", "deg2rad(x) + rad2deg(g)",
+    "sign(x) + square(g) + reciprocal(b) + round(x)",
 ]
 
 

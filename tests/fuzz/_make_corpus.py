@@ -20,6 +20,11 @@ EXPRESSIONS = [
     "f64(a) / 3 + 1e-3", "pow(a, 2.5) >= log(b)", "floor(a) + ceil(b) - cos(a) * sin(b)",
     "-(-(-a))", "((((a))))", "a ** b ** 2", "bool(a) + int8(b)", "1 + 2 * 3",
     "a + (b", "a +", "a $ b", "0x", "010", "1e400 + a",
+    # issue 13's functions, aliases and literals
+    "expit(a) * sign(b) + logaddexp(a, b) - logaddexp2(c, 1.5)",
+    "square(a) + reciprocal(b) + round(c) + fix(d) + deg2rad(a) - degrees(b)",
+    "logical_xor(a, True) && logical_and(b, False) || logical_not(c) || logical_or(d, a)",
+    "sigmoid(a) + atan2(a, b) + around(c) + radians(d)", "sign(True)", "Tru(a)",
 ]
 SPECS = [
     "a=f32[5,3,4,1]", "b=f32[3,1,1]=ones", "c=f32[]", "x=f64[3,4]@[1,3]", "y=i32[(2,3)]=range",
