@@ -24,9 +24,14 @@ static bool numbered(const char *name, const char *prefix, const char *suffix)
 }
 
 /* NAME is one of the locals the kernel body declares: out_pos, in<k>,
- * in<k>_pos, in<k>_value, i<k>, shared<k>, literal<k> (k: digits). */
+ * in<k>_pos, in<k>_value, i<k>, shared<k>, literal<k> (k: digits), and a
+ * reduction's acc, acc_c, acc_i, acc_l, acc_t, acc_x. */
 static bool kernel_local_name(const char *name)
 {
+    static const char *const reduction[] = {"acc", "acc_c", "acc_i", "acc_l", "acc_t", "acc_x"};
+    for (size_t i = 0; i < sizeof reduction / sizeof reduction[0]; i++)
+        if (strcmp(name, reduction[i]) == 0)
+            return true;
     return strcmp(name, "out_pos") == 0 || numbered(name, "in", "") ||
            numbered(name, "in", "_pos") || numbered(name, "in", "_value") ||
            numbered(name, "i", "") || numbered(name, "shared", "") ||
@@ -67,7 +72,7 @@ const char *emit_function_name_problem(const char *name)
         "bcg_to_", "bcg_abs_", "bcg_floordiv_", "bcg_mod_", "bcg_pow_", "bcg_shl_",
         "bcg_shr_", "bcg_minimum_", "bcg_maximum_", "bcg_neg_", "bcg_signbit_", "bcg_f32_", "bcg_f64_",
         "bcg_sign_", "bcg_square_", "bcg_reciprocal_", "bcg_deg2rad_", "bcg_rad2deg_",
-        "bcg_expit_", "bcg_logaddexp_", "bcg_logaddexp2_",
+        "bcg_expit_", "bcg_logaddexp_", "bcg_logaddexp2_", "bcg_lanes_",
         "bcg_load_", "bcg_store_", "bcg_round_", "bcg_native_",
     };
     for (size_t i = 0; i < sizeof helper_prefixes / sizeof helper_prefixes[0]; i++)
