@@ -365,6 +365,23 @@ static bool acc_blocked(const kernel_ir *ir)
 }
 
 /* A block of accumulators: declared for a whole tile, zeroed for this one. */
+/* "for (HEAD) { acc[acc_i] = 0.0; }" (acc_c too when COMPENSATED): an
+ * array of accumulators zeroed by a loop, since an initialiser makes tcc
+ * call memset. */
+static void print_acc_zeroing(cprinter *e, int depth, const char *head, bool compensated)
+{
+    strbuf *line = &e->line;
+    line->len = 0;
+    sb_printf(line, "for (%s) {", head);
+    code_line(e, depth);
+    line->len = 0;
+    sb_puts(line, compensated ? "acc[acc_i] = acc_c[acc_i] = 0.0;" : "acc[acc_i] = 0.0;");
+    code_line(e, depth + 1);
+    line->len = 0;
+    sb_putc(line, '}');
+    code_line(e, depth);
+}
+
 static void print_acc_block_init(cprinter *e, const kir_step *step, int64_t tile)
 {
     const kernel_ir *ir = e->ir;
@@ -376,15 +393,8 @@ static void print_acc_block_init(cprinter *e, const kir_step *step, int64_t tile
     else
         sb_printf(line, "double acc[%lld];", (long long)tile);
     code_line(e, step->depth);
-    line->len = 0;
-    sb_puts(line, "for (long acc_i = 0; acc_i < tile_count; acc_i++) {");
-    code_line(e, step->depth);
-    line->len = 0;
-    sb_puts(line, compensated ? "acc[acc_i] = acc_c[acc_i] = 0.0;" : "acc[acc_i] = 0.0;");
-    code_line(e, step->depth + 1);
-    line->len = 0;
-    sb_putc(line, '}');
-    code_line(e, step->depth);
+    print_acc_zeroing(e, step->depth, "long acc_i = 0; acc_i < tile_count; acc_i++",
+                      compensated);
 }
 
 /* The accumulator's declaration at its identity. */
@@ -443,16 +453,10 @@ static void print_acc_init(cprinter *e, const kir_step *step)
     }
     code_line(e, step->depth);
     if (ir->lanes > 1) {
-        bool compensated = reduce_acc_kind(ir->reduce, t) == ACC_COMPENSATED;
-        line->len = 0;
-        sb_printf(line, "for (int acc_i = 0; acc_i < %d; acc_i++) {", ir->lanes);
-        code_line(e, step->depth);
-        line->len = 0;
-        sb_puts(line, compensated ? "acc[acc_i] = acc_c[acc_i] = 0.0;" : "acc[acc_i] = 0.0;");
-        code_line(e, step->depth + 1);
-        line->len = 0;
-        sb_putc(line, '}');
-        code_line(e, step->depth);
+        char head[64];
+        snprintf(head, sizeof head, "int acc_i = 0; acc_i < %d; acc_i++", ir->lanes);
+        print_acc_zeroing(e, step->depth, head,
+                          reduce_acc_kind(ir->reduce, t) == ACC_COMPENSATED);
     }
 }
 

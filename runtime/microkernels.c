@@ -320,6 +320,19 @@ static inline float float_of(uint32_t u)
  * gcc vectorises where it does not vectorise two). */
 static inline bool exp_easy(float x) { return fabsf(x - 0.5f) <= 87.5f; }
 
+/* e^r for a reduced argument |r| <= ln 2 / 2 (Cephes' expf polynomial). */
+static inline float exp_reduced(float r)
+{
+    float z = r * r;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    return p * z + r + 1.0f;
+}
+
 static inline float exp_polynomial(float x)
 {
     /* Clamped (NaN to the low end) so the conversion below is defined for
@@ -331,14 +344,7 @@ static inline float exp_polynomial(float x)
     n -= 12582912.0f;
     float r = x - n * 0.693359375f;      /* ln 2 in two parts: the first is exact in n * */
     r = r - n * -2.12194440e-4f;
-    float z = r * r;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * z + r + 1.0f;
+    float p = exp_reduced(r);
     int32_t e = (int32_t)n;
     return p * float_of((uint32_t)(e + 127) << 23);
 }
@@ -454,14 +460,7 @@ static inline float exp2_polynomial(float x)
     x = x <= 127.0f ? x : 127.0f;
     float n = (x + 12582912.0f) - 12582912.0f; /* rint by the 1.5 * 2^23 trick */
     float r = (x - n) * 0.693147180559945309f;
-    float z = r * r;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * z + r + 1.0f;
+    float p = exp_reduced(r);
     return p * float_of((uint32_t)((int32_t)n + 127) << 23);
 }
 
