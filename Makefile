@@ -123,8 +123,14 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libbcgen.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Wno-unused-parameter -Igen -o $@ $< $(BUILD)/libbcgen.a -lcmocka $(LIBS)
 
-test: all $(UNIT_BIN) $(TEST_PREREQS)
-	@BUILD=$(BUILD) PYTHON=$(PYTHON) sh tests/run.sh all
+# The build steps run TEST_JOBS at a time even under a plain `make test`
+# (the sanitizer and fuzz trees are three more builds of the library), and
+# so do the test programs (tests/run.sh, JOBS).
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+
+test: $(BUILD)/.deps
+	+@$(MAKE) --no-print-directory -j$(TEST_JOBS) all $(UNIT_BIN) $(TEST_PREREQS)
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) JOBS=$(TEST_JOBS) sh tests/run.sh all
 
 # make test-SUITE runs one suite: unit, or any folder tests/SUITE/, and
 # builds only what it needs: `all`, the cmocka programs for unit (and
