@@ -167,6 +167,18 @@ static void print_declare(cprinter *e, const kir_step *step)
     const kernel_ir *ir = e->ir;
     tile_shape kind;
     char name[48];
+    if (step->convert || ir->nodes[step->node]->op == OP_CAST) { /* a cast kernel */
+        int k = step->convert ? step->arg : 0;
+        bcg_dtype from = ir->nodes[kir_child(ir, step->node, k)]->dtype;
+        bcg_dtype to = step->convert ? kir_tile_argument_dtype(ir, step->node, k)
+                                     : ir->nodes[step->node]->dtype;
+        kir_cast_name(from, to, name, sizeof name);
+        e->line.len = 0;
+        sb_printf(&e->line, "void %s(%s *, const %s *, long, long);", name, dtype_ctype(to),
+                  dtype_ctype(from));
+        code_line(e, step->depth);
+        return;
+    }
     kir_tile_family(ir, step->node, &kind);
     kir_microkernel_name(ir, step->node, step->variant, name, sizeof name);
     const char *type = dtype_ctype(kir_tile_dtype(ir, step->node));
@@ -271,8 +283,32 @@ static void print_tile_call(cprinter *e, const kir_step *step, int64_t tile)
         sb_printf(line, "tile%d", id);
     for (int k = 0; k < n->arg_count; k++) {
         sb_puts(line, ", ");
-        put_tile_argument(e, line, kir_child(ir, id, k));
+        if (kir_tile_converts(ir, id, k))
+            sb_printf(line, "tile%d_%d, 1", id, k);
+        else
+            put_tile_argument(e, line, kir_child(ir, id, k));
     }
+    sb_puts(line, ", tile_count);");
+    code_line(e, step->depth);
+}
+
+/* Argument ARG of node NODE converted into its own temporary,
+ * tile<node>_<arg>, by a cast kernel. */
+static void print_tile_convert(cprinter *e, const kir_step *step, int64_t tile)
+{
+    const kernel_ir *ir = e->ir;
+    int child = kir_child(ir, step->node, step->arg);
+    bcg_dtype to = kir_tile_argument_dtype(ir, step->node, step->arg);
+    char name[48];
+    kir_cast_name(ir->nodes[child]->dtype, to, name, sizeof name);
+    strbuf *line = &e->line;
+    line->len = 0;
+    sb_printf(line, "%s tile%d_%d[%lld];", dtype_ctype(to), step->node, step->arg,
+              (long long)tile);
+    code_line(e, step->depth);
+    line->len = 0;
+    sb_printf(line, "%s(tile%d_%d, ", name, step->node, step->arg);
+    put_tile_argument(e, line, child);
     sb_puts(line, ", tile_count);");
     code_line(e, step->depth);
 }
@@ -731,6 +767,7 @@ static void print_steps(cprinter *e)
             print_tile_loop(e, step);
             break;
         case KIR_TILE_CALL: print_tile_call(e, step, tile); break;
+        case KIR_TILE_CONVERT: print_tile_convert(e, step, tile); break;
         case KIR_ROWS_CALL: print_rows_call(e, step); break;
         case KIR_ACC_INIT:
             if (acc_blocked(e->ir))

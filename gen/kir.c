@@ -37,12 +37,34 @@ const char *kir_tile_family(const kernel_ir *ir, int id, tile_shape *kind)
 bcg_dtype kir_tile_dtype(const kernel_ir *ir, int id)
 {
     const expr_node *n = ir->nodes[id];
-    return n->op == OP_WHERE ? n->dtype : expr_operation_type(n);
+    return n->op == OP_WHERE || n->op == OP_CAST ? n->dtype : expr_operation_type(n);
+}
+
+bcg_dtype kir_tile_argument_dtype(const kernel_ir *ir, int id, int k)
+{
+    const expr_node *n = ir->nodes[id];
+    if (n->op == OP_CAST)
+        return ir->nodes[kir_child(ir, id, 0)]->dtype;
+    return n->op == OP_WHERE && k == 0 ? BCG_BOOL : kir_tile_dtype(ir, id);
+}
+
+bool kir_tile_converts(const kernel_ir *ir, int id, int k)
+{
+    return ir->nodes[kir_child(ir, id, k)]->dtype != kir_tile_argument_dtype(ir, id, k);
+}
+
+void kir_cast_name(bcg_dtype from, bcg_dtype to, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "bcg_mk_cast_%s_%s", bcg_dtype_name(from), bcg_dtype_name(to));
 }
 
 void kir_microkernel_name(const kernel_ir *ir, int id, kir_variant variant, char *buf,
                           size_t cap)
 {
+    if (ir->nodes[id]->op == OP_CAST) {
+        kir_cast_name(ir->nodes[kir_child(ir, id, 0)]->dtype, ir->nodes[id]->dtype, buf, cap);
+        return;
+    }
     tile_shape kind;
     const char *family = kir_tile_family(ir, id, &kind);
     snprintf(buf, cap, "bcg_mk_%s_%s%s", family ? family : "?",
@@ -217,7 +239,7 @@ void form_describe(const kernel_form *f, char *buf, size_t cap)
 static const char *const kir_op_names[] = {
     "local", "store", "loop", "end", "advance", "blocks", "loop", "move",
     "declare", "literal", "tiles", "call", "rows", "fence", "acc", "accumulate", "store",
-    "accumulate",
+    "accumulate", "convert",
 };
 
 static void position_name(strbuf *sb, int k)
@@ -322,9 +344,21 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
                   step->by_count ? "count" : "block", (long long)step->amount);
         break;
     case KIR_MK_DECLARE:
-        kir_microkernel_name(ir, step->node, step->variant, name, sizeof name);
+        if (step->convert)
+            kir_cast_name(ir->nodes[kir_child(ir, step->node, step->arg)]->dtype,
+                          kir_tile_argument_dtype(ir, step->node, step->arg), name, sizeof name);
+        else
+            kir_microkernel_name(ir, step->node, step->variant, name, sizeof name);
         sb_printf(sb, "declare %s", name);
         break;
+    case KIR_TILE_CONVERT: {
+        int child = kir_child(ir, step->node, step->arg);
+        kir_cast_name(ir->nodes[child]->dtype, kir_tile_argument_dtype(ir, step->node, step->arg),
+                      name, sizeof name);
+        sb_printf(sb, "call %s into tile%d_%d from ", name, step->node, step->arg);
+        format_argument(sb, ir, child);
+        break;
+    }
     case KIR_TILE_LITERAL: {
         char value[64];
         kir_format_literal(value, sizeof value, ir->nodes[step->node]);
@@ -351,7 +385,10 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         for (int k = 0; k < n->arg_count; k++) {
             if (k)
                 sb_puts(sb, ", ");
-            format_argument(sb, ir, kir_child(ir, step->node, k));
+            if (step->op == KIR_TILE_CALL && kir_tile_converts(ir, step->node, k))
+                sb_printf(sb, "tile%d_%d", step->node, k);
+            else
+                format_argument(sb, ir, kir_child(ir, step->node, k));
         }
         if (step->op == KIR_ROWS_CALL)
             sb_printf(sb, "; %lld runs of %lld%s", (long long)p->extent[p->loop_count - 2],

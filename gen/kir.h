@@ -56,8 +56,10 @@ typedef enum kir_op {
     KIR_ACC_INIT,     /* a reduction's accumulator, at its identity */
     KIR_ACC_UPDATE,   /* the accumulator takes the root's value at the current offsets */
     KIR_ACC_STORE,    /* out[...] = the accumulator, finished (mean divides, casts) */
-    KIR_ACC_TILE      /* the accumulator's partial sums take a tile of the root's values
+    KIR_ACC_TILE,     /* the accumulator's partial sums take a tile of the root's values
                          (a _sum16 microkernel; tile0, or the root operand itself) */
+    KIR_TILE_CONVERT  /* argument `arg` of node converted into tile<node>_<arg> (a
+                         bcg_mk_cast_F_T microkernel; see kir_tile_converts) */
 } kir_op;
 
 typedef enum kir_variant { KIR_PLAIN, KIR_STREAM, KIR_ROWS } kir_variant;
@@ -73,6 +75,8 @@ typedef struct kir_step {
     int64_t amount;          /* ADVANCE: elements; MOVE: the stride */
     bool subtract, by_count; /* MOVE */
     kir_variant variant;     /* MK_DECLARE */
+    bool convert;            /* MK_DECLARE: the cast kernel of argument `arg` of node */
+    int arg;                 /* MK_DECLARE (convert), TILE_CONVERT: the argument */
     const int64_t *offsets;  /* STORE: per plan operand */
 } kir_step;
 
@@ -133,6 +137,16 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out);
 
 /* The id of the Kth child of value ID. */
 int kir_child(const kernel_ir *ir, int id, int k);
+
+/* The dtype node ID's microkernel takes its argument K in, and whether the
+ * argument's value (of its own dtype) is converted into it first (by a
+ * TILE_CONVERT step: the implicit conversions of mixed dtypes and of
+ * where's condition).  A cast node's microkernel is itself the conversion
+ * (bcg_mk_cast_F_T) and takes its argument as it is. */
+bcg_dtype kir_tile_argument_dtype(const kernel_ir *ir, int id, int k);
+bool kir_tile_converts(const kernel_ir *ir, int id, int k);
+/* "bcg_mk_cast_F_T", the microkernel converting a tile of FROM into TO. */
+void kir_cast_name(bcg_dtype from, bcg_dtype to, char *buf, size_t cap);
 /* The microkernel family computing value ID ("add", "gt", "exp") and its
  * shape, or NULL; the dtype it computes in (its name's suffix). */
 const char *kir_tile_family(const kernel_ir *ir, int id, tile_shape *kind);

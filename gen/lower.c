@@ -317,27 +317,43 @@ static bool tile_hoistable(const kernel_ir *ir, int id)
            ir->value[id].level <= ir->tile_loop; /* constant along the tiles' loop */
 }
 
+/* Whether a tile of FROM converts into TO (bcg_mk_cast_F_T). */
+static bool tile_cast_exists(bcg_dtype from, bcg_dtype to)
+{
+    char name[48];
+    kir_cast_name(from, to, name, sizeof name);
+    return microkernel_exists(name);
+}
+
 /* Whether the subtree ID gives a value of dtype WANT through microkernels
- * alone (and hoisted subtrees); counts its operations into *operations. */
+ * alone (and hoisted subtrees), converted by a cast kernel when its own
+ * dtype is another; counts its operations into *operations. */
 static bool tile_supported(const kernel_ir *ir, int id, bcg_dtype want, int *operations)
 {
     const expr_node *n = ir->nodes[id];
-    if (n->dtype != want)
+    if (n->dtype != want &&
+        (!tile_cast_exists(n->dtype, want) || ++*operations > MAX_TILE_TEMPORARIES))
         return false;
     if (n->op == OP_OPERAND || n->op == OP_LITERAL || tile_hoistable(ir, id))
         return true;
+    char name[48];
+    if (n->op == OP_CAST) { /* the cast kernel of its argument's dtype */
+        int child = kir_child(ir, id, 0);
+        kir_microkernel_name(ir, id, KIR_PLAIN, name, sizeof name);
+        return microkernel_exists(name) && ++*operations <= MAX_TILE_TEMPORARIES &&
+               tile_supported(ir, child, ir->nodes[child]->dtype, operations);
+    }
     tile_shape kind;
     const char *family = kir_tile_family(ir, id, &kind);
     bcg_dtype t = kir_tile_dtype(ir, id);
-    if (!family || t == BCG_BOOL || (kind == TILE_COMPARE ? want != BCG_BOOL : want != t))
+    if (!family || t == BCG_BOOL || n->dtype != (kind == TILE_COMPARE ? BCG_BOOL : t))
         return false;
-    char name[48];
     kir_microkernel_name(ir, id, KIR_PLAIN, name, sizeof name);
     if (!microkernel_exists(name) || ++*operations > MAX_TILE_TEMPORARIES)
         return false;
     for (int k = 0; k < n->arg_count; k++)
-        if (!tile_supported(ir, kir_child(ir, id, k),
-                            kind == TILE_WHERE && k == 0 ? BCG_BOOL : t, operations))
+        if (!tile_supported(ir, kir_child(ir, id, k), kir_tile_argument_dtype(ir, id, k),
+                            operations))
             return false;
     return true;
 }
@@ -395,13 +411,16 @@ static void choose_tile_locals(lowering *w, int id)
         choose_tile_locals(w, kir_child(ir, id, k));
 }
 
-/* Whether the root's arguments are all operands and literals (no
- * temporaries): the trees that stream and that take the rows form. */
+/* Whether the root's arguments are all operands and literals of the
+ * root's operation's dtype (no temporaries, no conversions): the trees that
+ * stream and that take the rows form. */
 static bool root_reads_leaves(const kernel_ir *ir)
 {
+    if (ir->nodes[0]->op == OP_CAST)
+        return false;
     for (int k = 0; k < ir->nodes[0]->arg_count; k++) {
         const expr_node *child = ir->nodes[kir_child(ir, 0, k)];
-        if (child->op != OP_OPERAND && child->op != OP_LITERAL)
+        if ((child->op != OP_OPERAND && child->op != OP_LITERAL) || kir_tile_converts(ir, 0, k))
             return false;
     }
     return true;
@@ -428,11 +447,27 @@ static bool stream_chosen(const kernel_ir *ir)
 }
 
 /* The innermost run as tiles of microkernel calls, at DEPTH: each
- * microkernel declared once and each literal bound to a variable before
- * the tile loop, then one call per operation in post-order. */
+ * microkernel (the cast kernels of converted arguments included) declared
+ * once and each literal bound to a variable before the tile loop, then one
+ * call per operation in post-order. */
+#define MAX_TILE_DECLARATIONS (4 * MAX_TILE_TEMPORARIES)
+
+/* Adds the declaration of NAME unless DECLARED (*count names) has it. */
+static bool first_declaration(char (*declared)[48], int *count, const char *name)
+{
+    for (int i = 0; i < *count; i++)
+        if (strcmp(declared[i], name) == 0)
+            return false;
+    if (*count < MAX_TILE_DECLARATIONS)
+        snprintf(declared[(*count)++], 48, "%s", name);
+    return true;
+}
+
 static void tile_declarations(lowering *w, int depth)
 {
     const kernel_ir *ir = w->ir;
+    char declared[MAX_TILE_DECLARATIONS][48];
+    int count = 0;
     for (int visit = 0; visit < ir->node_count; visit++) {
         int id = ir->post_order[visit];
         const expr_node *n = ir->nodes[id];
@@ -444,22 +479,25 @@ static void tile_declarations(lowering *w, int depth)
         }
         if (n->op == OP_OPERAND)
             continue;
-        /* the same microkernel twice is declared once; the streaming root's
-         * is another function */
-        bool seen = false;
-        char name[48], other[48];
-        kir_microkernel_name(ir, id, KIR_PLAIN, name, sizeof name);
-        for (int before = 0; before < visit && !seen; before++) {
-            int before_id = ir->post_order[before];
-            expr_op op = ir->nodes[before_id]->op;
-            if (op == OP_LITERAL || op == OP_OPERAND || ir->value[before_id].inside_local ||
-                ir->value[before_id].local)
+        char name[48];
+        for (int k = 0; k < n->arg_count; k++) {
+            if (!kir_tile_converts(ir, id, k))
                 continue;
-            kir_microkernel_name(ir, before_id, KIR_PLAIN, other, sizeof other);
-            seen = strcmp(name, other) == 0;
+            kir_cast_name(ir->nodes[kir_child(ir, id, k)]->dtype,
+                          kir_tile_argument_dtype(ir, id, k), name, sizeof name);
+            if (first_declaration(declared, &count, name)) {
+                kir_step *step = add_step(w, KIR_MK_DECLARE, depth);
+                if (step) {
+                    step->node = id;
+                    step->convert = true;
+                    step->arg = k;
+                }
+            }
         }
+        /* the streaming root's is another function */
         bool stream = id == 0 && ir->stream; /* the root, last in post order */
-        if (!seen || stream)
+        kir_microkernel_name(ir, id, stream ? KIR_STREAM : KIR_PLAIN, name, sizeof name);
+        if (first_declaration(declared, &count, name))
             step_node(w, KIR_MK_DECLARE, depth, id, stream ? KIR_STREAM : KIR_PLAIN);
     }
 }
@@ -479,10 +517,18 @@ static void tile_calls(lowering *w, int depth)
     for (int visit = 0; visit < ir->node_count; visit++) {
         int id = ir->post_order[visit];
         expr_op op = ir->nodes[id]->op;
-        if (op != OP_LITERAL && op != OP_OPERAND && !ir->value[id].inside_local &&
-            !ir->value[id].local)
-            step_node(w, KIR_TILE_CALL, depth, id, id == 0 && ir->stream ? KIR_STREAM
-                                                                          : KIR_PLAIN);
+        if (op == OP_LITERAL || op == OP_OPERAND || ir->value[id].inside_local ||
+            ir->value[id].local)
+            continue;
+        for (int k = 0; k < ir->nodes[id]->arg_count; k++)
+            if (kir_tile_converts(ir, id, k)) {
+                kir_step *step = add_step(w, KIR_TILE_CONVERT, depth);
+                if (step) {
+                    step->node = id;
+                    step->arg = k;
+                }
+            }
+        step_node(w, KIR_TILE_CALL, depth, id, id == 0 && ir->stream ? KIR_STREAM : KIR_PLAIN);
     }
 }
 

@@ -683,6 +683,79 @@ INTEGER(u64, uint64_t, uint64_t)
 FLOAT(f32, float, f)
 FLOAT(f64, double, )
 
+/* Integer abs: the minimum wraps to itself, as in NumPy (the straight-line
+ * code's bcg_abs_T helper); an unsigned value is its own abs. */
+UNARY(abs_i8, int8_t, x < 0 ? (int8_t)(0U - (unsigned int)x) : x)
+UNARY(abs_i16, int16_t, x < 0 ? (int16_t)(0U - (unsigned int)x) : x)
+UNARY(abs_i32, int32_t, x < 0 ? (int32_t)(0U - (uint32_t)x) : x)
+UNARY(abs_i64, int64_t, x < 0 ? (int64_t)(0ULL - (uint64_t)x) : x)
+UNARY(abs_u8, uint8_t, x)
+UNARY(abs_u16, uint16_t, x)
+UNARY(abs_u32, uint32_t, x)
+UNARY(abs_u64, uint64_t, x)
+
+/* ---- conversions -------------------------------------------------------------------
+ *
+ * bcg_mk_cast_F_T(T *out, const F *a, long sa, long n) converts a tile from
+ * dtype F to dtype T (explicit casts, the implicit conversions of mixed
+ * dtypes, a cast on store), exactly as the straight-line code's conversions
+ * (gen/cexpr.c, convert_open; docs/semantics.md, "Casts"): a bool is a byte
+ * read as != 0 and written as 0 or 1; a float to an integer truncates toward
+ * zero, NaN gives 0 and values beyond the range saturate (compared in the
+ * float's own type: the bounds are powers of two, exact in both); every other
+ * conversion is C's (integers wrap, integers to floats and f64 to f32 round to
+ * nearest).  Every pair of bool, the integers, f32 and f64 exists, the same
+ * dtype twice included (a copy; bool's normalises to 0 and 1). */
+#define CAST_B_B(TT, LO, HI, MIN, MAX, FT) (uint8_t)(x != 0)
+#define CAST_B_I(TT, LO, HI, MIN, MAX, FT) (TT)(x != 0)
+#define CAST_B_F(TT, LO, HI, MIN, MAX, FT) (TT)(x != 0)
+#define CAST_I_B(TT, LO, HI, MIN, MAX, FT) (uint8_t)(x != 0)
+#define CAST_I_I(TT, LO, HI, MIN, MAX, FT) (TT)x
+#define CAST_I_F(TT, LO, HI, MIN, MAX, FT) (TT)x
+#define CAST_F_B(TT, LO, HI, MIN, MAX, FT) (uint8_t)(x != 0)
+#define CAST_F_F(TT, LO, HI, MIN, MAX, FT) (TT)x
+#define CAST_F_I(TT, LO, HI, MIN, MAX, FT) \
+    (x != x ? (TT)0 : x >= (FT)(HI) ? (TT)(MAX) : x <= (FT)(LO) ? (TT)(MIN) : (TT)x)
+
+#define CAST(FS, FT, FK, TS, TT, TK, LO, HI, MIN, MAX)                                  \
+    CLONES void bcg_mk_cast_##FS##_##TS(TT *out, const FT *a, long sa, long n)         \
+    {                                                                                  \
+        if (sa == 1) {                                                                 \
+            for (long i = 0; i < n; i++) {                                             \
+                const FT x = a[i];                                                     \
+                out[i] = CAST_##FK##_##TK(TT, LO, HI, MIN, MAX, FT);                   \
+            }                                                                          \
+        } else {                                                                       \
+            for (long i = 0; i < n; i++) {                                             \
+                const FT x = a[i * sa];                                                \
+                out[i] = CAST_##FK##_##TK(TT, LO, HI, MIN, MAX, FT);                   \
+            }                                                                          \
+        }                                                                              \
+    }
+
+/* The dtypes with cast kernels, as sources: X(suffix, C type, kind). */
+#define CAST_SOURCES(X)                                                                  \
+    X(bool, uint8_t, B) X(i8, int8_t, I) X(i16, int16_t, I) X(i32, int32_t, I)           \
+    X(i64, int64_t, I) X(u8, uint8_t, I) X(u16, uint16_t, I) X(u32, uint32_t, I)         \
+    X(u64, uint64_t, I) X(f32, float, F) X(f64, double, F)
+/* ... and as targets, with the float bounds beyond which a float saturates
+ * and the saturated values: X(source..., suffix, C type, kind, bounds). */
+#define CAST_TARGETS(X, FS, FT, FK)                                                      \
+    X(FS, FT, FK, bool, uint8_t, B, 0, 0, 0, 0)                                          \
+    X(FS, FT, FK, i8, int8_t, I, -128.0, 128.0, INT8_MIN, INT8_MAX)                      \
+    X(FS, FT, FK, i16, int16_t, I, -32768.0, 32768.0, INT16_MIN, INT16_MAX)              \
+    X(FS, FT, FK, i32, int32_t, I, -2147483648.0, 2147483648.0, INT32_MIN, INT32_MAX)    \
+    X(FS, FT, FK, i64, int64_t, I, -9223372036854775808.0, 9223372036854775808.0,        \
+      INT64_MIN, INT64_MAX)                                                              \
+    X(FS, FT, FK, u8, uint8_t, I, -1.0, 256.0, 0, UINT8_MAX)                             \
+    X(FS, FT, FK, u16, uint16_t, I, -1.0, 65536.0, 0, UINT16_MAX)                        \
+    X(FS, FT, FK, u32, uint32_t, I, -1.0, 4294967296.0, 0, UINT32_MAX)                   \
+    X(FS, FT, FK, u64, uint64_t, I, -1.0, 18446744073709551616.0, 0, UINT64_MAX)         \
+    X(FS, FT, FK, f32, float, F, 0, 0, 0, 0)                                             \
+    X(FS, FT, FK, f64, double, F, 0, 0, 0, 0)
+#define CASTS_FROM(FS, FT, FK) CAST_TARGETS(CAST, FS, FT, FK)
+CAST_SOURCES(CASTS_FROM)
+
 /* ---- f16 and bf16 ------------------------------------------------------------------
  *
  * The 16-bit floats compute in float and round each result (NumPy's float16
@@ -1110,6 +1183,9 @@ CLONES void bcg_mk_accadd_rows_f64(double *acc, double *comp, const double *x, l
     ENTRY(maximum_##S) ENTRY(sqrt_##S)
 #define HALF_NT_ENTRIES ENTRY(add_f16_nt) ENTRY(sub_f16_nt) ENTRY(mul_f16_nt) ENTRY(div_f16_nt)
 
+#define CAST_ENTRY(FS, FT, FK, TS, TT, TK, LO, HI, MIN, MAX) ENTRY(cast_##FS##_##TS)
+#define CAST_ENTRIES_FROM(FS, FT, FK) CAST_TARGETS(CAST_ENTRY, FS, FT, FK)
+
 const microkernel_symbol microkernel_symbols[] = {
     INTEGER_ENTRIES(i8) INTEGER_ENTRIES(i16) INTEGER_ENTRIES(i32) INTEGER_ENTRIES(i64)
     INTEGER_ENTRIES(u8) INTEGER_ENTRIES(u16) INTEGER_ENTRIES(u32) INTEGER_ENTRIES(u64)
@@ -1119,6 +1195,9 @@ const microkernel_symbol microkernel_symbols[] = {
     ENTRY(fence) ENTRY(sum16_f32) ENTRY(sum16_f64) ENTRY(accadd_f32) ENTRY(accadd_f64)
     ENTRY(accadd_rows_f32) ENTRY(accadd_rows_f64)
     HALF_ENTRIES(f16) HALF_ENTRIES(bf16) HALF_NT_ENTRIES
+    ENTRY(abs_i8) ENTRY(abs_i16) ENTRY(abs_i32) ENTRY(abs_i64)
+    ENTRY(abs_u8) ENTRY(abs_u16) ENTRY(abs_u32) ENTRY(abs_u64)
+    CAST_SOURCES(CAST_ENTRIES_FROM)
 };
 const int microkernel_symbol_count =
     (int)(sizeof microkernel_symbols / sizeof microkernel_symbols[0]);
