@@ -200,6 +200,32 @@ static inline long stream_head(const void *out, size_t size, long n)
                                   n - i);                                                     \
     }
 
+/* Elements I to I + M of a run of stride S from SRC into the contiguous
+ * block DST: strided operands (a reversed view's -1, a column's long
+ * stride, a broadcast's 0 among strided others) are first laid out in a
+ * block on the stack, so that the operation itself is the loop gcc
+ * vectorises and branch-free (a select written over strided loads kept a
+ * branch per element: where() over a reversed i16 run took 8.5 ns an
+ * element against 0.08 contiguous).  A reversed run is copied by a loop
+ * gcc vectorises with permutes. */
+#define GATHER_BLOCK 256
+#define GATHER(T, DST, SRC, S, I, M)                                   \
+    do {                                                               \
+        const T *gather_from = (SRC) + (I) * (S);                      \
+        if ((S) == 1) {                                                \
+            memcpy((DST), gather_from, (size_t)(M) * sizeof(T));       \
+        } else if ((S) == -1) {                                        \
+            for (long g = 0; g < (M); g++)                             \
+                (DST)[g] = gather_from[-g];                            \
+        } else if ((S) == 0) {                                         \
+            for (long g = 0; g < (M); g++)                             \
+                (DST)[g] = gather_from[0];                             \
+        } else {                                                       \
+            for (long g = 0; g < (M); g++)                             \
+                (DST)[g] = gather_from[g * (S)];                       \
+        }                                                              \
+    } while (0)
+
 /* out[i] = EXPR(x, y) over the four stride cases of two inputs. */
 #define BINARY(NAME, T, OUT_T, EXPR)                                                        \
     CLONES void bcg_mk_##NAME(OUT_T *out, const T *a, long sa, const T *b, long sb, long n) \
@@ -222,9 +248,15 @@ static inline long stream_head(const void *out, size_t size, long n)
                 out[i] = (OUT_T)(EXPR);                                                     \
             }                                                                               \
         } else {                                                                            \
-            for (long i = 0; i < n; i++) {                                                  \
-                T x = a[i * sa], y = b[i * sb];                                             \
-                out[i] = (OUT_T)(EXPR);                                                     \
+            for (long i = 0; i < n; i += GATHER_BLOCK) {                                    \
+                const long m = n - i < GATHER_BLOCK ? n - i : GATHER_BLOCK;                 \
+                T xs[GATHER_BLOCK], ys[GATHER_BLOCK];                                       \
+                GATHER(T, xs, a, sa, i, m);                                                 \
+                GATHER(T, ys, b, sb, i, m);                                                 \
+                for (long k = 0; k < m; k++) {                                              \
+                    T x = xs[k], y = ys[k];                                                 \
+                    out[i + k] = (OUT_T)(EXPR);                                             \
+                }                                                                           \
             }                                                                               \
         }                                                                                   \
     }
@@ -238,9 +270,14 @@ static inline long stream_head(const void *out, size_t size, long n)
                 out[i] = (T)(EXPR);                                       \
             }                                                             \
         } else {                                                          \
-            for (long i = 0; i < n; i++) {                                \
-                T x = a[i * sa];                                          \
-                out[i] = (T)(EXPR);                                       \
+            for (long i = 0; i < n; i += GATHER_BLOCK) {                  \
+                const long m = n - i < GATHER_BLOCK ? n - i : GATHER_BLOCK; \
+                T xs[GATHER_BLOCK];                                       \
+                GATHER(T, xs, a, sa, i, m);                               \
+                for (long k = 0; k < m; k++) {                            \
+                    T x = xs[k];                                          \
+                    out[i + k] = (T)(EXPR);                               \
+                }                                                         \
             }                                                             \
         }                                                                 \
     }
@@ -277,9 +314,17 @@ static inline long stream_head(const void *out, size_t size, long n)
             for (long i = 0; i < n; i++)                                                      \
                 out[i] = c[i] != 0 ? x : y;                                                   \
         } else {                                                                              \
-            for (long i = 0; i < n; i++) {                                                    \
-                const T x = a[i * sa], y = b[i * sb];                                         \
-                out[i] = c[i * sc] != 0 ? x : y;                                              \
+            for (long i = 0; i < n; i += GATHER_BLOCK) {                                      \
+                const long m = n - i < GATHER_BLOCK ? n - i : GATHER_BLOCK;                   \
+                T xs[GATHER_BLOCK], ys[GATHER_BLOCK];                                         \
+                uint8_t cs[GATHER_BLOCK];                                                     \
+                GATHER(uint8_t, cs, c, sc, i, m);                                             \
+                GATHER(T, xs, a, sa, i, m);                                                   \
+                GATHER(T, ys, b, sb, i, m);                                                   \
+                for (long k = 0; k < m; k++) {                                                \
+                    const T x = xs[k], y = ys[k];                                             \
+                    out[i + k] = cs[k] != 0 ? x : y;                                          \
+                }                                                                             \
             }                                                                                 \
         }                                                                                     \
     }
