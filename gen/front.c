@@ -17,8 +17,11 @@
 #define DEFAULT_UNROLL_LIMIT 16
 #define DEFAULT_UNROLL_FACTOR 4
 /* Inner runs from this many elements call the vectorised microkernels:
- * below it the call and tile overhead outweigh what vectorising saves. */
-#define DEFAULT_MICROKERNEL_RUN 64
+ * below it the call and tile overhead outweigh what vectorising saves
+ * (measured against tcc's per-element code, same process, interleaved:
+ * a run of 30 with five operations and a cast 4.5x faster through tiles,
+ * a run of 63 1.5x, a run of 16 through exp 0.9x, runs of 4 0.5x). */
+#define DEFAULT_MICROKERNEL_RUN 16
 #define MAX_UNROLL_FACTOR 64
 #define MAX_UNROLL_LIMIT 65536
 
