@@ -886,7 +886,7 @@ static void set_body_variables(cprinter *e)
 }
 
 /* Fills the helper lists of ops.c.tmpl from e->need. */
-static void set_helper_variables(cprinter *e, tmpl_scope *s)
+static void set_helper_variables(cprinter *e, tmpl_scope *s, bool aot)
 {
     static const char *const upper[BCG_DTYPE_COUNT] = {
         [BCG_I8] = "128.0", [BCG_I16] = "32768.0", [BCG_I32] = "2147483648.0",
@@ -931,7 +931,21 @@ static void set_helper_variables(cprinter *e, tmpl_scope *s)
             tmpl_set_str(item, "reciprocal_of_zero",
                          d == BCG_I32 || d == BCG_I64 ? minimum[t] : "0");
             tmpl_set_bool(item, "zero_is_minimum", d == BCG_I32 || d == BCG_I64);
-            if (h == HELPER_TO_INT || h == HELPER_TO_INT_F32) {
+            if (h == HELPER_ADD_SAT || h == HELPER_SUB_SAT || h == HELPER_MUL_Q) {
+                /* saturating arithmetic: Arm's intrinsics in the AOT form
+                 * (not libtcc's, which takes no preprocessor lines); 8-
+                 * and 16-bit types compute in long, 32-bit products in
+                 * long long */
+                bool arm = h == HELPER_MUL_Q ? d != BCG_I32
+                                             : dtype_bits(d) < 32 || d == BCG_I32;
+                tmpl_set_bool(item, "acle", aot && arm);
+                tmpl_set_bool(item, "narrow", dtype_bits(d) < 32);
+                tmpl_set_int(item, "sat_bits", dtype_bits(d));
+                tmpl_set_int(item, "fraction", dtype_bits(d) - 1);
+                tmpl_set_str(item, "product_type", d == BCG_I32 ? "long long" : "long");
+            }
+            if (h == HELPER_TO_INT || h == HELPER_TO_INT_F32 || h == HELPER_ADD_SAT ||
+                h == HELPER_SUB_SAT || h == HELPER_MUL_Q) {
                 tmpl_set_str(item, "upper", upper[t]);
                 tmpl_set_str(item, "lower", lower[t]);
                 tmpl_set_str(item, "max", maximum[t]);
@@ -969,7 +983,7 @@ bcg_status emit_helpers(arena *a, const emit_needs *needs, strbuf *out, bcg_erro
         return fail(err, BCG_ERR_NOMEM, "out of memory while emitting the helpers");
     memcpy(e->need, needs->helper, sizeof e->need);
     memcpy(e->need_math, needs->math, sizeof e->need_math);
-    set_helper_variables(e, ops);
+    set_helper_variables(e, ops, true);
     tmpl_set_bool(ops, "aot", true); /* the AOT file's helpers: native _Float16 where there is one */
     bcg_status s = tmpl_render(out, "ops.c.tmpl", ops_text, ops, err);
     if (s == BCG_OK && out->failed)
@@ -1000,7 +1014,7 @@ static bcg_status render(cprinter *e, const char *function_name)
     tmpl_scope *ops = tmpl_scope_new(e->arena, NULL);
     if (!ops)
         return fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
-    set_helper_variables(e, ops);
+    set_helper_variables(e, ops, false);
     strbuf helpers;
     sb_init(&helpers);
     bcg_status s = tmpl_render(&helpers, "ops.c.tmpl", ops_text, ops, c->err);
