@@ -26,7 +26,7 @@ const char *const helper_lists[HELPER_COUNT] = {
     "from_bits", "to_int", "to_int_f32", "abs_int", "floordiv_int", "mod_int", "floordiv_float",
     "mod_float", "pow_int", "shl", "shr", "minimum", "maximum", "neg_float", "signbit_float",
     "sign", "square", "reciprocal", "deg2rad", "rad2deg", "expit", "logaddexp", "logaddexp2",
-    "add_sat", "sub_sat", "mul_q",
+    "add_sat", "sub_sat", "mul_q", "add_sat_pair", "sub_sat_pair",
     "half_load", "half_store", "half_round", "half_round_f64",
     "lanes",
 };

@@ -15,6 +15,7 @@ typedef enum helper {
     HELPER_MINIMUM, HELPER_MAXIMUM, HELPER_NEG_FLOAT, HELPER_SIGNBIT_FLOAT, HELPER_SIGN,
     HELPER_SQUARE, HELPER_RECIPROCAL, HELPER_DEG2RAD, HELPER_RAD2DEG, HELPER_EXPIT,
     HELPER_LOGADDEXP, HELPER_LOGADDEXP2, HELPER_ADD_SAT, HELPER_SUB_SAT, HELPER_MUL_Q,
+    HELPER_ADD_SAT_PAIR, HELPER_SUB_SAT_PAIR,
     /* f16 and bf16 (instantiated for those two only): bits to float, float to
      * bits, float to the nearest f16/bf16 value as a float, and (f16) double
      * to it, rounding once */

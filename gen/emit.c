@@ -139,6 +139,30 @@ static void print_store(cprinter *e, const kir_step *step)
     tmpl_set_str(scope, "value", line->data + value_at);
 }
 
+/* The root (add_sat or sub_sat of two operands) at offsets and offsets + 1
+ * by its pair helper: bcg_add_sat_pair_i16(&out[p], &in0[q], &in1[r]); */
+static void print_store_pair(cprinter *e, const kir_step *step)
+{
+    const expr_node *root = e->ir->nodes[0];
+    bool add = root->op == OP_ADD_SAT;
+    for (int k = 0; k <= e->ir->input_count; k++)
+        e->offset[k] = step->offsets[k];
+    e->need[add ? HELPER_ADD_SAT_PAIR : HELPER_SUB_SAT_PAIR][root->dtype] = true;
+    e->need[add ? HELPER_ADD_SAT : HELPER_SUB_SAT][root->dtype] = true;
+    strbuf *line = &e->line;
+    line->len = 0;
+    sb_printf(line, "bcg_%s_pair_%s(&out[", add ? "add_sat" : "sub_sat",
+              bcg_dtype_name(root->dtype));
+    cexpr_put_offset(e, line, 0);
+    for (int k = 0; k < 2; k++) {
+        int operand = e->ir->nodes[kir_child(e->ir, 0, k)]->operand;
+        sb_printf(line, "], &in%d[", operand);
+        cexpr_put_offset(e, line, operand + 1);
+    }
+    sb_puts(line, "]);");
+    code_line(e, step->depth);
+}
+
 static void print_local(cprinter *e, const kir_step *step)
 {
     strbuf *line = &e->line;
@@ -711,6 +735,7 @@ static void print_steps(cprinter *e)
         switch (step->op) {
         case KIR_LOCAL: print_local(e, step); break;
         case KIR_STORE: print_store(e, step); break;
+        case KIR_STORE_PAIR: print_store_pair(e, step); break;
         case KIR_LOOP: {
             char counter[16];
             scope = new_step(e, step->depth, "is_open");
@@ -931,6 +956,8 @@ static void set_helper_variables(cprinter *e, tmpl_scope *s, bool aot)
             tmpl_set_str(item, "reciprocal_of_zero",
                          d == BCG_I32 || d == BCG_I64 ? minimum[t] : "0");
             tmpl_set_bool(item, "zero_is_minimum", d == BCG_I32 || d == BCG_I64);
+            if (h == HELPER_ADD_SAT_PAIR || h == HELPER_SUB_SAT_PAIR)
+                tmpl_set_bool(item, "acle", aot);
             if (h == HELPER_ADD_SAT || h == HELPER_SUB_SAT || h == HELPER_MUL_Q) {
                 /* saturating arithmetic: Arm's intrinsics in the AOT form
                  * (not libtcc's, which takes no preprocessor lines); 8-

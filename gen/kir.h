@@ -56,8 +56,10 @@ typedef enum kir_op {
     KIR_ACC_INIT,     /* a reduction's accumulator, at its identity */
     KIR_ACC_UPDATE,   /* the accumulator takes the root's value at the current offsets */
     KIR_ACC_STORE,    /* out[...] = the accumulator, finished (mean divides, casts) */
-    KIR_ACC_TILE      /* the accumulator's partial sums take a tile of the root's values
+    KIR_ACC_TILE,     /* the accumulator's partial sums take a tile of the root's values
                          (a _sum16 microkernel; tile0, or the root operand itself) */
+    KIR_STORE_PAIR    /* AOT: the root, add_sat or sub_sat of two 16-bit operands, at
+                         offsets and offsets + 1, by one pair helper (Arm's qadd16) */
 } kir_op;
 
 typedef enum kir_variant { KIR_PLAIN, KIR_STREAM, KIR_ROWS } kir_variant;
