@@ -118,8 +118,8 @@ OP(MAXIMUM,  "maximum", "maximum",  "maximum", "x, y",      2, RULE_PROMOTE,   N
 OP(WHERE,    "where",   "where",    "where",   "c, x, y",   3, RULE_WHERE,     NO_MATH,              "where")
 OP(CLIP,     "clip",    "clip",     "clip",    "x, lo, hi", 3, RULE_PROMOTE,   NO_MATH,              NULL)
 /* saturating integer arithmetic (docs/semantics.md, "Saturating arithmetic") */
-OP(ADD_SAT,  "add_sat", "add_sat",  "add_sat", "x, y",      2, RULE_SATURATE,  NO_MATH,              NULL)
-OP(SUB_SAT,  "sub_sat", "sub_sat",  "sub_sat", "x, y",      2, RULE_SATURATE,  NO_MATH,              NULL)
+OP(ADD_SAT,  "add_sat", "add_sat",  "add_sat", "x, y",      2, RULE_SATURATE,  NO_MATH,              "add_sat")
+OP(SUB_SAT,  "sub_sat", "sub_sat",  "sub_sat", "x, y",      2, RULE_SATURATE,  NO_MATH,              "sub_sat")
 OP(MUL_Q7,   "mul_q7",  "mul_q7",   "mul_q7",  "x, y",      2, RULE_FIXED,     NO_MATH,              NULL)
 OP(MUL_Q15,  "mul_q15", "mul_q15",  "mul_q15", "x, y",      2, RULE_FIXED,     NO_MATH,              NULL)
 OP(MUL_Q31,  "mul_q31", "mul_q31",  "mul_q31", "x, y",      2, RULE_FIXED,     NO_MATH,              NULL)

@@ -38,6 +38,7 @@ static const char *const expressions[] = {
     "-a + b", "abs(a) * b", "sqrt(abs(a)) + b", "exp(a) + b", "log(abs(a)) * b",
     "sin(a) * cos(b)", "tanh(a) - b", "floor(a) + ceil(b)", "a & b", "(a | b) ^ c",
     "minimum(a, maximum(b, c))", "where(c, a, b)", "a - 3", "2 < b",
+    "add_sat(a, b)", "sub_sat(a, b) + c", "add_sat(a, 3)",
 };
 
 static const bcg_dtype dtypes[] = {BCG_F32, BCG_F64, BCG_I8, BCG_I16, BCG_I32,
