@@ -15,7 +15,8 @@ of rank 2 and 3; weak literals at the type's edges (and one that does not
 fit: an error); the fixed-point products on their own types, mixed with
 narrower ones, and their literal-only forms.  Each case runs through the
 JIT, the cc backend and the reference evaluator (--reference) and must be
-bit for bit the oracle's result, dtype included.  Run from the repository
+bit for bit the oracle's result, dtype included; also on 2 threads with
+--unroll 4 (and three cases of 300,000 elements that are split).  Run from the repository
 root with /usr/bin/python3; prints TAP.
 """
 import concurrent.futures
@@ -36,11 +37,12 @@ NP = {"bool": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": 
       "f32": np.float32, "f64": np.float64}
 NAME_OF = {np.dtype(v): k for k, v in NP.items()}
 FIXED = {"mul_q7": ("i8", 7), "mul_q15": ("i16", 15), "mul_q31": ("i32", 31)}
-PATHS = [("jit", []), ("cc", ["--backend", "cc"]), ("reference", ["--reference"])]
+PATHS = [("jit", []), ("cc", ["--backend", "cc"]), ("reference", ["--reference"]),
+         ("threads", ["--threads", "2", "--unroll", "4"])]
 
 results = []
 # the three paths of a case run at once (each is a bcgen process)
-POOL = concurrent.futures.ThreadPoolExecutor(3)
+POOL = concurrent.futures.ThreadPoolExecutor(len(PATHS))
 
 
 def check(ok, what, details=()):
@@ -189,6 +191,13 @@ def main():
         b = data(NP[db], rng, n, [g[1] for g in grid])
         for name in ("add_sat", "sub_sat"):
             case(name, a, b, "over %s and %s" % (da, db))
+    # large enough to be split between threads, and for the JIT's tiles
+    for name, t in (("add_sat", "i16"), ("sub_sat", "u8"), ("mul_q15", "i16")):
+        e = edges(NP[t])
+        grid = list(itertools.product(e, e))
+        a = data(NP[t], rng, 300000, [g[0] for g in grid]).reshape(300, 1000)
+        b = data(NP[t], rng, 300000, [g[1] for g in grid]).reshape(300, 1000)
+        case(name, a, b, "over %s (300,1000)" % t)
     # bool and floats: type errors
     for name in ("add_sat", "sub_sat"):
         case(name, rng.random(8) < 0.5, rng.random(8) < 0.5, "over bool")
