@@ -970,6 +970,8 @@ static void set_helper_variables(cprinter *e, tmpl_scope *s, bool aot)
                 tmpl_set_int(item, "sat_bits", dtype_bits(d));
                 tmpl_set_int(item, "fraction", dtype_bits(d) - 1);
                 tmpl_set_str(item, "product_type", d == BCG_I32 ? "long long" : "long");
+                tmpl_set_str(item, "divisor", d == BCG_I32 ? "2147483648LL"
+                                              : d == BCG_I16 ? "32768L" : "128L");
             }
             if (h == HELPER_TO_INT || h == HELPER_TO_INT_F32 || h == HELPER_ADD_SAT ||
                 h == HELPER_SUB_SAT || h == HELPER_MUL_Q) {
