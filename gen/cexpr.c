@@ -26,6 +26,7 @@ const char *const helper_lists[HELPER_COUNT] = {
     "from_bits", "to_int", "to_int_f32", "abs_int", "floordiv_int", "mod_int", "floordiv_float",
     "mod_float", "pow_int", "shl", "shr", "minimum", "maximum", "neg_float", "signbit_float",
     "sign", "square", "reciprocal", "deg2rad", "rad2deg", "expit", "logaddexp", "logaddexp2",
+    "add_sat", "sub_sat", "mul_q", "add_sat_pair", "sub_sat_pair",
     "half_load", "half_store", "half_round", "half_round_f64",
     "lanes",
 };
@@ -630,6 +631,21 @@ static void put_computed(cprinter *e, strbuf *sb, int id, bcg_dtype t)
     case OP_MINIMUM: case OP_MAXIMUM:
         put_extreme(e, sb, n->op, a, b, t);
         return;
+    case OP_ADD_SAT: case OP_SUB_SAT: /* bcg_add_sat_i16 ...: ops.c.tmpl */
+        if (is_float(t) || t == BCG_BOOL)
+            break;
+        helper_name(e, n->op == OP_ADD_SAT ? HELPER_ADD_SAT : HELPER_SUB_SAT,
+                    n->op == OP_ADD_SAT ? "add_sat" : "sub_sat", t, name, sizeof name);
+        put_call2(e, sb, name, a, kir_child(e->ir, id, 1), t);
+        return;
+    case OP_MUL_Q7: case OP_MUL_Q15: case OP_MUL_Q31: { /* bcg_mul_q15 ... */
+        if (t != op_fixed_dtype(n->op))
+            break;
+        e->need[HELPER_MUL_Q][t] = true;
+        snprintf(name, sizeof name, "bcg_%s", op_table[n->op].call);
+        put_call2(e, sb, name, a, kir_child(e->ir, id, 1), t);
+        return;
+    }
     case OP_CLIP: {
         char outer[40];
         helper_name(e, HELPER_MINIMUM, "minimum", t, outer, sizeof outer);

@@ -30,6 +30,8 @@ static const char *rule_text(op_rule rule)
     case RULE_DIVIDE: return "float (integers divide in f64)";
     case RULE_INTEGRAL: return "the arguments promoted (i8 for bool)";
     case RULE_CAST: return "the named dtype";
+    case RULE_SATURATE: return "the arguments promoted, an integer type (clamped to its range)";
+    case RULE_FIXED: return "Q7: i8, Q15: i16, Q31: i32, the type its arguments must have";
     default: return "";
     }
 }

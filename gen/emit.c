@@ -139,6 +139,30 @@ static void print_store(cprinter *e, const kir_step *step)
     tmpl_set_str(scope, "value", line->data + value_at);
 }
 
+/* The root (add_sat or sub_sat of two operands) at offsets and offsets + 1
+ * by its pair helper: bcg_add_sat_pair_i16(&out[p], &in0[q], &in1[r]); */
+static void print_store_pair(cprinter *e, const kir_step *step)
+{
+    const expr_node *root = e->ir->nodes[0];
+    bool add = root->op == OP_ADD_SAT;
+    for (int k = 0; k <= e->ir->input_count; k++)
+        e->offset[k] = step->offsets[k];
+    e->need[add ? HELPER_ADD_SAT_PAIR : HELPER_SUB_SAT_PAIR][root->dtype] = true;
+    e->need[add ? HELPER_ADD_SAT : HELPER_SUB_SAT][root->dtype] = true;
+    strbuf *line = &e->line;
+    line->len = 0;
+    sb_printf(line, "bcg_%s_pair_%s(&out[", add ? "add_sat" : "sub_sat",
+              bcg_dtype_name(root->dtype));
+    cexpr_put_offset(e, line, 0);
+    for (int k = 0; k < 2; k++) {
+        int operand = e->ir->nodes[kir_child(e->ir, 0, k)]->operand;
+        sb_printf(line, "], &in%d[", operand);
+        cexpr_put_offset(e, line, operand + 1);
+    }
+    sb_puts(line, "]);");
+    code_line(e, step->depth);
+}
+
 static void print_local(cprinter *e, const kir_step *step)
 {
     strbuf *line = &e->line;
@@ -747,6 +771,7 @@ static void print_steps(cprinter *e)
         switch (step->op) {
         case KIR_LOCAL: print_local(e, step); break;
         case KIR_STORE: print_store(e, step); break;
+        case KIR_STORE_PAIR: print_store_pair(e, step); break;
         case KIR_LOOP: {
             char counter[16];
             scope = new_step(e, step->depth, "is_open");
@@ -923,7 +948,7 @@ static void set_body_variables(cprinter *e)
 }
 
 /* Fills the helper lists of ops.c.tmpl from e->need. */
-static void set_helper_variables(cprinter *e, tmpl_scope *s)
+static void set_helper_variables(cprinter *e, tmpl_scope *s, bool aot)
 {
     static const char *const upper[BCG_DTYPE_COUNT] = {
         [BCG_I8] = "128.0", [BCG_I16] = "32768.0", [BCG_I32] = "2147483648.0",
@@ -968,7 +993,25 @@ static void set_helper_variables(cprinter *e, tmpl_scope *s)
             tmpl_set_str(item, "reciprocal_of_zero",
                          d == BCG_I32 || d == BCG_I64 ? minimum[t] : "0");
             tmpl_set_bool(item, "zero_is_minimum", d == BCG_I32 || d == BCG_I64);
-            if (h == HELPER_TO_INT || h == HELPER_TO_INT_F32) {
+            if (h == HELPER_ADD_SAT_PAIR || h == HELPER_SUB_SAT_PAIR)
+                tmpl_set_bool(item, "acle", aot);
+            if (h == HELPER_ADD_SAT || h == HELPER_SUB_SAT || h == HELPER_MUL_Q) {
+                /* saturating arithmetic: Arm's intrinsics in the AOT form
+                 * (not libtcc's, which takes no preprocessor lines); 8-
+                 * and 16-bit types compute in long, 32-bit products in
+                 * long long */
+                bool arm = h == HELPER_MUL_Q ? d != BCG_I32
+                                             : dtype_bits(d) < 32 || d == BCG_I32;
+                tmpl_set_bool(item, "acle", aot && arm);
+                tmpl_set_bool(item, "narrow", dtype_bits(d) < 32);
+                tmpl_set_int(item, "sat_bits", dtype_bits(d));
+                tmpl_set_int(item, "fraction", dtype_bits(d) - 1);
+                tmpl_set_str(item, "product_type", d == BCG_I32 ? "long long" : "long");
+                tmpl_set_str(item, "divisor", d == BCG_I32 ? "2147483648LL"
+                                              : d == BCG_I16 ? "32768L" : "128L");
+            }
+            if (h == HELPER_TO_INT || h == HELPER_TO_INT_F32 || h == HELPER_ADD_SAT ||
+                h == HELPER_SUB_SAT || h == HELPER_MUL_Q) {
                 tmpl_set_str(item, "upper", upper[t]);
                 tmpl_set_str(item, "lower", lower[t]);
                 tmpl_set_str(item, "max", maximum[t]);
@@ -1006,7 +1049,7 @@ bcg_status emit_helpers(arena *a, const emit_needs *needs, strbuf *out, bcg_erro
         return fail(err, BCG_ERR_NOMEM, "out of memory while emitting the helpers");
     memcpy(e->need, needs->helper, sizeof e->need);
     memcpy(e->need_math, needs->math, sizeof e->need_math);
-    set_helper_variables(e, ops);
+    set_helper_variables(e, ops, true);
     tmpl_set_bool(ops, "aot", true); /* the AOT file's helpers: native _Float16 where there is one */
     bcg_status s = tmpl_render(out, "ops.c.tmpl", ops_text, ops, err);
     if (s == BCG_OK && out->failed)
@@ -1037,7 +1080,7 @@ static bcg_status render(cprinter *e, const char *function_name)
     tmpl_scope *ops = tmpl_scope_new(e->arena, NULL);
     if (!ops)
         return fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
-    set_helper_variables(e, ops);
+    set_helper_variables(e, ops, false);
     strbuf helpers;
     sb_init(&helpers);
     bcg_status s = tmpl_render(&helpers, "ops.c.tmpl", ops_text, ops, c->err);

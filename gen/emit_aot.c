@@ -70,7 +70,8 @@ const char *emit_function_name_problem(const char *name)
         "bcg_to_", "bcg_abs_", "bcg_floordiv_", "bcg_mod_", "bcg_pow_", "bcg_shl_",
         "bcg_shr_", "bcg_minimum_", "bcg_maximum_", "bcg_neg_", "bcg_signbit_", "bcg_f32_", "bcg_f64_",
         "bcg_sign_", "bcg_square_", "bcg_reciprocal_", "bcg_deg2rad_", "bcg_rad2deg_",
-        "bcg_expit_", "bcg_logaddexp_", "bcg_logaddexp2_", "bcg_lanes_",
+        "bcg_expit_", "bcg_logaddexp_", "bcg_logaddexp2_", "bcg_add_sat_", "bcg_sub_sat_",
+        "bcg_mul_q", "bcg_lanes_",
         "bcg_load_", "bcg_store_", "bcg_round_", "bcg_native_",
     };
     for (size_t i = 0; i < sizeof helper_prefixes / sizeof helper_prefixes[0]; i++)

@@ -428,6 +428,37 @@ static value integer_binary(expr_op op, bcg_dtype t, value a, value b)
     }
 }
 
+/* add_sat and sub_sat on integer type T: the exact sum or difference,
+ * clamped to T's range (docs/semantics.md, "Saturating arithmetic"). */
+static value saturating(expr_op op, bcg_dtype t, value a, value b)
+{
+    bool add = op == OP_ADD_SAT;
+    if (dtype_kind_of(t) == KIND_UINT) {
+        uint64_t x = a.as.u, y = b.as.u, max = uint_max_of(t);
+        if (add)
+            return from_bits(t, x > max - y ? max : x + y);
+        return from_bits(t, x < y ? 0 : x - y);
+    }
+    int64_t x = a.as.i, y = b.as.i, min = int_min_of(t), max = int_max_of(t);
+    if (add ? (y > 0 && x > max - y) : (y < 0 && x > max + y))
+        return from_bits(t, (uint64_t)max);
+    if (add ? (y < 0 && x < min - y) : (y > 0 && x < min + y))
+        return from_bits(t, (uint64_t)min);
+    return from_bits(t, add ? (uint64_t)x + (uint64_t)y : (uint64_t)x - (uint64_t)y);
+}
+
+/* mul_q7, mul_q15, mul_q31 on A and B of the row's type (i8, i16, i32,
+ * with F = 7, 15, 31 fraction bits): floor(a * b / 2**F), which only
+ * -1 * -1 (the minimum squared) takes past the maximum, and that saturates. */
+static value fixed_product(expr_op op, value a, value b)
+{
+    bcg_dtype t = op_fixed_dtype(op);
+    int64_t product = a.as.i * b.as.i; /* |product| <= 2**62 */
+    int64_t shifted = product >= 0 ? product >> op_fixed_fraction_bits(op)
+                                   : ~(~product >> op_fixed_fraction_bits(op));
+    return from_bits(t, (uint64_t)(shifted > int_max_of(t) ? int_max_of(t) : shifted));
+}
+
 static int compare(value a, value b) /* -1, 0, 1; floats here are not NaN */
 {
     switch (dtype_kind_of(a.dtype)) {
@@ -587,6 +618,14 @@ static value eval_node(const expr_node *n, const value *args)
         break;
     case OP_MINIMUM: case OP_MAXIMUM:
         result = extreme(n->op, a, b);
+        break;
+    case OP_ADD_SAT: case OP_SUB_SAT: /* typing keeps these on integers */
+        assert(kind == KIND_INT || kind == KIND_UINT);
+        result = saturating(n->op, t, a, b);
+        break;
+    case OP_MUL_Q7: case OP_MUL_Q15: case OP_MUL_Q31:
+        assert(t == op_fixed_dtype(n->op));
+        result = fixed_product(n->op, a, b);
         break;
     case OP_CLIP:
         result = extreme(OP_MINIMUM, extreme(OP_MAXIMUM, a, b), convert(args[2], t));

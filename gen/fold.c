@@ -17,6 +17,7 @@
  *   K && x, x && K, K || x, x || K    -> K, or bool(x)
  *   where(c, 1, 0), where(c, 0, 1)    -> bool(c), !c (integer types)
  *   x & 0, x * 0 (integer types)      -> 0
+ *   x - x, x ^ x, sub_sat(x, x) (integer types) -> 0
  *
  * so after it a literal is never the condition of where, nor an argument of
  * && or ||, nor any argument of an operator whose other arguments are
@@ -157,6 +158,14 @@ static expr_node *fold(arena *a, expr_node *n)
     if ((n->op == OP_BITAND || n->op == OP_MUL) &&
         dtype_kind_of(expr_operation_type(n)) != KIND_FLOAT &&
         (is_integer_literal(args[0], 0) || is_integer_literal(args[1], 0)))
+        return known_truth(a, n, false);
+
+    /* x - x, x ^ x and sub_sat(x, x) on integers are 0: gcc decides them
+     * too, and then warns about a comparison of the result with a
+     * constant (-Wtype-limits on `(u16)(x - x) <= 4`, an emit_strict find) */
+    if ((n->op == OP_SUB || n->op == OP_BITXOR || n->op == OP_SUB_SAT) &&
+        dtype_kind_of(n->dtype) != KIND_FLOAT && n->dtype != BCG_BOOL &&
+        fold_same_tree(args[0], args[1]))
         return known_truth(a, n, false);
 
     if (n->op == OP_WHERE) {

@@ -186,6 +186,9 @@ typedef enum op_rule {
     RULE_FLOAT_TEST, /* bool: a test of the argument as a float (isnan ...) */
     RULE_ROUND,     /* integers keep their type; bool and floats: dtype_float_for */
     RULE_WHERE,     /* the condition made bool; the promotion of the others */
+    RULE_SATURATE,  /* the promotion, which must be an integer type (add_sat) */
+    RULE_FIXED,     /* a fixed-point product: the arguments' promotion must be
+                     * op_fixed_dtype(op), which it has (mul_q15: i16) */
     RULE_CAST       /* the type it names */
 } op_rule;
 
@@ -204,6 +207,11 @@ typedef struct op_info {
     const char *tile;
 } op_info;
 extern const op_info op_table[OP_COUNT];
+/* The type of a RULE_FIXED row's arguments and result (mul_q7: i8, mul_q15:
+ * i16, mul_q31: i32) and its fraction bits (7, 15, 31); BCG_DTYPE_COUNT and
+ * 0 for other rows (ops.c). */
+bcg_dtype op_fixed_dtype(expr_op op);
+int op_fixed_fraction_bits(expr_op op);
 
 typedef struct expr_node expr_node;
 struct expr_node {
@@ -632,7 +640,7 @@ const char *form_kind_name(form_kind kind);
  * there is no `out`).  It ors what the body calls into aot->needs, so one
  * file holding several kernels renders the helpers once (emit_helpers).
  * Positions and loop counters are ptrdiff_t. */
-#define EMIT_HELPER_FAMILIES 28
+#define EMIT_HELPER_FAMILIES 33
 #define EMIT_MATH_FUNCTIONS (OP_COUNT + 4) /* cexpr.c: ops.h's, then fabs fmod pow copysign */
 typedef struct emit_needs {
     bool helper[EMIT_HELPER_FAMILIES][BCG_DTYPE_COUNT];

@@ -239,7 +239,7 @@ void form_describe(const kernel_form *f, char *buf, size_t cap)
 static const char *const kir_op_names[] = {
     "local", "store", "loop", "end", "advance", "blocks", "loop", "move",
     "declare", "literal", "tiles", "call", "rows", "fence", "acc", "accumulate", "store",
-    "accumulate", "convert",
+    "accumulate", "convert", "store2",
 };
 
 static void position_name(strbuf *sb, int k)
@@ -308,7 +308,7 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
                   ir->value[step->node].local);
         format_value(sb, ir, step->node, NULL, true);
         break;
-    case KIR_STORE: {
+    case KIR_STORE: case KIR_STORE_PAIR: {
         bool read[BCG_MAX_OPERANDS] = {false}, first = true;
         direct_reads(ir, 0, true, read);
         sb_puts(sb, "store ");

@@ -58,8 +58,10 @@ typedef enum kir_op {
     KIR_ACC_STORE,    /* out[...] = the accumulator, finished (mean divides, casts) */
     KIR_ACC_TILE,     /* the accumulator's partial sums take a tile of the root's values
                          (a _sum16 microkernel; tile0, or the root operand itself) */
-    KIR_TILE_CONVERT  /* argument `arg` of node converted into tile<node>_<arg> (a
+    KIR_TILE_CONVERT, /* argument `arg` of node converted into tile<node>_<arg> (a
                          bcg_mk_cast_F_T microkernel; see kir_tile_converts) */
+    KIR_STORE_PAIR    /* AOT: the root, add_sat or sub_sat of two 16-bit operands, at
+                         offsets and offsets + 1, by one pair helper (Arm's qadd16) */
 } kir_op;
 
 typedef enum kir_variant { KIR_PLAIN, KIR_STREAM, KIR_ROWS } kir_variant;

@@ -115,8 +115,9 @@ static void step_move(lowering *w, int depth, int k, bool subtract, int loop, bo
     }
 }
 
-/* A store, operand k at offsets[k] (from its position when it has one). */
-static void step_store(lowering *w, int depth, const int64_t *offsets)
+/* A store, operand k at offsets[k] (from its position when it has one);
+ * OP KIR_STORE or KIR_STORE_PAIR. */
+static void step_store_op(lowering *w, int depth, const int64_t *offsets, kir_op op)
 {
     kernel_ir *ir = w->ir;
     int64_t *copy = arena_alloc(w->c->arena, sizeof *copy * (size_t)(ir->input_count + 1));
@@ -125,9 +126,14 @@ static void step_store(lowering *w, int depth, const int64_t *offsets)
         return;
     }
     memcpy(copy, offsets, sizeof *copy * (size_t)(ir->input_count + 1));
-    kir_step *step = add_step(w, KIR_STORE, depth);
+    kir_step *step = add_step(w, op, depth);
     if (step)
         step->offsets = copy;
+}
+
+static void step_store(lowering *w, int depth, const int64_t *offsets)
+{
+    step_store_op(w, depth, offsets, KIR_STORE);
 }
 
 /* The locals of LEVEL in post-order, so every local comes after the
@@ -741,6 +747,34 @@ static void store_at(lowering *w, int depth, int64_t element)
     step_store(w, depth, offsets);
 }
 
+/* Whether the group loop's stores go two at a time (KIR_STORE_PAIR): in
+ * the AOT form, a root that is add_sat or sub_sat of two operands, all
+ * three i16 or u16 and contiguous in the innermost loop, and an even
+ * unroll factor.  On Arm cores with SIMD32 (Cortex-M4, M7, M33 ...) a pair
+ * is one 32-bit load per operand, one qadd16 and one store (CMSIS-DSP's
+ * arm_add_q15 does the same); elsewhere the pair helper is two calls of
+ * the element helper. */
+static bool stores_pairs(const lowering *w)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    const expr_node *root = ir->nodes[0];
+    if (!w->c->aot || ir->reduce || ir->fill || ir->factor % 2 != 0 ||
+        (root->op != OP_ADD_SAT && root->op != OP_SUB_SAT) ||
+        (root->dtype != BCG_I16 && root->dtype != BCG_U16) || ir->out_dtype != root->dtype ||
+        p->stride[0][inner] != 1)
+        return false;
+    for (int k = 0; k < 2; k++) {
+        int child = kir_child(ir, 0, k);
+        const expr_node *n = ir->nodes[child];
+        if (n->op != OP_OPERAND || n->dtype != root->dtype || ir->value[child].local ||
+            p->stride[n->operand + 1][inner] != 1)
+            return false;
+    }
+    return true;
+}
+
 static void lower_innermost(lowering *w, int depth)
 {
     const kernel_ir *ir = w->ir;
@@ -750,8 +784,17 @@ static void lower_innermost(lowering *w, int depth)
         lower_tiles(w, depth);
     } else if (ir->group_loop) {
         step_loop(w, depth, inner, ir->groups);
-        for (int64_t j = 0; j < ir->factor; j++)
-            store_at(w, depth + 1, j);
+        bool pairs = stores_pairs(w);
+        for (int64_t j = 0; j < ir->factor; j += pairs ? 2 : 1) {
+            if (pairs) {
+                int64_t offsets[BCG_MAX_OPERANDS + 1];
+                for (int k = 0; k <= ir->input_count; k++)
+                    offsets[k] = j * p->stride[k][inner];
+                step_store_op(w, depth + 1, offsets, KIR_STORE_PAIR);
+            } else {
+                store_at(w, depth + 1, j);
+            }
+        }
         for (int k = 0; k <= ir->input_count; k++)
             if (ir->has_position[k])
                 step_advance(w, depth + 1, k,

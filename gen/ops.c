@@ -20,3 +20,19 @@ const op_info op_table[OP_COUNT] = {
 #undef MATH
 #undef NO_MATH
 #undef OWN
+
+bcg_dtype op_fixed_dtype(expr_op op)
+{
+    switch (op) {
+    case OP_MUL_Q7: return BCG_I8;
+    case OP_MUL_Q15: return BCG_I16;
+    case OP_MUL_Q31: return BCG_I32;
+    default: return BCG_DTYPE_COUNT;
+    }
+}
+
+int op_fixed_fraction_bits(expr_op op)
+{
+    bcg_dtype t = op_fixed_dtype(op);
+    return t == BCG_DTYPE_COUNT ? 0 : dtype_bits(t) - 1;
+}

@@ -117,5 +117,11 @@ OP(MINIMUM,  "minimum", "minimum",  "minimum", "x, y",      2, RULE_PROMOTE,   N
 OP(MAXIMUM,  "maximum", "maximum",  "maximum", "x, y",      2, RULE_PROMOTE,   NO_MATH,              "maximum")
 OP(WHERE,    "where",   "where",    "where",   "c, x, y",   3, RULE_WHERE,     NO_MATH,              "where")
 OP(CLIP,     "clip",    "clip",     "clip",    "x, lo, hi", 3, RULE_PROMOTE,   NO_MATH,              NULL)
+/* saturating integer arithmetic (docs/semantics.md, "Saturating arithmetic") */
+OP(ADD_SAT,  "add_sat", "add_sat",  "add_sat", "x, y",      2, RULE_SATURATE,  NO_MATH,              "add_sat")
+OP(SUB_SAT,  "sub_sat", "sub_sat",  "sub_sat", "x, y",      2, RULE_SATURATE,  NO_MATH,              "sub_sat")
+OP(MUL_Q7,   "mul_q7",  "mul_q7",   "mul_q7",  "x, y",      2, RULE_FIXED,     NO_MATH,              NULL)
+OP(MUL_Q15,  "mul_q15", "mul_q15",  "mul_q15", "x, y",      2, RULE_FIXED,     NO_MATH,              NULL)
+OP(MUL_Q31,  "mul_q31", "mul_q31",  "mul_q31", "x, y",      2, RULE_FIXED,     NO_MATH,              NULL)
 /* f32(x), i8(x), bool(x) ...: the parser knows every dtype name */
 OP(CAST,     "cast",    "cast",     NULL,      "x",         1, RULE_CAST,      NO_MATH,              NULL)

@@ -807,6 +807,39 @@ static bcg_status type_cast(expr_node *n, const typed *c, typed *out)
     return BCG_OK;
 }
 
+/* add_sat, sub_sat (RULE_SATURATE): the promotion of the arguments, which
+ * must be an integer type; mul_q7, mul_q15, mul_q31 (RULE_FIXED): the
+ * arguments' promotion must be the row's type (i8, i16, i32), or they are
+ * all integer literals, made that type.  Literal arguments are given the
+ * type as for any operator (one that does not fit is an error). */
+static bcg_status type_saturating(typer *t, expr_node *n, const typed *c)
+{
+    typed p = promote_all(c, 2);
+    const char *name = op_table[n->op].call;
+    bcg_dtype to = p.dtype;
+    dtype_kind kind = dtype_kind_of(p.dtype);
+    bool integers = p.weak == STRONG ? kind == KIND_INT || kind == KIND_UINT : p.weak == WEAK_INT;
+    if (op_table[n->op].rule == RULE_FIXED) {
+        to = op_fixed_dtype(n->op);
+        if (!integers || (p.weak == STRONG && p.dtype != to))
+            return fail_at(t->err, BCG_ERR_TYPE, n->column, -1, -1,
+                           "%s at column %d takes %s arguments (Q%d fixed point), not %s and %s",
+                           name, n->column, bcg_dtype_name(to), op_fixed_fraction_bits(n->op),
+                           typed_name(&c[0]), typed_name(&c[1]));
+    } else if (!integers) {
+        return fail_at(t->err, BCG_ERR_TYPE, n->column, -1, -1,
+                       "%s at column %d needs integer arguments, not %s and %s "
+                       "(their promotion is %s)", name, n->column, typed_name(&c[0]),
+                       typed_name(&c[1]), p.weak == STRONG ? bcg_dtype_name(p.dtype)
+                                                           : typed_name(&p));
+    }
+    bcg_status status = concretize_all(t, n, c, 0, 2, to);
+    if (status != BCG_OK)
+        return status;
+    n->dtype = to;
+    return BCG_OK;
+}
+
 /* Types node N whose children C are not all weak. */
 static bcg_status type_strong(typer *t, expr_node *n, const typed *c, typed *out)
 {
@@ -843,6 +876,10 @@ static bcg_status type_strong(typer *t, expr_node *n, const typed *c, typed *out
             if ((status = concretize(t, n->args[k], &c[k], BCG_BOOL)) != BCG_OK)
                 return status;
         n->dtype = BCG_BOOL;
+        break;
+    case RULE_SATURATE: case RULE_FIXED:
+        if ((status = type_saturating(t, n, c)) != BCG_OK)
+            return status;
         break;
     case RULE_WHERE:
         if ((status = concretize(t, n->args[0], &c[0], BCG_BOOL)) != BCG_OK)
@@ -926,6 +963,18 @@ static bcg_status type_node(typer *t, expr_node *n, int depth, typed *out)
     }
     if (n->op == OP_CAST)
         return type_cast(n, c, out);
+    if (all_weak && (op_table[n->op].rule == RULE_SATURATE || op_table[n->op].rule == RULE_FIXED)) {
+        /* literals only: typed as above (add_sat in i64, mul_q15 in i16)
+         * and computed by the evaluator, a strong literal of that type */
+        bcg_status status = type_saturating(t, n, c);
+        if (status != BCG_OK)
+            return status;
+        expr_node folded = *n;
+        eval_fold(n, (const expr_node *const *)n->args, &folded);
+        *n = folded;
+        *out = (typed){STRONG, n->dtype, {false, 0}, 0.0};
+        return BCG_OK;
+    }
     if (all_weak)
         return fold(t, n, c, out);
     return type_strong(t, n, c, out);

@@ -717,6 +717,37 @@ POLYNOMIAL(erf_f32, erf_easy, erf_polynomial, erff)
 
 /* The integer types wrap in unsigned int at least (C promotes narrower
  * operands to int, where a product could overflow). */
+/* add_sat and sub_sat (docs/semantics.md, "Saturating arithmetic"): the
+ * 8- and 16-bit types through int, clamped, which the vectoriser turns into
+ * saturating vector instructions (vpaddsw ...); the 32- and 64-bit ones
+ * by the overflow builtins, saturating toward y's sign. */
+#define SATURATING_NARROW(SUFFIX, T, MIN, MAX)                                           \
+    BINARY2(add_sat_##SUFFIX, T, T,                                                      \
+            (int)x + y < (MIN) ? (MIN) : (int)x + y > (MAX) ? (MAX) : (int)x + y)         \
+    BINARY2(sub_sat_##SUFFIX, T, T,                                                      \
+            (int)x - y < (MIN) ? (MIN) : (int)x - y > (MAX) ? (MAX) : (int)x - y)
+#define SATURATING_WIDE(SUFFIX, T, MIN, MAX)                                             \
+    static inline T add_sat_one_##SUFFIX(T x, T y)                                       \
+    {                                                                                    \
+        T r;                                                                             \
+        return __builtin_add_overflow(x, y, &r) ? (y > 0 ? (MAX) : (MIN)) : r;          \
+    }                                                                                    \
+    static inline T sub_sat_one_##SUFFIX(T x, T y)                                       \
+    {                                                                                    \
+        T r;                                                                             \
+        return __builtin_sub_overflow(x, y, &r) ? (y > 0 ? (MIN) : (MAX)) : r;          \
+    }                                                                                    \
+    BINARY2(add_sat_##SUFFIX, T, T, add_sat_one_##SUFFIX(x, y))                          \
+    BINARY2(sub_sat_##SUFFIX, T, T, sub_sat_one_##SUFFIX(x, y))
+SATURATING_NARROW(i8, int8_t, INT8_MIN, INT8_MAX)
+SATURATING_NARROW(i16, int16_t, INT16_MIN, INT16_MAX)
+SATURATING_NARROW(u8, uint8_t, 0, UINT8_MAX)
+SATURATING_NARROW(u16, uint16_t, 0, UINT16_MAX)
+SATURATING_WIDE(i32, int32_t, INT32_MIN, INT32_MAX)
+SATURATING_WIDE(i64, int64_t, INT64_MIN, INT64_MAX)
+SATURATING_WIDE(u32, uint32_t, 0, UINT32_MAX)
+SATURATING_WIDE(u64, uint64_t, 0, UINT64_MAX)
+
 INTEGER(i8, int8_t, unsigned int)
 INTEGER(i16, int16_t, unsigned int)
 INTEGER(i32, int32_t, uint32_t)
@@ -1216,8 +1247,9 @@ CLONES void bcg_mk_accadd_rows_f64(double *acc, double *comp, const double *x, l
     ENTRY2(add_##S) ENTRY2(sub_##S) ENTRY2(mul_##S) ENTRY2(minimum_##S)                    \
     ENTRY2(maximum_##S) ENTRY2(eq_##S) ENTRY2(ne_##S) ENTRY2(lt_##S) ENTRY2(le_##S)        \
     ENTRY2(gt_##S) ENTRY2(ge_##S) ENTRY(where_##S) ENTRY(where_##S##_nt) ENTRY(neg_##S)
-#define INTEGER_ENTRIES(S) \
-    COMMON_ENTRIES(S) ENTRY2(bitand_##S) ENTRY2(bitor_##S) ENTRY2(bitxor_##S)
+#define INTEGER_ENTRIES(S)                                                          \
+    COMMON_ENTRIES(S) ENTRY2(bitand_##S) ENTRY2(bitor_##S) ENTRY2(bitxor_##S)       \
+    ENTRY2(add_sat_##S) ENTRY2(sub_sat_##S)
 #define FLOAT_ENTRIES(S)                                                                  \
     COMMON_ENTRIES(S) ENTRY2(div_##S) ENTRY(abs_##S) ENTRY(sqrt_##S) ENTRY(floor_##S)      \
     ENTRY(ceil_##S) ENTRY(exp_##S) ENTRY(log_##S) ENTRY(sin_##S) ENTRY(cos_##S)           \

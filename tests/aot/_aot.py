@@ -119,12 +119,23 @@ def kernels_for(dtype, rows=3, columns=4):
         functions = "square(a) + reciprocal(b) + round(c) + logical_xor(a, c)"
     else:
         functions = "sign(a) + square(b) + reciprocal(c) + round(a) + logical_xor(a, c)"
-    return [
+    kernels = [
         (f"ops_{t}", body, ops),
         (f"casts_{t}", casts, ops),
         (f"special_{t}", special, ops),
         (f"functions_{t}", functions, ops),
     ]
+    # issue 14's saturating functions: Arm's DSP intrinsics where the target
+    # has them, portable C elsewhere (docs/semantics.md)
+    if dtype in ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"):
+        kernels.append((f"saturating_{t}", "sub_sat(add_sat(a, b), sub_sat(c, a))", ops))
+    if dtype in ("i16", "u16"):   # unrolled by an even factor: pairs (__qadd16 on Arm)
+        kernels.append((f"pair_add_{t}", "add_sat(a, b)", ops))
+        kernels.append((f"pair_sub_{t}", "sub_sat(b, a)", ops))
+    fixed = {"i8": "mul_q7", "i16": "mul_q15", "i32": "mul_q31"}.get(dtype)
+    if fixed:
+        kernels.append((f"fixed_{t}", f"{fixed}({fixed}(a, b), add_sat(c, a))", ops))
+    return kernels
 
 
 # mode -> (bcgen options, rows, columns of the kernels' operands)

@@ -60,8 +60,13 @@ FUNCS = {  # name -> arity
     "nextafter": 2, "fmod": 2, "fmin": 2, "fmax": 2, "isnan": 1, "isinf": 1, "isfinite": 1,
     "signbit": 1, "sign": 1, "square": 1, "reciprocal": 1, "round": 1, "fix": 1, "deg2rad": 1,
     "rad2deg": 1, "expit": 1, "logaddexp": 2, "logaddexp2": 2, "logical_and": 2, "logical_or": 2,
-    "logical_not": 1, "logical_xor": 2,
+    "logical_not": 1, "logical_xor": 2, "add_sat": 2, "sub_sat": 2, "mul_q7": 2, "mul_q15": 2,
+    "mul_q31": 2,
 }
+# bcgen's saturating functions (docs/semantics.md): no NumPy ufunc; exact
+# in Python ints, then clipped.  The fixed-point products: type and
+# fraction bits
+FIXED_POINT = {"mul_q7": ("i8", 7), "mul_q15": ("i16", 15), "mul_q31": ("i32", 31)}
 # NumPy's ufuncs that bcgen computes exactly as NumPy does, on the argument
 # as it is (sign of bool is a TypeError in both; square and reciprocal of
 # bool give int8 in both; NumPy 1.24's integer reciprocal(0) is what
@@ -354,6 +359,31 @@ def eval_node(node, env, track=True):
         return value, (propagate(node, vals, errs, value) if track else None)
 
 
+def saturating(name, vals):
+    """add_sat, sub_sat: the promotion (an integer type), the exact result
+    clipped to it; mul_qN: both arguments of its type (literals fit it),
+    floor(x * y / 2**N) clipped (docs/semantics.md)."""
+    if name in FIXED_POINT:
+        dt = NP_DTYPE[FIXED_POINT[name][0]]
+        arrays = [v for v in vals if isinstance(v, np.ndarray)]
+        if arrays and np.result_type(*arrays) != dt:
+            raise OracleError("%s takes %s arguments" % (name, dt))
+    else:
+        dt = promote(*vals)
+    if dt.kind not in "iu" or any(isinstance(v, float) for v in vals):
+        raise OracleError("%s needs integer arguments" % name)
+    info = np.iinfo(dt)
+    for v in vals:
+        if not isinstance(v, np.ndarray) and not info.min <= int(v) <= info.max:
+            raise OracleError("literal %r does not fit %s" % (v, dt))
+    x, y = (np.asarray(as_dtype(v, dt)).astype(object) for v in vals)
+    if name in FIXED_POINT:
+        exact = x * y // (1 << FIXED_POINT[name][1])
+    else:
+        exact = x + y if name == "add_sat" else x - y
+    return np.asarray(np.clip(exact, int(info.min), int(info.max))).astype(dt)
+
+
 def apply_op(node, vals):
     op = node["op"]
     if op == "pos":
@@ -383,6 +413,8 @@ def apply_op(node, vals):
             return float_cast_to_int(x, dt)
         return x.astype(dt)
     name = op[2:]
+    if name in ("add_sat", "sub_sat") or name in FIXED_POINT:
+        return saturating(name, vals)
     if name == "abs":
         return np.absolute(vals[0])
     if name in SAME_UFUNCS:
@@ -1032,6 +1064,14 @@ class Builder:
                 args = [self.node(depth - 1)]
             elif fname == "where":
                 args = [self.node(depth - 1)] + self.binary_args(depth)
+            elif fname in FIXED_POINT:   # operands of its type, often through a cast
+                t = FIXED_POINT[fname][0]
+                args = []
+                for _ in range(2):
+                    tree, dt, inexact = self.node(depth - 1)
+                    if dt != NP_DTYPE[t] and rng.random() < 0.8:
+                        tree, dt = {"op": "cast", "to": t, "args": [tree]}, NP_DTYPE[t]
+                    args.append((tree, dt, inexact))
             elif fname == "clip":
                 args = [self.node(depth - 1)]
                 args += [self.node(depth - 1) if rng.random() < 0.4 else

@@ -25,6 +25,9 @@ EXPRESSIONS = [
     "square(a) + reciprocal(b) + round(c) + fix(d) + deg2rad(a) - degrees(b)",
     "logical_xor(a, True) && logical_and(b, False) || logical_not(c) || logical_or(d, a)",
     "sigmoid(a) + atan2(a, b) + around(c) + radians(d)", "sign(True)", "Tru(a)",
+    # issue 14's saturating functions
+    "add_sat(a, b) - sub_sat(c, 7) + mul_q15(i16(a), i16(b)) * mul_q7(i8(c), -128)",
+    "mul_q31(i32(a), 2147483647) + add_sat(u8(b), 255) + mul_q15(-32768, -32768)",
 ]
 SPECS = [
     "a=f32[5,3,4,1]", "b=f32[3,1,1]=ones", "c=f32[]", "x=f64[3,4]@[1,3]", "y=i32[(2,3)]=range",

@@ -1342,7 +1342,24 @@ static bool check_input(const uint8_t *data, size_t size)
         ty both = promote(t, half);
         char prefix[32];
         snprintf(prefix, sizeof prefix, "%s(", info->call);
-        if (!(row == OP_SIGN && is_bool(t))) { /* np.sign has no bool loop */
+        bool saturating = info->rule == RULE_SATURATE || info->rule == RULE_FIXED;
+        if (saturating) {
+            /* add_sat(ROOT, (ROOT) * 3), sub_sat ...: integers as they are,
+             * others through i16; mul_q15(i16(ROOT), i16((ROOT) * 3)) */
+            bool integer = !t.weak && !is_float(t) && !is_bool(t);
+            bcg_dtype to = info->rule == RULE_FIXED ? op_fixed_dtype((expr_op)row) : BCG_I16;
+            const char *cast = info->rule == RULE_FIXED || !integer ? CAST_NAMES[0][to] : "";
+            snprintf(prefix, sizeof prefix, "%s(%s(", info->call, cast);
+            wrap(g, 0, prefix);
+            if (!g->overflow) {
+                put(g, ", ");
+                put(g, cast);
+                put(g, "((");
+                put_copy(g, strlen(prefix), root_length);
+                put(g, ") * 3))");
+            }
+            t = strong(cast[0] ? to : t.dtype);
+        } else if (!(row == OP_SIGN && is_bool(t))) { /* np.sign has no bool loop */
             wrap(g, 0, prefix);
             if (info->arity == 2 && !g->overflow) {
                 g->length--; /* the ')' of wrap */

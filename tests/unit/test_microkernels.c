@@ -38,13 +38,14 @@ static const char *const expressions[] = {
     "-a + b", "abs(a) * b", "sqrt(abs(a)) + b", "exp(a) + b", "log(abs(a)) * b",
     "sin(a) * cos(b)", "tanh(a) - b", "floor(a) + ceil(b)", "a & b", "(a | b) ^ c",
     "minimum(a, maximum(b, c))", "where(c, a, b)", "a - 3", "2 < b",
+    "add_sat(a, b)", "sub_sat(a, b) + c", "add_sat(a, 3)",
     /* the cast kernels (from FIRST_CAST on): explicit casts, mixed dtypes, where's condition */
     "f64(a) * b", "f32(a) - b", "i8(a) + b", "i16(a) * c", "i32(a) - b", "i64(a) + c",
     "u8(a) + b", "u16(a) - c", "u32(a) * b", "u64(a) + b", "bool(a) + b", "f32(a > b)",
     "where(a, b, c)", "abs(a) - i32(b)", "f64(a) / f32(b)", "i32(minimum(a, b)) * c",
 };
 
-#define FIRST_CAST 30 /* expressions[FIRST_CAST] is the first with a cast */
+#define FIRST_CAST 33 /* expressions[FIRST_CAST] is the first with a cast */
 
 static const bcg_dtype dtypes[] = {BCG_F32, BCG_F64, BCG_I8, BCG_I16, BCG_I32,
                                    BCG_I64, BCG_U8, BCG_U16, BCG_U32, BCG_U64};

@@ -61,7 +61,8 @@ static bcg_status front_of(front *f, const char *expr, const bcg_operand *ops, i
     return compile_front(f->c, expr, ops, count, NULL);
 }
 
-static const bcg_dtype dtypes[] = {BCG_I32, BCG_F32, BCG_F64};
+/* i16 and i8 for the fixed-point products (mul_q15, mul_q7) */
+static const bcg_dtype dtypes[] = {BCG_I32, BCG_F32, BCG_F64, BCG_I16, BCG_I8};
 #define N 8
 
 static void fill(void *data, bcg_dtype t, int salt)
@@ -71,6 +72,10 @@ static void fill(void *data, bcg_dtype t, int salt)
         double v = values[(i + salt) % N];
         if (t == BCG_I32)
             ((int32_t *)data)[i] = (int32_t)(v * 3) + salt;
+        else if (t == BCG_I16) /* Q15 values near +-1 and small ones */
+            ((int16_t *)data)[i] = (int16_t)(v * 16384 + salt);
+        else if (t == BCG_I8)
+            ((int8_t *)data)[i] = (int8_t)(v * 17 + salt);
         else if (t == BCG_F32)
             ((float *)data)[i] = (float)v;
         else
@@ -194,8 +199,10 @@ static void test_every_row_emits_strict_c_in_every_form(void **state)
     int64_t shape[] = {N};
     static bcg_operand ops_f32[] = {{"a", BCG_F32, 1, NULL, NULL}, {"b", BCG_F32, 1, NULL, NULL}};
     static bcg_operand ops_i32[] = {{"a", BCG_I32, 1, NULL, NULL}, {"b", BCG_I32, 1, NULL, NULL}};
+    static bcg_operand ops_i16[] = {{"a", BCG_I16, 1, NULL, NULL}, {"b", BCG_I16, 1, NULL, NULL}};
+    static bcg_operand ops_i8[] = {{"a", BCG_I8, 1, NULL, NULL}, {"b", BCG_I8, 1, NULL, NULL}};
     for (int i = 0; i < 2; i++)
-        ops_f32[i].shape = ops_i32[i].shape = shape;
+        ops_f32[i].shape = ops_i32[i].shape = ops_i16[i].shape = ops_i8[i].shape = shape;
     for (int math_double = 0; math_double < 2; math_double++) {
         int count = 0;
         for (int op = 0; op < OP_COUNT; op++) {
@@ -206,8 +213,10 @@ static void test_every_row_emits_strict_c_in_every_form(void **state)
             bcg_operand *ops = ops_f32;
             bcg_status s = front_of(&f, exprs[count], ops, 2);
             arena_free(f.arena);
-            if (s == BCG_ERR_TYPE) {
-                ops = ops_i32;
+            /* then i32 for the integer operators, i16 and i8 for mul_q15 and mul_q7 */
+            bcg_operand *const others[] = {ops_i32, ops_i16, ops_i8};
+            for (size_t k = 0; k < 3 && s == BCG_ERR_TYPE; k++) {
+                ops = others[k];
                 s = front_of(&f, exprs[count], ops, 2);
                 arena_free(f.arena);
             }
