@@ -153,10 +153,13 @@ static bool parse_unroll(const char *text, bcg_options *options)
     return true;
 }
 
-/* ARG as a shell word: as is when it is plain, else in single quotes. */
+/* ARG as a shell word: as is when it is plain, else in single quotes.  The
+ * command is quoted in the pair's comments, where MISRA C rule 3.1 forbids
+ * the sequences // and / * (and C ends a comment at * /): those are split
+ * into two quoted strings, which the shell joins again ('a /''/ b'). */
 static void put_shell_word(strbuf *sb, const char *arg)
 {
-    bool plain = arg[0] != 0;
+    bool plain = arg[0] != 0 && !strstr(arg, "//") && !strstr(arg, "/*") && !strstr(arg, "*/");
     for (const char *c = arg; *c; c++)
         if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=,:+@%",
                     *c))
@@ -171,6 +174,8 @@ static void put_shell_word(strbuf *sb, const char *arg)
             sb_puts(sb, "'\\''");
         else
             sb_putc(sb, *c);
+        if ((c[0] == '/' && (c[1] == '/' || c[1] == '*')) || (c[0] == '*' && c[1] == '/'))
+            sb_puts(sb, "''");
     }
     sb_putc(sb, '\'');
 }
