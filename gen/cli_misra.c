@@ -285,8 +285,9 @@ static size_t boolean_casts(const tokens *t)
             j++;
         if (j == i + 1 || j >= t->count || !is(&t->items[j], ")") || j + 1 >= t->count)
             continue;
-        /* not a call or a declaration: (T) follows an operator or ( */
-        if (i > 0 && (is_ident(&t->items[i - 1]) || is(&t->items[i - 1], ")")))
+        /* not a call or a declaration: (T) follows an operator, ( or return */
+        if (i > 0 && ((is_ident(&t->items[i - 1]) && !is(&t->items[i - 1], "return")) ||
+                      is(&t->items[i - 1], ")")))
             continue;
         if (!is(&t->items[j + 1], "("))
             continue;

@@ -210,7 +210,7 @@ def spec_and_usage(work):
     source = open(os.path.join(work, "k.c")).read() if ok else ""
     tap.check("no // in the pair's comments (rule 3.1): the expression reads a /\\/ b",
               ok and "//" not in source and "//" not in header and "a /\\/ b" in header, "")
-    for bad in (os.path.join(work, "k.c"), os.path.join(work, "x//y.md")):
+    for bad in (os.path.join(work, "u.c"), os.path.join(work, "x//y.md")):
         r = bcgen("aot", "-k", "q=a + 1", "-i", "a=i8[2]", "-o", os.path.join(work, "u.c"),
                   "--misra-report", bad)
         tap.check(f"--misra-report {os.path.basename(bad)}: a usage error naming the flag, "
