@@ -3,7 +3,7 @@
 and its MISRA addon.
 
 A sweep of pairs covers every dtype (bool, i8 ... u64, f16, bf16, f32, f64)
-and every form: fully unrolled, plain loops, grouped loops with
+and every form: fully unrolled, plain loops (one dtype of each kind), grouped loops with
 --restrict, --math double, reductions of every kind, strided operands
 and outputs, casts on store, in-place kernels, rank-0 operands, per-kernel
 --unroll, the f16 helpers both portable and native (_Float16).  Each pair
@@ -124,11 +124,14 @@ def record_rules(path):
 def sweep(work):
     """(label, bcgen aot arguments, cppcheck -D options) of every pair."""
     pairs = []
-    forms = [("full", ["--unroll", "full"], 1, 2), ("looped", ["--unroll", "none"], 2, 3),
-             ("grouped-restrict", ["--unroll", "2", "--restrict"], 2, 3)]
-    for label, options, rows, columns in forms:
+    # every dtype fully unrolled and in grouped loops; plain loops (the same
+    # statements once) for a dtype of each kind
+    forms = [("full", ["--unroll", "full"], 1, 2, DTYPES),
+             ("looped", ["--unroll", "none"], 2, 3, ["bool", "i8", "u64", "f32", "bf16"]),
+             ("grouped-restrict", ["--unroll", "2", "--restrict"], 2, 3, DTYPES)]
+    for label, options, rows, columns, dtypes in forms:
         args = ["aot"]
-        for dtype in DTYPES:
+        for dtype in dtypes:
             for name, expr, ops in kernels_for(dtype, rows, columns):
                 args += ["-k", f"{name}={expr}"] + sum((["-i", op] for op in ops), [])
         pairs.append((label, args + options, ()))
@@ -269,9 +272,8 @@ def judge(label, found, other, status, record):
                                  for r, p in sorted(bad.items())))
     for rule, reason in sorted(OPEN_REQUIRED.items()):
         if rule in by_rule:
-            tap.count += 1
-            print(f"not ok {tap.count} - {label}: required rule {rule} is still violated in "
-                  f"{len(by_rule[rule])} places # TODO {reason}")
+            tap.todo(f"{label}: required rule {rule} is still violated in "
+                     f"{len(by_rule[rule])} places", reason)
     advisory = {r for r in by_rule if category(r) == "advisory"}
     listed = set(record)
     tap.check(f"{label}: the record lists exactly the advisory rules cppcheck reports "
