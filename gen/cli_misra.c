@@ -285,9 +285,8 @@ static size_t boolean_casts(const tokens *t)
             j++;
         if (j == i + 1 || j >= t->count || !is(&t->items[j], ")") || j + 1 >= t->count)
             continue;
-        /* not a call or a declaration: (T) follows an operator, ( or return */
-        if (i > 0 && ((is_ident(&t->items[i - 1]) && !is(&t->items[i - 1], "return")) ||
-                      is(&t->items[i - 1], ")")))
+        /* not a declaration or sizeof(T): (T) follows an operator, (, a cast or return */
+        if (i > 0 && is_ident(&t->items[i - 1]) && !is(&t->items[i - 1], "return"))
             continue;
         if (!is(&t->items[j + 1], "("))
             continue;
