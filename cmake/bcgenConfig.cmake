@@ -6,7 +6,8 @@
 #   target_link_libraries(app PRIVATE bcgen::bcgen)   # the JIT: <bcgen.h>, libbcgen.so
 #   target_link_libraries(app PRIVATE bcgen::static)  # the same, libbcgen.a (+ -ldl -lm -lpthread)
 #
-#   bcgen_generate(TARGET firmware SPEC kernels.bcg [NAME kernels] [OUTPUT_DIR dir])
+#   bcgen_generate(TARGET firmware SPEC kernels.bcg [NAME kernels] [OUTPUT_DIR dir]
+#                  [MISRA_REPORT])
 #       runs `bcgen aot --spec kernels.bcg` at build time into the build tree
 #       (default ${CMAKE_CURRENT_BINARY_DIR}/bcgen/NAME.c and NAME.h, NAME
 #       the spec's name without its extension), again whenever the spec or
@@ -14,7 +15,9 @@
 #       directory to its include path.  The pair is byte-identical for the
 #       same spec on any machine, and needs nothing of bcgen to build: cross
 #       builds (a toolchain file for arm-none-eabi) compile it like any
-#       source; only the generator runs on the build machine.
+#       source; only the generator runs on the build machine.  MISRA_REPORT
+#       also writes NAME.misra.md beside them, the pair's MISRA C:2012
+#       deviation record (bcgen aot --misra-report).
 #
 #   bcgen_EXECUTABLE    the generator (imported target bcgen::cli); set it
 #                       before find_package to use another bcgen
@@ -57,10 +60,10 @@ if(NOT TARGET bcgen::static AND EXISTS "${_bcgen_prefix}/lib/libbcgen.a")
 endif()
 
 function(bcgen_generate)
-  cmake_parse_arguments(_bg "" "TARGET;SPEC;NAME;OUTPUT_DIR" "" ${ARGN})
+  cmake_parse_arguments(_bg "MISRA_REPORT" "TARGET;SPEC;NAME;OUTPUT_DIR" "" ${ARGN})
   if(_bg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "bcgen_generate: unknown arguments ${_bg_UNPARSED_ARGUMENTS} "
-                        "(TARGET t SPEC file.bcg [NAME n] [OUTPUT_DIR d])")
+                        "(TARGET t SPEC file.bcg [NAME n] [OUTPUT_DIR d] [MISRA_REPORT])")
   endif()
   if(NOT _bg_TARGET OR NOT TARGET "${_bg_TARGET}")
     message(FATAL_ERROR "bcgen_generate: TARGET '${_bg_TARGET}' is not a target of this project")
@@ -80,10 +83,16 @@ function(bcgen_generate)
   endif()
   set(_c "${_bg_OUTPUT_DIR}/${_bg_NAME}.c")
   set(_h "${_bg_OUTPUT_DIR}/${_bg_NAME}.h")
+  set(_outputs "${_c}" "${_h}")
+  set(_report)
+  if(_bg_MISRA_REPORT)
+    list(APPEND _outputs "${_bg_OUTPUT_DIR}/${_bg_NAME}.misra.md")
+    set(_report --misra-report "${_bg_OUTPUT_DIR}/${_bg_NAME}.misra.md")
+  endif()
   add_custom_command(
-    OUTPUT "${_c}" "${_h}"
+    OUTPUT ${_outputs}
     COMMAND "${CMAKE_COMMAND}" -E make_directory "${_bg_OUTPUT_DIR}"
-    COMMAND bcgen::cli aot --spec "${_spec}" -o "${_c}"
+    COMMAND bcgen::cli aot --spec "${_spec}" -o "${_c}" ${_report}
     DEPENDS "${_spec}" "${bcgen_EXECUTABLE}"
     COMMENT "bcgen: ${_bg_NAME}.c and ${_bg_NAME}.h from ${_bg_SPEC}"
     VERBATIM)

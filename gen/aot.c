@@ -75,7 +75,9 @@ static void macro_prefix(char *buf, size_t cap, const char *function, const char
         *c = (char)toupper((unsigned char)*c);
 }
 
-/* Text for a C comment: printable ASCII, and no comment end. */
+/* Text for a C comment: printable ASCII, no comment end, and neither //
+ * nor / * (MISRA C rule 3.1): a backslash goes between the two characters
+ * (floor division a // b reads a /\/ b). */
 static const char *comment_text(arena *a, const char *text)
 {
     size_t n = strlen(text);
@@ -86,7 +88,8 @@ static const char *comment_text(arena *a, const char *text)
     for (size_t i = 0; i < n; i++) {
         char c = text[i];
         copy[j++] = c >= 0x20 && c < 0x7f ? c : '?';
-        if (c == '*' && text[i + 1] == '/')
+        if ((c == '*' && text[i + 1] == '/') ||
+            (c == '/' && (text[i + 1] == '/' || text[i + 1] == '*')))
             copy[j++] = '\\';
     }
     copy[j] = 0;

@@ -238,9 +238,9 @@ static void put_literal(cprinter *e, strbuf *sb, const expr_node *n)
         long long v = (long long)n->value.i;
         const char *suffix = t == BCG_I64 ? "LL" : "";
         if (t == BCG_I64 && v == LLONG_MIN)
-            sb_puts(sb, "(-9223372036854775807LL - 1)");
+            sb_puts(sb, "((-9223372036854775807LL) - 1)");
         else if (t == BCG_I32 && v == INT_MIN)
-            sb_puts(sb, "(-2147483647 - 1)");
+            sb_puts(sb, "((-2147483647) - 1)");
         else if (v < 0)
             sb_printf(sb, "(%lld%s)", v, suffix);
         else

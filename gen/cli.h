@@ -18,6 +18,12 @@ int cli_aot(int argc, char **argv);     /* cli_aot.c */
 int cli_cache(int argc, char **argv);   /* cli_cache.c */
 int cli_functions(int argc, char **argv); /* cli_functions.c */
 
+/* The MISRA C:2012 deviation record (Markdown) of the pair SOURCE/HEADER,
+ * named SOURCE_NAME and HEADER_NAME, appended to SB; false when out of
+ * memory (cli_misra.c). */
+bool misra_record(strbuf *sb, const char *source_name, const char *header_name,
+                  const char *source, const char *header);
+
 /* ---- helpers in cli.c ---- */
 
 /* -i NAME=DTYPE[SHAPE][@[STRIDES]][=SOURCE] */

@@ -17,7 +17,8 @@ extern char **environ;
 
 static const char help[] =
     "usage: bcgen aot -k NAME=EXPR -i OPERAND... [-k NAME=EXPR -i ...] -o FILE.c [options]\n"
-    "       bcgen aot --spec KERNELS.bcg -o FILE.c [--header FILE.h] [--size]\n"
+    "       bcgen aot --spec KERNELS.bcg -o FILE.c [--header FILE.h] [--misra-report FILE]\n"
+    "                 [--size]\n"
     "       bcgen aot EXPR -i OPERAND... --name NAME -o FILE.c [options]\n"
     "       bcgen aot -i OPERAND... --name NAME -o FILE.c [options] -- EXPR\n"
     "\n"
@@ -78,6 +79,10 @@ static const char help[] =
     "  --index-bits 32|64      positions are ptrdiff_t; 32 (default): a kernel\n"
     "                          whose offsets do not fit 31 bits is an error now,\n"
     "                          not an overflow on a 32-bit target\n"
+    "  --misra-report FILE     also write FILE, the pair's MISRA C:2012 deviation\n"
+    "                          record (Markdown): each advisory rule the pair\n"
+    "                          departs from, how many places, and why (it meets\n"
+    "                          the mandatory and required rules cppcheck checks)\n"
     "  --size                  compile FILE.c at -Os and -O2 (arm-none-eabi-gcc\n"
     "                          -mcpu=cortex-m4 -mthumb, or the host's cc) and print\n"
     "                          each kernel's bytes at both, the helpers' and the text\n"
@@ -148,10 +153,13 @@ static bool parse_unroll(const char *text, bcg_options *options)
     return true;
 }
 
-/* ARG as a shell word: as is when it is plain, else in single quotes. */
+/* ARG as a shell word: as is when it is plain, else in single quotes.  The
+ * command is quoted in the pair's comments, where MISRA C rule 3.1 forbids
+ * the sequences // and / * (and C ends a comment at * /): those are split
+ * into two quoted strings, which the shell joins again ('a /''/ b'). */
 static void put_shell_word(strbuf *sb, const char *arg)
 {
-    bool plain = arg[0] != 0;
+    bool plain = arg[0] != 0 && !strstr(arg, "//") && !strstr(arg, "/*") && !strstr(arg, "*/");
     for (const char *c = arg; *c; c++)
         if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=,:+@%",
                     *c))
@@ -166,6 +174,8 @@ static void put_shell_word(strbuf *sb, const char *arg)
             sb_puts(sb, "'\\''");
         else
             sb_putc(sb, *c);
+        if ((c[0] == '/' && (c[1] == '/' || c[1] == '*')) || (c[0] == '*' && c[1] == '/'))
+            sb_puts(sb, "''");
     }
     sb_putc(sb, '\'');
 }
@@ -222,11 +232,14 @@ static bool write_pending(pending_file *f, const char *text)
 /* Writes the pair whole or not at all: both files are written beside their
  * names first, and renamed into place only when both are complete. */
 static bool write_pair(const char *source_path, const char *source, const char *header_path,
-                       const char *header)
+                       const char *header, const char *record_path, const char *record)
 {
-    pending_file files[2] = {{source_path, "", false}, {header_path, "", false}};
-    bool ok = write_pending(&files[0], source) && write_pending(&files[1], header);
-    for (int i = 0; ok && i < 2; i++)
+    pending_file files[3] = {{source_path, "", false}, {header_path, "", false},
+                             {record_path, "", false}};
+    int count = record_path ? 3 : 2;
+    bool ok = write_pending(&files[0], source) && write_pending(&files[1], header) &&
+              (count == 2 || write_pending(&files[2], record));
+    for (int i = 0; ok && i < count; i++)
         if (rename(files[i].temp, files[i].path) != 0) {
             fprintf(stderr, "bcgen aot: cannot write %s: %s\n", files[i].path,
                     strerror(errno));
@@ -234,7 +247,7 @@ static bool write_pair(const char *source_path, const char *source, const char *
         } else {
             files[i].made = false;
         }
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < count; i++)
         if (files[i].made)
             unlink(files[i].temp);
     return ok;
@@ -532,6 +545,7 @@ typedef struct cli_state {
     bcg_options unroll;          /* only the unroll fields are read */
     bool math_double;
     const char *output_path, *header_path, *single_name, *single_expr;
+    const char *misra_report;   /* --misra-report FILE, or NULL */
     bool restrict_pointers, size;
     int index_bits;
     /* --unroll NAME=MODE, resolved once every kernel is known */
@@ -719,6 +733,8 @@ static int parse(cli_state *st, int argc, char **argv)
             st->output_path = value;
         } else if (strcmp(arg, "--header") == 0) {
             st->header_path = value;
+        } else if (strcmp(arg, "--misra-report") == 0) {
+            st->misra_report = value;
         } else if (strcmp(arg, "--restrict") == 0) {
             st->restrict_pointers = true;
             takes_value = false;
@@ -752,6 +768,19 @@ static int parse(cli_state *st, int argc, char **argv)
     int names_status = check_file_names(st->output_path, st->header_path);
     if (names_status >= 0)
         return names_status;
+    if (st->misra_report) {
+        /* quoted in the pair's comments like the pair's own names */
+        char why[200];
+        if (file_name_problem(st->misra_report, why, sizeof why)) {
+            fprintf(stderr, "bcgen aot: --misra-report '%s': %s; rename it\n"
+                            "(see bcgen aot --help)\n", st->misra_report, why);
+            return 2;
+        }
+        if (same_file(st->misra_report, st->output_path) ||
+            (st->header_path && same_file(st->misra_report, st->header_path)))
+            return usage_error("--misra-report '%s' is a file of the pair; give the record "
+                               "a name of its own (kernels.misra.md)", st->misra_report);
+    }
     for (int u = 0; u < st->named_unroll_count; u++) {
         const char *text = st->named_unroll[u], *eq = strchr(text, '=');
         cli_kernel *named = NULL;
@@ -826,7 +855,7 @@ typedef struct merged_args {
     int argc;
     char **argv;
     int *line, *column, *expr_column;
-    const char *spec_path, *output_path, *header_path;
+    const char *spec_path, *output_path, *header_path, *misra_report;
     cli_spec spec;
 } merged_args;
 
@@ -836,17 +865,18 @@ static int merge_spec(int argc, char **argv, merged_args *m)
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "--spec") == 0 || strcmp(arg, "-o") == 0 ||
-            strcmp(arg, "--header") == 0) {
+            strcmp(arg, "--header") == 0 || strcmp(arg, "--misra-report") == 0) {
             if (i + 1 >= argc)
                 return usage_error("%s needs a value", arg);
             const char **slot = arg[2] == 's' ? &m->spec_path
+                                : arg[2] == 'm' ? &m->misra_report
                                 : arg[1] == 'o' ? &m->output_path : &m->header_path;
             if (*slot)
                 return usage_error("%s is given twice", arg);
             *slot = argv[++i];
         } else if (strcmp(arg, "--size") != 0) {
             return usage_error("with --spec, the kernels and their options are in the spec "
-                               "file: the command line takes only -o, --header and --size, "
+                               "file: the command line takes only -o, --header, --misra-report and --size, "
                                "not '%s'", arg);
         }
     }
@@ -915,6 +945,10 @@ static void spec_command(strbuf *command, const merged_args *m, const char *head
         sb_puts(command, " --header ");
         put_shell_word(command, base_name(header_path));
     }
+    if (m->misra_report) {
+        sb_puts(command, " --misra-report ");
+        put_shell_word(command, base_name(m->misra_report));
+    }
 }
 
 int cli_aot(int argc, char **argv)
@@ -929,8 +963,9 @@ int cli_aot(int argc, char **argv)
     aot_kernel *kernels = malloc(sizeof *kernels * MAX_KERNELS);
     bcg_operand (*views)[BCG_MAX_OPERANDS] = malloc(sizeof *views * MAX_KERNELS);
     char *header_path = NULL, *source = NULL, *header = NULL;
-    strbuf command;
+    strbuf command, record;
     sb_init(&command);
+    sb_init(&record);
     int status = 1;
     merged_args merged;
     memset(&merged, 0, sizeof merged);
@@ -1034,7 +1069,14 @@ int cli_aot(int argc, char **argv)
         status = cli_report(cmd, expr, &err);
         goto done;
     }
-    if (!write_pair(st.output_path, source, header_path, header))
+    if (st.misra_report &&
+        !misra_record(&record, base_name(st.output_path), base_name(header_path), source,
+                      header)) {
+        fprintf(stderr, "bcgen aot: out of memory\n");
+        goto done;
+    }
+    if (!write_pair(st.output_path, source, header_path, header, st.misra_report,
+                    st.misra_report ? record.data : NULL))
         goto done;
     status = 0;
     if (st.size) {
@@ -1055,6 +1097,7 @@ done:
     mem_free(header);
     free(header_path);
     sb_free(&command);
+    sb_free(&record);
     free(views);
     free(kernels);
     free(st.kernels);

@@ -1,8 +1,9 @@
 # mk/aot.mk - ahead-of-time output for firmware (gen/aot.c, gen/cli_aot.c,
 # tests/aot/, examples/firmware/).
 #
-# The AOT tests cross-compile for Cortex-M4 and RISC-V and run a harness on
-# 32-bit ARM under qemu-user.  Those toolchains are big and not needed to
+# The AOT tests cross-compile for Cortex-M4 and RISC-V, run a harness on
+# 32-bit ARM under qemu-user and check MISRA C:2012 with cppcheck's addon
+# (tests/aot/test_misra.py).  Those toolchains are big and not needed to
 # build bcgen, so they are not in DEPS (which stops the build when it
 # cannot install them): `aot-deps`, run before `make test`, installs them
 # when they are missing and make runs as root, and otherwise prints a loud
@@ -16,7 +17,8 @@ AOT_DEPS = gcc-arm-none-eabi:/usr/bin/arm-none-eabi-gcc \
            picolibc-riscv64-unknown-elf:/usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs \
            gcc-arm-linux-gnueabihf:/usr/bin/arm-linux-gnueabihf-gcc \
            libc6-dev-armhf-cross:/usr/arm-linux-gnueabihf/lib/libc.a \
-           qemu-user:/usr/bin/qemu-arm
+           qemu-user:/usr/bin/qemu-arm \
+           cppcheck:/usr/bin/cppcheck
 
 HEADERS += gen/aot.h
 TEST_PREREQS += aot-deps

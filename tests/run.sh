@@ -32,7 +32,8 @@ if [ "$1" = --one ]; then
     esac
     status=$?
     pass=$(grep -c '^ok ' "$log")
-    fail=$(grep -c '^not ok ' "$log")
+    # "not ok ... # TODO reason" is TAP's known, not yet fixed failure: shown, not counted
+    fail=$(grep '^not ok ' "$log" | grep -vc '# TODO')
     if [ "$status" -ne 0 ] && [ "$fail" -eq 0 ]; then fail=1; fi
     if [ "$status" -eq 0 ] && [ "$pass" -eq 0 ] && [ "$fail" -eq 0 ]; then
         echo "  $name printed no test result" >>"$log"; fail=1
@@ -43,7 +44,7 @@ if [ "$1" = --one ]; then
     else
         summary=$(printf 'FAIL %-40s %6d ok %4d not ok  (exit %s, log %s)\n%s' \
             "$name" "$pass" "$fail" "$status" "$log" \
-            "$(grep -E '^not ok|^#' "$log" | head -n 30 | sed 's/^/    /')")
+            "$(grep -E '^not ok|^#' "$log" | grep -v '# TODO' | head -n 30 | sed 's/^/    /')")
     fi
     echo "$pass $fail" >"$logs/$base.result"
     printf '%s\n' "$summary"

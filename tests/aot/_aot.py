@@ -45,6 +45,7 @@ class Tap:
     def __init__(self):
         self.count = 0
         self.failed = 0
+        self.todos = 0
 
     def check(self, what, ok, detail=""):
         self.count += 1
@@ -69,8 +70,17 @@ class Tap:
         print(f"bcgen tests/aot: WARNING: {what} SKIPPED: {reason}", file=sys.stderr)
         sys.stdout.flush()
 
+    def todo(self, what, reason):
+        """TAP's "not ok ... # TODO": a known failure still to fix, shown in the
+        log and not counted (tests/run.sh skips it)."""
+        self.count += 1
+        self.todos += 1
+        print(f"not ok {self.count} - {what} # TODO {reason}")
+        sys.stdout.flush()
+
     def finish(self):
-        print(f"# {self.count - self.failed} passed, {self.failed} failed")
+        todo = f", {self.todos} todo" if self.todos else ""
+        print(f"# {self.count - self.failed - self.todos} passed, {self.failed} failed{todo}")
         sys.exit(1 if self.failed else 0)
 
 

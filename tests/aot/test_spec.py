@@ -151,7 +151,7 @@ for what, text, status, needle in [
 for what, argv, needle in [
     ("a missing file", ["--spec", "nope.bcg", "-o", "x.c"], "--spec nope.bcg: cannot read it"),
     ("-k with --spec", ["--spec", "a/kernels.bcg", "-k", "f=a", "-o", "x.c"],
-     "the command line takes only -o, --header and --size"),
+     "the command line takes only -o, --header, --misra-report and --size"),
     ("--spec twice", ["--spec", "a/kernels.bcg", "--spec", "a/kernels.bcg", "-o", "x.c"],
      "--spec is given twice"),
     ("no -o", ["--spec", "a/kernels.bcg"], "no output"),
