@@ -381,6 +381,10 @@ static int apply_outputs(const char *cmd, cli_args *args)
     arena_free(a);
     for (int r = 0; r < args->raw_count; r++) {
         const char *value = args->raw[r].value, *eq = strchr(value, '=');
+        if (strcmp(args->raw[r].arg, "-o") == 0 && strcmp(cmd, "run") != 0) {
+            args->output_path = value; /* emit's file: the program's whole C */
+            continue;
+        }
         int at = -1;
         for (int i = 0; eq && i < args->output_count; i++)
             if ((size_t)(eq - value) == strlen(args->output_names[i]) &&

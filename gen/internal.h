@@ -402,6 +402,14 @@ typedef struct compile {
      * emit_kernel then makes loops where full unrolling would exceed it.
      * 0 (bcg_emit, the AOT form): no budget. */
     size_t max_source;
+    /* bcg_emit_program (program.c), plain form only: NEEDS_OUT (when set)
+     * gets every helper and math function this kernel's C uses or-ed in;
+     * PROGRAM_NEEDS (when set) is or-ed into what the prelude renders, so
+     * the first statement's prelude serves every statement; NO_PRELUDE
+     * renders the header comment and the function only. */
+    struct emit_needs *needs_out;
+    const struct emit_needs *program_needs;
+    bool no_prelude;
 } compile;
 
 /* How many times contexts ran libtcc (for the cache tests). */
