@@ -415,7 +415,6 @@ static int apply_outputs(const char *cmd, cli_args *args)
             args->outputs[i] = *one.output;
         else
             cli_output_init(&args->outs[i]), args->outputs[i] = args->outs[i].output;
-        args->outputs[i].name = NULL; /* by index: statement i */
     }
     args->options.outputs = args->outputs;
     args->options.output_count = args->output_count;

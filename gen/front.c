@@ -54,7 +54,7 @@ static bcg_status check_options(const bcg_options *o, int operand_count, bcg_err
     if (o->stream_stores < BCG_STREAM_AUTO || o->stream_stores > 1)
         return fail(err, BCG_ERR_USAGE,
                     "stream_stores is %d; give BCG_STREAM_AUTO (-1), 0 or 1", o->stream_stores);
-    if (o->output_count != 0 || o->outputs)
+    if (o->output_count != 0 || o->outputs || o->output_names)
         return fail(err, BCG_ERR_USAGE,
                     "bcg_options.outputs describes a program's outputs; compile the program "
                     "with bcg_compile_program (or describe one output in bcg_options.output)");

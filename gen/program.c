@@ -246,13 +246,14 @@ bcg_status program_resolve(arena *a, const char *text, const bcg_operand *operan
         return fail(err, BCG_ERR_NOMEM, "out of memory");
     for (int i = 0; i < base.output_count; i++) {
         const bcg_output *o = &base.outputs[i];
+        const char *name = base.output_names ? base.output_names[i] : NULL;
         int at = i;
-        if (o->name) {
-            at = find_statement(p, o->name, strlen(o->name), p->count);
+        if (name) {
+            at = find_statement(p, name, strlen(name), p->count);
             if (at < 0 || p->plain)
                 return fail(err, BCG_ERR_USAGE,
-                            "output description %d names %s, which is not a statement of the "
-                            "program", i, o->name);
+                            "output description %d names %.63s, which is not a statement of "
+                            "the program", i, name);
         }
         if (described[at])
             return fail(err, BCG_ERR_USAGE, "output %d (%s) is described twice in "
@@ -288,6 +289,7 @@ bcg_status program_resolve(arena *a, const char *text, const bcg_operand *operan
         st->options = base;
         st->options.outputs = NULL;
         st->options.output_count = 0;
+        st->options.output_names = NULL;
         st->options.output = described[i];
     }
     return BCG_OK;

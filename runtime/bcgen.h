@@ -128,10 +128,6 @@ typedef struct bcg_output {
      * double and f64 with compensated (Neumaier) summation. */
     int reduce;
     const int64_t *shape;
-    /* A program's output (bcg_options.outputs): the statement it describes,
-     * by name; NULL: the statement at its own index in the array.  Ignored
-     * for bcg_options.output. */
-    const char *name;
 } bcg_output;
 
 #define BCG_DTYPE_AUTO (-1)
@@ -176,11 +172,13 @@ typedef struct bcg_options {
      * fields before it are ints (the cache key reads them as bytes). */
     const bcg_output *output;
     /* A program's outputs (bcg_compile_program): OUTPUT_COUNT descriptions,
-     * each of the statement it names (bcg_output.name) or, unnamed, of the
-     * statement at its index; statements without one get a new
-     * C-contiguous array of their expression's dtype.  NULL / 0: none. */
+     * outputs[i] of the statement OUTPUT_NAMES[i] names or, where
+     * output_names or output_names[i] is NULL, of statement i; statements
+     * without one get a new C-contiguous array of their expression's
+     * dtype.  NULL / 0: none. */
     const bcg_output *outputs;
     int output_count;
+    const char *const *output_names;
 } bcg_options;
 
 #define BCG_STREAM_AUTO (-1)

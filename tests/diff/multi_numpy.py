@@ -290,14 +290,15 @@ class Operand(C.Structure):
 
 class Output(C.Structure):
     _fields_ = [("dtype", C.c_int), ("rank", C.c_int), ("strides", I64P), ("reduce", C.c_int),
-                ("shape", I64P), ("name", C.c_char_p)]
+                ("shape", I64P)]
 
 
 class Options(C.Structure):
     _fields_ = [(n, C.c_int) for n in ("inplace", "axis", "strict_rank", "warn_legacy",
                                        "unroll_limit", "unroll_factor", "microkernel_run",
                                        "backend", "native", "stream_stores")] + [
-        ("output", C.POINTER(Output)), ("outputs", C.POINTER(Output)), ("output_count", C.c_int)]
+        ("output", C.POINTER(Output)), ("outputs", C.POINTER(Output)), ("output_count", C.c_int),
+        ("output_names", C.POINTER(C.c_char_p))]
 
 
 class Error(C.Structure):
@@ -363,11 +364,18 @@ def in_process(lib, seed, count, log):
             outs[k] = Output(DTYPE_CODE[o["dtype"]] if o["dtype"] else -1,
                              len(target) if (o["reduce"] or o["strides"]) else 0, sd,
                              REDUCE_CODE[o["reduce"]] if o["reduce"] else 0,
-                             sh if o["reduce"] else None, o["name"].encode())
+                             sh if o["reduce"] else None)
         options = Options()
         lib.bcg_options_init(C.byref(options))
         options.outputs = outs
         options.output_count = len(case["outputs"])
+        # by name, in reverse order half the time (by index otherwise)
+        if index % 2:
+            order = list(reversed(range(len(case["outputs"]))))
+            outs = (Output * len(order))(*[outs[k] for k in order])
+            names = (C.c_char_p * len(order))(*[case["outputs"][k]["name"].encode() for k in order])
+            options.outputs = outs
+            options.output_names = names
         prog, err = C.c_void_p(), Error()
         status = lib.bcg_compile_program(ctx, case["program"].encode(), ops, len(case["ops"]),
                                          C.byref(options), C.byref(prog), C.byref(err))

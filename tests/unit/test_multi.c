@@ -59,13 +59,15 @@ static void test_forward_and_gradient(void **state)
     fill(a, ROWS * COLS, 2);
     fill(b, COLS, 3);
     const void *in[] = {g, a, b};
-    bcg_output outs[2] = {{.name = "s", .dtype = BCG_DTYPE_AUTO, .reduce = BCG_REDUCE_SUM,
-                           .rank = 1, .shape = shape_b},
-                          {.name = "t", .dtype = BCG_F64}};
+    bcg_output outs[2] = {{.dtype = BCG_DTYPE_AUTO, .reduce = BCG_REDUCE_SUM, .rank = 1,
+                           .shape = shape_b},
+                          {.dtype = BCG_F64}};
+    const char *names[2] = {"s", "t"};
     bcg_options o;
     bcg_options_init(&o);
     o.outputs = outs;
     o.output_count = 2;
+    o.output_names = names;
     bcg_program *p = NULL;
     bcg_error err;
     assert_int_equal(bcg_compile_program(ctx, "y = g * a; s = y; t = y + b", ops, 3, &o, &p,
@@ -180,32 +182,38 @@ static void test_errors_name_what_is_wrong(void **state)
     expect_error("y = a +; s = b", NULL, BCG_ERR_PARSE, "statement y:", -1);
 
     int64_t bad[1] = {3};
-    bcg_output outs[2] = {{.name = "s", .dtype = BCG_DTYPE_AUTO, .reduce = BCG_REDUCE_SUM,
-                           .rank = 1, .shape = bad},
-                          {.name = "nope", .dtype = BCG_DTYPE_AUTO}};
+    bcg_output outs[2] = {{.dtype = BCG_DTYPE_AUTO, .reduce = BCG_REDUCE_SUM, .rank = 1,
+                           .shape = bad},
+                          {.dtype = BCG_DTYPE_AUTO}};
+    const char *names[2] = {"s", "nope"};
     bcg_options o;
     bcg_options_init(&o);
     o.outputs = outs;
     o.output_count = 1;
+    o.output_names = names;
     expect_error("y = a * b; s = y", &o, BCG_ERR_BROADCAST,
                  "statement s: cannot reduce the result (3, 4) to the output shape (3,)", -1);
     o.outputs = &outs[1];
+    o.output_names = &names[1];
     expect_error("y = a * b; s = y", &o, BCG_ERR_USAGE, "names nope, which is not a statement",
                  -1);
-    bcg_output twice[2] = {{.name = "y", .dtype = BCG_DTYPE_AUTO},
-                           {.name = "y", .dtype = BCG_DTYPE_AUTO}};
+    bcg_output twice[2] = {{.dtype = BCG_DTYPE_AUTO}, {.dtype = BCG_DTYPE_AUTO}};
+    const char *y_twice[2] = {"y", "y"};
     o.outputs = twice;
+    o.output_names = y_twice;
     o.output_count = 2;
     expect_error("y = a * b; s = y", &o, BCG_ERR_USAGE, "output 0 (y) is described twice", -1);
     int64_t keep[1] = {4};
-    bcg_output reduced = {.name = "y", .dtype = BCG_DTYPE_AUTO, .reduce = BCG_REDUCE_MAX,
-                          .rank = 1, .shape = keep};
+    bcg_output reduced = {.dtype = BCG_DTYPE_AUTO, .reduce = BCG_REDUCE_MAX, .rank = 1,
+                          .shape = keep};
     o.outputs = &reduced;
+    o.output_names = y_twice;
     o.output_count = 1;
     expect_error("y = a * b; s = y + 1", &o, BCG_ERR_USAGE,
                  "statement s uses y, whose output is a reduction (max)", -1);
-    bcg_output wrong = {.name = "s", .dtype = BCG_I8};
+    bcg_output wrong = {.dtype = BCG_I8};
     o.outputs = &wrong;
+    o.output_names = &names[0];
     expect_error("y = a * b; s = y", &o, BCG_ERR_TYPE, "statement s: cannot cast the result "
                  "from f32 to the output dtype i8", -1);
     bcg_options_init(&o);
@@ -270,12 +278,13 @@ static void test_emit_program(void **state)
     (void)state;
     static const int64_t shape[2] = {3, 4}, row[1] = {4};
     bcg_operand ops[] = {{"g", BCG_F16, 2, shape, NULL}, {"b", BCG_I8, 1, row, NULL}};
-    bcg_output s = {.name = "s", .dtype = BCG_DTYPE_AUTO, .reduce = BCG_REDUCE_SUM, .rank = 1,
-                    .shape = row};
+    bcg_output s = {.dtype = BCG_DTYPE_AUTO, .reduce = BCG_REDUCE_SUM, .rank = 1, .shape = row};
+    const char *name = "s";
     bcg_options o;
     bcg_options_init(&o);
     o.outputs = &s;
     o.output_count = 1;
+    o.output_names = &name;
     char *first = NULL, *second = NULL;
     bcg_error err;
     assert_int_equal(bcg_emit_program("y = exp(g) * b; s = y // b", ops, 2, &o, "step", &first,
