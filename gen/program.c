@@ -108,11 +108,16 @@ bcg_status program_split(arena *a, const char *text, program *out, bcg_error *er
                            out->count + 1, name_end - name_start, BCG_MAX_NAME);
         program_statement *st = &out->statements[out->count];
         st->name = arena_strndup(a, text + name_start, name_end - name_start);
-        st->text = arena_strndup(a, text + i + 1, end - (i + 1));
+        size_t from = i + 1, to = end; /* the expression, without the spaces around it */
+        while (from < to && is_space(text[from]))
+            from++;
+        while (to > from && is_space(text[to - 1]))
+            to--;
+        st->text = arena_strndup(a, text + from, to - from);
         if (!st->name || !st->text)
             return fail(err, BCG_ERR_NOMEM, "out of memory");
         st->name_column = (int)name_start + 1;
-        st->column = (int)i + 2;
+        st->column = (int)from + 1;
         for (int j = 0; j < out->count; j++)
             if (strcmp(out->statements[j].name, st->name) == 0)
                 return fail_at(err, BCG_ERR_USAGE, st->name_column, -1, -1,
