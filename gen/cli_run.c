@@ -228,9 +228,31 @@ static int run_program(cli_args *args, const bcg_operand *ops, bcg_context *ctx,
         if (bcg_kernel_note(k)[0])
             fprintf(stderr, "bcgen run: note: %s: %s\n", args->output_names[i],
                     bcg_kernel_note(k));
-        if (bcg_kernel_warning(k)[0])
-            fprintf(stderr, "bcgen run: warning: %s: %s\n", args->output_names[i],
-                    bcg_kernel_warning(k));
+        /* the parts of its warning ("; "-separated): an operand one statement
+         * does not read is said once, and only when no statement reads it */
+        const char *w = bcg_kernel_warning(k);
+        while (*w) {
+            size_t n = strcspn(w, ";");
+            bool unread = strncmp(w, "operand ", 8) == 0 && strstr(w, " is not read by") &&
+                          (size_t)(strstr(w, " is not read by") - w) < n;
+            bool everywhere = true;
+            for (int j = 0; unread && j < count; j++) {
+                const char *other = bcg_kernel_warning(bcg_program_kernel(prog, j));
+                const char *at = strstr(other, "operand ");
+                bool found = false;
+                for (; at && !found; at = strstr(at + 1, "operand "))
+                    found = strncmp(at, w, n) == 0;
+                everywhere &= found;
+            }
+            if (!unread)
+                fprintf(stderr, "bcgen run: warning: %s: %.*s\n", args->output_names[i], (int)n,
+                        w);
+            else if (everywhere && i == 0)
+                fprintf(stderr, "bcgen run: warning: %.*s (by any statement)\n", (int)n, w);
+            w += n;
+            while (*w == ';' || *w == ' ')
+                w++;
+        }
     }
     for (; *loaded < args->operand_count; (*loaded)++)
         if ((status = load_operand(&args->operands[*loaded], &logical[*loaded],
