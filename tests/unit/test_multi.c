@@ -308,6 +308,52 @@ static void test_emit_program(void **state)
                      BCG_ERR_USAGE);
 }
 
+/* The emitted program compiled by libtcc (jit.c) and called through its
+ * wrapper writes what bcg_run_outputs writes, bit for bit. */
+static void test_emitted_program_runs(void **state)
+{
+    (void)state;
+    static const int64_t shape[2] = {7, 33}, row[1] = {33};
+    bcg_operand ops[] = {{"g", BCG_F32, 2, shape, NULL}, {"b", BCG_I16, 1, row, NULL}};
+    bcg_output outs[2] = {{.dtype = BCG_DTYPE_AUTO, .reduce = BCG_REDUCE_MEAN, .rank = 1,
+                           .shape = row},
+                          {.dtype = BCG_F64}};
+    const char *names[2] = {"s", "t"};
+    bcg_options o;
+    bcg_options_init(&o);
+    o.outputs = outs;
+    o.output_count = 2;
+    o.output_names = names;
+    const char *text = "y = g * b - 1.5; s = y; t = sqrt(abs(y)) // b";
+    char *source = NULL;
+    bcg_error err;
+    assert_int_equal(bcg_emit_program(text, ops, 2, &o, "prog", &source, &err), BCG_OK);
+    jit_code *code = NULL;
+    kernel_fn fn = NULL;
+    assert_int_equal(jit_compile(source, "prog", &code, &fn, &err), BCG_OK);
+    bcg_free(source);
+    bcg_program *p = NULL;
+    assert_int_equal(bcg_compile_program(ctx, text, ops, 2, &o, &p, &err), BCG_OK);
+    static float g[7 * 33], y1[7 * 33], y2[7 * 33], s1[33], s2[33];
+    static double t1[7 * 33], t2[7 * 33];
+    static int16_t b[33];
+    fill(g, 7 * 33, 9);
+    for (int i = 0; i < 33; i++)
+        b[i] = (int16_t)(i % 5 - 2);
+    const void *in[] = {g, b};
+    void *a_out[] = {y1, s1, t1}, *b_out[] = {y2, s2, t2};
+    assert_int_equal(bcg_run_outputs(p, a_out, in, 1, &err), BCG_OK);
+    /* the wrapper's ABI: void prog(void *const *out, const void *const *in) */
+    void (*wrapper)(void *const *, const void *const *);
+    memcpy(&wrapper, &fn, sizeof wrapper);
+    wrapper(b_out, in);
+    assert_memory_equal(y1, y2, sizeof y1);
+    assert_memory_equal(s1, s2, sizeof s1);
+    assert_memory_equal(t1, t2, sizeof t1);
+    jit_free(code);
+    bcg_program_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -316,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_errors_name_what_is_wrong),
         cmocka_unit_test(test_run_checks_overlaps),
         cmocka_unit_test(test_emit_program),
+        cmocka_unit_test(test_emitted_program_runs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
