@@ -236,6 +236,10 @@ static void test_errors_name_what_is_wrong(void **state)
     o.output_count = 1;
     assert_int_equal(bcg_compile(ctx, "a", ops, 1, &o, &k, &err), BCG_ERR_USAGE);
     assert_non_null(strstr(err.message, "bcg_compile_program"));
+    /* ... also when the same kernel without them is cached */
+    assert_int_equal(bcg_compile(ctx, "a", ops, 1, NULL, &k, &err), BCG_OK);
+    assert_int_equal(bcg_compile(ctx, "a", ops, 1, &o, &k, &err), BCG_ERR_USAGE);
+    assert_null(k);
     char *source = NULL;
     assert_int_equal(bcg_emit("y = a; s = a", ops, 1, NULL, NULL, &source, &err), BCG_ERR_PARSE);
     assert_null(source);
