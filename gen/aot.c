@@ -509,6 +509,10 @@ static bcg_status expand_programs(arena *a, const aot_request *r, aot_request *o
             total++;
             continue;
         }
+        if (k->options.inplace >= 0)
+            return fail(err, BCG_ERR_USAGE, "kernel %s: a program of statements cannot write "
+                        "in place (--inplace): its wrapper takes one output buffer per "
+                        "statement", k->name ? k->name : "?");
         bcg_status s = program_resolve(a, k->expression, k->operands, k->operand_count,
                                        &k->options, &parsed[i], err);
         if (s) {
