@@ -484,7 +484,205 @@ static bcg_status render_file(const char *template_name, const tmpl_scope *scope
     return *out ? BCG_OK : fail(err, BCG_ERR_NOMEM, "out of memory");
 }
 
-bcg_status aot_generate(const aot_request *r, char **source, char **header, bcg_error *err)
+/* A kernel whose expression is a program of statements (program.c) becomes
+ * one kernel per statement, NAME_<statement>, and a wrapper NAME taking
+ * every output (named as its statement) and then the operands, calling
+ * them in statement order. */
+typedef struct aot_program {
+    const char *name;          /* the wrapper's */
+    const char *text;          /* the program as written */
+    int first, count;          /* its statements' kernels in the expanded list */
+    const char **statements;   /* their names */
+} aot_program;
+
+static bcg_status aot_generate_kernels(const aot_request *r, const aot_program *programs,
+                                       int program_count, char **source, char **header,
+                                       bcg_error *err);
+
+static bcg_status expand_programs(arena *a, const aot_request *r, aot_request *out,
+                                  aot_program **programs, int *program_count, bcg_error *err)
+{
+    int total = 0, groups = 0;
+    program *parsed = arena_alloc(a, sizeof *parsed * (size_t)r->kernel_count);
+    if (!parsed)
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < r->kernel_count; i++) {
+        const aot_kernel *k = &r->kernels[i];
+        if (!k->expression || !program_is_statements(k->expression)) {
+            total++;
+            continue;
+        }
+        if (k->options.inplace >= 0)
+            return fail(err, BCG_ERR_USAGE, "kernel %s: a program of statements cannot write "
+                        "in place (--inplace): its wrapper takes one output buffer per "
+                        "statement", k->name ? k->name : "?");
+        bcg_status s = program_resolve(a, k->expression, k->operands, k->operand_count,
+                                       &k->options, &parsed[i], err);
+        if (s) {
+            if (err) {
+                char message[sizeof err->message + 80];
+                snprintf(message, sizeof message, "kernel %.63s: %s", k->name ? k->name : "?",
+                         err->message);
+                memcpy(err->message, message, sizeof err->message - 1);
+                err->message[sizeof err->message - 1] = 0;
+            }
+            return s;
+        }
+        total += parsed[i].count;
+        groups++;
+    }
+    aot_kernel *kernels = arena_alloc(a, sizeof *kernels * (size_t)total);
+    *programs = arena_alloc(a, sizeof **programs * (size_t)(groups ? groups : 1));
+    if (!kernels || !*programs)
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    int n = 0;
+    *program_count = 0;
+    for (int i = 0; i < r->kernel_count; i++) {
+        const aot_kernel *k = &r->kernels[i];
+        if (!k->expression || !program_is_statements(k->expression)) {
+            kernels[n++] = *k;
+            continue;
+        }
+        aot_program *g = &(*programs)[(*program_count)++];
+        const program *p = &parsed[i];
+        g->name = k->name;
+        g->text = k->expression;
+        g->first = n;
+        g->count = p->count;
+        g->statements = arena_alloc(a, sizeof *g->statements * (size_t)p->count);
+        if (!g->statements || !k->name)
+            return fail(err, k->name ? BCG_ERR_NOMEM : BCG_ERR_USAGE,
+                        k->name ? "out of memory" : "a kernel has no name");
+        for (int j = 0; j < p->count; j++) {
+            const program_statement *st = &p->statements[j];
+            const char *problem = emit_aot_name_problem(st->name, true);
+            if (problem)
+                return fail(err, BCG_ERR_USAGE, "kernel %s: statement '%s' is %s; pick another "
+                            "name", k->name, st->name, problem);
+            g->statements[j] = st->name;
+            kernels[n] = *k;
+            kernels[n].name = arena_printf(a, "%s_%s", k->name, st->name);
+            kernels[n].expression = st->expanded;
+            kernels[n].options = st->options;
+            if (!kernels[n].name)
+                return fail(err, BCG_ERR_NOMEM, "out of memory");
+            n++;
+        }
+    }
+    *out = *r;
+    out->kernels = kernels;
+    out->kernel_count = total;
+    return BCG_OK;
+}
+
+/* The wrapper of program G: its source into the .c's kernel list and its
+ * declaration into the header's.  PARAMETERS[k]: kernel k's parameter list. */
+static bcg_status add_program(file_state *f, const aot_program *g, int index,
+                              const char *const *parameters)
+{
+    char what[BCG_MAX_NAME + 64];
+    snprintf(what, sizeof what, "the program %s", g->name);
+    bcg_status s = define_name(f, g->name, NAME_KERNEL, index, what);
+    if (s)
+        return s;
+    const char *problem = emit_aot_name_problem(g->name, false);
+    if (problem)
+        return fail(f->err, BCG_ERR_USAGE, "'%s' is %s; pick another kernel name", g->name,
+                    problem);
+    /* each kernel's list is "T *out, <operands>": the outputs named as their
+     * statements, then the operands (the same in every statement's kernel) */
+    strbuf list, body, names;
+    sb_init(&list);
+    sb_init(&body);
+    sb_init(&names);
+    const char *operands = strchr(parameters[g->first], ',');
+    for (int j = 0; j < g->count; j++) {
+        const char *own = parameters[g->first + j];
+        const char *comma = strchr(own, ',');
+        size_t first = comma ? (size_t)(comma - own) : strlen(own);
+        /* the first parameter ends in "out" */
+        sb_printf(&list, "%s%.*s%s", j ? ", " : "", (int)(first - 3), own, g->statements[j]);
+        sb_printf(&names, "%s%s", j ? ", " : "", g->statements[j]);
+    }
+    if (operands)
+        sb_puts(&list, operands);
+    sb_printf(&body, "/* %s: the program's outputs %s, each its statement's kernel in order\n"
+              " * (%s_<statement>, whose macros size each output). */\n"
+              "void %s(%s)\n{\n", g->name, names.data ? names.data : "", g->name, g->name,
+              list.data ? list.data : "");
+    for (int j = 0; j < g->count; j++) {
+        sb_printf(&body, "    %s_%s(%s", g->name, g->statements[j], g->statements[j]);
+        /* the operand names: the words before each ',' and the last word */
+        const char *at = operands;
+        while (at) {
+            const char *next = strchr(at + 1, ',');
+            const char *end = next ? next : at + strlen(at);
+            const char *word = end;
+            while (word > at && (word[-1] == '_' || (word[-1] >= 'a' && word[-1] <= 'z') ||
+                                 (word[-1] >= 'A' && word[-1] <= 'Z') ||
+                                 (word[-1] >= '0' && word[-1] <= '9')))
+                word--;
+            sb_printf(&body, ", %.*s", (int)(end - word), word);
+            at = next;
+        }
+        sb_puts(&body, ");\n");
+    }
+    sb_puts(&body, "}");
+    const char *text = comment_text(f->arena, g->text);
+    if (list.failed || body.failed || names.failed || !text) {
+        sb_free(&list);
+        sb_free(&body);
+        sb_free(&names);
+        return fail(f->err, BCG_ERR_NOMEM, "out of memory");
+    }
+    tmpl_scope *code = tmpl_list_add(f->source_scope, "kernels");
+    tmpl_set_str(code, "source", arena_strndup(f->arena, body.data, body.len));
+    tmpl_scope *doc = tmpl_list_add(f->header_scope, "kernels");
+    tmpl_list_declare(doc, "macros");
+    tmpl_list_declare(doc, "lines");
+    tmpl_set_str(doc, "name", g->name);
+    tmpl_set_str(doc, "result", arena_strndup(f->arena, names.data, names.len));
+    tmpl_set_str(doc, "expression", text);
+    tmpl_scope *line = tmpl_list_add(doc, "lines");
+    tmpl_set_str(line, "text", arena_printf(f->arena, "calls %s_<statement> for each output "
+                                            "in order; their macros size the buffers",
+                                            g->name));
+    tmpl_set_str(doc, "parameters", arena_strndup(f->arena, list.data, list.len));
+    sb_free(&list);
+    sb_free(&body);
+    sb_free(&names);
+    return BCG_OK;
+}
+
+bcg_status aot_generate(const aot_request *request, char **source, char **header,
+                        bcg_error *err)
+{
+    const aot_request *r = request;
+    aot_request expanded;
+    aot_program *programs = NULL;
+    int program_count = 0;
+    arena *program_arena = NULL;
+    if (r && r->kernels)
+        for (int i = 0; i < r->kernel_count && !program_arena; i++)
+            if (r->kernels[i].expression && program_is_statements(r->kernels[i].expression)) {
+                if (!(program_arena = arena_new()))
+                    return fail(err, BCG_ERR_NOMEM, "out of memory");
+                bcg_status s = expand_programs(program_arena, r, &expanded, &programs,
+                                               &program_count, err);
+                if (s) {
+                    arena_free(program_arena);
+                    return s;
+                }
+                r = &expanded;
+            }
+    bcg_status status = aot_generate_kernels(r, programs, program_count, source, header, err);
+    arena_free(program_arena);
+    return status;
+}
+
+static bcg_status aot_generate_kernels(const aot_request *r, const aot_program *programs,
+                                       int program_count, char **source, char **header,
+                                       bcg_error *err)
 {
     if (!r || !source || !header || r->kernel_count < 1 || !r->kernels || !r->source_name ||
         !r->header_name)
@@ -524,6 +722,7 @@ bcg_status aot_generate(const aot_request *r, char **source, char **header, bcg_
     for (int i = 0; i < r->kernel_count; i++)
         count += 1 + 9 * ((size_t)(r->kernels[i].operand_count > 0 ? r->kernels[i].operand_count
                                                                     : 0) + 1);
+    count += (size_t)program_count;
     f.name_capacity = 16;
     while (f.name_capacity < 2 * count)
         f.name_capacity *= 2;
@@ -543,8 +742,18 @@ bcg_status aot_generate(const aot_request *r, char **source, char **header, bcg_
     if (r->restrict_pointers)
         s = define_name(&f, "BCGEN_RESTRICT", NAME_OTHER, -1,
                         "the header's macro BCGEN_RESTRICT (--restrict)");
-    for (int i = 0; i < r->kernel_count && !s; i++)
+    const char **parameters = program_count
+                                  ? arena_alloc(f.arena, sizeof *parameters * (size_t)r->kernel_count)
+                                  : NULL;
+    if (program_count && !parameters)
+        s = fail(err, BCG_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < r->kernel_count && !s; i++) {
         s = add_kernel(&f, r, i, aot);
+        if (parameters)
+            parameters[i] = aot->parameters;
+    }
+    for (int g = 0; g < program_count && !s; g++)
+        s = add_program(&f, &programs[g], r->kernel_count + g, parameters);
 
     strbuf helpers, math, names;
     sb_init(&helpers);
@@ -555,6 +764,8 @@ bcg_status aot_generate(const aot_request *r, char **source, char **header, bcg_
     emit_math_names(&aot->needs, &math);
     for (int i = 0; i < r->kernel_count; i++)
         sb_printf(&names, "%s%s", i ? ", " : "", r->kernels[i].name);
+    for (int g = 0; g < program_count; g++)
+        sb_printf(&names, ", %s", programs[g].name);
     const char *command = comment_text(f.arena, r->command ? r->command : "(not recorded)");
     const char *source_name = comment_text(f.arena, r->source_name);
     const char *header_name = comment_text(f.arena, r->header_name);
@@ -572,7 +783,7 @@ bcg_status aot_generate(const aot_request *r, char **source, char **header, bcg_
             tmpl_set_str(scope, "source_name", source_name);
             tmpl_set_str(scope, "header_name", header_name);
             tmpl_set_str(scope, "kernel_names", names.data);
-            tmpl_set_int(scope, "kernel_count", r->kernel_count);
+            tmpl_set_int(scope, "kernel_count", r->kernel_count + program_count);
             tmpl_set_bool(scope, "uses_math", uses_math);
             tmpl_set_str(scope, "math_names", uses_math ? math.data : "");
             tmpl_set_bool(scope, "restrict_pointers", r->restrict_pointers);

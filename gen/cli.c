@@ -334,6 +334,93 @@ int cli_output_finish(const char *cmd, cli_output *o, const cli_operand *operand
     return -1;
 }
 
+static bool is_output_option(const char *arg)
+{
+    return strcmp(arg, "--out-strides") == 0 || strcmp(arg, "--out-dtype") == 0 ||
+           strcmp(arg, "--reduce") == 0 || strcmp(arg, "--out-shape") == 0 ||
+           strcmp(arg, "--to") == 0;
+}
+
+/* The output options, in the order given: to the one output of an
+ * expression, or by statement name (NAME=VALUE) to a program's outputs;
+ * without a NAME= they describe a program's only statement. */
+static int apply_outputs(const char *cmd, cli_args *args)
+{
+    args->program = program_is_statements(args->expr);
+    if (!args->program) {
+        for (int r = 0; r < args->raw_count; r++) {
+            if (strcmp(args->raw[r].arg, "-o") == 0) {
+                args->output_path = args->raw[r].value;
+                continue;
+            }
+            if (cli_output_option(cmd, args->raw[r].arg, args->raw[r].value, &args->out) == 2)
+                return 2;
+        }
+        return cli_output_finish(cmd, &args->out, args->operands, args->operand_count,
+                                 &args->options);
+    }
+    arena *a = arena_new();
+    program p;
+    bcg_error err;
+    error_clear(&err);
+    if (!a) {
+        fprintf(stderr, "bcgen %s: out of memory\n", cmd);
+        return 1;
+    }
+    if (program_split(a, args->expr, &p, &err)) {
+        arena_free(a);
+        return cli_report(cmd, args->expr, &err);
+    }
+    args->output_count = p.count;
+    for (int i = 0; i < p.count; i++) {
+        snprintf(args->output_names[i], sizeof args->output_names[i], "%s",
+                 p.statements[i].name);
+        cli_output_init(&args->outs[i]);
+        args->output_paths[i] = NULL;
+    }
+    arena_free(a);
+    for (int r = 0; r < args->raw_count; r++) {
+        const char *value = args->raw[r].value, *eq = strchr(value, '=');
+        if (strcmp(args->raw[r].arg, "-o") == 0 && strcmp(cmd, "run") != 0) {
+            args->output_path = value; /* emit's file: the program's whole C */
+            continue;
+        }
+        int at = -1;
+        for (int i = 0; eq && i < args->output_count; i++)
+            if ((size_t)(eq - value) == strlen(args->output_names[i]) &&
+                memcmp(value, args->output_names[i], (size_t)(eq - value)) == 0)
+                at = i;
+        if (at >= 0) {
+            value = eq + 1;
+        } else if (args->output_count == 1) {
+            at = 0;
+        } else {
+            return usage_error(cmd, "%s: say which statement it is for, as OPTION NAME=VALUE "
+                               "(a program of several statements)",
+                               args->raw[r].arg);
+        }
+        if (strcmp(args->raw[r].arg, "-o") == 0)
+            args->output_paths[at] = value;
+        else if (cli_output_option(cmd, args->raw[r].arg, value, &args->outs[at]) == 2)
+            return 2;
+    }
+    for (int i = 0; i < args->output_count; i++) {
+        bcg_options one;
+        bcg_options_init(&one);
+        int finished = cli_output_finish(cmd, &args->outs[i], args->operands,
+                                         args->operand_count, &one);
+        if (finished >= 0)
+            return finished;
+        if (one.output)
+            args->outputs[i] = *one.output;
+        else
+            cli_output_init(&args->outs[i]), args->outputs[i] = args->outs[i].output;
+    }
+    args->options.outputs = args->outputs;
+    args->options.output_count = args->output_count;
+    return -1;
+}
+
 int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, unsigned allowed,
                    bool want_source, cli_args *args)
 {
@@ -358,10 +445,13 @@ int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, uns
             args->expr = arg;
             continue;
         }
-        int output = cli_output_option(cmd, arg, value, &args->out);
-        if (output == 2)
-            return 2;
-        if (output == 1) {
+        if (is_output_option(arg) || ((allowed & ARG_OUTPUT) && strcmp(arg, "-o") == 0)) {
+            if (!value)
+                return usage_error(cmd, "%s needs a value", arg);
+            if (args->raw_count == (int)(sizeof args->raw / sizeof args->raw[0]))
+                return usage_error(cmd, "%s: too many output options", arg);
+            args->raw[args->raw_count].arg = arg;
+            args->raw[args->raw_count++].value = value;
             i++;
         } else if (strcmp(arg, "--") == 0) {
             options_done = true;
@@ -402,11 +492,6 @@ int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, uns
             args->time = true;
         } else if ((allowed & ARG_REFERENCE) && strcmp(arg, "--reference") == 0) {
             args->reference = true;
-        } else if ((allowed & ARG_OUTPUT) && strcmp(arg, "-o") == 0) {
-            if (!value)
-                return usage_error(cmd, "%s needs a file name", arg);
-            args->output_path = value;
-            i++;
         } else if ((allowed & ARG_NAME) && strcmp(arg, "--name") == 0) {
             if (!value || !name_is_valid(value, strlen(value)))
                 return usage_error(cmd, "--name needs a C identifier, not '%s'",
@@ -467,8 +552,7 @@ int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, uns
         return usage_error(cmd, "%s", "no expression given");
     if (args->operand_count == 0)
         return usage_error(cmd, "%s", "no operands given: add -i NAME=DTYPE[SHAPE] for each");
-    int finished = cli_output_finish(cmd, &args->out, args->operands, args->operand_count,
-                                     &args->options);
+    int finished = apply_outputs(cmd, args);
     if (finished >= 0)
         return finished;
     if (inplace_name) {

@@ -80,6 +80,18 @@ typedef struct cli_args {
     bool jit;                  /* --jit: bcg_compile's source (emit) */
     int threads;               /* --threads N: bcg_run_threads (run); 1 by default */
     cli_output out;            /* options.output points into it when given */
+    /* the output options and -o in the order given, applied once the
+     * expression is known: to `out` and output_path for an expression, or
+     * keyed by statement (-o NAME=FILE, --out-dtype NAME=D, ...) for a
+     * program of statements (program.c) */
+    int raw_count;
+    struct { const char *arg, *value; } raw[4 * BCG_MAX_OUTPUTS];
+    bool program;              /* the expression is a program of statements */
+    int output_count;          /* program: its statements */
+    char output_names[BCG_MAX_OUTPUTS][BCG_MAX_NAME + 1];
+    cli_output outs[BCG_MAX_OUTPUTS];
+    const char *output_paths[BCG_MAX_OUTPUTS];
+    bcg_output outputs[BCG_MAX_OUTPUTS]; /* options.outputs points at them */
 } cli_args;
 /* Parses EXPR -i SPEC... [--inplace NAME] [--axis K] [--strict-rank]
  * [--warn-legacy] [--out-strides S] [--out-dtype D] [--reduce OP --out-shape SHAPE |

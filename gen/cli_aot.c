@@ -105,6 +105,14 @@ typedef struct cli_kernel {
     bool unroll_given;
     int arg_index;          /* the argv index of its -k value (for a spec file's places) */
     int inplace_arg;        /* ... and of its --inplace value */
+    /* a program of statements (-k NAME='y = ...; s = ...'): its output
+     * options keyed by statement (--reduce s=sum), heap arrays of
+     * BCG_MAX_OUTPUTS made on the first one */
+    int keyed_count;
+    cli_output *keyed;
+    char (*keyed_names)[BCG_MAX_NAME + 1];
+    bcg_output *keyed_outputs;
+    const char **keyed_output_names;
 } cli_kernel;
 
 #define MAX_KERNELS 256
@@ -589,6 +597,20 @@ static int finish_kernel(cli_state *st, cli_kernel *k)
     int finished = cli_output_finish(cmd, &k->out, k->operands, k->operand_count, &k->options);
     if (finished >= 0)
         return finished;
+    for (int j = 0; j < k->keyed_count; j++) {
+        bcg_options one;
+        bcg_options_init(&one);
+        if ((finished = cli_output_finish(cmd, &k->keyed[j], k->operands, k->operand_count,
+                                          &one)) >= 0)
+            return finished;
+        k->keyed_outputs[j] = *one.output;
+        k->keyed_output_names[j] = k->keyed_names[j];
+    }
+    if (k->keyed_count) {
+        k->options.outputs = k->keyed_outputs;
+        k->options.output_count = k->keyed_count;
+        k->options.output_names = k->keyed_output_names;
+    }
     if (k->inplace_name) {
         for (int i = 0; i < k->operand_count; i++)
             if (strcmp(k->operands[i].name, k->inplace_name) == 0)
@@ -599,6 +621,48 @@ static int finish_kernel(cli_state *st, cli_kernel *k)
                                        "kernel", k->inplace_name);
     }
     return -1;
+}
+
+/* An output option of a program kernel: VALUE is STATEMENT=VALUE; -1 to
+ * go on, else the exit status. */
+static int keyed_option(const char *cmd, cli_kernel *k, const char *arg, const char *value)
+{
+    const char *eq = strchr(value, '=');
+    size_t n = eq ? (size_t)(eq - value) : 0;
+    if (!eq || !name_is_valid(value, n))
+        return usage_error_at(cmd, "kernel %s is a program of statements: key its output "
+                              "options by statement, as OPTION NAME=VALUE", k->name ? k->name : "");
+    if (!k->keyed) {
+        k->keyed = calloc(BCG_MAX_OUTPUTS, sizeof *k->keyed);
+        k->keyed_names = calloc(BCG_MAX_OUTPUTS, sizeof *k->keyed_names);
+        k->keyed_outputs = calloc(BCG_MAX_OUTPUTS, sizeof *k->keyed_outputs);
+        k->keyed_output_names = calloc(BCG_MAX_OUTPUTS, sizeof *k->keyed_output_names);
+        if (!k->keyed || !k->keyed_names || !k->keyed_outputs || !k->keyed_output_names) {
+            fprintf(stderr, "bcgen aot: out of memory\n");
+            return 1;
+        }
+    }
+    int at = 0;
+    while (at < k->keyed_count &&
+           !(strlen(k->keyed_names[at]) == n && memcmp(k->keyed_names[at], value, n) == 0))
+        at++;
+    if (at == k->keyed_count) {
+        if (at == BCG_MAX_OUTPUTS)
+            return usage_error_at(cmd, "more than %s keyed outputs", "64");
+        memcpy(k->keyed_names[at], value, n);
+        k->keyed_names[at][n] = 0;
+        cli_output_init(&k->keyed[at]);
+        k->keyed_count++;
+    }
+    return cli_output_option(cmd, arg, eq + 1, &k->keyed[at]) == 2 ? 2 : -1;
+}
+
+static void free_keyed(cli_kernel *k)
+{
+    free(k->keyed);
+    free(k->keyed_names);
+    free(k->keyed_outputs);
+    free(k->keyed_output_names);
 }
 
 static cli_kernel *new_kernel(cli_state *st)
@@ -654,6 +718,16 @@ static int parse(cli_state *st, int argc, char **argv)
         bcg_options *options = k ? &k->options : &st->defaults;
         cli_output ignored;
         cli_output_init(&ignored);
+        if (k && k->expr && program_is_statements(k->expr) &&
+            (strcmp(arg, "--out-strides") == 0 || strcmp(arg, "--out-dtype") == 0 ||
+             strcmp(arg, "--reduce") == 0 || strcmp(arg, "--out-shape") == 0 ||
+             strcmp(arg, "--to") == 0)) {
+            int keyed = keyed_option(cmd, k, arg, value);
+            if (keyed >= 0)
+                return keyed;
+            i++;
+            continue;
+        }
         int output = cli_output_option(cmd, arg, value, k ? &k->out : &ignored);
         if (output == 2)
             return 2;
@@ -1100,6 +1174,8 @@ done:
     sb_free(&record);
     free(views);
     free(kernels);
+    for (int j = 0; st.kernels && j < st.kernel_count; j++)
+        free_keyed(&st.kernels[j]);
     free(st.kernels);
     return status;
 }

@@ -103,7 +103,16 @@ int cli_emit(int argc, char **argv)
     cli_operand_views(args->operand_count, args->operands, ops);
     bcg_error err;
     char *source = NULL;
-    if (args->jit) {
+    if (args->program) {
+        if (args->jit) {
+            fprintf(stderr, "bcgen emit: --jit shows one kernel; a program of statements "
+                    "is emitted as plain C (without --jit)\n");
+            free(args);
+            return 2;
+        }
+        bcg_emit_program(args->expr, ops, args->operand_count, &args->options,
+                         args->function_name, &source, &err);
+    } else if (args->jit) {
         bcg_context *ctx = bcg_context_new();
         bcg_kernel *kernel = NULL;
         if (!ctx) {

@@ -423,6 +423,76 @@ static void print_conflict(const cli_args *args, const bcg_error *err)
     }
 }
 
+/* A program of statements: each output's statement explained in turn,
+ * under a line naming it (or, with --json, one object holding the names
+ * and each statement's object). */
+static int explain_program(const cli_args *args, const bcg_operand *ops)
+{
+    bcg_error err;
+    error_clear(&err);
+    arena *a = arena_new();
+    program p;
+    if (!a) {
+        fprintf(stderr, "bcgen explain: out of memory\n");
+        return 1;
+    }
+    if (!program_resolve(a, args->expr, ops, args->operand_count, &args->options, &p, &err)) {
+        if (args->json) {
+            printf("{\"program\": ");
+            cli_json_string(stdout, args->expr);
+            printf(", \"outputs\": [");
+            for (int i = 0; i < p.count; i++) {
+                printf("%s", i ? ", " : "");
+                cli_json_string(stdout, p.statements[i].name);
+            }
+            printf("], \"kernels\": [\n");
+        }
+        for (int i = 0; i < p.count; i++) {
+            compile *c = arena_alloc(a, sizeof *c);
+            if (!c) {
+                fail(&err, BCG_ERR_NOMEM, "out of memory");
+                break;
+            }
+            c->arena = a;
+            c->err = &err;
+            const program_statement *st = &p.statements[i];
+            compile_request r = {.text = st->expanded, .operands = ops,
+                                 .operand_count = args->operand_count, .options = &st->options,
+                                 .goal = COMPILE_JIT, .max_source = BCG_MAX_SOURCE};
+            if (compile_pipeline(c, &r)) {
+                program_statement_error(&p, i, &err);
+                break;
+            }
+            if (args->json) {
+                if (i)
+                    printf(",\n");
+                print_json(c);
+                continue;
+            }
+            printf("%sOutput %s (statement %d of %d): %s = %s\n", i ? "\n" : "", st->name, i + 1,
+                   p.count, st->name, st->text);
+            if (st->expanded_differs)
+                printf("  written out: %s\n", st->expanded);
+            printf("  each statement is a kernel of its own, run in order over the same "
+                   "operands\n\n");
+            print_text(c);
+        }
+        if (args->json && err.status == BCG_OK)
+            printf("]}\n");
+    }
+    int status = 0;
+    if (err.status != BCG_OK) {
+        if (args->json) {
+            printf("{\"error\": ");
+            cli_json_string(stdout, err.message);
+            printf("}\n");
+        }
+        status = cli_report("explain", args->expr, &err);
+    }
+    arena_free(a);
+    return status;
+}
+
 int cli_explain(int argc, char **argv)
 {
     cli_args *args = malloc(sizeof *args);
@@ -439,6 +509,11 @@ int cli_explain(int argc, char **argv)
     cli_operand_views(args->operand_count, args->operands, ops);
     bcg_error err;
     error_clear(&err);
+    if (args->program) {
+        status = explain_program(args, ops);
+        free(args);
+        return status;
+    }
     compile c = {0};
     c.arena = arena_new();
     c.err = &err;

@@ -156,6 +156,194 @@ static int load_operand(const cli_operand *o, npy_array *logical, laid_out *mem)
     return 0;
 }
 
+/* Writes RESULT to PATH, or prints it (after "NAME = " when NAME). */
+static int put_result(const char *path, const char *name, const npy_array *result)
+{
+    bcg_error err;
+    error_clear(&err);
+    if (path) {
+        if (npy_write(path, result, &err))
+            return cli_report("run", NULL, &err);
+        return 0;
+    }
+    strbuf sb;
+    sb_init(&sb);
+    npy_format(&sb, result);
+    if (sb.failed) {
+        fprintf(stderr, "bcgen run: out of memory printing the result\n");
+        sb_free(&sb);
+        return 1;
+    }
+    printf("%s%s%s\n", name ? name : "", name ? " = " : "", sb.data ? sb.data : "");
+    sb_free(&sb);
+    return 0;
+}
+
+/* `bcgen run` of a program of statements: bcg_compile_program and
+ * bcg_run_outputs, or with --reference each statement's front end and the
+ * reference evaluator; each output to its -o NAME=FILE or printed. */
+static int run_program(cli_args *args, const bcg_operand *ops, bcg_context *ctx,
+                       npy_array *logical, laid_out *mem, int *loaded)
+{
+    bcg_error err;
+    error_clear(&err);
+    int count = args->output_count, status = 1;
+    arena *a = arena_new();
+    compile *fronts = a ? arena_alloc(a, sizeof *fronts * (size_t)count) : NULL;
+    npy_array *results = calloc((size_t)count, sizeof *results);
+    char **views = calloc((size_t)count, sizeof *views);
+    void **outs = calloc((size_t)count, sizeof *outs);
+    bcg_program *prog = NULL;
+    program p;
+    if (!fronts || !results || !views || !outs) {
+        fprintf(stderr, "bcgen run: out of memory\n");
+        goto done;
+    }
+    double t0 = now_ms();
+    if (args->reference) {
+        if (!program_resolve(a, args->expr, ops, args->operand_count, &args->options, &p, &err))
+            for (int i = 0; i < count; i++) {
+                fronts[i].arena = a;
+                fronts[i].err = &err;
+                compile_request r = {.text = p.statements[i].expanded, .operands = ops,
+                                     .operand_count = args->operand_count,
+                                     .options = &p.statements[i].options,
+                                     .goal = COMPILE_FRONT};
+                if (compile_pipeline(&fronts[i], &r)) {
+                    program_statement_error(&p, i, &err);
+                    break;
+                }
+            }
+    } else {
+        bcg_compile_program(ctx, args->expr, ops, args->operand_count, &args->options, &prog,
+                            &err);
+    }
+    double t1 = now_ms();
+    if (err.status != BCG_OK) {
+        status = cli_report("run", args->expr, &err);
+        goto done;
+    }
+    for (int i = 0; prog && i < count; i++) {
+        const bcg_kernel *k = bcg_program_kernel(prog, i);
+        if (bcg_kernel_note(k)[0])
+            fprintf(stderr, "bcgen run: note: %s: %s\n", args->output_names[i],
+                    bcg_kernel_note(k));
+        /* the parts of its warning ("; "-separated): an operand one statement
+         * does not read is said once, and only when no statement reads it */
+        const char *w = bcg_kernel_warning(k);
+        while (*w) {
+            size_t n = strcspn(w, ";");
+            bool unread = strncmp(w, "operand ", 8) == 0 && strstr(w, " is not read by") &&
+                          (size_t)(strstr(w, " is not read by") - w) < n;
+            bool everywhere = true;
+            for (int j = 0; unread && j < count; j++) {
+                const char *other = bcg_kernel_warning(bcg_program_kernel(prog, j));
+                const char *at = strstr(other, "operand ");
+                bool found = false;
+                for (; at && !found; at = strstr(at + 1, "operand "))
+                    found = strncmp(at, w, n) == 0;
+                everywhere &= found;
+            }
+            if (!unread)
+                fprintf(stderr, "bcgen run: warning: %s: %.*s\n", args->output_names[i], (int)n,
+                        w);
+            else if (everywhere && i == 0)
+                fprintf(stderr, "bcgen run: warning: %.*s (by any statement)\n", (int)n, w);
+            w += n;
+            while (*w == ';' || *w == ' ')
+                w++;
+        }
+    }
+    for (; *loaded < args->operand_count; (*loaded)++)
+        if ((status = load_operand(&args->operands[*loaded], &logical[*loaded],
+                                   &mem[*loaded])))
+            goto done;
+    status = 1;
+    const void *inputs[BCG_MAX_OPERANDS];
+    for (int i = 0; i < args->operand_count; i++)
+        inputs[i] = mem[i].base;
+    for (int i = 0; i < count; i++) {
+        npy_array *result = &results[i];
+        if (prog) {
+            const bcg_kernel *k = bcg_program_kernel(prog, i);
+            result->dtype = bcg_kernel_dtype(k);
+            result->shape.rank = bcg_kernel_rank(k);
+            memcpy(result->shape.dims, bcg_kernel_shape(k),
+                   sizeof(int64_t) * (size_t)result->shape.rank);
+        } else {
+            result->dtype = fronts[i].out_dtype;
+            result->shape = fronts[i].out_shape;
+        }
+        int64_t elements = 1;
+        for (int d = 0; d < result->shape.rank; d++)
+            elements *= result->shape.dims[d];
+        size_t size = bcg_dtype_size(result->dtype);
+        result->data = calloc(elements ? (size_t)elements : 1, size);
+        if (!result->data) {
+            fprintf(stderr, "bcgen run: out of memory for output %s\n", args->output_names[i]);
+            goto done;
+        }
+        outs[i] = result->data;
+        if (args->outs[i].output.strides && elements > 0) { /* as cli_run's view */
+            cli_operand view;
+            memset(&view, 0, sizeof view);
+            view.shape = result->shape;
+            int64_t low, high;
+            reach(&view, args->outs[i].strides, &low, &high);
+            views[i] = malloc((size_t)(high - low + 1) * size);
+            if (!views[i]) {
+                fprintf(stderr, "bcgen run: out of memory for output view %s\n",
+                        args->output_names[i]);
+                goto done;
+            }
+            memset(views[i], 0xA5, (size_t)(high - low + 1) * size);
+            outs[i] = views[i] - low * (int64_t)size;
+        }
+    }
+    double t2 = now_ms();
+    bcg_status s = BCG_OK;
+    if (prog)
+        s = bcg_run_outputs(prog, outs, inputs, args->threads, &err);
+    for (int i = 0; !prog && !s && i < count; i++)
+        if ((s = eval_run(&fronts[i], outs[i], inputs, &err)))
+            program_statement_error(&p, i, &err);
+    double t3 = now_ms();
+    if (s != BCG_OK) {
+        status = cli_report("run", args->expr, &err);
+        goto done;
+    }
+    if (args->time)
+        fprintf(stderr, "bcgen run: %s %.3f ms, run %.3f ms\n",
+                args->reference ? "plan" : "compile", t1 - t0, t3 - t2);
+    for (int i = 0; i < count; i++) {
+        npy_array *result = &results[i];
+        if (views[i]) {
+            cli_operand view;
+            memset(&view, 0, sizeof view);
+            view.shape = result->shape;
+            int64_t elements = 1;
+            for (int d = 0; d < result->shape.rank; d++)
+                elements *= result->shape.dims[d];
+            copy_strided(&view, args->outs[i].strides, outs[i], result->data,
+                         bcg_dtype_size(result->dtype), elements, false);
+        }
+        if ((status = put_result(args->output_paths[i], args->output_names[i], result)))
+            goto done;
+    }
+    status = 0;
+done:
+    for (int i = 0; results && i < count; i++)
+        free(results[i].data);
+    for (int i = 0; views && i < count; i++)
+        free(views[i]);
+    free(results);
+    free(views);
+    free(outs);
+    bcg_program_free(prog);
+    arena_free(a);
+    return status;
+}
+
 int cli_run(int argc, char **argv)
 {
     cli_args *args = malloc(sizeof *args);
@@ -188,6 +376,10 @@ int cli_run(int argc, char **argv)
     cli_operand_views(args->operand_count, args->operands, ops);
     bcg_error err;
     error_clear(&err);
+    if (args->program) {
+        status = run_program(args, ops, ctx, logical, mem, &loaded);
+        goto done;
+    }
 
     /* Compile first: a bad expression should not wait for data to load. */
     double t0 = now_ms();

@@ -338,6 +338,11 @@ bcg_status bcg_compile(bcg_context *ctx, const char *expr, const bcg_operand *op
     else
         bcg_options_init(&opts);
 
+    /* before the cache: its key does not hold a program's outputs */
+    if (opts.outputs || opts.output_count || opts.output_names)
+        return fail(err, BCG_ERR_USAGE,
+                    "bcg_options.outputs describes a program's outputs; compile the program "
+                    "with bcg_compile_program (or describe one output in bcg_options.output)");
     size_t expr_length = expr ? strnlen(expr, BCG_MAX_EXPR + 1) : 0;
     bool can_key = keyable(expr, expr_length, operands, operand_count, &opts);
     key_probe probe = {0, 0};

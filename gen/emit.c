@@ -1095,6 +1095,22 @@ static bcg_status render(cprinter *e, const char *function_name)
     tmpl_scope *ops = tmpl_scope_new(e->arena, NULL);
     if (!ops)
         return fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
+    if (c->needs_out) { /* a program's statement: what it needs (program.c) */
+        for (int h = 0; h < HELPER_COUNT; h++)
+            for (int t = 0; t < BCG_DTYPE_COUNT; t++)
+                c->needs_out->helper[h][t] |= e->need[h][t];
+        for (int f = 0; f < MATH_COUNT; f++)
+            for (int single = 0; single < 2; single++)
+                c->needs_out->math[f][single] |= e->need_math[f][single];
+    }
+    if (c->program_needs) { /* the prelude of every statement of a program */
+        for (int h = 0; h < HELPER_COUNT; h++)
+            for (int t = 0; t < BCG_DTYPE_COUNT; t++)
+                e->need[h][t] |= c->program_needs->helper[h][t];
+        for (int f = 0; f < MATH_COUNT; f++)
+            for (int single = 0; single < 2; single++)
+                e->need_math[f][single] |= c->program_needs->math[f][single];
+    }
     set_helper_variables(e, ops, false);
     strbuf helpers;
     sb_init(&helpers);
@@ -1102,7 +1118,9 @@ static bcg_status render(cprinter *e, const char *function_name)
     if (s == BCG_OK && helpers.failed)
         s = fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
     if (s == BCG_OK) {
-        tmpl_set_str(e->scope, "helpers", helpers.data ? helpers.data : "");
+        tmpl_set_str(e->scope, "helpers",
+                     helpers.data && !c->no_prelude ? helpers.data : "");
+        tmpl_set_bool(e->scope, "prelude", !c->no_prelude);
         if (!set_header(e, function_name))
             s = fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
     }
@@ -1117,6 +1135,10 @@ static bcg_status render(cprinter *e, const char *function_name)
         half |= dtype_is_half(c->operands[i].dtype);
     for (int h = HELPER_HALF_LOAD; h <= HELPER_HALF_ROUND_F64; h++)
         half |= e->need[h][BCG_F16] || e->need[h][BCG_BF16];
+    if (c->needs_out)
+        c->needs_out->half_types |= half;
+    if (c->program_needs)
+        half |= c->program_needs->half_types;
     tmpl_set_bool(e->scope, "half_types", half);
     if (c->aot)
         c->aot->needs.half_types |= half;

@@ -57,6 +57,10 @@ static bcg_status check_options(const bcg_options *o, int operand_count, bcg_err
     if (o->stream_stores < BCG_STREAM_AUTO || o->stream_stores > 1)
         return fail(err, BCG_ERR_USAGE,
                     "stream_stores is %d; give BCG_STREAM_AUTO (-1), 0 or 1", o->stream_stores);
+    if (o->output_count != 0 || o->outputs || o->output_names)
+        return fail(err, BCG_ERR_USAGE,
+                    "bcg_options.outputs describes a program's outputs; compile the program "
+                    "with bcg_compile_program (or describe one output in bcg_options.output)");
     if (o->unroll_limit < 0 || o->unroll_limit > MAX_UNROLL_LIMIT)
         return fail(err, BCG_ERR_LIMIT,
                     "full-unroll limit %d is out of range (0..%d elements)",
@@ -615,8 +619,15 @@ bcg_status compile_front(compile *c, const char *text, const bcg_operand *operan
     }
 
     expr_names table = {operand_count, names};
-    if ((s = expr_parse(c->arena, text, &table, &c->root, err)))
+    if ((s = expr_parse(c->arena, text, &table, &c->root, err))) {
+        if (err && program_is_statements(text)) {
+            size_t n = strlen(err->message);
+            snprintf(err->message + n, sizeof err->message - n, "%s",
+                     "; this is a program of statements (NAME = EXPR; ...), which "
+                     "bcg_compile_program compiles (one kernel takes one expression)");
+        }
         return s;
+    }
     /* NumPy broadcasts the arrays an expression reads: an operand the
      * expression does not read (it was validated above) takes no part in
      * the broadcast, unless it is the in-place target, which keeps its

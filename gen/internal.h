@@ -410,6 +410,14 @@ typedef struct compile {
      * emit_kernel then makes loops where full unrolling would exceed it.
      * 0 (bcg_emit, the AOT form): no budget. */
     size_t max_source;
+    /* bcg_emit_program (program.c), plain form only: NEEDS_OUT (when set)
+     * gets every helper and math function this kernel's C uses or-ed in;
+     * PROGRAM_NEEDS (when set) is or-ed into what the prelude renders, so
+     * the first statement's prelude serves every statement; NO_PRELUDE
+     * renders the header comment and the function only. */
+    struct emit_needs *needs_out;
+    const struct emit_needs *program_needs;
+    bool no_prelude;
 } compile;
 
 /* How many times contexts ran libtcc (for the cache tests). */
@@ -604,6 +612,39 @@ bcg_status kernel_recompile(const bcg_kernel *k, arena *a, bcg_error *err, int64
 
 /* Frees K's threaded pieces (kernel_destroy calls it). */
 void run_splits_free(bcg_kernel *k);
+
+/* ---- program.c: programs of several statements, one output each ---------- */
+
+typedef struct program_statement {
+    const char *name;      /* "" for a plain expression */
+    const char *text;      /* its expression as written */
+    int column;            /* 1-based column of text[0] in the program */
+    int name_column;
+    const char *expanded;  /* text with earlier statements' names written out */
+    bool expanded_differs; /* expanded is not text: columns do not map */
+    bool *uses;            /* [BCG_MAX_OUTPUTS]: the earlier statements it uses */
+    bcg_options options;   /* the program's, with this statement's output */
+} program_statement;
+
+typedef struct program {
+    int count;
+    bool plain;            /* one expression without NAME = */
+    program_statement *statements;
+} program;
+
+/* Whether TEXT is in statement form (holds ';' or an assignment '='). */
+bool program_is_statements(const char *text);
+/* Splits TEXT into statements (names and texts only; in A). */
+bcg_status program_split(arena *a, const char *text, program *out, bcg_error *err);
+/* program_split, then names checked against OPERANDS, expressions
+ * expanded and each statement's options made from OPTIONS (outputs
+ * matched by name or index). */
+bcg_status program_resolve(arena *a, const char *text, const bcg_operand *operands,
+                           int operand_count, const bcg_options *options, program *p,
+                           bcg_error *err);
+/* Puts "statement NAME: " before ERR's message and maps its column into
+ * the program text (0 when the statement was expanded). */
+void program_statement_error(const program *p, int index, bcg_error *err);
 
 /* ---- cnames.c: names C already means -------------------------------------- */
 

@@ -171,6 +171,14 @@ typedef struct bcg_options {
      * given (the target's strides are the output's). Keep it last: the
      * fields before it are ints (the cache key reads them as bytes). */
     const bcg_output *output;
+    /* A program's outputs (bcg_compile_program): OUTPUT_COUNT descriptions,
+     * outputs[i] of the statement OUTPUT_NAMES[i] names or, where
+     * output_names or output_names[i] is NULL, of statement i; statements
+     * without one get a new C-contiguous array of their expression's
+     * dtype.  NULL / 0: none. */
+    const bcg_output *outputs;
+    int output_count;
+    const char *const *output_names;
 } bcg_options;
 
 #define BCG_STREAM_AUTO (-1)
@@ -288,6 +296,58 @@ bcg_status bcg_run_threads(const bcg_kernel *kernel, void *output,
 bcg_status bcg_emit(const char *expr, const bcg_operand *operands,
                     int operand_count, const bcg_options *options,
                     const char *function_name, char **source, bcg_error *err);
+
+/* ---- programs: several outputs from one call ---------------------------------
+ *
+ * A program is statements separated by ';', each "NAME = EXPR":
+ *
+ *     "y = g * a; s = y"        with outputs[1].reduce = BCG_REDUCE_SUM to b's shape
+ *
+ * Every statement is an output, in order.  A later statement may use an
+ * earlier statement's NAME: it stands for that statement's value (before
+ * any cast on store), as if its expression were written there in
+ * parentheses; a reduced statement's name cannot be used.  Each output has
+ * its statement's own result shape (NumPy's: the broadcast of the operands
+ * that statement reads, names included), its own view, dtype and
+ * reduction (bcg_options.outputs).  Names are identifiers, not operand
+ * names, each given once; a plain expression without '=' is a program of
+ * one unnamed output.  In-place writing (options.inplace) is for programs
+ * of one statement only.
+ *
+ * How it runs: each statement is compiled as a kernel of its own (cached
+ * like any bcg_compile), and bcg_run_outputs runs them in statement order
+ * over the same inputs.  Outputs are not shared between statements: a name
+ * used later is recomputed from the operands in the later kernel, not read
+ * back (docs/semantics.md, "Programs").  The program is owned by the
+ * caller: free it with bcg_program_free before its context. */
+#define BCG_MAX_OUTPUTS 64   /* statements in a program */
+typedef struct bcg_program bcg_program;
+
+bcg_status bcg_compile_program(bcg_context *ctx, const char *program,
+                               const bcg_operand *operands, int operand_count,
+                               const bcg_options *options, bcg_program **out,
+                               bcg_error *err);
+void bcg_program_free(bcg_program *program);  /* NULL allowed */
+int bcg_program_output_count(const bcg_program *program);
+/* The Ith statement's name ("" for a plain expression), and its kernel
+ * (bcg_kernel_rank/shape/dtype/elements give the output's; owned by the
+ * program). */
+const char *bcg_program_output_name(const bcg_program *program, int i);
+const bcg_kernel *bcg_program_kernel(const bcg_program *program, int i);
+/* Runs every statement on up to THREADS threads each (as bcg_run_threads).
+ * OUTPUTS holds one pointer per output, in statement order, each as
+ * bcg_run's output.  Besides bcg_run's checks per statement: with several
+ * statements no output may overlap another output or any operand the
+ * program reads (errors name both). */
+bcg_status bcg_run_outputs(const bcg_program *program, void *const *outputs,
+                           const void *const *inputs, int threads, bcg_error *err);
+/* The C source of every statement's kernel, FUNCTION_NAME_<NAME> each, and
+ * FUNCTION_NAME (NULL: "bcg_kernel") calling them in order:
+ *     void FUNCTION_NAME(void *const *out, const void *const *in);
+ * Free *source with bcg_free. */
+bcg_status bcg_emit_program(const char *program, const bcg_operand *operands,
+                            int operand_count, const bcg_options *options,
+                            const char *function_name, char **source, bcg_error *err);
 
 /* Broadcasts shapes alone.  SHAPES[i] has RANKS[i] sizes; NAMES may be NULL.
  * RESULT must hold BCG_MAX_RANK sizes.  WARNING (may be NULL) receives a

@@ -274,4 +274,78 @@ reductions = [
     describe("widen", "h + h", ["h=f32[3,11]"], flags=["--out-dtype", "f64"]),
 ]
 run_pair("reductions", reductions, ["--unroll", "none"])
+
+
+def run_program(label, name, program, specs, outputs, flags, options):
+    """A program of several outputs (issue 12 part 3): the pair's wrapper
+    NAME(out1, out2, ..., operands) on ARM against bcgen run --reference
+    of the same program.  OUTPUTS: [(statement, dtype)]."""
+    work = tempfile.mkdtemp(prefix=f"bcgen-aot-qemu-{label}-")
+    operands = [parse_operand(s) for s in specs]
+    r = bcgen("aot", "-k", f"{name}={program}", *sum((["-i", s] for s in specs), []), *flags,
+              "-o", os.path.join(work, "pair.c"), *options)
+    if not tap.check(f"{label}: bcgen aot writes the pair of program {name}", r.returncode == 0,
+                     r.stderr):
+        return
+    run_args = ["run", program]
+    for (op, dtype, dims), spec in zip(operands, specs):
+        values = make_input(dtype, dims)
+        values.astype(values.dtype.newbyteorder("<")).tofile(os.path.join(work, f"{op}.bin"))
+        npy = os.path.join(work, f"{op}.npy")
+        np.save(npy, values)
+        run_args += ["-i", f"{spec}={npy}"]
+    run_args += flags + ["--reference"]
+    for statement, _ in outputs:
+        run_args += ["-o", f"{statement}={os.path.join(work, statement + '.reference.npy')}"]
+    r = bcgen(*run_args)
+    if not tap.check(f"{label}: bcgen run --reference of program {name}", r.returncode == 0,
+                     r.stderr):
+        return
+    lines = harness_source("pair.h", []).split("\n")
+    end = lines.index("    return 0;")
+    body = ["    {"]
+    for op, dtype, dims in operands:
+        body.append(f"        {CTYPE[dtype]} *{op} = load(dir, \"{op}.bin\", "
+                    f"{name.upper()}_{outputs[0][0].upper()}_{op.upper()}_BYTES);")
+    for statement, dtype in outputs:
+        body.append(f"        {CTYPE[dtype]} *{statement} = malloc("
+                    f"{name.upper()}_{statement.upper()}_OUT_BYTES + 16);")
+    call = [st for st, _ in outputs] + [f"*{op}" if dims == () else op for op, _, dims in operands]
+    body.append(f"        {name}({', '.join(call)});")
+    for statement, _ in outputs:
+        body.append(f"        save(dir, \"{statement}.out.bin\", {statement}, "
+                    f"{name.upper()}_{statement.upper()}_OUT_BYTES);")
+    body.append("    }")
+    with open(os.path.join(work, "harness.c"), "w") as f:
+        f.write("\n".join(lines[:end] + body + lines[end:]))
+    binary = os.path.join(work, "harness")
+    r = subprocess.run(CC + ["-I", work, os.path.join(work, "harness.c"),
+                             os.path.join(work, "pair.c"), "-o", binary, "-lm"],
+                       capture_output=True, text=True)
+    if not tap.check(f"{label}: the program's harness builds for 32-bit ARM", r.returncode == 0,
+                     r.stderr):
+        return
+    r = subprocess.run(["qemu-arm", binary, work], capture_output=True, text=True, timeout=120)
+    if not tap.check(f"{label}: the program's harness runs under qemu-arm", r.returncode == 0,
+                     r.stderr):
+        return
+    for statement, dtype in outputs:
+        want = np.load(os.path.join(work, statement + ".reference.npy"))
+        got = np.fromfile(os.path.join(work, f"{statement}.out.bin"),
+                          dtype=np.dtype(want.dtype).newbyteorder("<")).reshape(want.shape)
+        if dtype in FLOAT_TOLERANCE:
+            ok = np.allclose(got, want, rtol=FLOAT_TOLERANCE[dtype], atol=0, equal_nan=True)
+        else:
+            ok = np.array_equal(got, want)
+        tap.check(f"{label}: output {statement} of {name} on ARM matches the reference", bool(ok),
+                  f"got {got.ravel()[:6]}, want {want.ravel()[:6]}")
+    shutil.rmtree(work)
+
+
+# forward and gradient in one call: y = g * a, s = y summed to a's shape,
+# u = y cast to f64 plus a scalar, m = the i16 maximum of two operands
+run_program("program", "fwd", "y = g * a; s = y; u = y + c; m = maximum(p, q)",
+            ["g=f32[9,17]", "a=f32[17]", "c=f32[]", "p=i16[9,1]", "q=i16[17]"],
+            [("y", "f32"), ("s", "f32"), ("u", "f64"), ("m", "i16")],
+            ["--reduce", "s=sum", "--to", "s=a", "--out-dtype", "u=f64"], ["--unroll", "none"])
 tap.finish()

@@ -305,6 +305,36 @@ def main():
                 "i16"], 0, stdout_has="output dtype: i16, cast on store from u8")
         expect(["emit", "a + 1", "-i", "a=u8[2,3]", "--out-strides", "1,2"], 0,
                stdout_has="a view with strides (1,2)")
+    # programs of several outputs (issue 12 part 3): keyed output options
+    prog = "y = g * a; s = y"
+    ops = ["-i", "g=f32[2,3]=range", "-i", "a=f32[3]=range"]
+    expect(["run", prog] + ops + ["--reduce", "s=sum", "--to", "s=a"], 0,
+           stdout_has="s = [ 0.  5. 14.]")
+    expect(["run", prog] + ops + ["--reduce", "s=sum", "--to", "s=a", "--reference"], 0,
+           stdout_has="y = [[ 0.  1.  4.]")
+    expect(["run", prog] + ops + ["--reduce", "sum", "--to", "a"], 2,
+           stderr_has="--reduce: say which statement it is for, as OPTION NAME=VALUE")
+    expect(["run", prog] + ops + ["--reduce", "y=sum", "--to", "y=a"], 2,
+           stderr_has="statement s uses y, whose output is a reduction (sum)")
+    expect(["run", prog] + ops + ["--out-dtype", "s=i8"], 1,
+           stderr_has="statement s: cannot cast the result from f32 to the output dtype i8")
+    expect(["run", "y = g; y = a"] + ops, 2, stderr_has="statement name y is given twice")
+    expect(["run", "y = z * 2; z = a"] + ops, 2, stderr_has="z, which is not an earlier statement")
+    expect(["run", "y = g * a"] + ops + ["--out-dtype", "f64"], 0, stdout_has="y = [[ 0.  1.  4.]")
+    expect(["explain", prog] + ["-i", "g=f32[2,3]", "-i", "a=f32[3]", "--reduce", "s=max",
+                                "--to", "s=a"], 0,
+           stdout_has="Output s (statement 2 of 2): s = y")
+    expect(["emit", prog, "-i", "g=f32[2,3]", "-i", "a=f32[3]", "--name", "fwd"], 0,
+           stdout_has="void fwd(void *const *out, const void *const *in)")
+    expect(["emit", prog, "-i", "g=f32[2,3]", "-i", "a=f32[3]", "--jit"], 2,
+           stderr_has="a program of statements is emitted as plain C")
+    with tempfile.TemporaryDirectory() as work:
+        expect(["run", prog] + ops + ["-o", "y=" + os.path.join(work, "y.npy"), "--reduce",
+                                      "s=prod", "--out-shape", "s=[]"], 0,
+               stdout_has="s = 0.0", what="run PROGRAM: -o for one output, the other printed")
+        check("run PROGRAM -o y=FILE writes y", np.array_equal(
+            np.load(os.path.join(work, "y.npy")),
+            np.arange(6, dtype=np.float32).reshape(2, 3) * np.arange(3, dtype=np.float32)))
     print(f"# {count - failed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -143,12 +143,20 @@ static bool is_numbered_local(const char *s, size_t n)
 
 /* ---- one request --------------------------------------------------------------------- */
 
+/* The functions of the pair: each kernel of the request, or for a kernel
+ * whose expression is a program of statements, its statements' kernels
+ * NAME_<statement> and the wrapper NAME, whose parameters are the outputs
+ * (named as the statements) and then the operands. */
+#define MAX_NAMED (MAX_KERNELS * (BCG_MAX_OUTPUTS + 1))
 typedef struct request_names {
     int kernel_count;
-    const char *kernel[MAX_KERNELS];
-    int operand_count[MAX_KERNELS];
-    const char *operand[MAX_KERNELS][3];
-    int inplace[MAX_KERNELS];
+    const char *kernel[MAX_NAMED];
+    int operand_count[MAX_NAMED];
+    const char *operand[MAX_NAMED][3];
+    const bcg_operand *ops[MAX_NAMED];
+    int inplace[MAX_NAMED];
+    int output_count[MAX_NAMED];          /* > 0: a program's wrapper */
+    const char *outputs[MAX_NAMED][BCG_MAX_OUTPUTS];
 } request_names;
 
 static bool equal_upper(const char *upper, size_t n, const char *name)
@@ -193,6 +201,9 @@ static bool is_user_name(const request_names *r, const char *s, size_t n)
     for (int i = 0; i < r->kernel_count; i++) {
         if (strlen(r->kernel[i]) == n && memcmp(r->kernel[i], s, n) == 0)
             return true;
+        for (int j = 0; j < r->output_count[i]; j++)
+            if (strlen(r->outputs[i][j]) == n && memcmp(r->outputs[i][j], s, n) == 0)
+                return true;
         for (int j = 0; j < r->operand_count[i]; j++)
             if (strlen(r->operand[i][j]) == n && memcmp(r->operand[i][j], s, n) == 0)
                 return true;
@@ -332,15 +343,18 @@ static void check_parameters(const char *list, const request_names *r, int i,
     static const char *const types[] = {"int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
                                         "uint16_t", "uint32_t", "uint64_t", "float", "double"};
     int inplace = r->inplace[i];
-    int parameter_count = r->operand_count[i] + (inplace < 0 ? 1 : 0);
+    int outputs = r->output_count[i] ? r->output_count[i] : inplace < 0 ? 1 : 0;
+    int parameter_count = r->operand_count[i] + outputs;
     const char *at = list;
     for (int p = 0; p < parameter_count; p++) {
-        /* `out` (unless in place), then the operands in order */
-        int operand = inplace < 0 ? p - 1 : p;
-        const char *expected = operand < 0 ? "out" : r->operand[i][operand];
+        /* `out` (unless in place; a program's wrapper: each output, named
+         * as its statement), then the operands in order */
+        int operand = p - outputs;
+        const char *expected = operand >= 0 ? r->operand[i][operand]
+                               : r->output_count[i] ? r->outputs[i][p] : "out";
         bool is_output = operand < 0 || operand == inplace;
         /* a rank-0 operand that is only read comes by value: "float bias" */
-        bool by_value = !is_output && request->kernels[i].operands[operand].rank == 0;
+        bool by_value = !is_output && r->ops[i][operand].rank == 0;
         bool is_const = strncmp(at, "const ", 6) == 0;
         FUZZ_CHECK(is_const == (!is_output && !by_value));
         if (is_const)
@@ -400,7 +414,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     aot_kernel kernels[MAX_KERNELS];
     bcg_operand ops[MAX_KERNELS][3];
     int64_t shapes[MAX_KERNELS][3][3], strides[MAX_KERNELS][3][3];
-    request_names names = {.kernel_count = kernel_count};
+    static request_names names, expanded;
+    memset(&names, 0, sizeof names);
+    names.kernel_count = kernel_count;
     for (int i = 0; i < kernel_count; i++) {
         if (at >= size)
             return 0;
@@ -440,6 +456,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         kernels[i].operands = ops[i];
         kernels[i].operand_count = count;
         names.operand_count[i] = count;
+        names.ops[i] = ops[i];
         names.inplace[i] = kernels[i].options.inplace;
     }
 
@@ -499,7 +516,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         include_name[j] = 0;
         aot_request shown = request;
         shown.header_name = include_name;
-        check_pair(source, header, &names, &shown);
+        /* a program kernel's functions (it generated, so it splits) */
+        arena *a = arena_new();
+        FUZZ_CHECK(a != NULL);
+        memset(&expanded, 0, sizeof expanded);
+        for (int i = 0; i < names.kernel_count; i++) {
+            program p;
+            bool statements = program_is_statements(kernels[i].expression);
+            if (statements)
+                FUZZ_CHECK(program_split(a, kernels[i].expression, &p, &err) == BCG_OK);
+            for (int j = 0; j <= (statements ? p.count : 0); j++) {
+                int e = expanded.kernel_count++;
+                expanded.kernel[e] = names.kernel[i];
+                expanded.operand_count[e] = names.operand_count[i];
+                memcpy(expanded.operand[e], names.operand[i], sizeof expanded.operand[e]);
+                expanded.ops[e] = names.ops[i];
+                expanded.inplace[e] = statements ? -1 : names.inplace[i];
+                if (statements && j < p.count) {
+                    expanded.kernel[e] = arena_printf(a, "%s_%s", names.kernel[i],
+                                                      p.statements[j].name);
+                } else if (statements) {
+                    expanded.output_count[e] = p.count;
+                    for (int k = 0; k < p.count; k++)
+                        expanded.outputs[e][k] = p.statements[k].name;
+                }
+            }
+        }
+        check_pair(source, header, &expanded, &shown);
+        arena_free(a);
         free(include_name);
         mem_free(source);
         mem_free(header);

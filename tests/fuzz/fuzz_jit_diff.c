@@ -1200,7 +1200,7 @@ static void report(const char *text, const setup *s, const operand_memory *memor
 
 /* Counters, for the standalone driver's statistics. */
 static struct {
-    long inputs, compiled, compared, fallbacks, mismatches, memory_only;
+    long inputs, compiled, compared, fallbacks, mismatches, memory_only, programs;
 } stats;
 
 /* Runs kernel K and the reference evaluator on the same inputs; returns
@@ -1299,6 +1299,130 @@ static bool run_and_compare(bcg_kernel *k, const compile *c, const setup *s, con
     }
     free(jit_out);
     free(reference_out);
+    return same;
+}
+
+/* ---- programs of several outputs (issue 12 part 3) ------------------------------------
+ *
+ * From the bytes left after the single kernel (exhausted inputs read 0, so
+ * older inputs mean what they meant): a program "x0 = TEXT; x1 = SECOND;
+ * x2 = x0 * 1 ..." with a second generated expression and statements that
+ * use x0 and x1 by name, x0 keeping the drawn output description.  It runs
+ * through bcg_compile_program and bcg_run_outputs (1 or 3 threads, no
+ * microkernels, so every value is bit for bit), and each output must equal
+ * the reference evaluator's result of its statement's expanded expression. */
+static bool check_program(choices *in, generator *g, const char *text, const setup *s,
+                          uint64_t seed)
+{
+    char *first = malloc(strlen(text) + 1);
+    FUZZ_CHECK(first != NULL);
+    strcpy(first, text);
+    g->length = 0;
+    g->text[0] = 0;
+    g->pool_count = g->pool_next = 0;
+    g->overflow = false;
+    expression(g, 1 + (int)take(in, 3), NULL);
+    if (g->overflow) {
+        free(first);
+        return true;
+    }
+    bool reduced = s->options.output && s->options.output->reduce;
+    int uses = (int)take(in, 3); /* statements using x0 and x1 by name */
+    static const char *const users[] = {"x2 = x1", "x2 = x1 == x1",
+                                        "x2 = where(x1 == x1, x1, x1)"};
+    static const char *const users0[] = {"x3 = x0", "x3 = -x0 + x0"};
+    size_t cap = strlen(first) + strlen(g->text) + 128;
+    char *program_text = malloc(cap);
+    FUZZ_CHECK(program_text != NULL);
+    snprintf(program_text, cap, "x0 = %s; x1 = %s%s%s%s%s", first, g->text, uses ? "; " : "",
+             uses ? users[uses - 1] : "", !reduced && uses > 1 ? "; " : "",
+             !reduced && uses > 1 ? users0[uses - 2] : "");
+    bcg_options o = s->options;
+    o.output = NULL;
+    o.outputs = s->options.output;
+    o.output_count = s->options.output ? 1 : 0;
+    o.microkernel_run = 0;
+    bcg_context *ctx = bcg_context_new();
+    FUZZ_CHECK(ctx != NULL);
+    bcg_program *prog = NULL;
+    bcg_error err;
+    bool same = true;
+    if (bcg_compile_program(ctx, program_text, s->ops, s->count, &o, &prog, &err) != BCG_OK) {
+        FUZZ_CHECK(prog == NULL && err.message[0]);
+        if (getenv("BCG_DIFF_VERBOSE"))
+            fprintf(stderr, "program rejected: %s\n  %s\n", program_text, err.message);
+        goto done;
+    }
+    stats.programs++;
+    arena *a = arena_new();
+    program parsed;
+    FUZZ_CHECK(a && program_resolve(a, program_text, s->ops, s->count, &o, &parsed, &err) == BCG_OK);
+    operand_memory memory[MAX_INPUTS];
+    const void *inputs[MAX_INPUTS];
+    for (int i = 0; i < s->count; i++) {
+        operand_memory *m = &memory[i];
+        operand_span(&s->ops[i], &m->span, &m->offset);
+        size_t bytes = (size_t)(m->span ? m->span : 1) * bcg_dtype_size(s->ops[i].dtype);
+        m->jit = malloc(bytes);
+        m->reference = NULL;
+        FUZZ_CHECK(m->jit != NULL);
+        fill(m->jit, s->ops[i].dtype, m->span, seed * 1000003u + (uint64_t)i, s->data_mode,
+             s->odd_bools);
+        inputs[i] = m->jit + (size_t)m->offset * bcg_dtype_size(s->ops[i].dtype);
+    }
+    int count = bcg_program_output_count(prog);
+    void *outs[8];
+    unsigned char *buffers[8], *wants[8];
+    int64_t spans[8];
+    FUZZ_CHECK(count <= 8 && count == parsed.count);
+    for (int j = 0; j < count; j++) {
+        const bcg_kernel *k = bcg_program_kernel(prog, j);
+        int64_t span = bcg_kernel_elements(k), offset = 0;
+        if (j == 0 && s->options.output && s->options.output->strides) {
+            bcg_operand view = {"out", bcg_kernel_dtype(k), bcg_kernel_rank(k),
+                                bcg_kernel_shape(k), s->out_strides};
+            operand_span(&view, &span, &offset);
+        }
+        size_t bytes = (size_t)(span ? span : 1) * bcg_dtype_size(bcg_kernel_dtype(k));
+        buffers[j] = malloc(bytes);
+        wants[j] = malloc(bytes);
+        FUZZ_CHECK(buffers[j] && wants[j]);
+        memset(buffers[j], 0xa5, bytes);
+        memset(wants[j], 0xa5, bytes);
+        spans[j] = span;
+        outs[j] = buffers[j] + (size_t)offset * bcg_dtype_size(bcg_kernel_dtype(k));
+        compile *c = arena_alloc(a, sizeof *c);
+        FUZZ_CHECK(c != NULL);
+        c->arena = a;
+        c->err = &err;
+        FUZZ_CHECK(compile_front(c, parsed.statements[j].expanded, s->ops, s->count,
+                                 &parsed.statements[j].options) == BCG_OK);
+        FUZZ_CHECK(eval_run(c, wants[j] + (size_t)offset * bcg_dtype_size(bcg_kernel_dtype(k)),
+                            inputs, &err) == BCG_OK);
+    }
+    FUZZ_CHECK(bcg_run_outputs(prog, outs, inputs, s->threads ? 3 : 1, &err) == BCG_OK);
+    for (int j = 0; j < count && same; j++) {
+        bcg_dtype t = bcg_kernel_dtype(bcg_program_kernel(prog, j));
+        size_t size = bcg_dtype_size(t);
+        for (int64_t e = 0; e < spans[j] && same; e++)
+            same = !element_differs(buffers[j] + e * size, wants[j] + e * size, t, 0);
+        if (!same)
+            fprintf(stderr, "program output %s differs from the reference evaluator at "
+                    "element %lld: %s\n", bcg_program_output_name(prog, j),
+                    (long long)(spans[j] ? spans[j] : 0), program_text);
+    }
+    for (int j = 0; j < count; j++) {
+        free(buffers[j]);
+        free(wants[j]);
+    }
+    for (int i = 0; i < s->count; i++)
+        free(memory[i].jit);
+    arena_free(a);
+    bcg_program_free(prog);
+done:
+    bcg_context_free(ctx);
+    free(program_text);
+    free(first);
     return same;
 }
 
@@ -1465,6 +1589,9 @@ static bool check_input(const uint8_t *data, size_t size)
         same = run_and_compare(plain, c, &s, text, true, 0, seed);
     }
     arena_free(a);
+    /* a program of several outputs from the bytes left (0 when none are) */
+    if (same && o.inplace < 0 && take(&in, 3) != 0)
+        same = check_program(&in, g, text, &s, seed);
     if (!same)
         stats.mismatches++;
 done:
@@ -1603,9 +1730,9 @@ static void print_stats(const char *when, double elapsed)
 {
     fprintf(stderr,
             "diff_jit %s: %.0f s, %ld inputs, %ld compiled (%ld on the reference evaluator), "
-            "%ld compared, %ld memory-only, %ld mismatches\n",
+            "%ld compared, %ld memory-only, %ld programs of several outputs, %ld mismatches\n",
             when, elapsed, stats.inputs, stats.compiled, stats.fallbacks, stats.compared,
-            stats.memory_only, stats.mismatches);
+            stats.memory_only, stats.programs, stats.mismatches);
 }
 
 int main(int argc, char **argv)

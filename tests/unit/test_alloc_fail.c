@@ -184,6 +184,46 @@ static bcg_status workload(bcg_context *ctx, bcg_error *err, const char *npy_pat
     mem_free(aot_header);
     if (!complete)
         return (fail)(err, BCG_ERR_RUN, "the AOT pair lacks a kernel");
+
+    /* 9. a program of two outputs (issue 12 part 3): compiled, run on two
+     * threads, emitted, and as an AOT kernel with its wrapper */
+    static const int64_t shape_sum[] = {1, 3, 1, 1};
+    bcg_output total = {.dtype = BCG_DTYPE_AUTO, .reduce = BCG_REDUCE_SUM, .rank = 4,
+                        .shape = shape_sum};
+    const char *total_name = "s";
+    bcg_options_init(&o);
+    o.outputs = &total;
+    o.output_count = 1;
+    o.output_names = &total_name;
+    bcg_program *p = NULL;
+    if ((s = bcg_compile_program(ctx, "y = a * b; s = y", ops, 3, &o, &p, err)))
+        return s;
+    float y[60], sums[3];
+    void *outs[] = {y, sums};
+    s = bcg_run_outputs(p, outs, in, 2, err);
+    bcg_program_free(p);
+    if (s)
+        return s;
+    for (int i = 0; i < 60; i++)
+        if (y[i] != data_a[i] * data_b[(i / 4) % 3])
+            return (fail)(err, BCG_ERR_RUN, "wrong program output y at %d", i);
+    if ((s = bcg_emit_program("y = a * b; s = y", ops, 3, &o, "step", &source, err)))
+        return s;
+    named = strstr(source, "void step(void *const *out") != NULL;
+    bcg_free(source);
+    if (!named)
+        return (fail)(err, BCG_ERR_RUN, "the emitted program lacks its function");
+    aot_kernel program_kernel = {.name = "step", .expression = "y = a * b; s = y",
+                                 .operands = ops, .operand_count = 3, .options = o};
+    request.kernels = &program_kernel;
+    request.kernel_count = 1;
+    if ((s = aot_generate(&request, &aot_source, &aot_header, err)))
+        return s;
+    complete = strstr(aot_source, "void step(") && strstr(aot_header, "void step_s(");
+    mem_free(aot_source);
+    mem_free(aot_header);
+    if (!complete)
+        return (fail)(err, BCG_ERR_RUN, "the AOT pair lacks the program");
     return BCG_OK;
 }
 

@@ -1,0 +1,560 @@
+/* program.c - several outputs from one call: a program "y = g * a; s = y"
+ * split into statements, each statement's uses of earlier statements'
+ * names replaced by their expressions, and each statement compiled as a
+ * kernel of its own (bcg_compile) with its own output description.
+ *
+ *   program text
+ *     -> program_split     statements: NAME, expression text, its column
+ *     -> program_resolve   names checked, expressions expanded, each
+ *                          statement's bcg_options (its bcg_output)
+ *     -> bcg_compile / compile_pipeline per statement (compile.c)
+ *     -> bcg_run_outputs   the kernels in statement order, the program's
+ *                          overlap checks first
+ *
+ * Why statements are compiled apart rather than fused into one loop nest:
+ * each output may have its own shape, view, dtype and reduction, and every
+ * one of those already has a proven path (JIT, cc backend, threads,
+ * reference evaluator, emit, AOT); a statement's kernel is exactly the
+ * single-output kernel of its expanded expression, so it is as correct as
+ * that.  The cost: operands are read once per statement and a name used
+ * later is recomputed (docs/semantics.md, "Programs").
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static bool is_name_start(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+static bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
+static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* An '=' that is not part of ==, !=, <= or >=. */
+static bool is_assignment(const char *text, size_t i)
+{
+    if (text[i] != '=')
+        return false;
+    if (text[i + 1] == '=')
+        return false;
+    return !(i > 0 && (text[i - 1] == '=' || text[i - 1] == '!' || text[i - 1] == '<' ||
+                       text[i - 1] == '>'));
+}
+
+bool program_is_statements(const char *text)
+{
+    if (!text)
+        return false;
+    for (size_t i = 0; text[i] && i <= BCG_MAX_EXPR * (size_t)BCG_MAX_OUTPUTS; i++)
+        if (text[i] == ';' || is_assignment(text, i))
+            return true;
+    return false;
+}
+
+bcg_status program_split(arena *a, const char *text, program *out, bcg_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!text)
+        return fail(err, BCG_ERR_USAGE, "no program given");
+    size_t length = strnlen(text, BCG_MAX_EXPR * (size_t)BCG_MAX_OUTPUTS + 1);
+    if (length > BCG_MAX_EXPR * (size_t)BCG_MAX_OUTPUTS)
+        return fail(err, BCG_ERR_LIMIT, "the program is longer than %d bytes (BCG_MAX_OUTPUTS "
+                    "statements of BCG_MAX_EXPR bytes)", BCG_MAX_EXPR * BCG_MAX_OUTPUTS);
+    out->statements = arena_alloc(a, sizeof *out->statements * BCG_MAX_OUTPUTS);
+    if (!out->statements)
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    if (!program_is_statements(text)) { /* a plain expression: one unnamed output */
+        out->count = 1;
+        out->statements[0] = (program_statement){.name = "", .text = text, .column = 1};
+        out->plain = true;
+        return BCG_OK;
+    }
+    size_t start = 0;
+    while (start <= length) {
+        size_t end = start;
+        while (end < length && text[end] != ';')
+            end++;
+        size_t i = start;
+        while (i < end && is_space(text[i]))
+            i++;
+        if (i == end) { /* an empty statement: only allowed after the last ';' */
+            if (end == length && out->count > 0)
+                break;
+            return fail_at(err, BCG_ERR_PARSE, (int)i + 1, -1, -1,
+                           "statement %d at column %d is empty (statements are NAME = EXPR, "
+                           "separated by ';')",
+                           out->count + 1, (int)i + 1);
+        }
+        if (out->count == BCG_MAX_OUTPUTS)
+            return fail_at(err, BCG_ERR_LIMIT, (int)i + 1, -1, -1,
+                           "the program has more than %d statements (BCG_MAX_OUTPUTS)",
+                           BCG_MAX_OUTPUTS);
+        size_t name_start = i;
+        while (i < end && is_name_char(text[i]))
+            i++;
+        size_t name_end = i;
+        while (i < end && is_space(text[i]))
+            i++;
+        if (name_end == name_start || !is_name_start(text[name_start]) || i == end ||
+            !is_assignment(text, i))
+            return fail_at(err, BCG_ERR_PARSE, (int)name_start + 1, -1, -1,
+                           "statement %d at column %d is not NAME = EXPR (a program's "
+                           "statements each name their output)",
+                           out->count + 1, (int)name_start + 1);
+        if (name_end - name_start > BCG_MAX_NAME)
+            return fail_at(err, BCG_ERR_LIMIT, (int)name_start + 1, -1, -1,
+                           "statement %d's name is %zu bytes long; the limit is %d",
+                           out->count + 1, name_end - name_start, BCG_MAX_NAME);
+        program_statement *st = &out->statements[out->count];
+        st->name = arena_strndup(a, text + name_start, name_end - name_start);
+        size_t from = i + 1, to = end; /* the expression, without the spaces around it */
+        while (from < to && is_space(text[from]))
+            from++;
+        while (to > from && is_space(text[to - 1]))
+            to--;
+        st->text = arena_strndup(a, text + from, to - from);
+        if (!st->name || !st->text)
+            return fail(err, BCG_ERR_NOMEM, "out of memory");
+        st->name_column = (int)name_start + 1;
+        st->column = (int)from + 1;
+        for (int j = 0; j < out->count; j++)
+            if (strcmp(out->statements[j].name, st->name) == 0)
+                return fail_at(err, BCG_ERR_USAGE, st->name_column, -1, -1,
+                               "statement name %s is given twice (statements %d and %d)",
+                               st->name, j + 1, out->count + 1);
+        out->count++;
+        start = end + 1;
+    }
+    return BCG_OK;
+}
+
+/* The statement named NAME[0, N) among the first BEFORE, or -1. */
+static int find_statement(const program *p, const char *name, size_t n, int before)
+{
+    for (int j = 0; j < before; j++)
+        if (strlen(p->statements[j].name) == n && memcmp(p->statements[j].name, name, n) == 0)
+            return j;
+    return -1;
+}
+
+/* Statement I's expression with every use of an earlier statement's name
+ * (an identifier not followed by '(', outside number literals) replaced by
+ * that statement's expanded expression in parentheses. */
+static bcg_status expand(arena *a, program *p, int index, bcg_error *err)
+{
+    program_statement *st = &p->statements[index];
+    const char *s = st->text;
+    strbuf sb;
+    sb_init(&sb);
+    size_t i = 0;
+    while (s[i]) {
+        if ((s[i] >= '0' && s[i] <= '9') || (s[i] == '.' && s[i + 1] >= '0' && s[i + 1] <= '9')) {
+            size_t j = i;
+            while (is_name_char(s[j]) || s[j] == '.' ||
+                   ((s[j] == '+' || s[j] == '-') && (s[j - 1] == 'e' || s[j - 1] == 'E') &&
+                    !(s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X'))))
+                j++;
+            sb_put(&sb, s + i, j - i);
+            i = j;
+            continue;
+        }
+        if (!is_name_start(s[i])) {
+            sb_putc(&sb, s[i++]);
+            continue;
+        }
+        size_t j = i;
+        while (is_name_char(s[j]))
+            j++;
+        size_t k = j;
+        while (is_space(s[k]))
+            k++;
+        int used = s[k] == '(' ? -1 : find_statement(p, s + i, j - i, index);
+        if (used < 0 && s[k] != '(' && find_statement(p, s + i, j - i, p->count) >= 0) {
+            sb_free(&sb);
+            return fail_at(err, BCG_ERR_PARSE, st->column + (int)i, -1, -1,
+                           "statement %s uses %.*s, which is not an earlier statement "
+                           "(a statement may use the names of the ones before it)",
+                           st->name, (int)(j - i), s + i);
+        }
+        if (used >= 0) {
+            st->uses[used] = true;
+            for (int u = 0; u < used; u++)
+                st->uses[u] |= p->statements[used].uses[u];
+            sb_putc(&sb, '(');
+            sb_puts(&sb, p->statements[used].expanded);
+            sb_putc(&sb, ')');
+            st->expanded_differs = true;
+        } else {
+            sb_put(&sb, s + i, j - i);
+        }
+        i = j;
+        if (sb.len > BCG_MAX_EXPR)
+            break;
+    }
+    if (sb.failed) {
+        sb_free(&sb);
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    }
+    if (sb.len > BCG_MAX_EXPR) {
+        sb_free(&sb);
+        return fail_at(err, BCG_ERR_LIMIT, st->column, -1, -1,
+                       "statement %s, with the statements it uses written out, is longer "
+                       "than %d bytes (BCG_MAX_EXPR)",
+                       st->name, BCG_MAX_EXPR);
+    }
+    st->expanded = arena_strndup(a, sb.data ? sb.data : "", sb.len);
+    sb_free(&sb);
+    return st->expanded ? BCG_OK : fail(err, BCG_ERR_NOMEM, "out of memory");
+}
+
+void program_statement_error(const program *p, int index, bcg_error *err)
+{
+    if (!err || err->status == BCG_OK || p->plain)
+        return;
+    const program_statement *st = &p->statements[index];
+    char message[sizeof err->message + 64];
+    snprintf(message, sizeof message, "statement %.63s: %.400s", st->name, err->message);
+    memcpy(err->message, message, sizeof err->message - 1);
+    err->message[sizeof err->message - 1] = 0;
+    if (err->column > 0)
+        err->column = st->expanded_differs ? 0 : err->column + st->column - 1;
+}
+
+bcg_status program_resolve(arena *a, const char *text, const bcg_operand *operands,
+                           int operand_count, const bcg_options *options, program *p,
+                           bcg_error *err)
+{
+    bcg_status s = program_split(a, text, p, err);
+    if (s)
+        return s;
+    bcg_options base;
+    if (options)
+        base = *options;
+    else
+        bcg_options_init(&base);
+    if (base.output_count < 0 || base.output_count > p->count || (base.output_count && !base.outputs))
+        return fail(err, BCG_ERR_USAGE,
+                    "%d output descriptions given (bcg_options.outputs) for a program of %d "
+                    "statement%s",
+                    base.output_count, p->count, p->count == 1 ? "" : "s");
+    if (p->count > 1 && base.inplace >= 0)
+        return fail(err, BCG_ERR_USAGE,
+                    "a program of %d statements cannot write in place (options.inplace): a "
+                    "later statement would read what an earlier one wrote",
+                    p->count);
+    if (base.output_count && base.output)
+        return fail(err, BCG_ERR_USAGE, "give a program's outputs in bcg_options.outputs or "
+                    "its one output in bcg_options.output, not both");
+    const bcg_output **described = arena_alloc(a, sizeof *described * (size_t)p->count);
+    if (!described)
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < base.output_count; i++) {
+        const bcg_output *o = &base.outputs[i];
+        const char *name = base.output_names ? base.output_names[i] : NULL;
+        int at = i;
+        if (name) {
+            at = find_statement(p, name, strlen(name), p->count);
+            if (at < 0 || p->plain)
+                return fail(err, BCG_ERR_USAGE,
+                            "output description %d names %.63s, which is not a statement of "
+                            "the program", i, name);
+        }
+        if (described[at])
+            return fail(err, BCG_ERR_USAGE, "output %d (%s) is described twice in "
+                        "bcg_options.outputs", at, p->plain ? "the expression" :
+                        p->statements[at].name);
+        described[at] = o;
+    }
+    if (!base.output_count && base.output)
+        described[0] = base.output;
+    for (int i = 0; i < p->count; i++) {
+        program_statement *st = &p->statements[i];
+        for (int k = 0; k < operand_count && operands && !p->plain; k++)
+            if (operands[k].name && strcmp(operands[k].name, st->name) == 0)
+                return fail_at(err, BCG_ERR_USAGE, st->name_column, k, -1,
+                               "statement name %s is also an operand's name", st->name);
+        if (p->plain) {
+            st->expanded = st->text;
+        } else {
+            st->uses = arena_alloc(a, sizeof *st->uses * BCG_MAX_OUTPUTS);
+            if (!st->uses)
+                return fail(err, BCG_ERR_NOMEM, "out of memory");
+            if ((s = expand(a, p, i, err)))
+                return s;
+            for (int j = 0; j < i; j++)
+                if (st->uses[j] && described[j] && described[j]->reduce != BCG_REDUCE_NONE)
+                    return fail_at(err, BCG_ERR_USAGE, st->column, -1, -1,
+                                   "statement %s uses %s, whose output is a reduction (%s): "
+                                   "only element-wise statements can be used later",
+                                   st->name, p->statements[j].name,
+                                   reduce_name(described[j]->reduce)
+                                       ? reduce_name(described[j]->reduce) : "?");
+        }
+        st->options = base;
+        st->options.outputs = NULL;
+        st->options.output_count = 0;
+        st->options.output_names = NULL;
+        st->options.output = described[i];
+    }
+    return BCG_OK;
+}
+
+/* ---- the public API ------------------------------------------------------------ */
+
+struct bcg_program {
+    int count;
+    bcg_kernel **kernels;
+    char **names;      /* name_count of them (mem_alloc'd) */
+    int name_count;
+    int operand_count;
+};
+
+bcg_status bcg_compile_program(bcg_context *ctx, const char *text, const bcg_operand *operands,
+                               int operand_count, const bcg_options *options,
+                               bcg_program **out, bcg_error *err)
+{
+    error_clear(err);
+    if (!ctx || !out)
+        return fail(err, BCG_ERR_USAGE, "bcg_compile_program needs a context and a program "
+                    "pointer");
+    *out = NULL;
+    arena *a = arena_new();
+    if (!a)
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    program p;
+    bcg_status s = program_resolve(a, text, operands, operand_count, options, &p, err);
+    bcg_program *prog = NULL;
+    if (!s) {
+        prog = mem_alloc(sizeof *prog);
+        if (prog) {
+            memset(prog, 0, sizeof *prog);
+            prog->kernels = mem_alloc(sizeof *prog->kernels * (size_t)p.count);
+            prog->names = mem_alloc(sizeof *prog->names * (size_t)p.count);
+        }
+        if (!prog || !prog->kernels || !prog->names) {
+            s = fail(err, BCG_ERR_NOMEM, "out of memory");
+        } else {
+            memset(prog->kernels, 0, sizeof *prog->kernels * (size_t)p.count);
+            memset(prog->names, 0, sizeof *prog->names * (size_t)p.count);
+            prog->operand_count = operand_count;
+        }
+    }
+    for (int i = 0; !s && i < p.count; i++) {
+        const program_statement *st = &p.statements[i];
+        size_t n = strlen(st->name) + 1;
+        if (!(prog->names[i] = mem_alloc(n))) {
+            s = fail(err, BCG_ERR_NOMEM, "out of memory");
+            break;
+        }
+        memcpy(prog->names[i], st->name, n);
+        prog->name_count = i + 1;
+        s = bcg_compile(ctx, st->expanded, operands, operand_count, &st->options,
+                        &prog->kernels[i], err);
+        if (s)
+            program_statement_error(&p, i, err);
+        else
+            prog->count = i + 1;
+    }
+    arena_free(a);
+    if (s) {
+        bcg_program_free(prog);
+        return s;
+    }
+    *out = prog;
+    return BCG_OK;
+}
+
+void bcg_program_free(bcg_program *prog)
+{
+    if (!prog)
+        return;
+    for (int i = 0; i < prog->count; i++)
+        bcg_kernel_release(prog->kernels[i]);
+    for (int i = 0; prog->names && i < prog->name_count; i++)
+        mem_free(prog->names[i]);
+    mem_free(prog->names);
+    mem_free(prog->kernels);
+    mem_free(prog);
+}
+
+int bcg_program_output_count(const bcg_program *prog) { return prog ? prog->count : 0; }
+
+const char *bcg_program_output_name(const bcg_program *prog, int i)
+{
+    return prog && i >= 0 && i < prog->count ? prog->names[i] : NULL;
+}
+
+const bcg_kernel *bcg_program_kernel(const bcg_program *prog, int i)
+{
+    return prog && i >= 0 && i < prog->count ? prog->kernels[i] : NULL;
+}
+
+static bool spans_overlap(const void *a, int64_t a_low, int64_t a_high, const void *b,
+                          int64_t b_low, int64_t b_high)
+{
+    if (a_low == a_high || b_low == b_high || !a || !b)
+        return false;
+    uintptr_t a0 = (uintptr_t)a + (uintptr_t)a_low, a1 = (uintptr_t)a + (uintptr_t)a_high;
+    uintptr_t b0 = (uintptr_t)b + (uintptr_t)b_low, b1 = (uintptr_t)b + (uintptr_t)b_high;
+    return a0 < b1 && b0 < a1;
+}
+
+bcg_status bcg_run_outputs(const bcg_program *prog, void *const *outputs,
+                           const void *const *inputs, int threads, bcg_error *err)
+{
+    if (err && err->status != BCG_OK)
+        error_clear(err);
+    if (!prog)
+        return fail(err, BCG_ERR_USAGE, "bcg_run_outputs: no program");
+    if (!outputs || !inputs)
+        return fail(err, BCG_ERR_RUN, "bcg_run_outputs: the %s pointer array is NULL",
+                    outputs ? "input" : "output");
+    if (prog->count > 1) {
+        for (int i = 0; i < prog->count; i++) {
+            const bcg_kernel *k = prog->kernels[i];
+            for (int j = 0; j < i; j++) {
+                const bcg_kernel *o = prog->kernels[j];
+                if (spans_overlap(outputs[i], k->output_low, k->output_high, outputs[j],
+                                  o->output_low, o->output_high))
+                    return fail(err, BCG_ERR_RUN,
+                                "bcg_run_outputs: output %s overlaps output %s (a program's "
+                                "outputs must be separate arrays)",
+                                prog->names[i], prog->names[j]);
+            }
+            /* an operand some statement reads must not change under the
+             * statements after the one writing it */
+            for (int j = 0; j < prog->count; j++) {
+                const bcg_kernel *r = prog->kernels[j];
+                for (int op = 0; op < r->operand_count; op++)
+                    if (spans_overlap(outputs[i], k->output_low, k->output_high, inputs[op],
+                                      r->run[op].low, r->run[op].high))
+                        return fail_at(err, BCG_ERR_RUN, 0, op, -1,
+                                       "bcg_run_outputs: output %s overlaps operand %s, which "
+                                       "statement %s reads (a program of several statements "
+                                       "writes no operand)",
+                                       prog->names[i], r->run[op].name, prog->names[j]);
+            }
+        }
+    }
+    for (int i = 0; i < prog->count; i++) {
+        bcg_status s = bcg_run_threads(prog->kernels[i], outputs[i], inputs, threads, err);
+        if (s) {
+            if (prog->count > 1 && err) {
+                char message[sizeof err->message + 64];
+                snprintf(message, sizeof message, "output %.63s: %.400s", prog->names[i],
+                         err->message);
+                memcpy(err->message, message, sizeof err->message - 1);
+    err->message[sizeof err->message - 1] = 0;
+            }
+            return s;
+        }
+    }
+    return BCG_OK;
+}
+
+/* ---- bcg_emit_program: one translation unit for every statement ---------------- */
+
+/* Statement I of P as plain C named FUNCTION_NAME_<name> into *SOURCE (A). */
+static bcg_status emit_statement(arena *a, const program *p, int i, const bcg_operand *operands,
+                                 int operand_count, const char *function_name,
+                                 emit_needs *needs_out, const emit_needs *program_needs,
+                                 const char **source, bcg_error *err)
+{
+    const program_statement *st = &p->statements[i];
+    compile *c = arena_alloc(a, sizeof *c);
+    if (!c)
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    c->arena = a;
+    c->err = err;
+    c->function_name = p->plain ? function_name
+                                : arena_printf(a, "%s_%s", function_name, st->name);
+    c->needs_out = needs_out;
+    c->program_needs = program_needs;
+    c->no_prelude = i > 0;
+    if (!c->function_name)
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    compile_request r = {.text = st->expanded, .operands = operands,
+                         .operand_count = operand_count, .options = &st->options,
+                         .goal = COMPILE_PLAIN};
+    bcg_status s = compile_pipeline(c, &r);
+    if (s) {
+        program_statement_error(p, i, err);
+        return s;
+    }
+    *source = c->source;
+    return BCG_OK;
+}
+
+bcg_status bcg_emit_program(const char *text, const bcg_operand *operands, int operand_count,
+                            const bcg_options *options, const char *function_name,
+                            char **source, bcg_error *err)
+{
+    error_clear(err);
+    if (!source)
+        return fail(err, BCG_ERR_USAGE, "bcg_emit_program needs somewhere to put the source");
+    *source = NULL;
+    function_name = function_name ? function_name : "bcg_kernel";
+    if (!name_is_valid(function_name, strlen(function_name)))
+        return fail(err, BCG_ERR_USAGE,
+                    "function name is not a C identifier ([A-Za-z_][A-Za-z0-9_]*, at most %d "
+                    "bytes)", BCG_MAX_NAME);
+    arena *a = arena_new();
+    if (!a)
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    program p;
+    bcg_status s = program_resolve(a, text, operands, operand_count, options, &p, err);
+    emit_needs *needs = arena_alloc(a, sizeof *needs);
+    const char **parts = arena_alloc(a, sizeof *parts * BCG_MAX_OUTPUTS);
+    if (!s && (!needs || !parts))
+        s = fail(err, BCG_ERR_NOMEM, "out of memory");
+    if (!s && !p.plain) {
+        size_t longest = 0;
+        for (int i = 0; i < p.count; i++)
+            if (strlen(p.statements[i].name) > longest)
+                longest = strlen(p.statements[i].name);
+        if (strlen(function_name) + 1 + longest > 2 * BCG_MAX_NAME)
+            s = fail(err, BCG_ERR_LIMIT, "function name %s with a statement's name is too long",
+                     function_name);
+    }
+    /* first every statement's needs, then the C with the first prelude
+     * serving all */
+    for (int i = 0; !s && i < p.count; i++)
+        s = emit_statement(a, &p, i, operands, operand_count, function_name, needs, NULL,
+                           &parts[i], err);
+    for (int i = 0; !s && i < p.count; i++)
+        s = emit_statement(a, &p, i, operands, operand_count, function_name, NULL, needs,
+                           &parts[i], err);
+    strbuf sb;
+    sb_init(&sb);
+    for (int i = 0; !s && i < p.count; i++) {
+        sb_puts(&sb, parts[i]);
+        if (i + 1 < p.count)
+            sb_putc(&sb, '\n');
+    }
+    if (!s && !p.plain) {
+        sb_printf(&sb, "\n/* %s - generated by bcgen %s; do not edit.\n *\n", function_name,
+                  BCG_VERSION);
+        sb_printf(&sb, " * The program's %d outputs, in statement order: OUT[k] points at "
+                  "output k's\n * element [0, ..., 0], IN[k] at input k's.\n", p.count);
+        for (int i = 0; i < p.count; i++)
+            sb_printf(&sb, " *   out[%d]  %s\n", i, p.statements[i].name);
+        sb_printf(&sb, " */\nvoid %s(void *const *out, const void *const *in)\n{\n",
+                  function_name);
+        for (int i = 0; i < p.count; i++)
+            sb_printf(&sb, "    %s_%s(out[%d], in);\n", function_name, p.statements[i].name, i);
+        sb_puts(&sb, "}\n");
+    }
+    if (!s && sb.failed)
+        s = fail(err, BCG_ERR_NOMEM, "out of memory");
+    if (!s) {
+        *source = mem_alloc(sb.len + 1);
+        if (!*source)
+            s = fail(err, BCG_ERR_NOMEM, "out of memory");
+        else
+            memcpy(*source, sb.data ? sb.data : "", sb.len + 1);
+    }
+    sb_free(&sb);
+    arena_free(a);
+    return s;
+}
