@@ -181,6 +181,9 @@ static void print_declare(cprinter *e, const kir_step *step)
                   "const %s *, long, long);", name, type, type, type);
     else if (kind == TILE_UNARY)
         sb_printf(line, "void %s(%s *, const %s *, long, long);", name, type, type);
+    else if (kind == TILE_CAST)
+        sb_printf(line, "void %s(%s *, const %s *, long, long);", name, type,
+                  dtype_ctype(kir_tile_argument_dtype(ir, step->node, 0)));
     else
         sb_printf(line, "void %s(%s *, const %s *, long, const %s *, long, long);", name,
                   out_type, type, type);

@@ -23,6 +23,10 @@ static bool is_comparison(expr_op op) { return op >= OP_EQ && op <= OP_GE; } /* 
 const char *kir_tile_family(const kernel_ir *ir, int id, tile_shape *kind)
 {
     const expr_node *n = ir->nodes[id];
+    if (n->op == OP_CAST && ir->value[id].folded < 0) { /* bcg_mk_cast_TO_FROM */
+        *kind = TILE_CAST;
+        return "cast";
+    }
     if ((unsigned)n->op >= OP_COUNT || !op_table[n->op].tile || ir->value[id].folded >= 0)
         return NULL;
     if (n->op == OP_WHERE)
@@ -37,7 +41,15 @@ const char *kir_tile_family(const kernel_ir *ir, int id, tile_shape *kind)
 bcg_dtype kir_tile_dtype(const kernel_ir *ir, int id)
 {
     const expr_node *n = ir->nodes[id];
-    return n->op == OP_WHERE ? n->dtype : expr_operation_type(n);
+    return n->op == OP_WHERE || n->op == OP_CAST ? n->dtype : expr_operation_type(n);
+}
+
+bcg_dtype kir_tile_argument_dtype(const kernel_ir *ir, int id, int k)
+{
+    const expr_node *n = ir->nodes[id];
+    if (n->op == OP_CAST) /* the argument's own dtype: the microkernel converts */
+        return ir->nodes[kir_child(ir, id, 0)]->dtype;
+    return n->op == OP_WHERE && k == 0 ? BCG_BOOL : kir_tile_dtype(ir, id);
 }
 
 void kir_microkernel_name(const kernel_ir *ir, int id, kir_variant variant, char *buf,
@@ -45,6 +57,12 @@ void kir_microkernel_name(const kernel_ir *ir, int id, kir_variant variant, char
 {
     tile_shape kind;
     const char *family = kir_tile_family(ir, id, &kind);
+    if (family && kind == TILE_CAST) {
+        snprintf(buf, cap, "bcg_mk_cast_%s_%s%s", bcg_dtype_name(ir->nodes[id]->dtype),
+                 bcg_dtype_name(kir_tile_argument_dtype(ir, id, 0)),
+                 variant == KIR_STREAM ? "_nt" : variant == KIR_ROWS ? "_rows" : "");
+        return;
+    }
     snprintf(buf, cap, "bcg_mk_%s_%s%s", family ? family : "?",
              bcg_dtype_name(kir_tile_dtype(ir, id)),
              variant == KIR_STREAM ? "_nt" : variant == KIR_ROWS ? "_rows" : "");

@@ -76,7 +76,7 @@ typedef struct kir_step {
     const int64_t *offsets;  /* STORE: per plan operand */
 } kir_step;
 
-typedef enum tile_shape { TILE_BINARY, TILE_COMPARE, TILE_WHERE, TILE_UNARY } tile_shape;
+typedef enum tile_shape { TILE_BINARY, TILE_COMPARE, TILE_WHERE, TILE_UNARY, TILE_CAST } tile_shape;
 
 typedef struct kernel_ir {
     const plan *p;
@@ -137,6 +137,8 @@ int kir_child(const kernel_ir *ir, int id, int k);
  * shape, or NULL; the dtype it computes in (its name's suffix). */
 const char *kir_tile_family(const kernel_ir *ir, int id, tile_shape *kind);
 bcg_dtype kir_tile_dtype(const kernel_ir *ir, int id);
+/* The dtype of argument K's tile in node ID's call (a cast's: its argument's). */
+bcg_dtype kir_tile_argument_dtype(const kernel_ir *ir, int id, int k);
 /* "bcg_mk_add_f32", "bcg_mk_add_f32_nt", "bcg_mk_add_f32_rows" into BUF. */
 void kir_microkernel_name(const kernel_ir *ir, int id, kir_variant variant, char *buf,
                           size_t cap);

@@ -329,15 +329,16 @@ static bool tile_supported(const kernel_ir *ir, int id, bcg_dtype want, int *ope
     tile_shape kind;
     const char *family = kir_tile_family(ir, id, &kind);
     bcg_dtype t = kir_tile_dtype(ir, id);
-    if (!family || t == BCG_BOOL || (kind == TILE_COMPARE ? want != BCG_BOOL : want != t))
+    if (!family || t == BCG_BOOL || (kind == TILE_COMPARE ? want != BCG_BOOL : want != t) ||
+        (kind == TILE_CAST && kir_tile_argument_dtype(ir, id, 0) == BCG_BOOL))
         return false;
     char name[48];
     kir_microkernel_name(ir, id, KIR_PLAIN, name, sizeof name);
     if (!microkernel_exists(name) || ++*operations > MAX_TILE_TEMPORARIES)
         return false;
     for (int k = 0; k < n->arg_count; k++)
-        if (!tile_supported(ir, kir_child(ir, id, k),
-                            kind == TILE_WHERE && k == 0 ? BCG_BOOL : t, operations))
+        if (!tile_supported(ir, kir_child(ir, id, k), kir_tile_argument_dtype(ir, id, k),
+                            operations))
             return false;
     return true;
 }

@@ -34,6 +34,8 @@
  *                                        const double *x, long sx, long rx,
  *                                        long rows, long n)
  *            (see "reductions")
+ *   casts    void bcg_mk_cast_TO_FROM(TO *out, const FROM *a, long sa, long n)
+ *            (see "casts")
  *
  * `out` is contiguous; each input has a stride in elements: 1 (contiguous),
  * 0 (one value for the whole run) or anything else (strided).  Each
@@ -960,6 +962,37 @@ void bcg_mk_fence(void)
 #endif
 }
 
+/* ---- casts ------------------------------------------------------------------------
+ *
+ * void bcg_mk_cast_TO_FROM(TO *out, const FROM *a, long sa, long n): C's
+ * conversion of each element, as the straight-line code writes it (the
+ * same instruction: exact widenings, and IEEE round to nearest for f64 to
+ * f32 and the integers to floats).  Only the conversions that are plain C
+ * casts in the straight-line code: f32 and f64 to each other, integers of
+ * up to 32 bits to f32 and f64, and i64 to f64; float to integer, u64, and
+ * anything with bool or a 16-bit float keep the per-element code (the
+ * lowering asks microkernel_exists). */
+#define CAST(TO, FROM, TO_NAME, FROM_NAME)                                               \
+    CLONES void bcg_mk_cast_##TO_NAME##_##FROM_NAME(TO *out, const FROM *a, long sa, long n) \
+    {                                                                                   \
+        if (sa == 1) {                                                                  \
+            for (long i = 0; i < n; i++)                                                \
+                out[i] = (TO)a[i];                                                      \
+        } else {                                                                        \
+            for (long i = 0; i < n; i++)                                                \
+                out[i] = (TO)a[i * sa];                                                 \
+        }                                                                               \
+    }
+#define CASTS_TO(TO, TO_NAME)                                                           \
+    CAST(TO, int8_t, TO_NAME, i8) CAST(TO, int16_t, TO_NAME, i16)                       \
+    CAST(TO, int32_t, TO_NAME, i32) CAST(TO, uint8_t, TO_NAME, u8)                      \
+    CAST(TO, uint16_t, TO_NAME, u16) CAST(TO, uint32_t, TO_NAME, u32)
+CASTS_TO(float, f32)
+CASTS_TO(double, f64)
+CAST(double, float, f64, f32)
+CAST(float, double, f32, f64)
+CAST(double, int64_t, f64, i64)
+
 /* ---- reductions ---------------------------------------------------------------------
  *
  * A float sum's accumulators, in the order gen/eval.c defines (internal.h,
@@ -1175,6 +1208,9 @@ CLONES void bcg_mk_accadd_rows_f64(double *acc, double *comp, const double *x, l
     ENTRY(ceil_##S) ENTRY(exp_##S) ENTRY(log_##S) ENTRY(sin_##S) ENTRY(cos_##S)           \
     ENTRY(tanh_##S)
 
+#define CAST_ENTRIES(TO)                                                                 \
+    ENTRY(cast_##TO##_i8) ENTRY(cast_##TO##_i16) ENTRY(cast_##TO##_i32) ENTRY(cast_##TO##_u8) \
+    ENTRY(cast_##TO##_u16) ENTRY(cast_##TO##_u32)
 #define HALF_ENTRIES(S)                                                                  \
     ENTRY(add_##S) ENTRY(sub_##S) ENTRY(mul_##S) ENTRY(div_##S) ENTRY(minimum_##S)        \
     ENTRY(maximum_##S) ENTRY(sqrt_##S)
@@ -1188,6 +1224,8 @@ const microkernel_symbol microkernel_symbols[] = {
     ENTRY(expit_f32) ENTRY(tan_f32) ENTRY(arctan_f32) ENTRY(erf_f32)
     ENTRY(fence) ENTRY(sum16_f32) ENTRY(sum16_f64) ENTRY(accadd_f32) ENTRY(accadd_f64)
     ENTRY(accadd_rows_f32) ENTRY(accadd_rows_f64)
+    CAST_ENTRIES(f32) CAST_ENTRIES(f64) ENTRY(cast_f64_f32) ENTRY(cast_f32_f64)
+    ENTRY(cast_f64_i64)
     HALF_ENTRIES(f16) HALF_ENTRIES(bf16) HALF_NT_ENTRIES
 };
 const int microkernel_symbol_count =

@@ -38,6 +38,8 @@ static const char *const expressions[] = {
     "-a + b", "abs(a) * b", "sqrt(abs(a)) + b", "exp(a) + b", "log(abs(a)) * b",
     "sin(a) * cos(b)", "tanh(a) - b", "floor(a) + ceil(b)", "a & b", "(a | b) ^ c",
     "minimum(a, maximum(b, c))", "where(c, a, b)", "a - 3", "2 < b",
+    /* bcg_mk_cast_TO_FROM: from every dtype, and f64 to f32 and back */
+    "f64(a) + f64(b)", "f32(a * b) - f32(c)", "f64(f32(a)) * b",
 };
 
 static const bcg_dtype dtypes[] = {BCG_F32, BCG_F64, BCG_I8, BCG_I16, BCG_I32,
