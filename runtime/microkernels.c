@@ -1025,8 +1025,65 @@ CLONES void bcg_mk_sum16_f32(double *acc, const float *x, long sx, long n)
  * as the branchy form: both sides are computed, one is kept). */
 #define NEUMAIER(S, C, X)                                                         do {                                                                              const double t_ = (S) + (X);                                                  const double big_ = (S) - t_ + (X), small_ = (X) - t_ + (S);                  (C) += fabs(S) >= fabs(X) ? big_ : small_;                                    (S) = t_;                                                                 } while (0)
 
+#ifdef HAVE_AVX2_PATHS
+static bool cpu_has_avx2(void);
+
+/* Neumaier's step on four lanes: the NEUMAIER macro's operations in its
+ * order (|S| >= |X| ordered, so a NaN takes the second form, as the
+ * macro's ?: does). */
+__attribute__((target("avx2"))) static inline void neumaier4(__m256d *s, __m256d *c, __m256d x,
+                                                            __m256d magnitude)
+{
+    __m256d t = _mm256_add_pd(*s, x);
+    __m256d big = _mm256_add_pd(_mm256_sub_pd(*s, t), x);
+    __m256d small = _mm256_add_pd(_mm256_sub_pd(x, t), *s);
+    __m256d s_wins = _mm256_cmp_pd(_mm256_and_pd(*s, magnitude), _mm256_and_pd(x, magnitude),
+                                   _CMP_GE_OQ);
+    *c = _mm256_add_pd(*c, _mm256_blendv_pd(small, big, s_wins));
+    *s = t;
+}
+
+/* bcg_mk_sum16_f64's contiguous blocks of 16 with the 16 sums and their
+ * compensations in eight registers (gcc kept the generic loop's arrays in
+ * memory: 3x as long, measured on 1024-element tiles in L1).  Returns the
+ * elements done, a multiple of 16. */
+__attribute__((target("avx2"))) static long sum16_f64_avx2(double *acc, double *comp,
+                                                           const double *x, long n)
+{
+    const __m256d magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+    __m256d s0 = _mm256_loadu_pd(acc), s1 = _mm256_loadu_pd(acc + 4);
+    __m256d s2 = _mm256_loadu_pd(acc + 8), s3 = _mm256_loadu_pd(acc + 12);
+    __m256d c0 = _mm256_loadu_pd(comp), c1 = _mm256_loadu_pd(comp + 4);
+    __m256d c2 = _mm256_loadu_pd(comp + 8), c3 = _mm256_loadu_pd(comp + 12);
+    long i = 0;
+    for (; i + SUM_LANES <= n; i += SUM_LANES) {
+        neumaier4(&s0, &c0, _mm256_loadu_pd(x + i), magnitude);
+        neumaier4(&s1, &c1, _mm256_loadu_pd(x + i + 4), magnitude);
+        neumaier4(&s2, &c2, _mm256_loadu_pd(x + i + 8), magnitude);
+        neumaier4(&s3, &c3, _mm256_loadu_pd(x + i + 12), magnitude);
+    }
+    _mm256_storeu_pd(acc, s0);
+    _mm256_storeu_pd(acc + 4, s1);
+    _mm256_storeu_pd(acc + 8, s2);
+    _mm256_storeu_pd(acc + 12, s3);
+    _mm256_storeu_pd(comp, c0);
+    _mm256_storeu_pd(comp + 4, c1);
+    _mm256_storeu_pd(comp + 8, c2);
+    _mm256_storeu_pd(comp + 12, c3);
+    return i;
+}
+#endif
+
 CLONES void bcg_mk_sum16_f64(double *acc, double *comp, const double *x, long sx, long n)
 {
+#ifdef HAVE_AVX2_PATHS
+    if (sx == 1 && n >= SUM_LANES && cpu_has_avx2()) {
+        long done = sum16_f64_avx2(acc, comp, x, n);
+        for (long i = done; i < n; i++)
+            NEUMAIER(acc[i % SUM_LANES], comp[i % SUM_LANES], x[i]);
+        return;
+    }
+#endif
     double lane[SUM_LANES], c[SUM_LANES];
     memcpy(lane, acc, sizeof lane);
     memcpy(c, comp, sizeof c);

@@ -588,6 +588,45 @@ static void test_accadd_rows(void **state)
     }
 }
 
+/* bcg_mk_sum16_f64 (16 Neumaier partial sums, element i into sum i % 16;
+ * an AVX2 path for contiguous runs) against the plain loop, bit for bit
+ * with the compensations: run lengths around multiples of 16, partial sums
+ * carried over from an earlier call, huge values that cancel, infinities
+ * and NaNs. */
+void bcg_mk_sum16_f64(double *, double *, const double *, long, long);
+
+static void test_sum16_f64(void **state)
+{
+    (void)state;
+    uint64_t seed = 91;
+    enum { MAX_N = 100 };
+    static double x[2 * MAX_N];
+    for (int trial = 0; trial < 400; trial++) {
+        for (int i = 0; i < 2 * MAX_N; i++) {
+            uint64_t r = xorshift64(&seed);
+            x[i] = ldexp((double)(int64_t)(r % 2000001) / 1e6 - 1.0, (int)(r >> 40) % 80 - 40);
+            if (r % 23 == 0)
+                x[i] = r % 2 ? 0x1p900 : -0x1p900;
+            if (trial % 10 == 9 && r % 37 == 0)
+                x[i] = r % 3 ? INFINITY : NAN;
+        }
+        long n = (long)(xorshift64(&seed) % MAX_N), sx = xorshift64(&seed) % 4 ? 1 : 2;
+        double want[16], got[16], want_c[16], got_c[16];
+        for (int k = 0; k < 16; k++) {
+            want[k] = got[k] = (double)(int64_t)(xorshift64(&seed) % 200) - 100.0;
+            want_c[k] = got_c[k] = k % 3 ? 0.0 : 0x1p-60;
+        }
+        for (long i = 0; i < n; i++) {
+            double *s = &want[i % 16], *c = &want_c[i % 16], v = x[i * sx], t = *s + v;
+            *c += fabs(*s) >= fabs(v) ? (*s - t) + v : (v - t) + *s;
+            *s = t;
+        }
+        bcg_mk_sum16_f64(got, got_c, x, sx, n);
+        if (memcmp(got, want, sizeof got) != 0 || memcmp(got_c, want_c, sizeof got_c) != 0)
+            fail_msg("sum16_f64: %ld elements (stride %ld) differ", n, sx);
+    }
+}
+
 /* The f16 and bf16 microkernels against the scalar conversions of
  * runtime/half.h (what the straight-line code and the evaluator use): every
  * bit pattern times 1 and plus -0 (exact, so only the conversions act;
@@ -653,6 +692,7 @@ int main(void)
         cmocka_unit_test(test_symbol_table),
         cmocka_unit_test(test_half_conversions),
         cmocka_unit_test(test_accadd_rows),
+        cmocka_unit_test(test_sum16_f64),
         cmocka_unit_test(test_transcendental_accuracy),
         cmocka_unit_test(test_plain_forms),
         cmocka_unit_test(test_rows),
