@@ -34,6 +34,8 @@
  *                                        const double *x, long sx, long rx,
  *                                        long rows, long n)
  *            (see "reductions")
+ *   casts    void bcg_mk_cast_F_T(T *out, const F *a, long sa, long n)
+ *            (see "conversions")
  *
  * `out` is contiguous; each input has a stride in elements: 1 (contiguous),
  * 0 (one value for the whole run) or anything else (strided).  Each
@@ -852,6 +854,7 @@ CAST_SOURCES(CASTS_FROM)
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define HAVE_F16C 1
+#define HAVE_AVX2_PATHS 1 /* hand-written AVX2 loops where gcc's are slow (see there) */
 #include <cpuid.h>
 #include <stdatomic.h>
 /* F16C and AVX with the YMM state enabled by the OS (CPUID.1:ECX bits 29,
@@ -1140,8 +1143,65 @@ CLONES void bcg_mk_sum16_f32(double *acc, const float *x, long sx, long n)
  * as the branchy form: both sides are computed, one is kept). */
 #define NEUMAIER(S, C, X)                                                         do {                                                                              const double t_ = (S) + (X);                                                  const double big_ = (S) - t_ + (X), small_ = (X) - t_ + (S);                  (C) += fabs(S) >= fabs(X) ? big_ : small_;                                    (S) = t_;                                                                 } while (0)
 
+#ifdef HAVE_AVX2_PATHS
+static bool cpu_has_avx2(void);
+
+/* Neumaier's step on four lanes: the NEUMAIER macro's operations in its
+ * order (|S| >= |X| ordered, so a NaN takes the second form, as the
+ * macro's ?: does). */
+__attribute__((target("avx2"))) static inline void neumaier4(__m256d *s, __m256d *c, __m256d x,
+                                                            __m256d magnitude)
+{
+    __m256d t = _mm256_add_pd(*s, x);
+    __m256d big = _mm256_add_pd(_mm256_sub_pd(*s, t), x);
+    __m256d small = _mm256_add_pd(_mm256_sub_pd(x, t), *s);
+    __m256d s_wins = _mm256_cmp_pd(_mm256_and_pd(*s, magnitude), _mm256_and_pd(x, magnitude),
+                                   _CMP_GE_OQ);
+    *c = _mm256_add_pd(*c, _mm256_blendv_pd(small, big, s_wins));
+    *s = t;
+}
+
+/* bcg_mk_sum16_f64's contiguous blocks of 16 with the 16 sums and their
+ * compensations in eight registers (gcc kept the generic loop's arrays in
+ * memory: 3x as long, measured on 1024-element tiles in L1).  Returns the
+ * elements done, a multiple of 16. */
+__attribute__((target("avx2"))) static long sum16_f64_avx2(double *acc, double *comp,
+                                                           const double *x, long n)
+{
+    const __m256d magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+    __m256d s0 = _mm256_loadu_pd(acc), s1 = _mm256_loadu_pd(acc + 4);
+    __m256d s2 = _mm256_loadu_pd(acc + 8), s3 = _mm256_loadu_pd(acc + 12);
+    __m256d c0 = _mm256_loadu_pd(comp), c1 = _mm256_loadu_pd(comp + 4);
+    __m256d c2 = _mm256_loadu_pd(comp + 8), c3 = _mm256_loadu_pd(comp + 12);
+    long i = 0;
+    for (; i + SUM_LANES <= n; i += SUM_LANES) {
+        neumaier4(&s0, &c0, _mm256_loadu_pd(x + i), magnitude);
+        neumaier4(&s1, &c1, _mm256_loadu_pd(x + i + 4), magnitude);
+        neumaier4(&s2, &c2, _mm256_loadu_pd(x + i + 8), magnitude);
+        neumaier4(&s3, &c3, _mm256_loadu_pd(x + i + 12), magnitude);
+    }
+    _mm256_storeu_pd(acc, s0);
+    _mm256_storeu_pd(acc + 4, s1);
+    _mm256_storeu_pd(acc + 8, s2);
+    _mm256_storeu_pd(acc + 12, s3);
+    _mm256_storeu_pd(comp, c0);
+    _mm256_storeu_pd(comp + 4, c1);
+    _mm256_storeu_pd(comp + 8, c2);
+    _mm256_storeu_pd(comp + 12, c3);
+    return i;
+}
+#endif
+
 CLONES void bcg_mk_sum16_f64(double *acc, double *comp, const double *x, long sx, long n)
 {
+#ifdef HAVE_AVX2_PATHS
+    if (sx == 1 && n >= SUM_LANES && cpu_has_avx2()) {
+        long done = sum16_f64_avx2(acc, comp, x, n);
+        for (long i = done; i < n; i++)
+            NEUMAIER(acc[i % SUM_LANES], comp[i % SUM_LANES], x[i]);
+        return;
+    }
+#endif
     double lane[SUM_LANES], c[SUM_LANES];
     memcpy(lane, acc, sizeof lane);
     memcpy(c, comp, sizeof c);
@@ -1187,10 +1247,79 @@ CLONES void bcg_mk_accadd_f64(double *acc, double *comp, const double *x, long s
  * that many sequential streams. */
 #define ACCADD_BLOCK 16
 #define ACCADD_ROWS 8
+
+#ifdef HAVE_AVX2_PATHS
+/* AVX2 and the OS's YMM state (CPUID.7:EBX bit 5, CPUID.1:ECX bits 27-28,
+ * XCR0 bits 1-2), asked once. */
+static bool cpu_has_avx2(void)
+{
+    static atomic_int known; /* 0 not asked yet, 1 no, 2 yes */
+    int state = atomic_load_explicit(&known, memory_order_relaxed);
+    if (state == 0) {
+        unsigned eax, ebx, ecx, edx;
+        bool yes = false;
+        if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (3u << 27)) == (3u << 27) &&
+            __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ebx & (1u << 5))) {
+            unsigned lo, hi;
+            __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+            (void)hi;
+            yes = (lo & 6u) == 6u;
+        }
+        state = yes ? 2 : 1;
+        atomic_store_explicit(&known, state, memory_order_relaxed);
+    }
+    return state == 2;
+}
+
+/* bcg_mk_accadd_rows_f32's contiguous blocks with AVX2 intrinsics: the
+ * same additions in the same order (accumulator j takes run 0's element j,
+ * then run 1's, ...), but 16 accumulators in four registers, each run's
+ * floats widened 4 at a time, and a prefetch ACCADD_PREFETCH floats ahead
+ * in every run.  Measured on f32[4096,4096] summed over the rows: as fast
+ * as a plain read of the matrix, where gcc's vectorisation of the generic
+ * loop below (a stack array of accumulators) took 1.3x as long. */
+#define ACCADD_PREFETCH 256
+__attribute__((target("avx2"))) static void accadd_rows_f32_avx2(double *acc, const float *x,
+                                                                 long rx, long rows, long n)
+{
+    for (long r = 0; r + ACCADD_ROWS <= rows; r += ACCADD_ROWS) {
+        const float *base = x + r * rx;
+        for (long j = 0; j + ACCADD_BLOCK <= n; j += ACCADD_BLOCK) {
+            __m256d a0 = _mm256_loadu_pd(acc + j), a1 = _mm256_loadu_pd(acc + j + 4);
+            __m256d a2 = _mm256_loadu_pd(acc + j + 8), a3 = _mm256_loadu_pd(acc + j + 12);
+            for (int q = 0; q < ACCADD_ROWS; q++) {
+                const float *p = base + q * rx + j;
+                _mm_prefetch((const char *)(p + ACCADD_PREFETCH), _MM_HINT_T0);
+                a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm_loadu_ps(p)));
+                a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm_loadu_ps(p + 4)));
+                a2 = _mm256_add_pd(a2, _mm256_cvtps_pd(_mm_loadu_ps(p + 8)));
+                a3 = _mm256_add_pd(a3, _mm256_cvtps_pd(_mm_loadu_ps(p + 12)));
+            }
+            _mm256_storeu_pd(acc + j, a0);
+            _mm256_storeu_pd(acc + j + 4, a1);
+            _mm256_storeu_pd(acc + j + 8, a2);
+            _mm256_storeu_pd(acc + j + 12, a3);
+        }
+    }
+}
+#endif
+
 CLONES void bcg_mk_accadd_rows_f32(double *acc, const float *x, long sx, long rx, long rows,
                                    long n)
 {
     long r = 0;
+#ifdef HAVE_AVX2_PATHS
+    if (sx == 1 && rows >= ACCADD_ROWS && n >= ACCADD_BLOCK && cpu_has_avx2()) {
+        long blocks = n - n % ACCADD_BLOCK, whole = rows - rows % ACCADD_ROWS;
+        accadd_rows_f32_avx2(acc, x, rx, whole, blocks);
+        /* the columns after the last block, for the same runs, then the
+         * remaining runs as below: each accumulator keeps its order */
+        for (long j = blocks; j < n; j++)
+            for (long q = 0; q < whole; q++)
+                acc[j] += (double)x[q * rx + j];
+        r = whole; /* the generic blocks below have no whole group left */
+    }
+#endif
     if (sx == 1) {
         for (; r + ACCADD_ROWS <= rows; r += ACCADD_ROWS) {
             const float *base = x + r * rx;

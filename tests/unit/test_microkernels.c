@@ -43,6 +43,7 @@ static const char *const expressions[] = {
     "f64(a) * b", "f32(a) - b", "i8(a) + b", "i16(a) * c", "i32(a) - b", "i64(a) + c",
     "u8(a) + b", "u16(a) - c", "u32(a) * b", "u64(a) + b", "bool(a) + b", "f32(a > b)",
     "where(a, b, c)", "abs(a) - i32(b)", "f64(a) / f32(b)", "i32(minimum(a, b)) * c",
+    "f64(a) + f64(b)", "f32(a * b) - f32(c)", "f64(f32(a)) * b",
 };
 
 #define FIRST_CAST 33 /* expressions[FIRST_CAST] is the first with a cast */
@@ -545,6 +546,100 @@ static void test_symbol_table(void **state)
         assert_non_null(microkernel_symbols[i].address);
 }
 
+/* bcg_mk_accadd_rows_f32 and _f64 (a block of accumulators taking many
+ * runs: sums over an outer loop, the AVX2 path included) against the
+ * plain loop they replace, accumulator j taking run 0's element j, then run
+ * 1's, ... in double (Neumaier's step for f64), bit for bit: run counts and
+ * lengths around the 8-run groups and 16-accumulator blocks, run strides
+ * longer than a run, contiguous and strided elements, values whose sums
+ * depend on the order. */
+void bcg_mk_accadd_rows_f32(double *, const float *, long, long, long, long);
+void bcg_mk_accadd_rows_f64(double *, double *, const double *, long, long, long, long);
+
+static void test_accadd_rows(void **state)
+{
+    (void)state;
+    uint64_t seed = 77;
+    enum { MAX_N = 70, MAX_ROWS = 40 };
+    static float xf[MAX_ROWS * (2 * MAX_N + 5)];
+    static double xd[MAX_ROWS * (2 * MAX_N + 5)];
+    for (size_t i = 0; i < sizeof xf / sizeof xf[0]; i++) {
+        double v = ldexp((double)(int64_t)(xorshift64(&seed) % 2000001) / 1e6 - 1.0,
+                         (int)(xorshift64(&seed) % 80) - 40);
+        xf[i] = (float)v;
+        xd[i] = v;
+    }
+    for (int trial = 0; trial < 400; trial++) {
+        long n = 1 + (long)(xorshift64(&seed) % MAX_N);
+        long rows = 1 + (long)(xorshift64(&seed) % MAX_ROWS);
+        long sx = xorshift64(&seed) % 4 ? 1 : 2;
+        long rx = sx * n + (long)(xorshift64(&seed) % 5);
+        double want[MAX_N], got[MAX_N], want_c[MAX_N], got_c[MAX_N];
+        for (long j = 0; j < n; j++) {
+            want[j] = got[j] = (double)(int64_t)(xorshift64(&seed) % 200) - 100.0;
+            want_c[j] = got_c[j] = 0.0;
+        }
+        bool f64 = trial % 2;
+        for (long r = 0; r < rows; r++)
+            for (long j = 0; j < n; j++) {
+                if (!f64) {
+                    want[j] += (double)xf[r * rx + j * sx];
+                    continue;
+                }
+                double x = xd[r * rx + j * sx], t = want[j] + x;
+                want_c[j] += fabs(want[j]) >= fabs(x) ? (want[j] - t) + x : (x - t) + want[j];
+                want[j] = t;
+            }
+        if (f64)
+            bcg_mk_accadd_rows_f64(got, got_c, xd, sx, rx, rows, n);
+        else
+            bcg_mk_accadd_rows_f32(got, xf, sx, rx, rows, n);
+        if (memcmp(got, want, sizeof got[0] * (size_t)n) != 0 ||
+            (f64 && memcmp(got_c, want_c, sizeof got_c[0] * (size_t)n) != 0))
+            fail_msg("accadd_rows_%s: %ld runs of %ld (stride %ld, run stride %ld) differ",
+                     f64 ? "f64" : "f32", rows, n, sx, rx);
+    }
+}
+
+/* bcg_mk_sum16_f64 (16 Neumaier partial sums, element i into sum i % 16;
+ * an AVX2 path for contiguous runs) against the plain loop, bit for bit
+ * with the compensations: run lengths around multiples of 16, partial sums
+ * carried over from an earlier call, huge values that cancel, infinities
+ * and NaNs. */
+void bcg_mk_sum16_f64(double *, double *, const double *, long, long);
+
+static void test_sum16_f64(void **state)
+{
+    (void)state;
+    uint64_t seed = 91;
+    enum { MAX_N = 100 };
+    static double x[2 * MAX_N];
+    for (int trial = 0; trial < 400; trial++) {
+        for (int i = 0; i < 2 * MAX_N; i++) {
+            uint64_t r = xorshift64(&seed);
+            x[i] = ldexp((double)(int64_t)(r % 2000001) / 1e6 - 1.0, (int)(r >> 40) % 80 - 40);
+            if (r % 23 == 0)
+                x[i] = r % 2 ? 0x1p900 : -0x1p900;
+            if (trial % 10 == 9 && r % 37 == 0)
+                x[i] = r % 3 ? INFINITY : NAN;
+        }
+        long n = (long)(xorshift64(&seed) % MAX_N), sx = xorshift64(&seed) % 4 ? 1 : 2;
+        double want[16], got[16], want_c[16], got_c[16];
+        for (int k = 0; k < 16; k++) {
+            want[k] = got[k] = (double)(int64_t)(xorshift64(&seed) % 200) - 100.0;
+            want_c[k] = got_c[k] = k % 3 ? 0.0 : 0x1p-60;
+        }
+        for (long i = 0; i < n; i++) {
+            double *s = &want[i % 16], *c = &want_c[i % 16], v = x[i * sx], t = *s + v;
+            *c += fabs(*s) >= fabs(v) ? (*s - t) + v : (v - t) + *s;
+            *s = t;
+        }
+        bcg_mk_sum16_f64(got, got_c, x, sx, n);
+        if (memcmp(got, want, sizeof got) != 0 || memcmp(got_c, want_c, sizeof got_c) != 0)
+            fail_msg("sum16_f64: %ld elements (stride %ld) differ", n, sx);
+    }
+}
+
 /* The f16 and bf16 microkernels against the scalar conversions of
  * runtime/half.h (what the straight-line code and the evaluator use): every
  * bit pattern times 1 and plus -0 (exact, so only the conversions act;
@@ -609,6 +704,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_symbol_table),
         cmocka_unit_test(test_half_conversions),
+        cmocka_unit_test(test_accadd_rows),
+        cmocka_unit_test(test_sum16_f64),
         cmocka_unit_test(test_transcendental_accuracy),
         cmocka_unit_test(test_plain_forms),
         cmocka_unit_test(test_rows),
