@@ -21,7 +21,9 @@
  *        || or an arithmetic/bitwise combination of comparisons) to a
  *        number;
  *   15.5 a return that is not a statement of the function's own body;
- *   19.2 the keyword union. */
+ *   19.2 the keyword union;
+ *   20.1 an #include after code of its file (the ACLE header of the
+ *        saturating helpers). */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,7 @@ typedef struct token {
     size_t length;
     int line_kind;     /* 0 code, 1 a #define line, 2 another preprocessor line */
     int define_id;     /* the #define line the token is on (from 1), or 0 */
+    int file;          /* which text tokenize() read it from (from 1) */
 } token;
 
 typedef struct tokens {
@@ -40,6 +43,7 @@ typedef struct tokens {
     size_t count, cap;
     bool failed;
     int defines;
+    int files;
 } tokens;
 
 static void push(tokens *t, const char *text, size_t length, int kind, int define_id)
@@ -56,7 +60,7 @@ static void push(tokens *t, const char *text, size_t length, int kind, int defin
         t->items = items;
         t->cap = cap;
     }
-    t->items[t->count++] = (token){text, length, kind, define_id};
+    t->items[t->count++] = (token){text, length, kind, define_id, t->files};
 }
 
 static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
@@ -65,6 +69,7 @@ static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
  * or two characters; comments, strings and line continuations dropped. */
 static void tokenize(tokens *t, const char *s)
 {
+    t->files++;
     bool line_start = true;
     int kind = 0, define_id = 0;
     while (*s) {
@@ -306,6 +311,22 @@ typedef struct misra_rule {
 
 static size_t unions(const tokens *t) { return count_word(t, "union"); }
 
+/* 20.1: an #include after code (a declaration or definition) of its file. */
+static size_t late_includes(const tokens *t)
+{
+    size_t count = 0;
+    int code_in = 0; /* the file whose code has begun */
+    for (size_t i = 0; i < t->count; i++) {
+        const token *k = &t->items[i];
+        if (k->line_kind == 0)
+            code_in = k->file;
+        else if (k->line_kind == 2 && is(k, "include") && i > 0 && is(&t->items[i - 1], "#") &&
+                 code_in == k->file)
+            count++;
+    }
+    return count;
+}
+
 static const misra_rule rules[] = {
     {"2.3", unused_typedefs, NULL,
      "the bcg_ typedefs of every dtype are written whether a kernel uses them or not, and "
@@ -321,6 +342,10 @@ static const misra_rule rules[] = {
      "helpers return early for special values (NaN, zero divisors, out-of-range shift "
      "counts, saturation bounds): each early return is one special case of the helper's "
      "comment, which a single exit would turn into nested conditions"},
+    {"20.1", late_includes, NULL,
+     "the saturating helpers include <arm_acle.h> where they are defined, inside the "
+     "#if that tests __ARM_FEATURE_DSP or __ARM_FEATURE_SAT, so that a pair without them "
+     "includes nothing and a pair for a core without those instructions neither"},
     {"19.2", unions, NULL,
      "f16 and bf16 values are converted through their IEEE bits, and infinities and NaNs "
      "have no C literal: a union of a float and an unsigned integer of its size reads the "

@@ -268,7 +268,7 @@ static void put_tile_argument(cprinter *e, strbuf *sb, int id)
         return;
     }
     if (n->op != OP_OPERAND) {
-        sb_printf(sb, "tile%d, 1", id);
+        sb_printf(sb, "tile%d, 1", kir_tile_same(ir, id));
         return;
     }
     int k = n->operand + 1;

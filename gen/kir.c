@@ -48,6 +48,8 @@ bcg_dtype kir_tile_argument_dtype(const kernel_ir *ir, int id, int k)
     return n->op == OP_WHERE && k == 0 ? BCG_BOOL : kir_tile_dtype(ir, id);
 }
 
+int kir_tile_same(const kernel_ir *ir, int id) { return ir->same ? ir->same[id] : id; }
+
 bool kir_tile_converts(const kernel_ir *ir, int id, int k)
 {
     return ir->nodes[kir_child(ir, id, k)]->dtype != kir_tile_argument_dtype(ir, id, k);
@@ -282,7 +284,7 @@ static void format_argument(strbuf *sb, const kernel_ir *ir, int id)
         sb_printf(sb, "in%d stride %lld", n->operand,
                   (long long)p->stride[n->operand + 1][ir->tile_loop]);
     } else {
-        sb_printf(sb, "tile%d", id);
+        sb_printf(sb, "tile%d", kir_tile_same(ir, id));
     }
 }
 

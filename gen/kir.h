@@ -122,6 +122,10 @@ typedef struct kernel_ir {
     /* the loop tiles run along: the innermost, or in a reduction over outer
      * loops, the kept loop just outside them (a block of accumulators) */
     int tile_loop;
+    /* tiles: same[id] is the first value (in post-order) computing the
+     * same tree as ID, whose tile ID's users read; ID itself when it is
+     * computed (NULL: no tiles) */
+    int *same;
     bool reduce_rows;            /* a block reduction of an operand: the innermost
                                     reduced loop is one _accadd_rows call */
 
@@ -146,6 +150,8 @@ int kir_child(const kernel_ir *ir, int id, int k);
  * where's condition).  A cast node's microkernel is itself the conversion
  * (bcg_mk_cast_F_T) and takes its argument as it is. */
 bcg_dtype kir_tile_argument_dtype(const kernel_ir *ir, int id, int k);
+/* The value whose tile holds value ID's (see kernel_ir.same). */
+int kir_tile_same(const kernel_ir *ir, int id);
 bool kir_tile_converts(const kernel_ir *ir, int id, int k);
 /* "bcg_mk_cast_F_T", the microkernel converting a tile of FROM into TO. */
 void kir_cast_name(bcg_dtype from, bcg_dtype to, char *buf, size_t cap);

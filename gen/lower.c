@@ -391,7 +391,9 @@ static bool tiles_chosen(const lowering *w, const char **why)
             return false;
         }
     const expr_node *root = ir->nodes[0];
-    if (root->op == OP_OPERAND || root->op == OP_LITERAL)
+    /* (a root of another dtype than the output's would need a conversion
+     * no parent step makes; a cast on store is a cast node, the root) */
+    if (root->op == OP_OPERAND || root->op == OP_LITERAL || root->dtype != ir->out_dtype)
         return false;
     if (!tile_supported(ir, 0, ir->out_dtype, &operations)) {
         *why = "an operation of the tree has no microkernel for its dtypes";
@@ -469,18 +471,60 @@ static bool first_declaration(char (*declared)[48], int *count, const char *name
     return true;
 }
 
-static void tile_declarations(lowering *w, int depth)
+/* Common subexpressions in tiles: a value whose tree an earlier value (in
+ * post-order) computes is not computed again; its users read the earlier
+ * tile (kernel_ir.same).  where(a >= 3, b, a) written twice is one
+ * comparison and one select per tile. */
+static void choose_tile_sharing(lowering *w)
 {
-    const kernel_ir *ir = w->ir;
-    char declared[MAX_TILE_DECLARATIONS][48];
-    int count = 0;
+    kernel_ir *ir = w->ir;
+    ir->same = arena_alloc(w->c->arena, sizeof *ir->same * (size_t)ir->node_count);
+    if (!ir->same) {
+        fail_nomem(w);
+        return;
+    }
     for (int visit = 0; visit < ir->node_count; visit++) {
         int id = ir->post_order[visit];
         const expr_node *n = ir->nodes[id];
-        if (ir->value[id].inside_local || ir->value[id].local)
-            continue; /* computed in C, before the loop of its level */
+        ir->same[id] = id;
+        if (n->op == OP_OPERAND || n->op == OP_LITERAL || ir->value[id].local ||
+            ir->value[id].inside_local || ir->value[id].folded >= 0)
+            continue;
+        for (int before = 0; before < visit && ir->same[id] == id; before++) {
+            int other = ir->post_order[before];
+            if (ir->same[other] == other && ir->nodes[other]->op == n->op &&
+                !ir->value[other].local && !ir->value[other].inside_local &&
+                ir->value[other].folded < 0 && fold_same_tree(ir->nodes[other], n))
+                ir->same[id] = other;
+        }
+    }
+}
+
+static void tile_declarations(lowering *w, int depth)
+{
+    kernel_ir *ir = w->ir;
+    char declared[MAX_TILE_DECLARATIONS][48];
+    int count = 0;
+    choose_tile_sharing(w);
+    bool *read = arena_alloc(w->c->arena, (size_t)ir->node_count);
+    if (!read)
+        fail_nomem(w);
+    if (w->status != BCG_OK)
+        return;
+    memset(read, 0, (size_t)ir->node_count);
+    for (int id = 0; id < ir->node_count; id++) /* the arguments of the calls made */
+        if (ir->nodes[id]->op != OP_LITERAL && ir->nodes[id]->op != OP_OPERAND &&
+            !ir->value[id].inside_local && !ir->value[id].local && ir->same[id] == id)
+            for (int k = 0; k < ir->nodes[id]->arg_count; k++)
+                read[kir_child(ir, id, k)] = true;
+    for (int visit = 0; visit < ir->node_count; visit++) {
+        int id = ir->post_order[visit];
+        const expr_node *n = ir->nodes[id];
+        if (ir->value[id].inside_local || ir->value[id].local || ir->same[id] != id)
+            continue; /* computed in C, before the loop of its level; or computed before */
         if (n->op == OP_LITERAL) {
-            step_node(w, KIR_TILE_LITERAL, depth, id, KIR_PLAIN);
+            if (read[id]) /* (not a literal of a subtree computed before) */
+                step_node(w, KIR_TILE_LITERAL, depth, id, KIR_PLAIN);
             continue;
         }
         if (n->op == OP_OPERAND)
@@ -524,7 +568,7 @@ static void tile_calls(lowering *w, int depth)
         int id = ir->post_order[visit];
         expr_op op = ir->nodes[id]->op;
         if (op == OP_LITERAL || op == OP_OPERAND || ir->value[id].inside_local ||
-            ir->value[id].local)
+            ir->value[id].local || kir_tile_same(ir, id) != id)
             continue;
         for (int k = 0; k < ir->nodes[id]->arg_count; k++)
             if (kir_tile_converts(ir, id, k)) {

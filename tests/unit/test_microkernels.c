@@ -44,6 +44,9 @@ static const char *const expressions[] = {
     "u8(a) + b", "u16(a) - c", "u32(a) * b", "u64(a) + b", "bool(a) + b", "f32(a > b)",
     "where(a, b, c)", "abs(a) - i32(b)", "f64(a) / f32(b)", "i32(minimum(a, b)) * c",
     "f64(a) + f64(b)", "f32(a * b) - f32(c)", "f64(f32(a)) * b",
+    /* repeated subtrees, computed once a tile (kernel_ir.same) */
+    "(a * b + c) * (a * b + c)", "where(a > b, a - b, b - a) + (a - b)",
+    "where(where(a >= 3, b, a) > 5, where(a >= 3, b, a), f64(b))",
 };
 
 #define FIRST_CAST 33 /* expressions[FIRST_CAST] is the first with a cast */

@@ -72,10 +72,10 @@ static void fill(void *data, bcg_dtype t, int salt)
         double v = values[(i + salt) % N];
         if (t == BCG_I32)
             ((int32_t *)data)[i] = (int32_t)(v * 3) + salt;
-        else if (t == BCG_I16) /* Q15 values near +-1 and small ones */
-            ((int16_t *)data)[i] = (int16_t)(v * 16384 + salt);
+        else if (t == BCG_I16) /* Q15 values near +-1 and small ones (wrapped: 7.25 is out of range) */
+            ((int16_t *)data)[i] = (int16_t)(uint16_t)(uint32_t)(int32_t)(v * 16384 + salt);
         else if (t == BCG_I8)
-            ((int8_t *)data)[i] = (int8_t)(v * 17 + salt);
+            ((int8_t *)data)[i] = (int8_t)(uint8_t)(uint32_t)(int32_t)(v * 17 + salt);
         else if (t == BCG_F32)
             ((float *)data)[i] = (float)v;
         else
