@@ -860,23 +860,38 @@ CAST_SOURCES(CASTS_FROM)
 /* F16C and AVX with the YMM state enabled by the OS (CPUID.1:ECX bits 29,
  * 28, 27; XCR0 bits 1-2), asked once: CPUID traps to the hypervisor in a
  * VM.  (clang 14's __builtin_cpu_supports does not know "f16c".) */
-static bool cpu_has_f16c(void)
+/* Whether the OS saves the YMM state (XCR0 bits 1-2); only after CPUID.1
+ * said OSXSAVE (ECX bit 27), without which xgetbv faults. */
+static bool ymm_state_saved(void)
 {
-    static atomic_int known; /* 0 not asked yet, 1 no, 2 yes */
-    int state = atomic_load_explicit(&known, memory_order_relaxed);
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void)hi;
+    return (lo & 6u) == 6u;
+}
+
+/* PROBE's answer, asked once and kept in *KNOWN (0 not asked yet, 1 no, 2 yes). */
+static bool cpu_feature_once(atomic_int *known, bool (*probe)(void))
+{
+    int state = atomic_load_explicit(known, memory_order_relaxed);
     if (state == 0) {
-        unsigned eax, ebx, ecx, edx;
-        bool yes = false;
-        if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (7u << 27)) == (7u << 27)) {
-            unsigned lo, hi;
-            __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-            (void)hi;
-            yes = (lo & 6u) == 6u;
-        }
-        state = yes ? 2 : 1;
-        atomic_store_explicit(&known, state, memory_order_relaxed);
+        state = probe() ? 2 : 1;
+        atomic_store_explicit(known, state, memory_order_relaxed);
     }
     return state == 2;
+}
+
+static bool probe_f16c(void)
+{
+    unsigned eax, ebx, ecx, edx;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (7u << 27)) == (7u << 27) &&
+           ymm_state_saved();
+}
+
+static bool cpu_has_f16c(void)
+{
+    static atomic_int known;
+    return cpu_feature_once(&known, probe_f16c);
 }
 
 __attribute__((target("avx,f16c"))) static void widen_f16c(float *out, const uint16_t *in, long n)
@@ -1251,24 +1266,18 @@ CLONES void bcg_mk_accadd_f64(double *acc, double *comp, const double *x, long s
 #ifdef HAVE_AVX2_PATHS
 /* AVX2 and the OS's YMM state (CPUID.7:EBX bit 5, CPUID.1:ECX bits 27-28,
  * XCR0 bits 1-2), asked once. */
+static bool probe_avx2(void)
+{
+    unsigned eax, ebx, ecx, edx;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (3u << 27)) == (3u << 27) &&
+           __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ebx & (1u << 5)) &&
+           ymm_state_saved();
+}
+
 static bool cpu_has_avx2(void)
 {
-    static atomic_int known; /* 0 not asked yet, 1 no, 2 yes */
-    int state = atomic_load_explicit(&known, memory_order_relaxed);
-    if (state == 0) {
-        unsigned eax, ebx, ecx, edx;
-        bool yes = false;
-        if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (3u << 27)) == (3u << 27) &&
-            __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ebx & (1u << 5))) {
-            unsigned lo, hi;
-            __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-            (void)hi;
-            yes = (lo & 6u) == 6u;
-        }
-        state = yes ? 2 : 1;
-        atomic_store_explicit(&known, state, memory_order_relaxed);
-    }
-    return state == 2;
+    static atomic_int known;
+    return cpu_feature_once(&known, probe_avx2);
 }
 
 /* bcg_mk_accadd_rows_f32's contiguous blocks with AVX2 intrinsics: the
