@@ -191,11 +191,12 @@ static void print_declare(cprinter *e, const kir_step *step)
     const kernel_ir *ir = e->ir;
     tile_shape kind;
     char name[48];
-    if (step->convert || ir->nodes[step->node]->op == OP_CAST) { /* a cast kernel */
+    const expr_node *node = ir->nodes[step->node];
+    bool leaf = node->op == OP_OPERAND || node->op == OP_LITERAL; /* a root copied */
+    if (step->convert || node->op == OP_CAST || leaf) { /* a cast kernel */
         int k = step->convert ? step->arg : 0;
-        bcg_dtype from = ir->nodes[kir_child(ir, step->node, k)]->dtype;
-        bcg_dtype to = step->convert ? kir_tile_argument_dtype(ir, step->node, k)
-                                     : ir->nodes[step->node]->dtype;
+        bcg_dtype from = leaf ? node->dtype : ir->nodes[kir_child(ir, step->node, k)]->dtype;
+        bcg_dtype to = step->convert ? kir_tile_argument_dtype(ir, step->node, k) : node->dtype;
         kir_cast_name(from, to, name, sizeof name);
         e->line.len = 0;
         sb_printf(&e->line, "void %s(%s *, const %s *, long, long);", name, dtype_ctype(to),
@@ -305,6 +306,10 @@ static void print_tile_call(cprinter *e, const kir_step *step, int64_t tile)
         sb_puts(line, ir->has_position[0] ? "out + out_pos + tile_start" : "out + tile_start");
     else
         sb_printf(line, "tile%d", id);
+    if (n->op == OP_OPERAND || n->op == OP_LITERAL) { /* a root copied or filled in */
+        sb_puts(line, ", ");
+        put_tile_argument(e, line, id);
+    }
     for (int k = 0; k < n->arg_count; k++) {
         sb_puts(line, ", ");
         if (kir_tile_converts(ir, id, k))

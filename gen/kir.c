@@ -67,6 +67,11 @@ void kir_microkernel_name(const kernel_ir *ir, int id, kir_variant variant, char
         kir_cast_name(ir->nodes[kir_child(ir, id, 0)]->dtype, ir->nodes[id]->dtype, buf, cap);
         return;
     }
+    if (ir->nodes[id]->op == OP_OPERAND || ir->nodes[id]->op == OP_LITERAL) {
+        /* a root that is an operand or a literal: copied or filled in */
+        kir_cast_name(ir->nodes[id]->dtype, ir->nodes[id]->dtype, buf, cap);
+        return;
+    }
     tile_shape kind;
     const char *family = kir_tile_family(ir, id, &kind);
     snprintf(buf, cap, "bcg_mk_%s_%s%s", family ? family : "?",
@@ -384,6 +389,8 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         else
             sb_printf(sb, "tile%d", step->node);
         sb_puts(sb, " from ");
+        if (n->op == OP_OPERAND || n->op == OP_LITERAL) /* a root copied or filled in */
+            format_argument(sb, ir, step->node);
         for (int k = 0; k < n->arg_count; k++) {
             if (k)
                 sb_puts(sb, ", ");

@@ -222,6 +222,15 @@ static inline long stream_head(const void *out, size_t size, long n)
         } else if ((S) == 0) {                                         \
             for (long g = 0; g < (M); g++)                             \
                 (DST)[g] = gather_from[0];                             \
+        } else if ((S) == 2) {                                         \
+            for (long g = 0; g < (M); g++)                             \
+                (DST)[g] = gather_from[2 * g];                         \
+        } else if ((S) == 3) {                                         \
+            for (long g = 0; g < (M); g++)                             \
+                (DST)[g] = gather_from[3 * g];                         \
+        } else if ((S) == 4) {                                         \
+            for (long g = 0; g < (M); g++)                             \
+                (DST)[g] = gather_from[4 * g];                         \
         } else {                                                       \
             for (long g = 0; g < (M); g++)                             \
                 (DST)[g] = gather_from[g * (S)];                       \
@@ -803,10 +812,25 @@ UNARY(abs_u64, uint64_t, x)
                 const FT x = a[i];                                                     \
                 out[i] = CAST_##FK##_##TK(TT, LO, HI, MIN, MAX, FT);                   \
             }                                                                          \
-        } else {                                                                       \
+        } else if (sa == 0) { /* a fill: `a * 0` folded, a broadcast value */          \
+            const FT x = a[0];                                                         \
+            const TT value = CAST_##FK##_##TK(TT, LO, HI, MIN, MAX, FT);               \
+            for (long i = 0; i < n; i++)                                               \
+                out[i] = value;                                                        \
+        } else if (sa == -1) { /* a reversed view */                                   \
             for (long i = 0; i < n; i++) {                                             \
-                const FT x = a[i * sa];                                                \
+                const FT x = a[-i];                                                    \
                 out[i] = CAST_##FK##_##TK(TT, LO, HI, MIN, MAX, FT);                   \
+            }                                                                          \
+        } else { /* strided: gathered a block at a time */                            \
+            for (long i = 0; i < n; i += GATHER_BLOCK) {                               \
+                const long m = n - i < GATHER_BLOCK ? n - i : GATHER_BLOCK;            \
+                FT xs[GATHER_BLOCK];                                                   \
+                GATHER(FT, xs, a, sa, i, m);                                           \
+                for (long k = 0; k < m; k++) {                                         \
+                    const FT x = xs[k];                                                \
+                    out[i + k] = CAST_##FK##_##TK(TT, LO, HI, MIN, MAX, FT);           \
+                }                                                                      \
             }                                                                          \
         }                                                                              \
     }

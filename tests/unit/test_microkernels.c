@@ -47,6 +47,9 @@ static const char *const expressions[] = {
     /* repeated subtrees, computed once a tile (kernel_ir.same) */
     "(a * b + c) * (a * b + c)", "where(a > b, a - b, b - a) + (a - b)",
     "where(where(a >= 3, b, a) > 5, where(a >= 3, b, a), f64(b))",
+    /* a root that is a literal or an operand once folded: a fill, a copy (b
+     * reversed in the strided layout; a onto itself in place) */
+    "where(1 > 0, 2, a)", "where(0 > 1, 2, b)", "where(0 > 1, 2, a)",
 };
 
 #define FIRST_CAST 33 /* expressions[FIRST_CAST] is the first with a cast */
