@@ -29,6 +29,7 @@ const char *const helper_lists[HELPER_COUNT] = {
     "add_sat", "sub_sat", "mul_q", "add_sat_pair", "sub_sat_pair",
     "half_load", "half_store", "half_round", "half_round_f64",
     "lanes", "add_wrap", "sub_wrap", "mul_wrap", "neg_wrap", "not_wrap",
+    "load_bool",
 };
 
 static const struct {
@@ -806,9 +807,16 @@ static void put_node(cprinter *e, strbuf *sb, int id)
             cexpr_need_half(e, HELPER_HALF_LOAD, n->dtype);
             sb_printf(sb, "bcg_load_%s(", bcg_dtype_name(n->dtype));
         }
+        if (n->dtype == BCG_BOOL && essential(e)) { /* a call, not a comparison */
+            e->need[HELPER_LOAD_BOOL][BCG_BOOL] = true;
+            sb_printf(sb, "bcg_load_bool(in%d[", n->operand);
+            put_offset(e, sb, n->operand + 1);
+            sb_puts(sb, "])");
+            return;
+        }
         sb_printf(sb, n->dtype == BCG_BOOL ? "(in%d[" : "in%d[", n->operand);
         put_offset(e, sb, n->operand + 1);
-        sb_puts(sb, n->dtype != BCG_BOOL ? "]" : essential(e) ? "] != 0U)" : "] != 0)");
+        sb_puts(sb, n->dtype == BCG_BOOL ? "] != 0)" : "]");
         if (dtype_is_half(n->dtype))
             sb_putc(sb, ')');
         return;

@@ -23,6 +23,7 @@ typedef enum helper {
     HELPER_LANES,
     /* the AOT form's wrapping arithmetic on signed types (MISRA C:2012 10.8) */
     HELPER_ADD_WRAP, HELPER_SUB_WRAP, HELPER_MUL_WRAP, HELPER_NEG_WRAP, HELPER_NOT_WRAP,
+    HELPER_LOAD_BOOL, /* and its bool loads (an element as a bool) */
     HELPER_COUNT
 } helper;
 extern const char *const helper_lists[HELPER_COUNT];
