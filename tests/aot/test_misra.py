@@ -183,6 +183,15 @@ def sweep(work):
                             ("y", "add_sat(t, t) + mul_q15(t, t)", ["t=i16[4]"])]:
         args += ["-k", f"{name}={expr}"] + sum((["-i", op] for op in ops), [])
     pairs.append(("helper-names", args, ()))
+    # the saturating helpers' Arm branches (ACLE intrinsics: qadd16, ssat,
+    # qadd), as a Cortex-M4's compiler sees them
+    args = ["aot"]
+    for dtype in ("i8", "i16", "u16", "i32"):
+        for name, expr, ops in kernels_for(dtype, 2, 3):
+            if name.split("_")[0] in ("saturating", "pair", "fixed"):
+                args += ["-k", f"{name}={expr}"] + sum((["-i", op] for op in ops), [])
+    pairs.append(("saturating-arm", args + ["--unroll", "2"],
+                  ("-D__ARM_FEATURE_SAT=1", "-D__ARM_FEATURE_DSP=1", "-D__ARM_FEATURE_SIMD32=1")))
     # the f16 helpers through the compiler's _Float16
     args = ["aot"]
     for name, expr, ops in kernels_for("f16", 2, 3)[:2]:
