@@ -1043,10 +1043,7 @@ static void set_helper_variables(cprinter *e, tmpl_scope *s, bool aot)
                 tmpl_set_int(item, "sat_bits", dtype_bits(d));
                 tmpl_set_int(item, "fraction", dtype_bits(d) - 1);
                 tmpl_set_str(item, "product_type", d == BCG_I32 ? "long long" : "long");
-                /* the Arm form of mul_q7/mul_q15: p * 2**(31 - 2 * fraction) */
-                tmpl_set_str(item, "q_scale", d == BCG_I8 ? " * 65536" : "");
-                tmpl_set_int(item, "q_scale_bits", d == BCG_I8 ? 16 : 0);
-                tmpl_set_int(item, "top_shift", 32 - dtype_bits(d));
+                tmpl_set_str(item, "low_mask", d == BCG_I8 ? "0x7F" : "0x7FFF");
                 tmpl_set_str(item, "divisor", d == BCG_I32 ? "2147483648LL"
                                               : d == BCG_I16 ? "32768L" : "128L");
             }
