@@ -4,7 +4,8 @@
  *
  * Values: every emitted C expression holds a value in range for the dtype
  * of its node; bool values are ints that are exactly 0 or 1 (read from
- * memory as `!= 0`).  Integer arithmetic wraps in an unsigned type and is
+ * memory as `!= 0`) in the JIT form, and C99 bools in the AOT form (see
+ * "essential types" below).  Integer arithmetic wraps in an unsigned type and is
  * converted back; everything that could be undefined in C (division,
  * remainder, shifts, float to integer, pow) goes through the total helpers
  * in ops.c.tmpl, whose use is recorded in the printer's `need` so only the
