@@ -794,8 +794,19 @@ static void put_comparison(cprinter *e, strbuf *sb, int id)
             sb_puts(sb, e->ir->value[id].folded ? "1" : "0");
         return;
     }
-    put_infix(e, sb, kir_child(e->ir, id, 0), kir_op_symbol(n->op), kir_child(e->ir, id, 1),
-              expr_operation_type(n));
+    int a = kir_child(e->ir, id, 0), b = kir_child(e->ir, id, 1);
+    if (essential(e) && expr_operation_type(n) == BCG_BOOL && n->op != OP_EQ && n->op != OP_NE) {
+        /* bools are not ordered in MISRA C (rule 10.1): a > b is a && !b,
+         * a >= b is a || !b, and < and <= the same with the sides swapped */
+        bool greater = n->op == OP_GT || n->op == OP_GE;
+        sb_putc(sb, '(');
+        put_as(e, sb, greater ? a : b, BCG_BOOL);
+        sb_puts(sb, n->op == OP_GT || n->op == OP_LT ? " && !" : " || !");
+        put_as(e, sb, greater ? b : a, BCG_BOOL);
+        sb_putc(sb, ')');
+        return;
+    }
+    put_infix(e, sb, a, kir_op_symbol(n->op), b, expr_operation_type(n));
 }
 
 /* The value of node ID as a value of its own dtype, ignoring its local. */
