@@ -289,6 +289,11 @@ def run(work):
                       {"a", "x", "mod", "bits", "y"} <= renamed and
                       all(re.search(rf"^void {k}\(", text, re.M) for k in ("a", "x", "mod")),
                       f"renamed: {sorted(renamed)}")
+            cc = subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic",
+                                 "-Wshadow", "-c", path, "-o", os.devnull],
+                                capture_output=True, text=True)
+            tap.check("helper-names: the renamed pair compiles warning-free (gcc -Wshadow)",
+                      cc.returncode == 0, cc.stderr)
     results = list(findings([control]))
     _, found, _, _ = results[0]
     seen = {rule for _, _, rule in found}
