@@ -684,7 +684,8 @@ bcg_status aot_generate(const aot_request *request, char **source, char **header
  * kernel) names nothing else in the program.  The helpers' parameters,
  * locals and union members have short names (a, b, x, y, mod, bits, ...);
  * where a kernel of the pair has one of them, every use of that identifier
- * in the helpers' text (outside comments) becomes bcg_local_<name>.  Kernel
+ * in the helpers' code (not in comments or preprocessor lines) becomes
+ * bcg_local_<name>.  Kernel
  * names cannot start with bcg_ and are no C keyword, library or helper name,
  * so the renamed text means what it meant; a pair whose kernel names clash
  * with nothing stays byte for byte as it was. */
@@ -709,8 +710,25 @@ static void rename_helper_locals(const aot_request *r, const aot_program *progra
     sb_init(&renamed);
     bool changed = false;
     const char *p = helpers->data;
+    bool line_start = true;
     while (*p) {
-        if (p[0] == '/' && p[1] == '*') {
+        if (line_start) { /* a preprocessor line (#include <arm_acle.h>, #if ...) as it is */
+            const char *q = p;
+            while (*q == ' ' || *q == '\t')
+                q++;
+            line_start = false;
+            if (*q == '#') {
+                while (*q && !(*q == '\n' && q[-1] != '\\'))
+                    q++;
+                sb_put(&renamed, p, (size_t)(q - p));
+                p = q;
+                continue;
+            }
+        }
+        if (*p == '\n') {
+            line_start = true;
+            sb_putc(&renamed, *p++);
+        } else if (p[0] == '/' && p[1] == '*') {
             const char *end = strstr(p + 2, "*/");
             size_t n = end ? (size_t)(end + 2 - p) : strlen(p);
             sb_put(&renamed, p, n);

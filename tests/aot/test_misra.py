@@ -181,8 +181,11 @@ def sweep(work):
     for name, expr, ops in [("a", "p // q + abs(p) + square(q)", ["p=i16[2,3]", "q=i16[3]"]),
                             ("x", "r ** 2 + sign(r) + r // 3.0 + r % 2.0", ["r=f32[4]"]),
                             ("mod", "expit(s) + logaddexp(s, s)", ["s=f64[3]"]),
-                            ("bits", "h * 2 + g", ["h=f16[3]", "g=bf16[3]"]),
-                            ("y", "add_sat(t, t) + mul_q15(t, t)", ["t=i16[4]"])]:
+                            ("bits", "f * 2 + g", ["f=f16[3]", "g=bf16[3]"]),
+                            ("y", "add_sat(t, t) + mul_q15(t, t)", ["t=i16[4]"]),
+                            # words of the helpers' preprocessor lines stay
+                            ("h", "mul_q7(w, w)", ["w=i8[4]"]),
+                            ("include", "sub_sat(w, w)", ["w=i8[4]"])]:
         args += ["-k", f"{name}={expr}"] + sum((["-i", op] for op in ops), [])
     pairs.append(("helper-names", args, ()))
     # the saturating helpers' Arm branches (ACLE intrinsics: qadd16, ssat,
@@ -285,8 +288,10 @@ def run(work):
             text = open(path).read()
             renamed = {w for w in re.findall(r"\bbcg_local_(\w+)", text)}
             tap.check("helper-names: the helpers' a, x, mod, bits and y are renamed "
-                      "bcg_local_<name>, the kernels keep their names",
+                      "bcg_local_<name>, the kernels keep their names, preprocessor lines "
+                      "(#include <arm_acle.h>) are left as they are",
                       {"a", "x", "mod", "bits", "y"} <= renamed and
+                      "\n#include <arm_acle.h>\n" in text and "bcg_local_include" not in text and
                       all(re.search(rf"^void {k}\(", text, re.M) for k in ("a", "x", "mod")),
                       f"renamed: {sorted(renamed)}")
             cc = subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic",
