@@ -680,6 +680,89 @@ bcg_status aot_generate(const aot_request *request, char **source, char **header
     return status;
 }
 
+/* MISRA C:2012 rule 5.8: the name of a function with external linkage (a
+ * kernel) names nothing else in the program.  The helpers' parameters,
+ * locals and union members have short names (a, b, x, y, mod, bits, ...);
+ * where a kernel of the pair has one of them, every use of that identifier
+ * in the helpers' code (not in comments or preprocessor lines) becomes
+ * bcg_local_<name>.  Kernel
+ * names cannot start with bcg_ and are no C keyword, library or helper name,
+ * so the renamed text means what it meant; a pair whose kernel names clash
+ * with nothing stays byte for byte as it was. */
+static bool is_kernel_name(const aot_request *r, const aot_program *programs, int program_count,
+                           const char *word, size_t length)
+{
+    for (int i = 0; i < r->kernel_count + program_count; i++) {
+        const char *name = i < r->kernel_count ? r->kernels[i].name
+                                               : programs[i - r->kernel_count].name;
+        if (name && strlen(name) == length && memcmp(name, word, length) == 0)
+            return true;
+    }
+    return false;
+}
+
+static void rename_helper_locals(const aot_request *r, const aot_program *programs,
+                                 int program_count, strbuf *helpers)
+{
+    if (helpers->failed || helpers->len == 0)
+        return;
+    strbuf renamed;
+    sb_init(&renamed);
+    bool changed = false;
+    const char *p = helpers->data;
+    bool line_start = true;
+    while (*p) {
+        if (line_start) { /* a preprocessor line (#include <arm_acle.h>, #if ...) as it is */
+            const char *q = p;
+            while (*q == ' ' || *q == '\t')
+                q++;
+            line_start = false;
+            if (*q == '#') {
+                while (*q && !(*q == '\n' && q[-1] != '\\'))
+                    q++;
+                sb_put(&renamed, p, (size_t)(q - p));
+                p = q;
+                continue;
+            }
+        }
+        if (*p == '\n') {
+            line_start = true;
+            sb_putc(&renamed, *p++);
+        } else if (p[0] == '/' && p[1] == '*') {
+            const char *end = strstr(p + 2, "*/");
+            size_t n = end ? (size_t)(end + 2 - p) : strlen(p);
+            sb_put(&renamed, p, n);
+            p += n;
+        } else if (isalpha((unsigned char)*p) || *p == '_') {
+            size_t n = 1;
+            while (isalnum((unsigned char)p[n]) || p[n] == '_')
+                n++;
+            if (is_kernel_name(r, programs, program_count, p, n)) {
+                sb_puts(&renamed, "bcg_local_");
+                changed = true;
+            }
+            sb_put(&renamed, p, n);
+            p += n;
+        } else if (isdigit((unsigned char)*p)) { /* a number with its suffix (1U, 0x1FU) */
+            size_t n = 1;
+            while (isalnum((unsigned char)p[n]) || p[n] == '.')
+                n++;
+            sb_put(&renamed, p, n);
+            p += n;
+        } else {
+            sb_putc(&renamed, *p++);
+        }
+    }
+    if (changed || renamed.failed) {
+        sb_free(helpers);
+        *helpers = renamed;
+        if (renamed.failed)
+            helpers->failed = true;
+    } else {
+        sb_free(&renamed);
+    }
+}
+
 static bcg_status aot_generate_kernels(const aot_request *r, const aot_program *programs,
                                        int program_count, char **source, char **header,
                                        bcg_error *err)
@@ -712,6 +795,27 @@ static bcg_status aot_generate_kernels(const aot_request *r, const aot_program *
         for (int j = 0; j < i; j++)
             if (strcmp(r->kernels[i].name, r->kernels[j].name) == 0)
                 return fail(err, BCG_ERR_USAGE, "two kernels are named %s", r->kernels[i].name);
+    }
+    /* a reduction's body declares acc, acc_c, ... (emit.c): a kernel of
+     * that name beside one would break MISRA C:2012 rule 5.8 (an external
+     * name names nothing else in the program) */
+    int reduction = -1;
+    for (int i = 0; i < r->kernel_count && reduction < 0; i++)
+        if (r->kernels[i].options.output && r->kernels[i].options.output->reduce)
+            reduction = i;
+    for (int i = 0; i < r->kernel_count + program_count && (reduction >= 0 || program_count); i++) {
+        static const char *const accumulators[] = {"acc", "acc_c", "acc_i", "acc_l", "acc_t",
+                                                   "acc_x"};
+        const char *name = i < r->kernel_count ? r->kernels[i].name
+                                               : programs[i - r->kernel_count].name;
+        for (size_t k = 0; name && k < sizeof accumulators / sizeof accumulators[0]; k++)
+            if (strcmp(name, accumulators[k]) == 0)
+                return fail(err, BCG_ERR_USAGE,
+                            "kernel %s: '%s' is a local of the reductions in this pair (%s%s), "
+                            "and MISRA C:2012 rule 5.8 wants a function's name unique; pick "
+                            "another kernel name", name, name,
+                            reduction >= 0 ? "kernel " : "its programs",
+                            reduction >= 0 ? r->kernels[reduction].name : "");
     }
 
     file_state f = {.arena = arena_new(), .err = err};
@@ -761,6 +865,8 @@ static bcg_status aot_generate_kernels(const aot_request *r, const aot_program *
     sb_init(&names);
     if (!s)
         s = emit_helpers(f.arena, &aot->needs, &helpers, err);
+    if (!s)
+        rename_helper_locals(r, programs, program_count, &helpers);
     emit_math_names(&aot->needs, &math);
     for (int i = 0; i < r->kernel_count; i++)
         sb_printf(&names, "%s%s", i ? ", " : "", r->kernels[i].name);

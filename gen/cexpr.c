@@ -4,7 +4,8 @@
  *
  * Values: every emitted C expression holds a value in range for the dtype
  * of its node; bool values are ints that are exactly 0 or 1 (read from
- * memory as `!= 0`).  Integer arithmetic wraps in an unsigned type and is
+ * memory as `!= 0`) in the JIT form, and C99 bools in the AOT form (see
+ * "essential types" below).  Integer arithmetic wraps in an unsigned type and is
  * converted back; everything that could be undefined in C (division,
  * remainder, shifts, float to integer, pow) goes through the total helpers
  * in ops.c.tmpl, whose use is recorded in the printer's `need` so only the
@@ -28,7 +29,8 @@ const char *const helper_lists[HELPER_COUNT] = {
     "sign", "square", "reciprocal", "deg2rad", "rad2deg", "expit", "logaddexp", "logaddexp2",
     "add_sat", "sub_sat", "mul_q", "add_sat_pair", "sub_sat_pair",
     "half_load", "half_store", "half_round", "half_round_f64",
-    "lanes",
+    "lanes", "add_wrap", "sub_wrap", "mul_wrap", "neg_wrap", "not_wrap",
+    "load_bool",
 };
 
 static const struct {
@@ -82,6 +84,47 @@ static bool is_comparison(expr_op op) { return op >= OP_EQ && op <= OP_GE; } /* 
 const char *cexpr_value_ctype(bcg_dtype t)
 {
     return t == BCG_BOOL ? "int" : dtype_is_half(t) ? "float" : dtype_ctype(t);
+}
+
+/* ---- essential types (the AOT form) -----------------------------------------
+ *
+ * The AOT form is checked against MISRA C:2012 (tests/aot/test_misra.py),
+ * whose essential-type rules (10.1 to 10.8) want every operator to see
+ * operands of one essential type category and no composite expression cast
+ * to another category.  So there, and only there (the JIT form keeps the
+ * spellings libtcc was tested with): bool values are C99's bool, combined
+ * with && || != and ! (both sides are free of side effects, so they give
+ * what & | ^ give); a literal is spelled in the type of the value it meets
+ * (1U, 0.0F, true); a test for non-zero compares with a zero of the value's
+ * type; and the wrapping + - * unary - and ~ of signed types go through the
+ * bcg_<op>_wrap_<dtype> helpers, whose bodies hold the unsigned result as a
+ * value of its own before converting it (rule 10.8). */
+static bool essential(const cprinter *e) { return e->c && e->c->aot; }
+
+const char *cexpr_local_ctype(const cprinter *e, bcg_dtype t)
+{
+    return t == BCG_BOOL && essential(e) ? "bool" : cexpr_value_ctype(t);
+}
+
+/* The zero of a value of dtype T (its computed type): "0" in the JIT form. */
+static const char *zero_of(const cprinter *e, bcg_dtype t)
+{
+    if (!essential(e))
+        return "0";
+    switch (dtype_kind_of(dtype_compute(t))) {
+    case KIND_BOOL: return "false";
+    case KIND_UINT: return t == BCG_U64 ? "0ULL" : "0U";
+    case KIND_FLOAT: return t == BCG_F64 ? "0.0" : "0.0F";
+    default: return t == BCG_I64 ? "0LL" : "0";
+    }
+}
+
+/* The operator that combines two bool values as SYMBOL (& | ^) does. */
+static const char *bool_symbol(const cprinter *e, const char *symbol)
+{
+    if (!essential(e) || symbol[1] != 0)
+        return symbol;
+    return symbol[0] == '&' ? "&&" : symbol[0] == '|' ? "||" : symbol[0] == '^' ? "!=" : symbol;
 }
 
 /* ---- f16 and bf16 ----------------------------------------------------------
@@ -195,7 +238,15 @@ static void convert_open(cprinter *e, strbuf *sb, bcg_dtype from, bcg_dtype to)
     }
 }
 
+static void convert_close_in(const cprinter *e, strbuf *sb, bcg_dtype from, bcg_dtype to);
+
 static void convert_close(strbuf *sb, bcg_dtype from, bcg_dtype to)
+{
+    convert_close_in(NULL, sb, from, to);
+}
+
+/* convert_close, in the printer's form (E NULL: the JIT form). */
+static void convert_close_in(const cprinter *e, strbuf *sb, bcg_dtype from, bcg_dtype to)
 {
     if (from == to)
         return;
@@ -207,7 +258,7 @@ static void convert_close(strbuf *sb, bcg_dtype from, bcg_dtype to)
     if (from == to)
         return;
     if (to == BCG_BOOL)
-        sb_puts(sb, " != 0)");
+        sb_printf(sb, " != %s)", e ? zero_of(e, from) : "0");
     else if (narrow_unsigned_from_signed(from, to))
         sb_puts(sb, to == BCG_U8 ? ") & 0xFFu)" : ") & 0xFFFFu)");
     else if (is_float(from) && !is_float(to))
@@ -223,7 +274,7 @@ static void put_as(cprinter *e, strbuf *sb, int id, bcg_dtype want)
         sb_puts(sb, e->ir->value[id].local);
     else
         put_node(e, sb, id);
-    convert_close(sb, n->dtype, want);
+    convert_close_in(e, sb, n->dtype, want);
 }
 
 static void put_literal(cprinter *e, strbuf *sb, const expr_node *n)
@@ -232,7 +283,10 @@ static void put_literal(cprinter *e, strbuf *sb, const expr_node *n)
     bcg_dtype t = n->dtype;
     switch (dtype_kind_of(t)) {
     case KIND_BOOL:
-        sb_puts(sb, n->value.i ? "1" : "0");
+        if (essential(e))
+            sb_puts(sb, n->value.i ? "true" : "false");
+        else
+            sb_puts(sb, n->value.i ? "1" : "0");
         return;
     case KIND_INT: {
         long long v = (long long)n->value.i;
@@ -249,7 +303,7 @@ static void put_literal(cprinter *e, strbuf *sb, const expr_node *n)
     }
     case KIND_UINT:
         sb_printf(sb, "%llu%s", (unsigned long long)n->value.u,
-                  t == BCG_U64 ? "ULL" : t == BCG_U32 ? "U" : "");
+                  t == BCG_U64 ? "ULL" : t == BCG_U32 || essential(e) ? "U" : "");
         return;
     case KIND_FLOAT:
         break;
@@ -305,9 +359,11 @@ static const char *helper_name(cprinter *e, helper h, const char *name, bcg_dtyp
 static void put_infix(cprinter *e, strbuf *sb, int a, const char *symbol, int b, bcg_dtype t)
 {
     sb_putc(sb, '(');
+    if (t == BCG_BOOL && essential(e))
+        symbol = bool_symbol(e, symbol);
     /* clang's -Wbitwise-instead-of-logical flags `x != 0 & f(y) != 0`; an
      * explicit int on the left says the bitwise operator is meant. */
-    if (t == BCG_BOOL && (symbol[0] == '&' || symbol[0] == '|') && symbol[1] == 0)
+    else if (t == BCG_BOOL && (symbol[0] == '&' || symbol[0] == '|') && symbol[1] == 0)
         sb_puts(sb, "(int)");
     put_as(e, sb, a, t);
     sb_printf(sb, " %s ", symbol);
@@ -322,6 +378,8 @@ static void put_infix(cprinter *e, strbuf *sb, int a, const char *symbol, int b,
 static bool wraps_inline(const cprinter *e, int id, bcg_dtype t)
 {
     const expr_node *n = e->ir->nodes[id];
+    if (essential(e) && is_signed(t)) /* each operation its own helper call */
+        return false;
     return !e->ir->value[id].local && n->dtype == t &&
            (n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL || n->op == OP_NEG) &&
            expr_operation_type(n) == t;
@@ -369,6 +427,29 @@ static void put_wrapping(cprinter *e, strbuf *sb, int id, bcg_dtype t)
             put_infix(e, sb, kir_child(e->ir, id, 0), kir_op_symbol(n->op), kir_child(e->ir, id, 1), t);
         }
         return;
+    }
+    if (essential(e) && is_signed(t)) { /* bcg_add_wrap_i8 ...: ops.c.tmpl */
+        static const struct {
+            expr_op op;
+            helper family;
+            const char *name;
+        } wrap[] = {
+            {OP_ADD, HELPER_ADD_WRAP, "add_wrap"},
+            {OP_SUB, HELPER_SUB_WRAP, "sub_wrap"},
+            {OP_MUL, HELPER_MUL_WRAP, "mul_wrap"},
+            {OP_NEG, HELPER_NEG_WRAP, "neg_wrap"},
+        };
+        char name[40];
+        for (size_t k = 0; k < sizeof wrap / sizeof wrap[0]; k++) {
+            if (wrap[k].op != n->op)
+                continue;
+            helper_name(e, wrap[k].family, wrap[k].name, t, name, sizeof name);
+            if (n->op == OP_NEG)
+                put_call1(e, sb, name, kir_child(e->ir, id, 0), t);
+            else
+                put_call2(e, sb, name, kir_child(e->ir, id, 0), kir_child(e->ir, id, 1), t);
+            return;
+        }
     }
     sb_printf(sb, "(%s)(", dtype_ctype(t));
     put_wide_expression(e, sb, id, t);
@@ -480,7 +561,11 @@ static void put_computed(cprinter *e, strbuf *sb, int id, bcg_dtype t)
          * (as eval.c's from_bits), with the usual spellings where they exist */
         switch (n->op) {
         case OP_POS: case OP_ABS: put_as(e, sb, a, t); return;
-        case OP_BITNOT: sb_putc(sb, '('); put_as(e, sb, a, t); sb_puts(sb, " ^ 1)"); return;
+        case OP_BITNOT:
+            sb_puts(sb, essential(e) ? "(!" : "(");
+            put_as(e, sb, a, t);
+            sb_puts(sb, essential(e) ? ")" : " ^ 1)");
+            return;
         case OP_ADD: case OP_BITOR: put_infix(e, sb, a, "|", b, t); return;
         case OP_MUL: case OP_BITAND: put_infix(e, sb, a, "&", b, t); return;
         case OP_SUB: case OP_BITXOR: put_infix(e, sb, a, "^", b, t); return;
@@ -488,9 +573,9 @@ static void put_computed(cprinter *e, strbuf *sb, int id, bcg_dtype t)
         case OP_CLIP:
             sb_puts(sb, "((");
             put_as(e, sb, a, t);
-            sb_puts(sb, " | ");
+            sb_printf(sb, " %s ", bool_symbol(e, "|"));
             put_as(e, sb, b, t);
-            sb_puts(sb, ") & ");
+            sb_printf(sb, ") %s ", bool_symbol(e, "&"));
             put_as(e, sb, kir_child(e->ir, id, 2), t);
             sb_putc(sb, ')');
             return;
@@ -499,7 +584,7 @@ static void put_computed(cprinter *e, strbuf *sb, int id, bcg_dtype t)
                 break;
             sb_putc(sb, '(');
             put_computed(e, sb, id, BCG_U8);
-            sb_puts(sb, " != 0)");
+            sb_printf(sb, " != %s)", zero_of(e, BCG_U8));
             return;
         }
     }
@@ -527,6 +612,11 @@ static void put_computed(cprinter *e, strbuf *sb, int id, bcg_dtype t)
     case OP_BITNOT:
         if (is_float(t))
             break;
+        if (essential(e) && is_signed(t)) {
+            put_call1(e, sb, helper_name(e, HELPER_NOT_WRAP, "not_wrap", t, name, sizeof name),
+                      a, t);
+            return;
+        }
         if (wraps_natively(t)) {
             sb_puts(sb, "(~");
         } else {
@@ -549,7 +639,7 @@ static void put_computed(cprinter *e, strbuf *sb, int id, bcg_dtype t)
         } else { /* typing gives `/` a float type; be defined anyway, as eval.c */
             convert_open(e, sb, BCG_F64, t);
             put_infix(e, sb, a, "/", b, BCG_F64);
-            convert_close(sb, BCG_F64, t);
+            convert_close_in(e, sb, BCG_F64, t);
         }
         return;
     case OP_FLOORDIV: case OP_MOD: {
@@ -684,7 +774,7 @@ static void put_computed(cprinter *e, strbuf *sb, int id, bcg_dtype t)
                 bcg_dtype f = dtype_float_for(t);
                 convert_open(e, sb, f, t);
                 put_float_function(e, sb, (math_function)n->op, a, f);
-                convert_close(sb, f, t);
+                convert_close_in(e, sb, f, t);
             }
             return;
         }
@@ -698,11 +788,25 @@ static void put_comparison(cprinter *e, strbuf *sb, int id)
 {
     const expr_node *n = e->ir->nodes[id];
     if (e->ir->value[id].folded >= 0) {
-        sb_puts(sb, e->ir->value[id].folded ? "1" : "0");
+        if (essential(e))
+            sb_puts(sb, e->ir->value[id].folded ? "true" : "false");
+        else
+            sb_puts(sb, e->ir->value[id].folded ? "1" : "0");
         return;
     }
-    put_infix(e, sb, kir_child(e->ir, id, 0), kir_op_symbol(n->op), kir_child(e->ir, id, 1),
-              expr_operation_type(n));
+    int a = kir_child(e->ir, id, 0), b = kir_child(e->ir, id, 1);
+    if (essential(e) && expr_operation_type(n) == BCG_BOOL && n->op != OP_EQ && n->op != OP_NE) {
+        /* bools are not ordered in MISRA C (rule 10.1): a > b is a && !b,
+         * a >= b is a || !b, and < and <= the same with the sides swapped */
+        bool greater = n->op == OP_GT || n->op == OP_GE;
+        sb_putc(sb, '(');
+        put_as(e, sb, greater ? a : b, BCG_BOOL);
+        sb_puts(sb, n->op == OP_GT || n->op == OP_LT ? " && !" : " || !");
+        put_as(e, sb, greater ? b : a, BCG_BOOL);
+        sb_putc(sb, ')');
+        return;
+    }
+    put_infix(e, sb, a, kir_op_symbol(n->op), b, expr_operation_type(n));
 }
 
 /* The value of node ID as a value of its own dtype, ignoring its local. */
@@ -714,6 +818,13 @@ static void put_node(cprinter *e, strbuf *sb, int id)
         if (dtype_is_half(n->dtype)) {
             cexpr_need_half(e, HELPER_HALF_LOAD, n->dtype);
             sb_printf(sb, "bcg_load_%s(", bcg_dtype_name(n->dtype));
+        }
+        if (n->dtype == BCG_BOOL && essential(e)) { /* a call, not a comparison */
+            e->need[HELPER_LOAD_BOOL][BCG_BOOL] = true;
+            sb_printf(sb, "bcg_load_bool(in%d[", n->operand);
+            put_offset(e, sb, n->operand + 1);
+            sb_puts(sb, "])");
+            return;
         }
         sb_printf(sb, n->dtype == BCG_BOOL ? "(in%d[" : "in%d[", n->operand);
         put_offset(e, sb, n->operand + 1);
@@ -729,11 +840,22 @@ static void put_node(cprinter *e, strbuf *sb, int id)
         return;
     case OP_NOT: {
         int a = kir_child(e->ir, id, 0);
+        bcg_dtype at = e->ir->nodes[a]->dtype;
         convert_open(e, sb, BCG_BOOL, n->dtype);
+        if (essential(e)) {
+            sb_puts(sb, at == BCG_BOOL ? "(!" : "(");
+            put_as(e, sb, a, at);
+            if (at == BCG_BOOL)
+                sb_putc(sb, ')');
+            else
+                sb_printf(sb, " == %s)", zero_of(e, at));
+            convert_close_in(e, sb, BCG_BOOL, n->dtype);
+            return;
+        }
         sb_putc(sb, '(');
-        put_as(e, sb, a, e->ir->nodes[a]->dtype);
-        sb_puts(sb, e->ir->nodes[a]->dtype == BCG_BOOL ? " ^ 1)" : " == 0)");
-        convert_close(sb, BCG_BOOL, n->dtype);
+        put_as(e, sb, a, at);
+        sb_puts(sb, at == BCG_BOOL ? " ^ 1)" : " == 0)");
+        convert_close_in(e, sb, BCG_BOOL, n->dtype);
         return;
     }
     case OP_ISNAN: case OP_ISINF: case OP_ISFINITE: case OP_SIGNBIT: {
@@ -759,25 +881,25 @@ static void put_node(cprinter *e, strbuf *sb, int id)
             put_as(e, sb, a, f);
             sb_puts(sb, ") - (");
             put_as(e, sb, a, f);
-            sb_puts(sb, ") == 0)");
+            sb_printf(sb, ") == %s)", zero_of(e, f));
         } else { /* isinf: not NaN, and not finite */
             sb_puts(sb, "(((");
             put_as(e, sb, a, f);
             sb_puts(sb, ") == (");
             put_as(e, sb, a, f);
-            sb_puts(sb, ")) & ((");
+            sb_printf(sb, ")) %s ((", bool_symbol(e, "&"));
             put_as(e, sb, a, f);
             sb_puts(sb, ") - (");
             put_as(e, sb, a, f);
-            sb_puts(sb, ") != 0))");
+            sb_printf(sb, ") != %s))", zero_of(e, f));
         }
-        convert_close(sb, BCG_BOOL, n->dtype);
+        convert_close_in(e, sb, BCG_BOOL, n->dtype);
         return;
     }
     case OP_LOGICAL_XOR:
         convert_open(e, sb, BCG_BOOL, n->dtype);
         put_infix(e, sb, kir_child(e->ir, id, 0), "^", kir_child(e->ir, id, 1), BCG_BOOL);
-        convert_close(sb, BCG_BOOL, n->dtype);
+        convert_close_in(e, sb, BCG_BOOL, n->dtype);
         return;
     case OP_AND: case OP_OR:
         /* Both sides are bool values, ints that are exactly 0 or 1, and
@@ -788,7 +910,7 @@ static void put_node(cprinter *e, strbuf *sb, int id)
         convert_open(e, sb, BCG_BOOL, n->dtype);
         put_infix(e, sb, kir_child(e->ir, id, 0), n->op == OP_AND ? "&" : "|", kir_child(e->ir, id, 1),
                   BCG_BOOL);
-        convert_close(sb, BCG_BOOL, n->dtype);
+        convert_close_in(e, sb, BCG_BOOL, n->dtype);
         return;
     case OP_WHERE: {
         /* (fold.c never leaves c ? 1 : 0 or c ? 0 : 1 here: see there.)  A
@@ -798,7 +920,8 @@ static void put_node(cprinter *e, strbuf *sb, int id)
          * `!= 0` keeps it right whatever it folds (tested on libtcc) */
         int c = kir_child(e->ir, id, 0);
         expr_op cop = e->ir->nodes[c]->op;
-        bool guard = !e->ir->value[c].local && cop != OP_OPERAND && !is_comparison(cop);
+        bool guard = !e->ir->value[c].local && cop != OP_OPERAND && !is_comparison(cop) &&
+                     !essential(e); /* the AOT form's bool is tested as it is */
         sb_puts(sb, guard ? "((" : "(");
         put_as(e, sb, c, BCG_BOOL);
         sb_puts(sb, guard ? ") != 0 ? " : " ? ");
@@ -811,13 +934,13 @@ static void put_node(cprinter *e, strbuf *sb, int id)
     case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
         convert_open(e, sb, BCG_BOOL, n->dtype);
         put_comparison(e, sb, id);
-        convert_close(sb, BCG_BOOL, n->dtype);
+        convert_close_in(e, sb, BCG_BOOL, n->dtype);
         return;
     default: {
         bcg_dtype t = expr_operation_type(n);
         convert_open(e, sb, t, n->dtype);
         put_computed(e, sb, id, t);
-        convert_close(sb, t, n->dtype);
+        convert_close_in(e, sb, t, n->dtype);
         return;
     }
     }

@@ -20,7 +20,11 @@ typedef enum helper {
      * bits, float to the nearest f16/bf16 value as a float, and (f16) double
      * to it, rounding once */
     HELPER_HALF_LOAD, HELPER_HALF_STORE, HELPER_HALF_ROUND, HELPER_HALF_ROUND_F64,
-    HELPER_LANES, HELPER_COUNT
+    HELPER_LANES,
+    /* the AOT form's wrapping arithmetic on signed types (MISRA C:2012 10.8) */
+    HELPER_ADD_WRAP, HELPER_SUB_WRAP, HELPER_MUL_WRAP, HELPER_NEG_WRAP, HELPER_NOT_WRAP,
+    HELPER_LOAD_BOOL, /* and its bool loads (an element as a bool) */
+    HELPER_COUNT
 } helper;
 extern const char *const helper_lists[HELPER_COUNT];
 
@@ -62,6 +66,9 @@ const char *cprint_copy(cprinter *e, const char *text);
 /* The C type of a value of dtype T in an expression (bool values are ints;
  * f16 and bf16 values are floats holding a value of the type). */
 const char *cexpr_value_ctype(bcg_dtype t);
+/* The C type of a local holding a value of dtype T: bool in the AOT form
+ * (MISRA C:2012's essentially Boolean type), else cexpr_value_ctype's. */
+const char *cexpr_local_ctype(const cprinter *e, bcg_dtype t);
 /* The unsigned type the arithmetic of T wraps in (after C's promotions). */
 const char *cexpr_wide_unsigned(bcg_dtype t);
 /* Value ID as C (its own computation, even when it has a local). */

@@ -175,7 +175,7 @@ static void print_local(cprinter *e, const kir_step *step)
         return;
     }
     tmpl_scope *scope = new_step(e, step->depth, "is_local");
-    tmpl_set_str(scope, "ctype", cexpr_value_ctype(e->ir->nodes[step->node]->dtype));
+    tmpl_set_str(scope, "ctype", cexpr_local_ctype(e, e->ir->nodes[step->node]->dtype));
     tmpl_set_str(scope, "name", e->ir->value[step->node].local);
     tmpl_set_str(scope, "value", line->data);
 }
@@ -487,9 +487,12 @@ static void print_acc_init(cprinter *e, const kir_step *step)
             sb_puts(line, "double acc = 0.0, acc_c = 0.0;");
         break;
     case ACC_EXTREME: {
-        sb_printf(line, "%s acc = ", cexpr_value_ctype(t));
+        sb_printf(line, "%s acc = ", cexpr_local_ctype(e, t));
         if (t == BCG_BOOL) {
-            sb_puts(line, maximum ? "0" : "1");
+            if (e->c->aot) /* a bool (cexpr.c: essential types) */
+                sb_puts(line, maximum ? "false" : "true");
+            else
+                sb_puts(line, maximum ? "0" : "1");
         } else if (t == BCG_F32 || dtype_is_half(t)) { /* f16, bf16: float values */
             t = BCG_F32;
             e->need[HELPER_FROM_BITS][t] = true;
@@ -513,7 +516,10 @@ static void print_acc_init(cprinter *e, const kir_step *step)
         break;
     }
     case ACC_LOGICAL:
-        sb_printf(line, "int acc = %d;", ir->reduce == BCG_REDUCE_ALL);
+        if (e->c->aot) /* a bool (cexpr.c: essential types) */
+            sb_printf(line, "bool acc = %s;", ir->reduce == BCG_REDUCE_ALL ? "true" : "false");
+        else
+            sb_printf(line, "int acc = %d;", ir->reduce == BCG_REDUCE_ALL);
         break;
     }
     code_line(e, step->depth);
@@ -596,7 +602,9 @@ static void print_acc_update(cprinter *e, const kir_step *step)
         return;
     }
     case ACC_EXTREME:
-        if (t == BCG_BOOL) {
+        if (t == BCG_BOOL && e->c->aot) {
+            sb_printf(line, "acc = acc %s (%s);", ir->reduce == BCG_REDUCE_MAX ? "||" : "&&", v);
+        } else if (t == BCG_BOOL) {
             sb_printf(line, "acc = acc %s (%s);", ir->reduce == BCG_REDUCE_MAX ? "|" : "&", v);
         } else {
             bool maximum = ir->reduce == BCG_REDUCE_MAX;
@@ -607,7 +615,10 @@ static void print_acc_update(cprinter *e, const kir_step *step)
         }
         break;
     case ACC_LOGICAL:
-        sb_printf(line, "acc %s= (%s) != 0;", ir->reduce == BCG_REDUCE_ANY ? "|" : "&", v);
+        if (e->c->aot) /* V is a bool already */
+            sb_printf(line, "acc = acc %s (%s);", ir->reduce == BCG_REDUCE_ANY ? "||" : "&&", v);
+        else
+            sb_printf(line, "acc %s= (%s) != 0;", ir->reduce == BCG_REDUCE_ANY ? "|" : "&", v);
         break;
     }
     if (value.failed)
@@ -1013,6 +1024,16 @@ static void set_helper_variables(cprinter *e, tmpl_scope *s, bool aot)
             tmpl_set_str(item, "reciprocal_of_zero",
                          d == BCG_I32 || d == BCG_I64 ? minimum[t] : "0");
             tmpl_set_bool(item, "zero_is_minimum", d == BCG_I32 || d == BCG_I64);
+            /* the literals 0 and 1 in the helpers: in the AOT form spelled in
+             * the type they meet (MISRA C:2012 rule 10.4); u is the suffix
+             * of an unsigned type's integer literals */
+            bool typed = aot && d != BCG_BOOL;
+            tmpl_set_str(item, "zero", !typed ? "0" : is_float(d) ? (d == BCG_F64 ? "0.0" : "0.0F")
+                                       : is_signed(d) ? "0" : "0U");
+            tmpl_set_str(item, "one", !typed ? "1" : is_float(d) ? (d == BCG_F64 ? "1.0" : "1.0F")
+                                      : is_signed(d) ? "1" : "1U");
+            tmpl_set_str(item, "u", typed && dtype_kind_of(d) == KIND_UINT ? "U" : "");
+            tmpl_set_str(item, "wide_u", aot ? "U" : "");
             if (h == HELPER_ADD_SAT_PAIR || h == HELPER_SUB_SAT_PAIR)
                 tmpl_set_bool(item, "acle", aot);
             if (h == HELPER_ADD_SAT || h == HELPER_SUB_SAT || h == HELPER_MUL_Q) {
@@ -1027,6 +1048,7 @@ static void set_helper_variables(cprinter *e, tmpl_scope *s, bool aot)
                 tmpl_set_int(item, "sat_bits", dtype_bits(d));
                 tmpl_set_int(item, "fraction", dtype_bits(d) - 1);
                 tmpl_set_str(item, "product_type", d == BCG_I32 ? "long long" : "long");
+                tmpl_set_str(item, "low_mask", d == BCG_I8 ? "0x7F" : "0x7FFF");
                 tmpl_set_str(item, "divisor", d == BCG_I32 ? "2147483648LL"
                                               : d == BCG_I16 ? "32768L" : "128L");
             }

@@ -5,7 +5,7 @@
  *
  *   bcgen aot -k 'calibrate=f32(raw) * gain + offset' -i 'raw=i16[3,32]' -i 'gain=f32[3,1]' -i 'offset=f32[3,1]' -k 'magnitude=sqrt(x * x + y * y + z * z)' -i 'x=f32[32]' -i 'y=f32[32]' -i 'z=f32[32]' --restrict -o kernels.c --header kernels.h
  *
- * Includes <stddef.h> and <stdint.h>, and <math.h> for sqrtf.
+ * Includes <stdbool.h>, <stddef.h> and <stdint.h>, and <math.h> for sqrtf.
  * Allocates nothing, uses no globals, reentrant.
  *
  * The results are bcgen's (and NumPy's) bit for bit only without fused
@@ -26,6 +26,7 @@
 
 #include "kernels.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <math.h>

@@ -6,7 +6,7 @@
  *   bcgen aot -k 'calibrate=f32(raw) * gain + offset' -i 'raw=i16[3,32]' -i 'gain=f32[3,1]' -i 'offset=f32[3,1]' -k 'magnitude=sqrt(x * x + y * y + z * z)' -i 'x=f32[32]' -i 'y=f32[32]' -i 'z=f32[32]' --restrict -o kernels.c --header kernels.h
  *
  * Building: compile kernels.c with any C99 compiler (freestanding is
- * fine); it needs <stddef.h> and <stdint.h>, and <math.h>
+ * fine); it needs <stdbool.h>, <stddef.h> and <stdint.h>, and <math.h>
  * for sqrtf (link your libm).  int must be 32 bits.  The
  * kernels allocate nothing, use no globals and are reentrant.
  *
@@ -34,8 +34,8 @@
  *
  * The pointers are restrict: no two buffers may overlap.
  */
-#ifndef BCGEN_AOT_KERNELS_H_29718D7969CCE909
-#define BCGEN_AOT_KERNELS_H_29718D7969CCE909
+#ifndef BCGEN_AOT_KERNELS_H_F84121B99FA62FB4
+#define BCGEN_AOT_KERNELS_H_F84121B99FA62FB4
 
 #include <stdint.h>
 
@@ -136,4 +136,4 @@ void magnitude(float *BCGEN_RESTRICT out, const float *BCGEN_RESTRICT x, const f
 }
 #endif
 
-#endif /* BCGEN_AOT_KERNELS_H_29718D7969CCE909 */
+#endif /* BCGEN_AOT_KERNELS_H_F84121B99FA62FB4 */

@@ -49,9 +49,11 @@ tap.check("the header is extern \"C\" for C++",
           '#ifdef __cplusplus\nextern "C" {\n#endif' in header)
 tap.check("the header includes only <stdint.h>",
           re.findall(r"#include [<\"].*[>\"]", header) == ["#include <stdint.h>"])
-tap.check("the source includes its header, <stddef.h> and <stdint.h>, no <math.h> when unused",
+tap.check("the source includes its header, <stdbool.h>, <stddef.h> and <stdint.h>, no <math.h> "
+          "when unused",
           re.findall(r"#include [<\"].*[>\"]", source)
-          == ['#include "kernels.h"', "#include <stddef.h>", "#include <stdint.h>"])
+          == ['#include "kernels.h"', "#include <stdbool.h>", "#include <stddef.h>",
+              "#include <stdint.h>"])
 tap.check("typed, named, const-correct prototype (output first, non-const)",
           "void scale(float *BCGEN_RESTRICT out, const float *BCGEN_RESTRICT x, "
           "const float *BCGEN_RESTRICT gain, float bias);" in header,
