@@ -241,7 +241,7 @@ void form_describe(const kernel_form *f, char *buf, size_t cap)
 static const char *const kir_op_names[] = {
     "local", "store", "loop", "end", "advance", "blocks", "loop", "move",
     "declare", "literal", "tiles", "call", "rows", "fence", "acc", "accumulate", "store",
-    "accumulate", "convert", "store2",
+    "accumulate", "convert", "store2", "store",
 };
 
 static void position_name(strbuf *sb, int k)
@@ -300,6 +300,19 @@ static void direct_reads(const kernel_ir *ir, int id, bool top, bool *read)
         direct_reads(ir, kir_child(ir, id, k), false, read);
 }
 
+int kir_root_index(const kernel_ir *ir, int id)
+{
+    for (int j = 0; j < ir->root_count; j++)
+        if (ir->root_id[j] == id)
+            return j;
+    return -1;
+}
+
+bool kir_is_root(const kernel_ir *ir, int id)
+{
+    return id == 0 || (ir->root_count > 1 && kir_root_index(ir, id) >= 0);
+}
+
 static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
 {
     const plan *p = ir->p;
@@ -312,9 +325,13 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         break;
     case KIR_STORE: case KIR_STORE_PAIR: {
         bool read[BCG_MAX_OPERANDS] = {false}, first = true;
-        direct_reads(ir, 0, true, read);
+        int root = step->node >= 1 ? step->node : 0; /* a fused program's other root */
+        int into = root ? step->operand : 0;
+        direct_reads(ir, root, true, read);
         sb_puts(sb, "store ");
-        format_access(sb, ir, 0, step->offsets[0]);
+        format_access(sb, ir, into, step->offsets[into]);
+        if (root)
+            sb_printf(sb, " (output %d, value %d)", kir_root_index(ir, root), root);
         for (int k = 1; k <= ir->input_count; k++)
             if (read[k - 1]) {
                 sb_puts(sb, first ? " from " : ", ");
@@ -401,6 +418,18 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
     case KIR_FENCE:
         sb_puts(sb, "fence (after the streaming stores)");
         break;
+    case KIR_TILE_STORE: {
+        bcg_dtype t = ir->nodes[step->node]->dtype;
+        kir_cast_name(t, t, name, sizeof name);
+        sb_printf(sb, "call %s: output %d into ", name, kir_root_index(ir, step->node));
+        format_access(sb, ir, step->operand, 0);
+        sb_puts(sb, " + tile_start from ");
+        if (kir_tile_same(ir, step->node) == 0 && !ir->reduce)
+            sb_puts(sb, "out (the same values)");
+        else
+            format_argument(sb, ir, step->node);
+        break;
+    }
     case KIR_ACC_INIT:
         sb_printf(sb, "acc = the identity of %s", reduce_name(ir->reduce));
         if (ir->tiled && ir->tile_loop < ir->p->loop_count - 1)

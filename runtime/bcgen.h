@@ -179,6 +179,11 @@ typedef struct bcg_options {
     const bcg_output *outputs;
     int output_count;
     const char *const *output_names;
+    /* bcg_compile_program, bcg_emit_program: 1 compiles every statement as
+     * a kernel of its own even where the program fuses into one (the
+     * proven per-statement path, for comparison); 0 (the default): fused
+     * where it can be (docs/semantics.md, "Programs"). */
+    int separate_statements;
 } bcg_options;
 
 #define BCG_STREAM_AUTO (-1)
@@ -334,6 +339,9 @@ int bcg_program_output_count(const bcg_program *program);
  * program). */
 const char *bcg_program_output_name(const bcg_program *program, int i);
 const bcg_kernel *bcg_program_kernel(const bcg_program *program, int i);
+/* The fused kernel that computes every output in one pass, or NULL when
+ * the program runs statement by statement (owned by the program). */
+const bcg_kernel *bcg_program_fused(const bcg_program *program);
 /* Runs every statement on up to THREADS threads each (as bcg_run_threads).
  * OUTPUTS holds one pointer per output, in statement order, each as
  * bcg_run's output.  Besides bcg_run's checks per statement: with several
