@@ -348,11 +348,28 @@ static void print_tile_store(cprinter *e, const kir_step *step)
     char name[48];
     kir_cast_name(t, t, name, sizeof name);
     strbuf *line = &e->line;
+    int k = step->operand;
+    if (step->variant == KIR_STREAM) { /* bytes past the caches, as the _nt kernels */
+        line->len = 0;
+        sb_puts(line, "void bcg_mk_copy_nt(void *, const void *, long);");
+        code_line(e, step->depth);
+        line->len = 0;
+        sb_printf(line, "bcg_mk_copy_nt(in%d + ", k - 1);
+        if (ir->has_position[k])
+            sb_printf(line, "in%d_pos + ", k - 1);
+        if (kir_tile_same(ir, step->node) == 0 && !ir->reduce)
+            sb_puts(line, ir->has_position[0] ? "tile_start, out + out_pos + tile_start"
+                                              : "tile_start, out + tile_start");
+        else
+            sb_printf(line, "tile_start, tile%d", kir_tile_same(ir, step->node));
+        sb_printf(line, ", tile_count * %d);", (int)bcg_dtype_size(t));
+        code_line(e, step->depth);
+        return;
+    }
     line->len = 0;
     sb_printf(line, "void %s(%s *, const %s *, long, long);", name, type, type);
     code_line(e, step->depth);
     line->len = 0;
-    int k = step->operand;
     sb_printf(line, "%s(in%d + ", name, k - 1);
     if (ir->has_position[k])
         sb_printf(line, "in%d_pos + ", k - 1);

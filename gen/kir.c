@@ -420,7 +420,10 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         break;
     case KIR_TILE_STORE: {
         bcg_dtype t = ir->nodes[step->node]->dtype;
-        kir_cast_name(t, t, name, sizeof name);
+        if (step->variant == KIR_STREAM)
+            snprintf(name, sizeof name, "bcg_mk_copy_nt");
+        else
+            kir_cast_name(t, t, name, sizeof name);
         sb_printf(sb, "call %s: output %d into ", name, kir_root_index(ir, step->node));
         format_access(sb, ir, step->operand, 0);
         sb_puts(sb, " + tile_start from ");

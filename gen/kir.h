@@ -148,6 +148,8 @@ typedef struct kernel_ir {
     int *root_id;
     int *root_operand;
     int real_inputs;             /* input_count without the fused outputs */
+    bool stream_copies;          /* TILE_STORE steps of computed tiles stream
+                                    (bcg_mk_copy_nt; a FENCE step ends the kernel) */
 } kernel_ir;
 
 /* ---- lower.c ---------------------------------------------------------------- */

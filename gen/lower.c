@@ -645,8 +645,14 @@ static void tile_stores(lowering *w, int depth)
     for (int j = 1; j < ir->root_count; j++) {
         kir_step *step = add_step(w, KIR_TILE_STORE, depth);
         if (step) {
-            step->node = ir->root_id[j];
+            int id = ir->root_id[j];
+            expr_op op = ir->nodes[id]->op;
+            step->node = id;
             step->operand = ir->root_operand[j];
+            /* a tile of computed values (or the root's output) streams */
+            if (ir->stream_copies && op != OP_OPERAND && op != OP_LITERAL &&
+                ir->nodes[id]->dtype != BCG_BOOL)
+                step->variant = KIR_STREAM;
         }
     }
 }
@@ -1362,8 +1368,11 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
                 else
                     choose_locals(&w, ir->root_id[j], INT_MAX, false);
         }
+        ir->stream_copies = ir->tiled && c->stream && ir->root_count > 1;
         if (!p->empty && w.status == BCG_OK)
             lower_reduction(&w);
+        if (ir->stream_copies && w.status == BCG_OK) /* runtime/microkernels.c: why the fence */
+            add_step(&w, KIR_FENCE, 1);
         if (w.status != BCG_OK)
             return w.status;
         ir->form = form_of(ir);
@@ -1396,12 +1405,13 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
         ir->block_inner = BLOCK_INNER;
     }
     ir->rows = ir->rows || (ir->root_count == 1 && rows_chosen(ir));
+    ir->stream_copies = ir->tiled && c->stream && ir->root_count > 1;
     if (!p->empty && w.status == BCG_OK) {
         if (ir->unrolled)
             lower_unrolled(&w);
         else
             lower_loop_nest(&w);
-        if (ir->stream) /* runtime/microkernels.c: why the fence */
+        if (ir->stream || ir->stream_copies) /* runtime/microkernels.c: why the fence */
             add_step(&w, KIR_FENCE, 1);
     }
     if (w.status != BCG_OK)
