@@ -275,6 +275,24 @@ static void print_tile_loop(cprinter *e, const kir_step *step)
     code_line(e, step->depth + 1);
 }
 
+/* Where value ID's tile is: tile<ID>, or the output a root writes
+ * directly (kir_root_writes_output) at the tile. */
+static void put_tile_source(cprinter *e, strbuf *sb, int id)
+{
+    const kernel_ir *ir = e->ir;
+    if (!kir_root_writes_output(ir, id)) {
+        sb_printf(sb, "tile%d", id);
+    } else if (id == 0) {
+        sb_puts(sb, ir->has_position[0] ? "out + out_pos + tile_start" : "out + tile_start");
+    } else {
+        int k = ir->root_operand[kir_root_index(ir, id)];
+        sb_printf(sb, "in%d + ", k - 1);
+        if (ir->has_position[k])
+            sb_printf(sb, "in%d_pos + ", k - 1);
+        sb_puts(sb, "tile_start");
+    }
+}
+
 /* The argument pair "pointer, stride" of value ID in a tile call. */
 static void put_tile_argument(cprinter *e, strbuf *sb, int id)
 {
@@ -289,7 +307,8 @@ static void put_tile_argument(cprinter *e, strbuf *sb, int id)
         return;
     }
     if (n->op != OP_OPERAND) {
-        sb_printf(sb, "tile%d, 1", kir_tile_same(ir, id));
+        put_tile_source(e, sb, kir_tile_same(ir, id));
+        sb_puts(sb, ", 1");
         return;
     }
     int k = n->operand + 1;
@@ -313,7 +332,9 @@ static void print_tile_call(cprinter *e, const kir_step *step, int64_t tile)
     const expr_node *n = ir->nodes[id];
     strbuf *line = &e->line;
     char name[48];
-    bool to_out = id == 0 && !ir->reduce; /* a reduction's root goes to tile0 */
+    /* a reduction's root goes to tile0; a fused output's root to its output
+     * unless its copy streams */
+    bool to_out = kir_root_writes_output(ir, id);
     if (!to_out) {
         line->len = 0;
         sb_printf(line, "%s tile%d[%lld];", dtype_ctype(n->dtype), id, (long long)tile);
@@ -323,7 +344,7 @@ static void print_tile_call(cprinter *e, const kir_step *step, int64_t tile)
     line->len = 0;
     sb_printf(line, "%s(", name);
     if (to_out)
-        sb_puts(line, ir->has_position[0] ? "out + out_pos + tile_start" : "out + tile_start");
+        put_tile_source(e, line, id);
     else
         sb_printf(line, "tile%d", id);
     for (int k = 0; k < n->arg_count; k++) {
@@ -357,11 +378,8 @@ static void print_tile_store(cprinter *e, const kir_step *step)
         sb_printf(line, "bcg_mk_copy_nt(in%d + ", k - 1);
         if (ir->has_position[k])
             sb_printf(line, "in%d_pos + ", k - 1);
-        if (kir_tile_same(ir, step->node) == 0 && !ir->reduce)
-            sb_puts(line, ir->has_position[0] ? "tile_start, out + out_pos + tile_start"
-                                              : "tile_start, out + tile_start");
-        else
-            sb_printf(line, "tile_start, tile%d", kir_tile_same(ir, step->node));
+        sb_puts(line, "tile_start, ");
+        put_tile_source(e, line, kir_tile_same(ir, step->node));
         sb_printf(line, ", tile_count * %d);", (int)bcg_dtype_size(t));
         code_line(e, step->depth);
         return;
@@ -374,11 +392,7 @@ static void print_tile_store(cprinter *e, const kir_step *step)
     if (ir->has_position[k])
         sb_printf(line, "in%d_pos + ", k - 1);
     sb_puts(line, "tile_start, ");
-    if (kir_tile_same(ir, step->node) == 0 && !ir->reduce) /* the root's own values */
-        sb_puts(line, ir->has_position[0] ? "out + out_pos + tile_start, 1"
-                                          : "out + tile_start, 1");
-    else
-        put_tile_argument(e, line, step->node);
+    put_tile_argument(e, line, step->node);
     sb_puts(line, ", tile_count);");
     code_line(e, step->depth);
 }

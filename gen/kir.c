@@ -283,6 +283,12 @@ static void format_argument(strbuf *sb, const kernel_ir *ir, int id)
         const plan *p = ir->p;
         sb_printf(sb, "in%d stride %lld", n->operand,
                   (long long)p->stride[n->operand + 1][ir->tile_loop]);
+    } else if (kir_root_writes_output(ir, kir_tile_same(ir, id))) {
+        int root = kir_tile_same(ir, id);
+        if (root == 0)
+            sb_puts(sb, "out");
+        else
+            sb_printf(sb, "in%d", ir->root_operand[kir_root_index(ir, root)] - 1);
     } else {
         sb_printf(sb, "tile%d", kir_tile_same(ir, id));
     }
@@ -311,6 +317,17 @@ int kir_root_index(const kernel_ir *ir, int id)
 bool kir_is_root(const kernel_ir *ir, int id)
 {
     return id == 0 || (ir->root_count > 1 && kir_root_index(ir, id) >= 0);
+}
+
+bool kir_root_writes_output(const kernel_ir *ir, int id)
+{
+    if (!ir->tiled || !kir_is_root(ir, id) || ir->nodes[id]->op == OP_OPERAND ||
+        ir->nodes[id]->op == OP_LITERAL || (ir->same && ir->same[id] != id))
+        return false;
+    if (id == 0)
+        return !ir->reduce;
+    /* a fused output's tile streams through a copy in large kernels */
+    return !ir->stream_copies;
 }
 
 static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
@@ -396,7 +413,10 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
                                                                         : step->variant,
                              name, sizeof name);
         sb_printf(sb, "call %s into ", name);
-        if (step->node == 0 && !ir->reduce)
+        if (step->op == KIR_TILE_CALL && kir_root_writes_output(ir, step->node) &&
+            step->node != 0)
+            sb_printf(sb, "in%d", ir->root_operand[kir_root_index(ir, step->node)] - 1);
+        else if (step->node == 0 && !ir->reduce)
             sb_puts(sb, "out");
         else
             sb_printf(sb, "tile%d", step->node);
@@ -427,10 +447,7 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         sb_printf(sb, "call %s: output %d into ", name, kir_root_index(ir, step->node));
         format_access(sb, ir, step->operand, 0);
         sb_puts(sb, " + tile_start from ");
-        if (kir_tile_same(ir, step->node) == 0 && !ir->reduce)
-            sb_puts(sb, "out (the same values)");
-        else
-            format_argument(sb, ir, step->node);
+        format_argument(sb, ir, step->node);
         break;
     }
     case KIR_ACC_INIT:

@@ -172,6 +172,10 @@ bcg_dtype kir_tile_argument_dtype(const kernel_ir *ir, int id, int k);
 /* Which root (kernel_ir.root_id) value ID is, or -1; whether it is one. */
 int kir_root_index(const kernel_ir *ir, int id);
 bool kir_is_root(const kernel_ir *ir, int id);
+/* Whether root ID's microkernel call writes its output directly (its
+ * tile's users then read the output): the root's, unless a reduction's,
+ * and a fused output's unless its copy streams (kernel_ir.stream_copies). */
+bool kir_root_writes_output(const kernel_ir *ir, int id);
 /* The value whose tile holds value ID's (see kernel_ir.same). */
 int kir_tile_same(const kernel_ir *ir, int id);
 bool kir_tile_converts(const kernel_ir *ir, int id, int k);

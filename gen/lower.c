@@ -544,8 +544,8 @@ static void choose_tile_sharing(lowering *w)
             continue;
         for (int before = 0; before < visit && ir->same[id] == id; before++) {
             int other = ir->post_order[before];
-            if (other == 0 && !ir->reduce)
-                continue; /* the root's call writes the output, not tile0 */
+            if (other == 0 && !ir->reduce && ir->stream)
+                continue; /* the root's streaming stores are not read back */
             if (ir->same[other] == other && ir->nodes[other]->op == n->op &&
                 !ir->value[other].local && !ir->value[other].inside_local &&
                 ir->value[other].folded < 0 && fold_same_tree(ir->nodes[other], n))
@@ -643,6 +643,8 @@ static void tile_stores(lowering *w, int depth)
 {
     const kernel_ir *ir = w->ir;
     for (int j = 1; j < ir->root_count; j++) {
+        if (kir_root_writes_output(ir, ir->root_id[j]))
+            continue; /* its call wrote it */
         kir_step *step = add_step(w, KIR_TILE_STORE, depth);
         if (step) {
             int id = ir->root_id[j];

@@ -296,6 +296,17 @@ static void test_emit_program(void **state)
     assert_int_equal(bcg_emit_program("y = exp(g) * b; s = y // b", ops, 2, &o, "step", &second,
                                       &err), BCG_OK);
     assert_string_equal(first, second);
+    /* fused: one function computing both outputs, called by the program's */
+    assert_non_null(strstr(first, "void step_fused(void *output, const void *const *inputs)"));
+    assert_null(strstr(first, "void step_y("));
+    assert_non_null(strstr(first, "void step(void *const *out, const void *const *in)"));
+    assert_non_null(strstr(first, "step_fused(out[1], operands);"));
+    bcg_free(first);
+    /* statement by statement (separate_statements): a function each */
+    o.separate_statements = 1;
+    assert_int_equal(bcg_emit_program("y = exp(g) * b; s = y // b", ops, 2, &o, "step", &first,
+                                      &err), BCG_OK);
+    o.separate_statements = 0;
     assert_non_null(strstr(first, "void step_y(void *output, const void *const *inputs)"));
     assert_non_null(strstr(first, "void step_s(void *output, const void *const *inputs)"));
     assert_non_null(strstr(first, "void step(void *const *out, const void *const *in)"));
