@@ -34,6 +34,8 @@ static const char help[] =
     "                         broadcast to the result: its size-1 and missing\n"
     "                         dimensions are reduced) or to --to NAME's shape\n"
     "  --axis K               Paddle's axis for two operands (-1: right alignment)\n"
+    "  --no-fuse              a program of statements: a kernel per statement, not\n"
+    "                         one fused kernel\n"
     "  --strict-rank          reject rank-0 operands\n"
     "  --warn-legacy          warn when shapes differ but hold as many elements and\n"
     "                         the old pointwise rule would differ (bcgen shape --help)\n"

@@ -11,13 +11,12 @@
  *     -> bcg_run_outputs   the kernels in statement order, the program's
  *                          overlap checks first
  *
- * Why statements are compiled apart rather than fused into one loop nest:
- * each output may have its own shape, view, dtype and reduction, and every
- * one of those already has a proven path (JIT, cc backend, threads,
- * reference evaluator, emit, AOT); a statement's kernel is exactly the
- * single-output kernel of its expanded expression, so it is as correct as
- * that.  The cost: operands are read once per statement and a name used
- * later is recomputed (docs/semantics.md, "Programs").
+ * A program whose statements share one result shape (and has at most one
+ * reduction) is also compiled as ONE kernel computing every output in one
+ * pass ("fusion" below); bcg_run_outputs then runs that.  Each statement's
+ * own kernel is still compiled: bcg_program_kernel gives it, the overlap
+ * checks use its spans, and a program that does not fuse runs them in
+ * order (every output is the same bits either way).
  */
 #include <stdarg.h>
 #include <stdio.h>

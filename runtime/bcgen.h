@@ -319,12 +319,15 @@ bcg_status bcg_emit(const char *expr, const bcg_operand *operands,
  * one unnamed output.  In-place writing (options.inplace) is for programs
  * of one statement only.
  *
- * How it runs: each statement is compiled as a kernel of its own (cached
- * like any bcg_compile), and bcg_run_outputs runs them in statement order
- * over the same inputs.  Outputs are not shared between statements: a name
- * used later is recomputed from the operands in the later kernel, not read
- * back (docs/semantics.md, "Programs").  The program is owned by the
- * caller: free it with bcg_program_free before its context. */
+ * How it runs: a program whose statements all iterate over one result
+ * shape, with at most one reduction, is fused into one kernel that
+ * computes every output in one pass (bcg_program_fused), bit for bit what
+ * each statement's own kernel gives; otherwise (or with
+ * options.separate_statements) each statement is a kernel of its own
+ * (cached like any bcg_compile), run in statement order over the same
+ * inputs, a name used later recomputed there (docs/semantics.md,
+ * "Programs").  The program is owned by the caller: free it with
+ * bcg_program_free before its context. */
 #define BCG_MAX_OUTPUTS 64   /* statements in a program */
 typedef struct bcg_program bcg_program;
 
