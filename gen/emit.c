@@ -201,6 +201,25 @@ static void print_local(cprinter *e, const kir_step *step)
     tmpl_set_str(scope, "value", line->data);
 }
 
+/* A value several roots of a fused program share, once for the element at
+ * the step's offsets. */
+static void print_element_local(cprinter *e, const kir_step *step)
+{
+    strbuf *line = &e->line;
+    for (int k = 0; k <= e->ir->input_count; k++)
+        e->offset[k] = step->offsets[k];
+    line->len = 0;
+    cexpr_put_node(e, line, step->node);
+    if (line->failed) {
+        cprint_fail_nomem(e);
+        return;
+    }
+    tmpl_scope *scope = new_step(e, step->depth, "is_local");
+    tmpl_set_str(scope, "ctype", cexpr_value_ctype(e->ir->nodes[step->node]->dtype));
+    tmpl_set_str(scope, "name", e->ir->value[step->node].local);
+    tmpl_set_str(scope, "value", line->data);
+}
+
 /* ---- microkernel steps (the JIT form only) -----------------------------------------
  *
  * Each microkernel called is declared at block scope just before the tile
@@ -875,6 +894,12 @@ static void print_steps(cprinter *e)
         case KIR_TILE_CALL: print_tile_call(e, step, tile); break;
         case KIR_TILE_CONVERT: print_tile_convert(e, step, tile); break;
         case KIR_TILE_STORE: print_tile_store(e, step); break;
+        case KIR_ELEMENT_OPEN:
+            e->line.len = 0;
+            sb_putc(&e->line, '{');
+            code_line(e, step->depth);
+            break;
+        case KIR_ELEMENT_LOCAL: print_element_local(e, step); break;
         case KIR_ROWS_CALL: print_rows_call(e, step); break;
         case KIR_ACC_INIT:
             if (acc_blocked(e->ir))

@@ -241,7 +241,7 @@ void form_describe(const kernel_form *f, char *buf, size_t cap)
 static const char *const kir_op_names[] = {
     "local", "store", "loop", "end", "advance", "blocks", "loop", "move",
     "declare", "literal", "tiles", "call", "rows", "fence", "acc", "accumulate", "store",
-    "accumulate", "convert", "store2", "store",
+    "accumulate", "convert", "store2", "store", "element", "local",
 };
 
 static void position_name(strbuf *sb, int k)
@@ -336,19 +336,30 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
     char name[48];
     switch (step->op) {
     case KIR_LOCAL:
+    case KIR_ELEMENT_LOCAL:
         sb_printf(sb, "local %s %s = ", bcg_dtype_name(ir->nodes[step->node]->dtype),
                   ir->value[step->node].local);
         format_value(sb, ir, step->node, NULL, true);
+        if (step->op == KIR_ELEMENT_LOCAL)
+            sb_puts(sb, " (this element's, for several outputs)");
+        break;
+    case KIR_ELEMENT_OPEN:
+        sb_puts(sb, "element: the values several outputs share, then the stores");
         break;
     case KIR_STORE: case KIR_STORE_PAIR: {
         bool read[BCG_MAX_OPERANDS] = {false}, first = true;
         int root = step->node >= 1 ? step->node : 0; /* a fused program's other root */
         int into = root ? step->operand : 0;
-        direct_reads(ir, root, true, read);
+        /* a value the element's block computed for several roots */
+        bool element = ir->value[root].local && ir->value[root].level >= ir->per_element;
+        if (!element)
+            direct_reads(ir, root, true, read);
         sb_puts(sb, "store ");
         format_access(sb, ir, into, step->offsets[into]);
         if (root)
             sb_printf(sb, " (output %d, value %d)", kir_root_index(ir, root), root);
+        if (element)
+            sb_printf(sb, " = %s", ir->value[root].local);
         for (int k = 1; k <= ir->input_count; k++)
             if (read[k - 1]) {
                 sb_puts(sb, first ? " from " : ", ");
@@ -461,8 +472,12 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         break;
     case KIR_ACC_UPDATE: {
         bool read[BCG_MAX_OPERANDS] = {false}, first = true;
-        direct_reads(ir, 0, true, read);
-        sb_printf(sb, "acc %s= value", reduce_name(ir->reduce));
+        if (ir->value[0].local && ir->value[0].level >= ir->per_element) /* an element's */
+            sb_printf(sb, "acc %s= %s", reduce_name(ir->reduce), ir->value[0].local);
+        else
+            direct_reads(ir, 0, true, read);
+        if (!ir->value[0].local || ir->value[0].level < ir->per_element)
+            sb_printf(sb, "acc %s= value", reduce_name(ir->reduce));
         for (int k = 1; k <= ir->input_count; k++)
             if (read[k - 1]) {
                 sb_puts(sb, first ? " from " : ", ");

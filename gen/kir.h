@@ -62,9 +62,13 @@ typedef enum kir_op {
                          bcg_mk_cast_F_T microkernel; see kir_tile_converts) */
     KIR_STORE_PAIR,   /* AOT: the root, add_sat or sub_sat of two 16-bit operands, at
                          offsets and offsets + 1, by one pair helper (Arm's qadd16) */
-    KIR_TILE_STORE    /* a fused program: root `node`'s tile (or the operand, literal or
+    KIR_TILE_STORE,   /* a fused program: root `node`'s tile (or the operand, literal or
                          output tile it shares) into output operand `operand` at its
                          position + tile_start, by bcg_mk_cast_T_T (a copy) */
+    KIR_ELEMENT_OPEN, /* a fused program, per element: { (closed by an END) around the
+                         element's shared values and its stores */
+    KIR_ELEMENT_LOCAL /* const T <local of node> = <value of node at offsets>; a subtree
+                         several roots compute, once for the element */
 } kir_op;
 
 typedef enum kir_variant { KIR_PLAIN, KIR_STREAM, KIR_ROWS } kir_variant;
@@ -150,6 +154,9 @@ typedef struct kernel_ir {
     int real_inputs;             /* input_count without the fused outputs */
     bool stream_copies;          /* TILE_STORE steps of computed tiles stream
                                     (bcg_mk_copy_nt; a FENCE step ends the kernel) */
+    int element_count;           /* per-element forms: subtrees computed once an
+                                    element for several roots (element<n> locals) */
+    int *element_first;          /* [element_count]: the value declaring each */
 } kernel_ir;
 
 /* ---- lower.c ---------------------------------------------------------------- */

@@ -125,7 +125,10 @@ static void step_store_op(lowering *w, int depth, const int64_t *offsets, kir_op
         fail_nomem(w);
         return;
     }
-    memcpy(copy, offsets, sizeof *copy * (size_t)(ir->input_count + 1));
+    if (offsets)
+        memcpy(copy, offsets, sizeof *copy * (size_t)(ir->input_count + 1));
+    else /* the positions themselves */
+        memset(copy, 0, sizeof *copy * (size_t)(ir->input_count + 1));
     kir_step *step = add_step(w, op, depth);
     if (step)
         step->offsets = copy;
@@ -146,10 +149,34 @@ static void step_other_stores(lowering *w, int depth, const int64_t *offsets)
     }
 }
 
+/* A fused program's values shared by several roots, for the element at
+ * OFFSETS, in a block of their own (post-order: a shared value inside
+ * another is declared first); whether the block was opened. */
+static bool step_element_locals(lowering *w, int depth, const int64_t *offsets)
+{
+    const kernel_ir *ir = w->ir;
+    if (ir->element_count == 0)
+        return false;
+    add_step(w, KIR_ELEMENT_OPEN, depth);
+    for (int visit = 0; visit < ir->node_count; visit++) {
+        int id = ir->post_order[visit];
+        for (int n = 0; n < ir->element_count; n++)
+            if (ir->element_first[n] == id) {
+                step_store_op(w, depth + 1, offsets, KIR_ELEMENT_LOCAL);
+                if (w->status == BCG_OK)
+                    ir->steps[ir->step_count - 1].node = id;
+            }
+    }
+    return true;
+}
+
 static void step_store(lowering *w, int depth, const int64_t *offsets)
 {
-    step_store_op(w, depth, offsets, KIR_STORE);
-    step_other_stores(w, depth, offsets);
+    bool block = step_element_locals(w, depth, offsets);
+    step_store_op(w, depth + block, offsets, KIR_STORE);
+    step_other_stores(w, depth + block, offsets);
+    if (block)
+        step_end(w, depth);
 }
 
 /* The locals of LEVEL in post-order, so every local comes after the
@@ -314,6 +341,72 @@ static void choose_locals(lowering *w, int id, int parent_level, bool parent_com
     value->local = arena_strndup(w->c->arena, name, strlen(name));
     if (!value->local)
         fail_nomem(w);
+}
+
+/* ---- values several roots share, per element (a fused program) ----------------
+ *
+ * In the per-element forms a subtree that a later root computes and an
+ * earlier root computes too (`y = g * a; s = y * y`: g * a) is one local
+ * of the element, element<n>, declared before the element's stores in a
+ * block of its own; every occurrence reads it.  Only values computed per
+ * element (hoisted ones are locals already), the largest shared subtree
+ * of each later root. */
+
+static bool element_shareable(const kernel_ir *ir, int id)
+{
+    const expr_node *n = ir->nodes[id];
+    return n->op != OP_OPERAND && n->op != OP_LITERAL && ir->value[id].folded < 0 &&
+           ir->value[id].level >= ir->per_element && !ir->value[id].local;
+}
+
+/* The first value before BEFORE (an earlier root's) computing ID's tree. */
+static int element_match(const kernel_ir *ir, int id, int before)
+{
+    for (int other = 0; other < before; other++) {
+        bool first = element_shareable(ir, other) ||
+                     (ir->value[other].local && ir->value[other].level >= ir->per_element);
+        if (first && ir->nodes[other]->op == ir->nodes[id]->op &&
+            fold_same_tree(ir->nodes[other], ir->nodes[id]))
+            return other;
+    }
+    return -1;
+}
+
+static void choose_element_shares(lowering *w, int id, int before)
+{
+    kernel_ir *ir = w->ir;
+    if (!element_shareable(ir, id))
+        return;
+    int first = element_match(ir, id, before);
+    if (first < 0) {
+        for (int k = 0; k < ir->nodes[id]->arg_count; k++)
+            choose_element_shares(w, kir_child(ir, id, k), before);
+        return;
+    }
+    if (!ir->value[first].local) { /* a new element local */
+        char name[32];
+        snprintf(name, sizeof name, "element%d", ir->element_count);
+        ir->value[first].local = arena_strndup(w->c->arena, name, strlen(name));
+        if (!ir->value[first].local) {
+            fail_nomem(w);
+            return;
+        }
+        ir->element_first[ir->element_count++] = first;
+    }
+    ir->value[id].local = ir->value[first].local;
+}
+
+static void choose_elements(lowering *w)
+{
+    kernel_ir *ir = w->ir;
+    ir->element_first = arena_alloc(w->c->arena, sizeof *ir->element_first *
+                                                     (size_t)ir->node_count);
+    if (!ir->element_first) {
+        fail_nomem(w);
+        return;
+    }
+    for (int j = 1; j < ir->root_count; j++)
+        choose_element_shares(w, ir->root_id[j], ir->root_id[j]);
 }
 
 /* ---- microkernel tiles (the JIT form only) ------------------------------------------ */
@@ -1147,7 +1240,8 @@ static void lower_reduce_loop(lowering *w, int level, int depth)
             tile_stores(w, depth);
             add_step(w, KIR_ACC_TILE, depth);
         } else if (!ir->fill) {
-            kir_step *step = add_step(w, KIR_ACC_UPDATE, depth);
+            bool block = step_element_locals(w, depth, NULL);
+            kir_step *step = add_step(w, KIR_ACC_UPDATE, depth + block);
             if (step) {
                 int64_t *zero = arena_alloc(w->c->arena, sizeof *zero * (size_t)(ir->input_count + 1));
                 if (!zero) {
@@ -1156,8 +1250,10 @@ static void lower_reduce_loop(lowering *w, int level, int depth)
                 }
                 memset(zero, 0, sizeof *zero * (size_t)(ir->input_count + 1));
                 step->offsets = zero;
-                step_other_stores(w, depth, zero);
+                step_other_stores(w, depth + block, zero);
             }
+            if (block)
+                step_end(w, depth);
         }
     } else {
         step_loop(w, depth, level, p->extent[level]);
@@ -1369,6 +1465,8 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
                     choose_tile_locals(&w, ir->root_id[j]);
                 else
                     choose_locals(&w, ir->root_id[j], INT_MAX, false);
+            if (!ir->tiled && ir->root_count > 1)
+                choose_elements(&w);
         }
         ir->stream_copies = ir->tiled && c->stream && ir->root_count > 1;
         if (!p->empty && w.status == BCG_OK)
@@ -1400,6 +1498,8 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
                 choose_locals(&w, ir->root_id[j], INT_MAX, false);
             else /* tiles read operands and literals themselves; C computes hoisted subtrees */
                 choose_tile_locals(&w, ir->root_id[j]);
+    if (!ir->tiled && !ir->rows && ir->root_count > 1)
+        choose_elements(&w);
     /* a fused program's loop nest stores every root per element or tile:
      * neither cache blocks nor rows calls (which write the root alone) */
     if (ir->root_count == 1 && blocking_chosen(&w)) {

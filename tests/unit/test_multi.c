@@ -516,6 +516,42 @@ static void test_fused_matches_statements(void **state)
     }
 }
 
+/* The fused kernel computes a subtree several outputs share once: one
+ * multiplication call a tile in the tiled form, one element local in the
+ * per-element form (its C source says so). */
+static int count_of(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *at = strstr(text, what); at; at = strstr(at + 1, what))
+        n++;
+    return n;
+}
+
+static void test_fused_shares(void **state)
+{
+    (void)state;
+    static const int64_t big[2] = {8, 2048}, small[2] = {3, 5};
+    for (int tiled = 0; tiled < 2; tiled++) {
+        const int64_t *shape = tiled ? big : small;
+        bcg_operand ops[] = {{"g", BCG_F32, 2, shape, NULL}, {"a", BCG_F32, 2, shape, NULL}};
+        bcg_program *p = NULL;
+        bcg_error err;
+        assert_int_equal(bcg_compile_program(ctx, "y = g * a; s = sqrt(g * a) + 1; t = -(g * a)",
+                                             ops, 2, NULL, &p, &err), BCG_OK);
+        const bcg_kernel *k = bcg_program_fused(p);
+        assert_non_null(k);
+        const char *source = bcg_kernel_source(k);
+        assert_non_null(source);
+        if (tiled) {
+            assert_int_equal(count_of(source, "bcg_mk_mul_f32("), 2); /* declared, called */
+        } else {
+            assert_non_null(strstr(source, "const float element0 = "));
+            assert_int_equal(count_of(source, "in0[") , 15); /* g read once an element */
+        }
+        bcg_program_free(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -526,6 +562,7 @@ int main(void)
         cmocka_unit_test(test_emit_program),
         cmocka_unit_test(test_emitted_program_runs),
         cmocka_unit_test(test_fused_matches_statements),
+        cmocka_unit_test(test_fused_shares),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
