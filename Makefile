@@ -63,6 +63,7 @@ help:
 	@echo "make fuzz-diff  the JIT against the reference evaluator for DIFF_SECONDS"
 	@echo "make bench-scale  a million kernels in one bounded context"
 	@echo "make bench-sweep  300 random cases, JIT against cc -march=native (SWEEP_ARGS=--quick)"
+	@echo "make bench-program  a fused program (forward + gradient) against separate kernels and NumPy"
 	@echo "make bench      benchmark table against NumPy, numexpr, PyTorch and memcpy"
 	@echo "make install PREFIX=/usr/local   header, libraries, bcgen, pkg-config file, CMake package, bcgen.mk"
 

@@ -36,6 +36,8 @@ static const char help[] =
     "                         any or all to --out-shape SHAPE (which must\n"
     "                         broadcast to the result: its size-1 and missing\n"
     "                         dimensions are reduced) or to --to NAME's shape\n"
+    "  --no-fuse              a program of statements: a kernel per statement, not\n"
+    "                         one fused kernel\n"
     "  --warn-legacy          print the legacy broadcast warning on stderr (see\n"
     "                         bcgen shape --help)\n"
     "  --jit                  the source the JIT compiles instead (bcg_compile,\n"

@@ -34,6 +34,8 @@ static const char help[] =
     "                         broadcast to the result: its size-1 and missing\n"
     "                         dimensions are reduced) or to --to NAME's shape\n"
     "  --axis K               Paddle's axis for two operands (-1: right alignment)\n"
+    "  --no-fuse              a program of statements: a kernel per statement, not\n"
+    "                         one fused kernel\n"
     "  --strict-rank          reject rank-0 operands\n"
     "  --warn-legacy          warn when shapes differ but hold as many elements and\n"
     "                         the old pointwise rule would differ (bcgen shape --help)\n"
@@ -445,9 +447,65 @@ static int explain_program(const cli_args *args, const bcg_operand *ops)
                 printf("%s", i ? ", " : "");
                 cli_json_string(stdout, p.statements[i].name);
             }
-            printf("], \"kernels\": [\n");
+            printf("], ");
         }
-        for (int i = 0; i < p.count; i++) {
+        /* fused: the one kernel; else why not, then each statement's */
+        program_fusion f;
+        compile *fused = NULL;
+        if (program_fuse_check(a, &p, ops, args->operand_count, args->expr, &f))
+            fail(&err, BCG_ERR_NOMEM, "out of memory");
+        if (err.status == BCG_OK && f.fused) {
+            bcg_error fuse_err;
+            error_clear(&fuse_err);
+            compile_request r;
+            fused = arena_alloc(a, sizeof *fused);
+            if (fused) {
+                memset(fused, 0, sizeof *fused);
+                fused->arena = a;
+                fused->err = &fuse_err;
+            }
+            if (!fused || program_fuse_setup(a, &p, &f, fused, &r)) {
+                fail(&err, BCG_ERR_NOMEM, "out of memory");
+            } else {
+                r.goal = COMPILE_JIT;
+                r.max_source = BCG_MAX_SOURCE;
+                if (compile_pipeline(fused, &r)) {
+                    snprintf(f.why, sizeof f.why, "the fused kernel does not compile: %.200s",
+                             fuse_err.message);
+                    fused = NULL;
+                }
+            }
+        }
+        if (err.status == BCG_OK && args->json) {
+            printf("\"fused\": %s, ", fused ? "true" : "false");
+            if (!fused) {
+                printf("\"not_fused_because\": ");
+                cli_json_string(stdout, f.why);
+                printf(", ");
+            }
+            printf("\"kernels\": [\n");
+        }
+        if (err.status == BCG_OK && fused) {
+            if (args->json) {
+                print_json(fused);
+            } else {
+                printf("Fused program: one kernel computes the %d outputs in one pass\n", p.count);
+                for (int j = 0; j < p.count; j++) {
+                    const program_statement *st = &p.statements[f.order[j]];
+                    if (j == 0)
+                        printf("  output %s = %s: the kernel's own output (out)\n", st->name,
+                               st->text);
+                    else
+                        printf("  output %s = %s: in%d, stored in the same loop nest\n",
+                               st->name, st->text, args->operand_count + j - 1);
+                }
+                printf("\n");
+                print_text(fused);
+            }
+        } else if (err.status == BCG_OK && !args->json) {
+            printf("Not fused: %s\n\n", f.why);
+        }
+        for (int i = 0; !fused && err.status == BCG_OK && i < p.count; i++) {
             compile *c = arena_alloc(a, sizeof *c);
             if (!c) {
                 fail(&err, BCG_ERR_NOMEM, "out of memory");

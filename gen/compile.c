@@ -423,6 +423,73 @@ bcg_status bcg_compile(bcg_context *ctx, const char *expr, const bcg_operand *op
     return BCG_OK;
 }
 
+/* A fused program's kernel (program.c): C, set up by the caller in A with
+ * its fuse_count other roots, compiled over OPERANDS (the program's, then
+ * one per other output) as bcg_compile compiles a kernel, keyed by
+ * KEY_TEXT (the program, which no expression equals).  The kernel keeps
+ * its front end (kernel_recompile makes threaded pieces from it; the key
+ * cannot be decoded into one expression) and so takes A.  A kernel only
+ * the reference evaluator could run is not made (BCG_ERR_JIT): the
+ * program runs statement by statement instead. */
+bcg_status compile_fused(bcg_context *ctx, arena *a, compile *c, const char *key_text,
+                         const compile_request *r, bcg_kernel **kernel)
+{
+    bcg_error *err = c->err;
+    *kernel = NULL;
+    key_probe probe = {0, 0};
+    size_t key_length = strlen(key_text);
+    if ((*kernel = cache_lookup(ctx, key_text, key_length, r->operands, r->operand_count,
+                                r->options, &probe))) {
+        arena_free(a);
+        return BCG_OK;
+    }
+    bcg_kernel *k = mem_alloc(sizeof *k);
+    if (!k) {
+        arena_free(a);
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    }
+    memset(k, 0, sizeof *k);
+    k->ctx = ctx;
+    k->lazy_lock_ready = pthread_mutex_init(&k->lazy_lock, NULL) == 0;
+    k->max_source = cache_max_source(ctx);
+    compile_request request = *r;
+    request.goal = COMPILE_JIT;
+    request.max_source = k->max_source;
+    bcg_status s = compile_pipeline(c, &request);
+    if (!s) {
+        k->key = cache_key_new(&probe, key_text, key_length, r->operands, r->operand_count,
+                               r->options);
+        k->key_length = probe.length;
+        k->hash = probe.hash;
+        k->stream = c->stream;
+        if (!k->key)
+            s = fail(err, BCG_ERR_NOMEM, "out of memory");
+    }
+    if (!s)
+        s = prepare_run(k, c, err);
+    char note[600] = "";
+    if (!s && c->plan->empty)
+        s = fail(err, BCG_ERR_USAGE, "internal: a fused program with no elements");
+    if (!s) {
+        s = compile_code(c, c->source, &k->code, &k->cc, &k->fn, note, sizeof note, err);
+        cache_count_compile(ctx);
+    }
+    if (!s && note[0] && !(k->note = copy_text(note)))
+        s = fail(err, BCG_ERR_NOMEM, "out of memory");
+    if (s) {
+        kernel_destroy(k); /* without the arena, still the caller's */
+        arena_free(a);
+        return s;
+    }
+    c->err = NULL; /* the caller's error struct does not outlive this call */
+    c->source = NULL;
+    k->arena = a;
+    k->front = c;
+    k->bytes += 64 * 1024 + jit_code_size(k->code) + (k->note ? strlen(k->note) + 1 : 0);
+    *kernel = cache_insert(k);
+    return BCG_OK;
+}
+
 int bcg_kernel_rank(const bcg_kernel *k) { return k ? k->rank : 0; }
 const int64_t *bcg_kernel_shape(const bcg_kernel *k) { return k ? k->shape : NULL; }
 bcg_dtype bcg_kernel_dtype(const bcg_kernel *k) { return k ? k->dtype : BCG_BOOL; }

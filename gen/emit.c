@@ -114,11 +114,32 @@ static void print_move(cprinter *e, const kir_step *step)
     code_line(e, step->depth);
 }
 
+/* A fused program's other root into its output operand:
+ * in<k>[offset] = value; */
+static void print_other_store(cprinter *e, const kir_step *step)
+{
+    strbuf *line = &e->line;
+    bcg_dtype t = e->ir->nodes[step->node]->dtype; /* cast to the output's by the front end */
+    line->len = 0;
+    sb_printf(line, "in%d[", step->operand - 1);
+    cexpr_put_offset(e, line, step->operand);
+    sb_puts(line, "] = ");
+    cexpr_store_open(e, line, t);
+    cexpr_put_as(e, line, step->node, t);
+    cexpr_store_close(line, t);
+    sb_putc(line, ';');
+    code_line(e, step->depth);
+}
+
 static void print_store(cprinter *e, const kir_step *step)
 {
     strbuf *line = &e->line;
     for (int k = 0; k <= e->ir->input_count; k++)
         e->offset[k] = step->offsets[k];
+    if (step->node >= 1) {
+        print_other_store(e, step);
+        return;
+    }
     line->len = 0;
     cexpr_put_offset(e, line, 0);
     sb_putc(line, 0); /* keeps data non-NULL */
@@ -176,6 +197,25 @@ static void print_local(cprinter *e, const kir_step *step)
     }
     tmpl_scope *scope = new_step(e, step->depth, "is_local");
     tmpl_set_str(scope, "ctype", cexpr_local_ctype(e, e->ir->nodes[step->node]->dtype));
+    tmpl_set_str(scope, "name", e->ir->value[step->node].local);
+    tmpl_set_str(scope, "value", line->data);
+}
+
+/* A value several roots of a fused program share, once for the element at
+ * the step's offsets. */
+static void print_element_local(cprinter *e, const kir_step *step)
+{
+    strbuf *line = &e->line;
+    for (int k = 0; k <= e->ir->input_count; k++)
+        e->offset[k] = step->offsets[k];
+    line->len = 0;
+    cexpr_put_node(e, line, step->node);
+    if (line->failed) {
+        cprint_fail_nomem(e);
+        return;
+    }
+    tmpl_scope *scope = new_step(e, step->depth, "is_local");
+    tmpl_set_str(scope, "ctype", cexpr_value_ctype(e->ir->nodes[step->node]->dtype));
     tmpl_set_str(scope, "name", e->ir->value[step->node].local);
     tmpl_set_str(scope, "value", line->data);
 }
@@ -255,6 +295,24 @@ static void print_tile_loop(cprinter *e, const kir_step *step)
     code_line(e, step->depth + 1);
 }
 
+/* Where value ID's tile is: tile<ID>, or the output a root writes
+ * directly (kir_root_writes_output) at the tile. */
+static void put_tile_source(cprinter *e, strbuf *sb, int id)
+{
+    const kernel_ir *ir = e->ir;
+    if (!kir_root_writes_output(ir, id)) {
+        sb_printf(sb, "tile%d", id);
+    } else if (id == 0) {
+        sb_puts(sb, ir->has_position[0] ? "out + out_pos + tile_start" : "out + tile_start");
+    } else {
+        int k = ir->root_operand[kir_root_index(ir, id)];
+        sb_printf(sb, "in%d + ", k - 1);
+        if (ir->has_position[k])
+            sb_printf(sb, "in%d_pos + ", k - 1);
+        sb_puts(sb, "tile_start");
+    }
+}
+
 /* The argument pair "pointer, stride" of value ID in a tile call. */
 static void put_tile_argument(cprinter *e, strbuf *sb, int id)
 {
@@ -269,7 +327,8 @@ static void put_tile_argument(cprinter *e, strbuf *sb, int id)
         return;
     }
     if (n->op != OP_OPERAND) {
-        sb_printf(sb, "tile%d, 1", kir_tile_same(ir, id));
+        put_tile_source(e, sb, kir_tile_same(ir, id));
+        sb_puts(sb, ", 1");
         return;
     }
     int k = n->operand + 1;
@@ -293,7 +352,9 @@ static void print_tile_call(cprinter *e, const kir_step *step, int64_t tile)
     const expr_node *n = ir->nodes[id];
     strbuf *line = &e->line;
     char name[48];
-    bool to_out = id == 0 && !ir->reduce; /* a reduction's root goes to tile0 */
+    /* a reduction's root goes to tile0; a fused output's root to its output
+     * unless its copy streams */
+    bool to_out = kir_root_writes_output(ir, id);
     if (!to_out) {
         line->len = 0;
         sb_printf(line, "%s tile%d[%lld];", dtype_ctype(n->dtype), id, (long long)tile);
@@ -303,7 +364,7 @@ static void print_tile_call(cprinter *e, const kir_step *step, int64_t tile)
     line->len = 0;
     sb_printf(line, "%s(", name);
     if (to_out)
-        sb_puts(line, ir->has_position[0] ? "out + out_pos + tile_start" : "out + tile_start");
+        put_tile_source(e, line, id);
     else
         sb_printf(line, "tile%d", id);
     if (n->op == OP_OPERAND || n->op == OP_LITERAL) { /* a root copied or filled in */
@@ -317,6 +378,45 @@ static void print_tile_call(cprinter *e, const kir_step *step, int64_t tile)
         else
             put_tile_argument(e, line, kir_child(ir, id, k));
     }
+    sb_puts(line, ", tile_count);");
+    code_line(e, step->depth);
+}
+
+/* A fused program's other root, a tile into its output by the copy kernel
+ * (bcg_mk_cast_T_T): from the root's tile, the tile it shares, or the
+ * operand or literal it is; the output is contiguous along the tiles. */
+static void print_tile_store(cprinter *e, const kir_step *step)
+{
+    const kernel_ir *ir = e->ir;
+    bcg_dtype t = ir->nodes[step->node]->dtype;
+    const char *type = dtype_ctype(t);
+    char name[48];
+    kir_cast_name(t, t, name, sizeof name);
+    strbuf *line = &e->line;
+    int k = step->operand;
+    if (step->variant == KIR_STREAM) { /* bytes past the caches, as the _nt kernels */
+        line->len = 0;
+        sb_puts(line, "void bcg_mk_copy_nt(void *, const void *, long);");
+        code_line(e, step->depth);
+        line->len = 0;
+        sb_printf(line, "bcg_mk_copy_nt(in%d + ", k - 1);
+        if (ir->has_position[k])
+            sb_printf(line, "in%d_pos + ", k - 1);
+        sb_puts(line, "tile_start, ");
+        put_tile_source(e, line, kir_tile_same(ir, step->node));
+        sb_printf(line, ", tile_count * %d);", (int)bcg_dtype_size(t));
+        code_line(e, step->depth);
+        return;
+    }
+    line->len = 0;
+    sb_printf(line, "void %s(%s *, const %s *, long, long);", name, type, type);
+    code_line(e, step->depth);
+    line->len = 0;
+    sb_printf(line, "%s(in%d + ", name, k - 1);
+    if (ir->has_position[k])
+        sb_printf(line, "in%d_pos + ", k - 1);
+    sb_puts(line, "tile_start, ");
+    put_tile_argument(e, line, step->node);
     sb_puts(line, ", tile_count);");
     code_line(e, step->depth);
 }
@@ -809,6 +909,13 @@ static void print_steps(cprinter *e)
             break;
         case KIR_TILE_CALL: print_tile_call(e, step, tile); break;
         case KIR_TILE_CONVERT: print_tile_convert(e, step, tile); break;
+        case KIR_TILE_STORE: print_tile_store(e, step); break;
+        case KIR_ELEMENT_OPEN:
+            e->line.len = 0;
+            sb_putc(&e->line, '{');
+            code_line(e, step->depth);
+            break;
+        case KIR_ELEMENT_LOCAL: print_element_local(e, step); break;
         case KIR_ROWS_CALL: print_rows_call(e, step); break;
         case KIR_ACC_INIT:
             if (acc_blocked(e->ir))
@@ -908,8 +1015,25 @@ static bool set_header(cprinter *e, const char *function_name)
         tmpl_set_str(item, "shape", buf);
         format_dims(buf, sizeof buf, op->shape.rank, op->strides);
         tmpl_set_str(item, "strides", buf);
-        tmpl_set_str(item, "note", !e->ir->input_used[i] ? " (not used by the expression)"
+        tmpl_set_str(item, "note", i >= e->ir->real_inputs ? " (an output: see below)"
+                                   : !e->ir->input_used[i] ? " (not used by the expression)"
                                    : i == c->options.inplace ? " (also the output)" : "");
+    }
+    /* a fused program's other outputs and their expressions */
+    tmpl_list_declare(s, "fused_roots");
+    for (int j = 0; j < c->fuse_count; j++) {
+        int i = c->operand_count - c->fuse_count + j;
+        strbuf tree;
+        sb_init(&tree);
+        kir_format_tree(&tree, c->fuse_root[j]);
+        const char *text = tree.failed ? NULL : cprint_copy(e, tree.data ? tree.data : "");
+        sb_free(&tree);
+        if (!text)
+            return false;
+        tmpl_scope *item = tmpl_list_add(s, "fused_roots");
+        tmpl_set_int(item, "index", i);
+        tmpl_set_str(item, "name", c->operands[i].name);
+        tmpl_set_str(item, "expression", text);
     }
 
     /* the plan as plan.c prints it, one comment line per line */
@@ -957,9 +1081,17 @@ static void set_body_variables(cprinter *e)
     tmpl_set_bool(s, "empty", e->ir->p->empty);
     tmpl_set_str(s, "out_ctype", dtype_ctype(e->ir->out_dtype));
     bool any_input = false;
+    tmpl_list_declare(s, "fused_outputs");
     for (int i = 0; i < e->ir->input_count; i++) {
         if (!e->ir->input_used[i] || e->ir->p->empty)
             continue;
+        if (i >= e->ir->real_inputs) { /* a fused program's output: written */
+            tmpl_scope *item = tmpl_list_add(s, "fused_outputs");
+            tmpl_set_int(item, "index", i);
+            tmpl_set_str(item, "ctype", dtype_ctype(e->c->operands[i].dtype));
+            any_input = true;
+            continue;
+        }
         tmpl_scope *item = tmpl_list_add(s, "used_inputs");
         tmpl_set_int(item, "index", i);
         tmpl_set_str(item, "ctype", dtype_ctype(e->c->operands[i].dtype));
@@ -1208,6 +1340,17 @@ bcg_status emit_kernel(compile *c)
     kernel_ir *ir;
     if (fold_tree(c->arena, c->root, &root, c->err))
         return BCG_ERR_NOMEM;
+    if (c->fuse_count > 0) { /* a fused program's other roots, folded alike */
+        c->fuse_folded = arena_alloc(c->arena, sizeof *c->fuse_folded * (size_t)c->fuse_count);
+        if (!c->fuse_folded)
+            return fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
+        for (int j = 0; j < c->fuse_count; j++) {
+            expr_node *folded;
+            if (fold_tree(c->arena, c->fuse_root[j], &folded, c->err))
+                return BCG_ERR_NOMEM;
+            c->fuse_folded[j] = folded;
+        }
+    }
     bcg_status s = lower_kernel(c, root, &ir);
     if (s != BCG_OK)
         return s;

@@ -637,8 +637,11 @@ bcg_status compile_front(compile *c, const char *text, const bcg_operand *operan
     if (!c->used)
         return fail(err, BCG_ERR_NOMEM, "out of memory");
     mark_used(c->root, c->used);
+    for (int j = 0; j < c->fuse_count; j++) /* what a fused program's other outputs read */
+        mark_used(c->fuse_root[j], c->used);
     for (int i = 0; i < operand_count; i++)
-        if (c->options.inplace == i || c->options.axis != BCG_AXIS_NONE)
+        if (c->options.inplace == i || c->options.axis != BCG_AXIS_NONE ||
+            i >= operand_count - c->fuse_count) /* a fused program's outputs (program.c) */
             c->used[i] = true;
     if ((s = broadcast_used(c, shapes, names, 0)))
         return s;

@@ -418,6 +418,15 @@ typedef struct compile {
     struct emit_needs *needs_out;
     const struct emit_needs *program_needs;
     bool no_prelude;
+    /* A fused program (program.c, "fusion"): the last fuse_count operands
+     * are the program's other outputs (element-wise, the result's shape,
+     * written, never read); fuse_root[j] is the typed tree of the one
+     * written into operand operand_count - fuse_count + j, cast to its
+     * dtype.  emit_kernel folds them into fuse_folded; lowering stores each
+     * in the same loop nest as the root (kir.h, "roots"). */
+    int fuse_count;
+    expr_node **fuse_root;
+    const expr_node **fuse_folded;
 } compile;
 
 /* How many times contexts ran libtcc (for the cache tests). */
@@ -608,6 +617,12 @@ bcg_status compile_code(const compile *c, const char *source, jit_code **code, c
 bcg_status kernel_recompile(const bcg_kernel *k, arena *a, bcg_error *err, int64_t outer_trips,
                             compile **out);
 
+/* A fused program's kernel from C (its fuse fields set) and request R,
+ * keyed by KEY_TEXT; takes arena A (the kernel keeps it, or it is freed).
+ * program.c. */
+bcg_status compile_fused(bcg_context *ctx, arena *a, compile *c, const char *key_text,
+                         const compile_request *r, bcg_kernel **kernel);
+
 /* ---- run.c: running kernels ----------------------------------------------- */
 
 /* Frees K's threaded pieces (kernel_destroy calls it). */
@@ -642,6 +657,31 @@ bcg_status program_split(arena *a, const char *text, program *out, bcg_error *er
 bcg_status program_resolve(arena *a, const char *text, const bcg_operand *operands,
                            int operand_count, const bcg_options *options, program *p,
                            bcg_error *err);
+/* Fusion: whether a program's statements compile into one kernel, and
+ * what that kernel is compiled from (program.c, "fusion"). */
+typedef struct program_fusion {
+    bool fused;
+    char why[320];          /* when not fused: the statement and the reason */
+    int primary;            /* the statement whose output is the kernel's own */
+    int order[BCG_MAX_OUTPUTS]; /* root j's statement: order[0] = primary, then
+                                   the others in statement order */
+    bcg_operand *operands;  /* the program's, then one per other output */
+    int operand_count;
+    int64_t (*strides)[BCG_MAX_RANK]; /* the other outputs' strides */
+    int64_t *dims;          /* the result's shape (every output's) */
+    char *key_text;         /* the fused kernel's cache key text */
+    compile **fronts;       /* each statement's front end (its typed, cast tree) */
+} program_fusion;
+
+/* Decides whether P (resolved) fuses, in A; a statement that does not
+ * compile leaves it unfused (the per-statement path reports the error). */
+bcg_status program_fuse_check(arena *a, const program *p, const bcg_operand *operands,
+                              int operand_count, const char *text, program_fusion *f);
+/* C (in A, zeroed by the caller with arena and err set) set up as the fused
+ * kernel of F's program and R as its request (goal to be set). */
+bcg_status program_fuse_setup(arena *a, const program *p, const program_fusion *f, compile *c,
+                              compile_request *r);
+
 /* Puts "statement NAME: " before ERR's message and maps its column into
  * the program text (0 when the statement was expanded). */
 void program_statement_error(const program *p, int index, bcg_error *err);

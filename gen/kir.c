@@ -246,7 +246,7 @@ void form_describe(const kernel_form *f, char *buf, size_t cap)
 static const char *const kir_op_names[] = {
     "local", "store", "loop", "end", "advance", "blocks", "loop", "move",
     "declare", "literal", "tiles", "call", "rows", "fence", "acc", "accumulate", "store",
-    "accumulate", "convert", "store2",
+    "accumulate", "convert", "store2", "store", "element", "local",
 };
 
 static void position_name(strbuf *sb, int k)
@@ -288,6 +288,12 @@ static void format_argument(strbuf *sb, const kernel_ir *ir, int id)
         const plan *p = ir->p;
         sb_printf(sb, "in%d stride %lld", n->operand,
                   (long long)p->stride[n->operand + 1][ir->tile_loop]);
+    } else if (kir_root_writes_output(ir, kir_tile_same(ir, id))) {
+        int root = kir_tile_same(ir, id);
+        if (root == 0)
+            sb_puts(sb, "out");
+        else
+            sb_printf(sb, "in%d", ir->root_operand[kir_root_index(ir, root)] - 1);
     } else {
         sb_printf(sb, "tile%d", kir_tile_same(ir, id));
     }
@@ -305,21 +311,60 @@ static void direct_reads(const kernel_ir *ir, int id, bool top, bool *read)
         direct_reads(ir, kir_child(ir, id, k), false, read);
 }
 
+int kir_root_index(const kernel_ir *ir, int id)
+{
+    for (int j = 0; j < ir->root_count; j++)
+        if (ir->root_id[j] == id)
+            return j;
+    return -1;
+}
+
+bool kir_is_root(const kernel_ir *ir, int id)
+{
+    return id == 0 || (ir->root_count > 1 && kir_root_index(ir, id) >= 0);
+}
+
+bool kir_root_writes_output(const kernel_ir *ir, int id)
+{
+    if (!ir->tiled || !kir_is_root(ir, id) || ir->nodes[id]->op == OP_OPERAND ||
+        ir->nodes[id]->op == OP_LITERAL || (ir->same && ir->same[id] != id))
+        return false;
+    if (id == 0)
+        return !ir->reduce;
+    /* a fused output's tile streams through a copy in large kernels */
+    return !ir->stream_copies;
+}
+
 static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
 {
     const plan *p = ir->p;
     char name[48];
     switch (step->op) {
     case KIR_LOCAL:
+    case KIR_ELEMENT_LOCAL:
         sb_printf(sb, "local %s %s = ", bcg_dtype_name(ir->nodes[step->node]->dtype),
                   ir->value[step->node].local);
         format_value(sb, ir, step->node, NULL, true);
+        if (step->op == KIR_ELEMENT_LOCAL)
+            sb_puts(sb, " (this element's, for several outputs)");
+        break;
+    case KIR_ELEMENT_OPEN:
+        sb_puts(sb, "element: the values several outputs share, then the stores");
         break;
     case KIR_STORE: case KIR_STORE_PAIR: {
         bool read[BCG_MAX_OPERANDS] = {false}, first = true;
-        direct_reads(ir, 0, true, read);
+        int root = step->node >= 1 ? step->node : 0; /* a fused program's other root */
+        int into = root ? step->operand : 0;
+        /* a value the element's block computed for several roots */
+        bool element = ir->value[root].local && ir->value[root].level >= ir->per_element;
+        if (!element)
+            direct_reads(ir, root, true, read);
         sb_puts(sb, "store ");
-        format_access(sb, ir, 0, step->offsets[0]);
+        format_access(sb, ir, into, step->offsets[into]);
+        if (root)
+            sb_printf(sb, " (output %d, value %d)", kir_root_index(ir, root), root);
+        if (element)
+            sb_printf(sb, " = %s", ir->value[root].local);
         for (int k = 1; k <= ir->input_count; k++)
             if (read[k - 1]) {
                 sb_puts(sb, first ? " from " : ", ");
@@ -384,7 +429,10 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
                                                                         : step->variant,
                              name, sizeof name);
         sb_printf(sb, "call %s into ", name);
-        if (step->node == 0 && !ir->reduce)
+        if (step->op == KIR_TILE_CALL && kir_root_writes_output(ir, step->node) &&
+            step->node != 0)
+            sb_printf(sb, "in%d", ir->root_operand[kir_root_index(ir, step->node)] - 1);
+        else if (step->node == 0 && !ir->reduce)
             sb_puts(sb, "out");
         else
             sb_printf(sb, "tile%d", step->node);
@@ -408,6 +456,18 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
     case KIR_FENCE:
         sb_puts(sb, "fence (after the streaming stores)");
         break;
+    case KIR_TILE_STORE: {
+        bcg_dtype t = ir->nodes[step->node]->dtype;
+        if (step->variant == KIR_STREAM)
+            snprintf(name, sizeof name, "bcg_mk_copy_nt");
+        else
+            kir_cast_name(t, t, name, sizeof name);
+        sb_printf(sb, "call %s: output %d into ", name, kir_root_index(ir, step->node));
+        format_access(sb, ir, step->operand, 0);
+        sb_puts(sb, " + tile_start from ");
+        format_argument(sb, ir, step->node);
+        break;
+    }
     case KIR_ACC_INIT:
         sb_printf(sb, "acc = the identity of %s", reduce_name(ir->reduce));
         if (ir->tiled && ir->tile_loop < ir->p->loop_count - 1)
@@ -419,8 +479,12 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         break;
     case KIR_ACC_UPDATE: {
         bool read[BCG_MAX_OPERANDS] = {false}, first = true;
-        direct_reads(ir, 0, true, read);
-        sb_printf(sb, "acc %s= value", reduce_name(ir->reduce));
+        if (ir->value[0].local && ir->value[0].level >= ir->per_element) /* an element's */
+            sb_printf(sb, "acc %s= %s", reduce_name(ir->reduce), ir->value[0].local);
+        else
+            direct_reads(ir, 0, true, read);
+        if (!ir->value[0].local || ir->value[0].level < ir->per_element)
+            sb_printf(sb, "acc %s= value", reduce_name(ir->reduce));
         for (int k = 1; k <= ir->input_count; k++)
             if (read[k - 1]) {
                 sb_puts(sb, first ? " from " : ", ");

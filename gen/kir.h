@@ -60,8 +60,15 @@ typedef enum kir_op {
                          (a _sum16 microkernel; tile0, or the root operand itself) */
     KIR_TILE_CONVERT, /* argument `arg` of node converted into tile<node>_<arg> (a
                          bcg_mk_cast_F_T microkernel; see kir_tile_converts) */
-    KIR_STORE_PAIR    /* AOT: the root, add_sat or sub_sat of two 16-bit operands, at
+    KIR_STORE_PAIR,   /* AOT: the root, add_sat or sub_sat of two 16-bit operands, at
                          offsets and offsets + 1, by one pair helper (Arm's qadd16) */
+    KIR_TILE_STORE,   /* a fused program: root `node`'s tile (or the operand, literal or
+                         output tile it shares) into output operand `operand` at its
+                         position + tile_start, by bcg_mk_cast_T_T (a copy) */
+    KIR_ELEMENT_OPEN, /* a fused program, per element: { (closed by an END) around the
+                         element's shared values and its stores */
+    KIR_ELEMENT_LOCAL /* const T <local of node> = <value of node at offsets>; a subtree
+                         several roots compute, once for the element */
 } kir_op;
 
 typedef enum kir_variant { KIR_PLAIN, KIR_STREAM, KIR_ROWS } kir_variant;
@@ -80,6 +87,8 @@ typedef struct kir_step {
     bool convert;            /* MK_DECLARE: the cast kernel of argument `arg` of node */
     int arg;                 /* MK_DECLARE (convert), TILE_CONVERT: the argument */
     const int64_t *offsets;  /* STORE: per plan operand */
+    /* STORE with node >= 1: a fused program's other root `node`, stored into
+     * plan operand `operand` (the root, node 0, has node -1 here) */
 } kir_step;
 
 typedef enum tile_shape { TILE_BINARY, TILE_COMPARE, TILE_WHERE, TILE_UNARY } tile_shape;
@@ -131,6 +140,23 @@ typedef struct kernel_ir {
 
     int step_count, step_capacity;
     kir_step *steps;
+
+    /* Roots (a fused program, compile.fuse_count): the tree of every output
+     * numbered as one forest, root_id[0] = 0 the kernel's own (operand 0's
+     * or the accumulator's), root_id[j] the one written into plan operand
+     * root_operand[j] (an input slot past the real inputs).  Common
+     * subtrees across roots are computed once a tile (same), loads are the
+     * tiles' own; every store of the root is followed by one per other
+     * root at the same element.  root_count 1: no fusion. */
+    int root_count;
+    int *root_id;
+    int *root_operand;
+    int real_inputs;             /* input_count without the fused outputs */
+    bool stream_copies;          /* TILE_STORE steps of computed tiles stream
+                                    (bcg_mk_copy_nt; a FENCE step ends the kernel) */
+    int element_count;           /* per-element forms: subtrees computed once an
+                                    element for several roots (element<n> locals) */
+    int *element_first;          /* [element_count]: the value declaring each */
 } kernel_ir;
 
 /* ---- lower.c ---------------------------------------------------------------- */
@@ -150,6 +176,13 @@ int kir_child(const kernel_ir *ir, int id, int k);
  * where's condition).  A cast node's microkernel is itself the conversion
  * (bcg_mk_cast_F_T) and takes its argument as it is. */
 bcg_dtype kir_tile_argument_dtype(const kernel_ir *ir, int id, int k);
+/* Which root (kernel_ir.root_id) value ID is, or -1; whether it is one. */
+int kir_root_index(const kernel_ir *ir, int id);
+bool kir_is_root(const kernel_ir *ir, int id);
+/* Whether root ID's microkernel call writes its output directly (its
+ * tile's users then read the output): the root's, unless a reduction's,
+ * and a fused output's unless its copy streams (kernel_ir.stream_copies). */
+bool kir_root_writes_output(const kernel_ir *ir, int id);
 /* The value whose tile holds value ID's (see kernel_ir.same). */
 int kir_tile_same(const kernel_ir *ir, int id);
 bool kir_tile_converts(const kernel_ir *ir, int id, int k);

@@ -125,15 +125,58 @@ static void step_store_op(lowering *w, int depth, const int64_t *offsets, kir_op
         fail_nomem(w);
         return;
     }
-    memcpy(copy, offsets, sizeof *copy * (size_t)(ir->input_count + 1));
+    if (offsets)
+        memcpy(copy, offsets, sizeof *copy * (size_t)(ir->input_count + 1));
+    else /* the positions themselves */
+        memset(copy, 0, sizeof *copy * (size_t)(ir->input_count + 1));
     kir_step *step = add_step(w, op, depth);
     if (step)
         step->offsets = copy;
 }
 
+/* A fused program's other roots at the same element (after the root's
+ * store or accumulator update), each into its own output operand. */
+static void step_other_stores(lowering *w, int depth, const int64_t *offsets)
+{
+    const kernel_ir *ir = w->ir;
+    for (int j = 1; j < ir->root_count && w->status == BCG_OK; j++) {
+        step_store_op(w, depth, offsets, KIR_STORE);
+        kir_step *step = &ir->steps[ir->step_count - 1];
+        if (w->status == BCG_OK) {
+            step->node = ir->root_id[j];
+            step->operand = ir->root_operand[j];
+        }
+    }
+}
+
+/* A fused program's values shared by several roots, for the element at
+ * OFFSETS, in a block of their own (post-order: a shared value inside
+ * another is declared first); whether the block was opened. */
+static bool step_element_locals(lowering *w, int depth, const int64_t *offsets)
+{
+    const kernel_ir *ir = w->ir;
+    if (ir->element_count == 0)
+        return false;
+    add_step(w, KIR_ELEMENT_OPEN, depth);
+    for (int visit = 0; visit < ir->node_count; visit++) {
+        int id = ir->post_order[visit];
+        for (int n = 0; n < ir->element_count; n++)
+            if (ir->element_first[n] == id) {
+                step_store_op(w, depth + 1, offsets, KIR_ELEMENT_LOCAL);
+                if (w->status == BCG_OK)
+                    ir->steps[ir->step_count - 1].node = id;
+            }
+    }
+    return true;
+}
+
 static void step_store(lowering *w, int depth, const int64_t *offsets)
 {
-    step_store_op(w, depth, offsets, KIR_STORE);
+    bool block = step_element_locals(w, depth, offsets);
+    step_store_op(w, depth + block, offsets, KIR_STORE);
+    step_other_stores(w, depth + block, offsets);
+    if (block)
+        step_end(w, depth);
 }
 
 /* The locals of LEVEL in post-order, so every local comes after the
@@ -251,6 +294,16 @@ static void assign_levels(kernel_ir *ir, int id)
     ir->value[id].level = level;
 }
 
+/* The levels of every root's tree; a fused program's outputs count as
+ * used inputs (they have positions), though no tree reads them. */
+static void assign_roots_levels(kernel_ir *ir)
+{
+    for (int j = 0; j < ir->root_count; j++)
+        assign_levels(ir, ir->root_id[j]);
+    for (int i = ir->real_inputs; i < ir->input_count; i++)
+        ir->input_used[i] = true;
+}
+
 /* Chooses the locals: an input invariant along more loops than its parent
  * is loaded once (in<k>_value, declared by its first such occurrence); a
  * subtree invariant along more loops than its parent is computed once
@@ -290,6 +343,72 @@ static void choose_locals(lowering *w, int id, int parent_level, bool parent_com
         fail_nomem(w);
 }
 
+/* ---- values several roots share, per element (a fused program) ----------------
+ *
+ * In the per-element forms a subtree that a later root computes and an
+ * earlier root computes too (`y = g * a; s = y * y`: g * a) is one local
+ * of the element, element<n>, declared before the element's stores in a
+ * block of its own; every occurrence reads it.  Only values computed per
+ * element (hoisted ones are locals already), the largest shared subtree
+ * of each later root. */
+
+static bool element_shareable(const kernel_ir *ir, int id)
+{
+    const expr_node *n = ir->nodes[id];
+    return n->op != OP_OPERAND && n->op != OP_LITERAL && ir->value[id].folded < 0 &&
+           ir->value[id].level >= ir->per_element && !ir->value[id].local;
+}
+
+/* The first value before BEFORE (an earlier root's) computing ID's tree. */
+static int element_match(const kernel_ir *ir, int id, int before)
+{
+    for (int other = 0; other < before; other++) {
+        bool first = element_shareable(ir, other) ||
+                     (ir->value[other].local && ir->value[other].level >= ir->per_element);
+        if (first && ir->nodes[other]->op == ir->nodes[id]->op &&
+            fold_same_tree(ir->nodes[other], ir->nodes[id]))
+            return other;
+    }
+    return -1;
+}
+
+static void choose_element_shares(lowering *w, int id, int before)
+{
+    kernel_ir *ir = w->ir;
+    if (!element_shareable(ir, id))
+        return;
+    int first = element_match(ir, id, before);
+    if (first < 0) {
+        for (int k = 0; k < ir->nodes[id]->arg_count; k++)
+            choose_element_shares(w, kir_child(ir, id, k), before);
+        return;
+    }
+    if (!ir->value[first].local) { /* a new element local */
+        char name[32];
+        snprintf(name, sizeof name, "element%d", ir->element_count);
+        ir->value[first].local = arena_strndup(w->c->arena, name, strlen(name));
+        if (!ir->value[first].local) {
+            fail_nomem(w);
+            return;
+        }
+        ir->element_first[ir->element_count++] = first;
+    }
+    ir->value[id].local = ir->value[first].local;
+}
+
+static void choose_elements(lowering *w)
+{
+    kernel_ir *ir = w->ir;
+    ir->element_first = arena_alloc(w->c->arena, sizeof *ir->element_first *
+                                                     (size_t)ir->node_count);
+    if (!ir->element_first) {
+        fail_nomem(w);
+        return;
+    }
+    for (int j = 1; j < ir->root_count; j++)
+        choose_element_shares(w, ir->root_id[j], ir->root_id[j]);
+}
+
 /* ---- microkernel tiles (the JIT form only) ------------------------------------------ */
 
 /* When c->microkernels is set (bcg_compile; never bcg_emit or the AOT form)
@@ -317,7 +436,8 @@ static bool tile_hoistable(const kernel_ir *ir, int id)
 {
     const expr_node *n = ir->nodes[id];
     /* (f16 and bf16 locals are floats; microkernels take their bits) */
-    return id != 0 && n->op != OP_OPERAND && n->op != OP_LITERAL && n->dtype != BCG_BOOL &&
+    return !kir_is_root(ir, id) && n->op != OP_OPERAND && n->op != OP_LITERAL &&
+           n->dtype != BCG_BOOL &&
            !dtype_is_half(n->dtype) &&
            ir->value[id].folded < 0 && ir->value[id].level < ir->per_element &&
            ir->value[id].level <= ir->tile_loop; /* constant along the tiles' loop */
@@ -364,6 +484,31 @@ static bool tile_supported(const kernel_ir *ir, int id, bcg_dtype want, int *ope
     return true;
 }
 
+/* Whether a fused program's other roots can be stored a tile at a time
+ * along loop TILE_LOOP: each output written contiguously there, each tree
+ * computed by microkernels (or an operand or literal copied). */
+static bool other_roots_tile(const kernel_ir *ir, int tile_loop, int *operations,
+                             const char **why)
+{
+    for (int j = 1; j < ir->root_count; j++) {
+        int id = ir->root_id[j];
+        char name[48];
+        kir_cast_name(ir->nodes[id]->dtype, ir->nodes[id]->dtype, name, sizeof name);
+        if (ir->p->stride[ir->root_operand[j]][tile_loop] != 1) {
+            if (why)
+                *why = "an output of the fused program is not contiguous along the tiles";
+            return false;
+        }
+        if (!microkernel_exists(name) ||
+            !tile_supported(ir, id, ir->nodes[id]->dtype, operations)) {
+            if (why)
+                *why = "an operation of a fused output's tree has no microkernel for its dtypes";
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Whether this kernel's innermost run goes through microkernels; else
  * says why not into WHY (when the reason is worth telling). */
 static bool tiles_chosen(const lowering *w, const char **why)
@@ -405,7 +550,7 @@ static bool tiles_chosen(const lowering *w, const char **why)
         *why = "an operation of the tree has no microkernel for its dtypes";
         return false;
     }
-    return true;
+    return other_roots_tile(ir, ir->p->loop_count - 1, &operations, why);
 }
 
 /* The locals of a tiled kernel: each largest hoistable subtree (see
@@ -498,6 +643,8 @@ static void choose_tile_sharing(lowering *w)
             continue;
         for (int before = 0; before < visit && ir->same[id] == id; before++) {
             int other = ir->post_order[before];
+            if (other == 0 && !ir->reduce && ir->stream)
+                continue; /* the root's streaming stores are not read back */
             if (ir->same[other] == other && ir->nodes[other]->op == n->op &&
                 !ir->value[other].local && !ir->value[other].inside_local &&
                 ir->value[other].folded < 0 && fold_same_tree(ir->nodes[other], n))
@@ -523,6 +670,8 @@ static void tile_declarations(lowering *w, int depth)
             !ir->value[id].inside_local && !ir->value[id].local && ir->same[id] == id)
             for (int k = 0; k < ir->nodes[id]->arg_count; k++)
                 read[kir_child(ir, id, k)] = true;
+    for (int j = 1; j < ir->root_count; j++) /* a fused program's stores read them */
+        read[ir->root_id[j]] = true;
     for (int visit = 0; visit < ir->node_count; visit++) {
         int id = ir->post_order[visit];
         const expr_node *n = ir->nodes[id];
@@ -592,11 +741,33 @@ static void tile_calls(lowering *w, int depth)
     }
 }
 
+/* A fused program's other roots, each tile into its output. */
+static void tile_stores(lowering *w, int depth)
+{
+    const kernel_ir *ir = w->ir;
+    for (int j = 1; j < ir->root_count; j++) {
+        if (kir_root_writes_output(ir, ir->root_id[j]))
+            continue; /* its call wrote it */
+        kir_step *step = add_step(w, KIR_TILE_STORE, depth);
+        if (step) {
+            int id = ir->root_id[j];
+            expr_op op = ir->nodes[id]->op;
+            step->node = id;
+            step->operand = ir->root_operand[j];
+            /* a tile of computed values (or the root's output) streams */
+            if (ir->stream_copies && op != OP_OPERAND && op != OP_LITERAL &&
+                ir->nodes[id]->dtype != BCG_BOOL)
+                step->variant = KIR_STREAM;
+        }
+    }
+}
+
 static void lower_tiles(lowering *w, int depth)
 {
     tile_declarations(w, depth);
     tile_loop(w, depth, w->ir->p->extent[w->ir->p->loop_count - 1], TILE_ELEMENTS);
     tile_calls(w, depth + 1);
+    tile_stores(w, depth + 1);
     step_end(w, depth);
 }
 
@@ -972,7 +1143,8 @@ static bool reduce_tiles_chosen(const lowering *w)
     if (!c->microkernels || c->options.microkernel_run <= 0 || ir->lanes <= 1 || ir->fill ||
         p->empty || p->loop_count == 0 || p->extent[p->loop_count - 1] < REDUCE_LANES)
         return false;
-    return reduce_tree_tiles(ir);
+    int operations = 0;
+    return reduce_tree_tiles(ir) && other_roots_tile(ir, p->loop_count - 1, &operations, NULL);
 }
 
 /* The first reduced loop: the plan orders loops by the output's stride,
@@ -1017,7 +1189,8 @@ static bool block_reduce_chosen(const lowering *w, int from)
     for (int k = 1; k < p->operand_count; k++)
         if (ir->input_used[k - 1] && llabs(p->stride[k][kept]) > MAX_BLOCK_REDUCE_STRIDE)
             return false;
-    return reduce_tree_tiles(ir);
+    int operations = 0;
+    return reduce_tree_tiles(ir) && other_roots_tile(ir, kept, &operations, NULL);
 }
 
 /* The innermost (reduced, contiguous) loop as tiles: the tree's calls as
@@ -1028,6 +1201,7 @@ static void lower_reduce_tiles(lowering *w, int depth)
     tile_declarations(w, depth);
     tile_loop(w, depth, ir->p->extent[ir->p->loop_count - 1], TILE_ELEMENTS);
     tile_calls(w, depth + 1);
+    tile_stores(w, depth + 1);
     add_step(w, KIR_ACC_TILE, depth + 1);
     step_end(w, depth);
 }
@@ -1073,9 +1247,11 @@ static void lower_reduce_loop(lowering *w, int level, int depth)
     } else if (level == p->loop_count) {
         if (blocked) {
             tile_calls(w, depth);
+            tile_stores(w, depth);
             add_step(w, KIR_ACC_TILE, depth);
         } else if (!ir->fill) {
-            kir_step *step = add_step(w, KIR_ACC_UPDATE, depth);
+            bool block = step_element_locals(w, depth, NULL);
+            kir_step *step = add_step(w, KIR_ACC_UPDATE, depth + block);
             if (step) {
                 int64_t *zero = arena_alloc(w->c->arena, sizeof *zero * (size_t)(ir->input_count + 1));
                 if (!zero) {
@@ -1084,7 +1260,10 @@ static void lower_reduce_loop(lowering *w, int level, int depth)
                 }
                 memset(zero, 0, sizeof *zero * (size_t)(ir->input_count + 1));
                 step->offsets = zero;
+                step_other_stores(w, depth + block, zero);
             }
+            if (block)
+                step_end(w, depth);
         }
     } else {
         step_loop(w, depth, level, p->extent[level]);
@@ -1245,15 +1424,31 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
     ir->out_dtype = c->root->dtype; /* the output's: compile_front cast the root to it */
     ir->factor = c->options.unroll_factor < 1 ? 1 : c->options.unroll_factor;
     ir->tile_loop = p->loop_count - 1;
+    /* a fused program: its other roots after the kernel's own, one forest */
+    ir->root_count = 1 + c->fuse_count;
+    ir->real_inputs = c->operand_count - c->fuse_count;
+    ir->root_id = arena_alloc(c->arena, sizeof *ir->root_id * (size_t)ir->root_count);
+    ir->root_operand = arena_alloc(c->arena, sizeof *ir->root_operand * (size_t)ir->root_count);
+    if (!ir->root_id || !ir->root_operand)
+        return fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
     ir->node_count = count_nodes(root);
+    for (int j = 1; j < ir->root_count; j++)
+        ir->node_count += count_nodes(c->fuse_folded[j - 1]);
     ir->nodes = arena_alloc(c->arena, sizeof *ir->nodes * (size_t)ir->node_count);
     ir->value = arena_alloc(c->arena, sizeof *ir->value * (size_t)ir->node_count);
     ir->post_order = arena_alloc(c->arena, sizeof *ir->post_order * (size_t)ir->node_count);
     if (!ir->nodes || !ir->value || !ir->post_order)
         return fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
     memset(ir->value, 0, sizeof *ir->value * (size_t)ir->node_count);
-    number_nodes(ir, root, 0);
-    order_post(ir, 0, 0);
+    ir->root_id[0] = 0;
+    ir->root_operand[0] = 0;
+    int next = number_nodes(ir, root, 0), visit = order_post(ir, 0, 0);
+    for (int j = 1; j < ir->root_count; j++) {
+        ir->root_id[j] = next;
+        ir->root_operand[j] = ir->real_inputs + j; /* plan operand: input slot + 1 */
+        next = number_nodes(ir, c->fuse_folded[j - 1], next);
+        visit = order_post(ir, ir->root_id[j], visit);
+    }
 
     if (c->reduce) {
         ir->reduce = c->reduce;
@@ -1268,20 +1463,26 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
         ir->reduce_from = reduce_from_of(ir);
         if (!ir->fill) {
             choose_input_levels(ir);
-            assign_levels(ir, 0);
+            assign_roots_levels(ir);
             ir->tiled = reduce_tiles_chosen(&w);
             if (!ir->tiled && block_reduce_chosen(&w, ir->reduce_from)) {
                 ir->tiled = true;
                 ir->tile_loop = ir->reduce_from - 1;
-                ir->reduce_rows = ir->nodes[0]->op == OP_OPERAND;
+                ir->reduce_rows = ir->nodes[0]->op == OP_OPERAND && ir->root_count == 1;
             }
-            if (ir->tiled) /* tiles read operands and literals themselves */
-                choose_tile_locals(&w, 0);
-            else
-                choose_locals(&w, 0, INT_MAX, false);
+            for (int j = 0; j < ir->root_count; j++)
+                if (ir->tiled) /* tiles read operands and literals themselves */
+                    choose_tile_locals(&w, ir->root_id[j]);
+                else
+                    choose_locals(&w, ir->root_id[j], INT_MAX, false);
+            if (!ir->tiled && ir->root_count > 1)
+                choose_elements(&w);
         }
+        ir->stream_copies = ir->tiled && c->stream && ir->root_count > 1;
         if (!p->empty && w.status == BCG_OK)
             lower_reduction(&w);
+        if (ir->stream_copies && w.status == BCG_OK) /* runtime/microkernels.c: why the fence */
+            add_step(&w, KIR_FENCE, 1);
         if (w.status != BCG_OK)
             return w.status;
         ir->form = form_of(ir);
@@ -1294,28 +1495,35 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
                    (p->elements <= c->options.unroll_limit &&
                     p->elements <= MAX_UNROLLED_NODES / ir->node_count);
     choose_input_levels(ir);
-    assign_levels(ir, 0);
+    assign_roots_levels(ir);
     const char *not_tiled = NULL;
     ir->tiled = tiles_chosen(&w, &not_tiled);
-    bool short_rows = !ir->tiled && short_rows_chosen(&w);
+    bool short_rows = !ir->tiled && ir->root_count == 1 && short_rows_chosen(&w);
     ir->stream = (ir->tiled || short_rows) && c->stream && stream_chosen(ir);
     if (short_rows) /* the rows call reads operands and literals itself */
         ir->rows = true;
-    else if (!ir->tiled)
-        choose_locals(&w, 0, INT_MAX, false);
-    else /* tiles read operands and literals themselves; C computes hoisted subtrees */
-        choose_tile_locals(&w, 0);
-    if (blocking_chosen(&w)) {
+    else
+        for (int j = 0; j < ir->root_count; j++)
+            if (!ir->tiled)
+                choose_locals(&w, ir->root_id[j], INT_MAX, false);
+            else /* tiles read operands and literals themselves; C computes hoisted subtrees */
+                choose_tile_locals(&w, ir->root_id[j]);
+    if (!ir->tiled && !ir->rows && ir->root_count > 1)
+        choose_elements(&w);
+    /* a fused program's loop nest stores every root per element or tile:
+     * neither cache blocks nor rows calls (which write the root alone) */
+    if (ir->root_count == 1 && blocking_chosen(&w)) {
         ir->block = BLOCK_OUTER;
         ir->block_inner = BLOCK_INNER;
     }
-    ir->rows = ir->rows || rows_chosen(ir);
+    ir->rows = ir->rows || (ir->root_count == 1 && rows_chosen(ir));
+    ir->stream_copies = ir->tiled && c->stream && ir->root_count > 1;
     if (!p->empty && w.status == BCG_OK) {
         if (ir->unrolled)
             lower_unrolled(&w);
         else
             lower_loop_nest(&w);
-        if (ir->stream) /* runtime/microkernels.c: why the fence */
+        if (ir->stream || ir->stream_copies) /* runtime/microkernels.c: why the fence */
             add_step(&w, KIR_FENCE, 1);
     }
     if (w.status != BCG_OK)

@@ -11,14 +11,14 @@
  *     -> bcg_run_outputs   the kernels in statement order, the program's
  *                          overlap checks first
  *
- * Why statements are compiled apart rather than fused into one loop nest:
- * each output may have its own shape, view, dtype and reduction, and every
- * one of those already has a proven path (JIT, cc backend, threads,
- * reference evaluator, emit, AOT); a statement's kernel is exactly the
- * single-output kernel of its expanded expression, so it is as correct as
- * that.  The cost: operands are read once per statement and a name used
- * later is recomputed (docs/semantics.md, "Programs").
+ * A program whose statements share one result shape (and has at most one
+ * reduction) is also compiled as ONE kernel computing every output in one
+ * pass ("fusion" below); bcg_run_outputs then runs that.  Each statement's
+ * own kernel is still compiled: bcg_program_kernel gives it, the overlap
+ * checks use its spans, and a program that does not fuse runs them in
+ * order (every output is the same bits either way).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -308,7 +308,46 @@ struct bcg_program {
     char **names;      /* name_count of them (mem_alloc'd) */
     int name_count;
     int operand_count;
+    /* the fused kernel (NULL: statement by statement); root j is statement
+     * order[j], order[0] the kernel's own output */
+    bcg_kernel *fused;
+    int order[BCG_MAX_OUTPUTS];
 };
+
+/* PROG's fused kernel, when the program fuses (else none, and no error). */
+static bcg_status compile_program_fused(bcg_context *ctx, const program *p, const char *text,
+                                        const bcg_operand *operands, int operand_count,
+                                        bcg_program *prog)
+{
+    arena *a = arena_new();
+    if (!a)
+        return BCG_ERR_NOMEM;
+    program_fusion f;
+    bcg_status s = program_fuse_check(a, p, operands, operand_count, text, &f);
+    if (s || !f.fused) {
+        arena_free(a);
+        return s;
+    }
+    bcg_error err;
+    error_clear(&err);
+    compile *c = arena_alloc(a, sizeof *c);
+    compile_request r;
+    if (!c) {
+        arena_free(a);
+        return BCG_ERR_NOMEM;
+    }
+    memset(c, 0, sizeof *c);
+    c->arena = a;
+    c->err = &err;
+    if ((s = program_fuse_setup(a, p, &f, c, &r))) {
+        arena_free(a);
+        return s;
+    }
+    memcpy(prog->order, f.order, sizeof prog->order);
+    s = compile_fused(ctx, a, c, f.key_text, &r, &prog->fused); /* takes A */
+    /* a fused kernel that does not compile leaves the per-statement kernels */
+    return s == BCG_ERR_NOMEM ? s : BCG_OK;
+}
 
 bcg_status bcg_compile_program(bcg_context *ctx, const char *text, const bcg_operand *operands,
                                int operand_count, const bcg_options *options,
@@ -340,6 +379,8 @@ bcg_status bcg_compile_program(bcg_context *ctx, const char *text, const bcg_ope
             prog->operand_count = operand_count;
         }
     }
+    if (!s && (s = compile_program_fused(ctx, &p, text, operands, operand_count, prog)))
+        fail(err, s, "out of memory");
     for (int i = 0; !s && i < p.count; i++) {
         const program_statement *st = &p.statements[i];
         size_t n = strlen(st->name) + 1;
@@ -369,6 +410,7 @@ void bcg_program_free(bcg_program *prog)
 {
     if (!prog)
         return;
+    bcg_kernel_release(prog->fused);
     for (int i = 0; i < prog->count; i++)
         bcg_kernel_release(prog->kernels[i]);
     for (int i = 0; prog->names && i < prog->name_count; i++)
@@ -384,6 +426,8 @@ const char *bcg_program_output_name(const bcg_program *prog, int i)
 {
     return prog && i >= 0 && i < prog->count ? prog->names[i] : NULL;
 }
+
+const bcg_kernel *bcg_program_fused(const bcg_program *prog) { return prog ? prog->fused : NULL; }
 
 const bcg_kernel *bcg_program_kernel(const bcg_program *prog, int i)
 {
@@ -437,6 +481,14 @@ bcg_status bcg_run_outputs(const bcg_program *prog, void *const *outputs,
             }
         }
     }
+    if (prog->fused) { /* one pass: the other outputs ride after the operands */
+        const void *pointers[BCG_MAX_OPERANDS];
+        for (int op = 0; op < prog->operand_count; op++)
+            pointers[op] = inputs[op];
+        for (int j = 1; j < prog->count; j++)
+            pointers[prog->operand_count + j - 1] = outputs[prog->order[j]];
+        return bcg_run_threads(prog->fused, outputs[prog->order[0]], pointers, threads, err);
+    }
     for (int i = 0; i < prog->count; i++) {
         bcg_status s = bcg_run_threads(prog->kernels[i], outputs[i], inputs, threads, err);
         if (s) {
@@ -486,6 +538,59 @@ static bcg_status emit_statement(arena *a, const program *p, int i, const bcg_op
     return BCG_OK;
 }
 
+/* The fused program F of P as plain C: FUNCTION_NAME_fused (the kernel of
+ * every output, the other outputs in its input array after the operands)
+ * and FUNCTION_NAME(out, in) calling it (mem_alloc'd into *SOURCE). */
+static bcg_status emit_fused(arena *a, const program *p, const program_fusion *f,
+                             const char *function_name, char **source, bcg_error *err)
+{
+    compile *c = arena_alloc(a, sizeof *c);
+    if (!c)
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    memset(c, 0, sizeof *c);
+    c->arena = a;
+    c->err = err;
+    c->function_name = arena_printf(a, "%s_fused", function_name);
+    compile_request r;
+    bcg_status s = c->function_name ? program_fuse_setup(a, p, f, c, &r)
+                                    : fail(err, BCG_ERR_NOMEM, "out of memory");
+    if (s)
+        return s;
+    r.goal = COMPILE_PLAIN;
+    if ((s = compile_pipeline(c, &r)))
+        return s;
+    int operands = f->operand_count - (p->count - 1);
+    strbuf sb;
+    sb_init(&sb);
+    sb_puts(&sb, c->source);
+    sb_printf(&sb, "\n/* %s - generated by bcgen %s; do not edit.\n *\n", function_name,
+              BCG_VERSION);
+    sb_printf(&sb, " * The program's %d outputs, in statement order: OUT[k] points at "
+              "output k's\n * element [0, ..., 0], IN[k] at input k's.  One pass: %s_fused "
+              "computes\n * them all, the other outputs after the operands in its IN.\n",
+              p->count, function_name);
+    for (int i = 0; i < p->count; i++)
+        sb_printf(&sb, " *   out[%d]  %s\n", i, p->statements[i].name);
+    sb_printf(&sb, " */\nvoid %s(void *const *out, const void *const *in)\n{\n",
+              function_name);
+    sb_printf(&sb, "    const void *operands[%d];\n", f->operand_count);
+    for (int k = 0; k < operands; k++)
+        sb_printf(&sb, "    operands[%d] = in[%d];\n", k, k);
+    for (int j = 1; j < p->count; j++)
+        sb_printf(&sb, "    operands[%d] = out[%d]; /* %s */\n", operands + j - 1, f->order[j],
+                  p->statements[f->order[j]].name);
+    sb_printf(&sb, "    %s_fused(out[%d], operands);\n}\n", function_name, f->order[0]);
+    if (sb.failed) {
+        sb_free(&sb);
+        return fail(err, BCG_ERR_NOMEM, "out of memory");
+    }
+    *source = mem_alloc(sb.len + 1);
+    if (*source)
+        memcpy(*source, sb.data, sb.len + 1);
+    sb_free(&sb);
+    return *source ? BCG_OK : fail(err, BCG_ERR_NOMEM, "out of memory");
+}
+
 bcg_status bcg_emit_program(const char *text, const bcg_operand *operands, int operand_count,
                             const bcg_options *options, const char *function_name,
                             char **source, bcg_error *err)
@@ -516,6 +621,17 @@ bcg_status bcg_emit_program(const char *text, const bcg_operand *operands, int o
         if (strlen(function_name) + 1 + longest > 2 * BCG_MAX_NAME)
             s = fail(err, BCG_ERR_LIMIT, "function name %s with a statement's name is too long",
                      function_name);
+    }
+    /* a program that fuses: one function computing every output, and the
+     * program's function handing it the other outputs after the operands */
+    program_fusion f;
+    f.fused = false;
+    if (!s && !p.plain && program_fuse_check(a, &p, operands, operand_count, text, &f))
+        s = fail(err, BCG_ERR_NOMEM, "out of memory");
+    if (!s && f.fused) {
+        s = emit_fused(a, &p, &f, function_name, source, err);
+        arena_free(a);
+        return s;
     }
     /* first every statement's needs, then the C with the first prelude
      * serving all */
@@ -557,4 +673,194 @@ bcg_status bcg_emit_program(const char *text, const bcg_operand *operands, int o
     sb_free(&sb);
     arena_free(a);
     return s;
+}
+
+/* ---- fusion: a program as one kernel -------------------------------------------
+ *
+ * A program whose statements all iterate over one result shape (element-wise
+ * outputs of that shape, in any view and dtype, and at most one reduction of
+ * it) is compiled as ONE kernel: the primary statement's (the reduction, or
+ * else the first), with every other statement's output an extra plan operand
+ * after the real inputs (never read, written through its own position) and
+ * its typed tree an extra root of the kernel IR (kir.h, "roots").  In the
+ * loop nest every store of the root, or update of its accumulator, is
+ * followed by a store of each other root at the same element; in tiles each
+ * other root is a tile of microkernel calls (sharing the tiles of equal
+ * subtrees across roots, so `y = g * a; s = y` multiplies once) copied into
+ * its output.  Each output element is computed by the same operations in
+ * the same order as its own statement's kernel computes it, and the
+ * reduction keeps its single-output order, so the results are bit for bit
+ * those of the per-statement kernels, on any thread count (threads cut the
+ * outermost loop, which is never a reduced one, and every output moves with
+ * it).  Anything else runs statement by statement; explain says why. */
+
+static bool same_shape(const shape *x, const shape *y)
+{
+    if (x->rank != y->rank)
+        return false;
+    for (int d = 0; d < x->rank; d++)
+        if (x->dims[d] != y->dims[d])
+            return false;
+    return true;
+}
+
+static void why(program_fusion *f, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+static void why(program_fusion *f, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    vsnprintf(f->why, sizeof f->why, format, args);
+    va_end(args);
+    f->fused = false;
+}
+
+bcg_status program_fuse_check(arena *a, const program *p, const bcg_operand *operands,
+                              int operand_count, const char *text, program_fusion *f)
+{
+    memset(f, 0, sizeof *f);
+    if (p->plain || p->count < 2) {
+        why(f, "a single expression");
+        return BCG_OK;
+    }
+    if (p->statements[0].options.separate_statements) {
+        why(f, "separate kernels were asked for (separate_statements, --no-fuse)");
+        return BCG_OK;
+    }
+    f->fronts = arena_alloc(a, sizeof *f->fronts * (size_t)p->count);
+    if (!f->fronts)
+        return BCG_ERR_NOMEM;
+    bcg_error err;
+    error_clear(&err);
+    f->primary = -1;
+    for (int i = 0; i < p->count; i++) {
+        const program_statement *st = &p->statements[i];
+        compile *c = arena_alloc(a, sizeof *c);
+        if (!c)
+            return BCG_ERR_NOMEM;
+        memset(c, 0, sizeof *c);
+        c->arena = a;
+        c->err = &err;
+        if (compile_front(c, st->expanded, operands, operand_count, &st->options)) {
+            why(f, "statement %.63s does not compile on its own", st->name);
+            return err.status == BCG_ERR_NOMEM ? BCG_ERR_NOMEM : BCG_OK;
+        }
+        f->fronts[i] = c;
+        if (c->reduce) {
+            if (f->primary >= 0) {
+                why(f, "statement %.63s is a second reduction (a fused kernel has one "
+                    "accumulator; statement %.63s is the first)", st->name,
+                    p->statements[f->primary].name);
+                return BCG_OK;
+            }
+            f->primary = i;
+        }
+    }
+    if (f->primary < 0)
+        f->primary = 0;
+    const compile *first = f->fronts[f->primary];
+    const shape *result = &first->broadcast->result;
+    for (int i = 0; i < p->count; i++) {
+        const compile *c = f->fronts[i];
+        if (!same_shape(&c->broadcast->result, result)) {
+            char mine[BCG_MAX_RANK * 24], theirs[BCG_MAX_RANK * 24];
+            shape_format(&c->broadcast->result, mine, sizeof mine);
+            shape_format(result, theirs, sizeof theirs);
+            why(f, "statement %.63s iterates over %s, statement %.63s over %s (a fused kernel "
+                "has one loop nest)", p->statements[i].name, mine,
+                p->statements[f->primary].name, theirs);
+            return BCG_OK;
+        }
+    }
+    if (first->plan->empty || (first->fill_plan != NULL)) {
+        why(f, "the result has no elements");
+        return BCG_OK;
+    }
+    if (operand_count + p->count - 1 > BCG_MAX_OPERANDS) {
+        why(f, "%d operands and %d other outputs are more than a kernel's %d pointers",
+            operand_count, p->count - 1, BCG_MAX_OPERANDS);
+        return BCG_OK;
+    }
+    /* the order of roots: the primary, then the others in statement order */
+    f->order[0] = f->primary;
+    for (int i = 0, j = 1; i < p->count; i++)
+        if (i != f->primary)
+            f->order[j++] = i;
+    f->operand_count = operand_count + p->count - 1;
+    f->operands = arena_alloc(a, sizeof *f->operands * (size_t)f->operand_count);
+    f->strides = arena_alloc(a, sizeof *f->strides * (size_t)p->count);
+    f->dims = arena_alloc(a, sizeof *f->dims * (size_t)(result->rank ? result->rank : 1));
+    if (!f->operands || !f->strides || !f->dims)
+        return BCG_ERR_NOMEM;
+    memcpy(f->operands, operands, sizeof *f->operands * (size_t)operand_count);
+    for (int d = 0; d < result->rank; d++)
+        f->dims[d] = result->dims[d];
+    for (int j = 1; j < p->count; j++) {
+        const compile *c = f->fronts[f->order[j]];
+        bcg_operand *o = &f->operands[operand_count + j - 1];
+        memset(o, 0, sizeof *o);
+        o->name = p->statements[f->order[j]].name;
+        o->dtype = c->out_dtype;
+        o->rank = result->rank;
+        o->shape = f->dims;
+        o->strides = NULL;
+        if (c->out_strides) {
+            for (int d = 0; d < result->rank; d++)
+                f->strides[j][d] = c->out_strides[d];
+            o->strides = f->strides[j];
+        }
+    }
+    strbuf sb;
+    sb_init(&sb);
+    sb_printf(&sb, "fused program, output %d first: %s", f->primary, text);
+    f->key_text = sb.failed ? NULL : arena_strndup(a, sb.data ? sb.data : "", sb.len);
+    sb_free(&sb);
+    if (!f->key_text)
+        return BCG_ERR_NOMEM;
+    f->fused = true;
+    return BCG_OK;
+}
+
+bcg_status program_fuse_setup(arena *a, const program *p, const program_fusion *f, compile *c,
+                              compile_request *r)
+{
+    int others = p->count - 1;
+    c->fuse_count = others;
+    c->fuse_root = arena_alloc(a, sizeof *c->fuse_root * (size_t)others);
+    const char *text = arena_strndup(a, p->statements[f->primary].expanded,
+                                     strlen(p->statements[f->primary].expanded));
+    if (!c->fuse_root || !text)
+        return fail(c->err, BCG_ERR_NOMEM, "out of memory");
+    for (int j = 1; j <= others; j++)
+        c->fuse_root[j - 1] = f->fronts[f->order[j]]->root;
+    /* the options and output description the kernel keeps (its front end
+     * outlives the caller's arrays) */
+    bcg_options *options = arena_alloc(a, sizeof *options);
+    if (!options)
+        return fail(c->err, BCG_ERR_NOMEM, "out of memory");
+    *options = p->statements[f->primary].options;
+    const bcg_output *given = options->output;
+    if (given) {
+        bcg_output *out = arena_alloc(a, sizeof *out);
+        size_t bytes = sizeof(int64_t) * (size_t)(given->rank > 0 ? given->rank : 1);
+        int64_t *shape = arena_alloc(a, bytes), *strides = arena_alloc(a, bytes);
+        if (!out || !shape || !strides || given->rank < 0 || given->rank > BCG_MAX_RANK)
+            return fail(c->err, BCG_ERR_NOMEM, "out of memory");
+        *out = *given;
+        if (given->shape) {
+            memcpy(shape, given->shape, sizeof(int64_t) * (size_t)given->rank);
+            out->shape = shape;
+        }
+        if (given->strides) {
+            memcpy(strides, given->strides, sizeof(int64_t) * (size_t)given->rank);
+            out->strides = strides;
+        }
+        options->output = out;
+    }
+    memset(r, 0, sizeof *r);
+    r->text = text;
+    r->operands = f->operands;
+    r->operand_count = f->operand_count;
+    r->options = options;
+    return BCG_OK;
 }

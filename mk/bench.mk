@@ -84,3 +84,15 @@ $(BUILD)/bench/sweep: bench/sweep.c $(BUILD)/libbcgen.a runtime/bcgen.h
 bench-sweep: all $(BUILD)/bench/sweep
 	SWEEP_JSON=$(SWEEP_JSON) SWEEP_SEED=$(SWEEP_SEED) SWEEP_CASES=$(SWEEP_CASES) \
 	  $(BUILD)/bench/sweep $(SWEEP_ARGS)
+
+# `make bench-program`: a program of several outputs fused into one kernel
+# against the same program statement by statement and against NumPy
+# (forward + gradient over f32[4096,4096]; bench/program.py, in one process,
+# interleaved, best of PROGRAM_REPEAT).
+PROGRAM_REPEAT ?= 15
+PROGRAM_ARGS ?=
+
+.PHONY: bench-program
+bench-program: all
+	BUILD=$(BUILD) $(PYTHON) bench/program.py --lib $(BUILD)/libbcgen.so \
+	  --repeat $(PROGRAM_REPEAT) $(PROGRAM_ARGS)

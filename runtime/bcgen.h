@@ -179,6 +179,11 @@ typedef struct bcg_options {
     const bcg_output *outputs;
     int output_count;
     const char *const *output_names;
+    /* bcg_compile_program, bcg_emit_program: 1 compiles every statement as
+     * a kernel of its own even where the program fuses into one (the
+     * proven per-statement path, for comparison); 0 (the default): fused
+     * where it can be (docs/semantics.md, "Programs"). */
+    int separate_statements;
 } bcg_options;
 
 #define BCG_STREAM_AUTO (-1)
@@ -314,12 +319,15 @@ bcg_status bcg_emit(const char *expr, const bcg_operand *operands,
  * one unnamed output.  In-place writing (options.inplace) is for programs
  * of one statement only.
  *
- * How it runs: each statement is compiled as a kernel of its own (cached
- * like any bcg_compile), and bcg_run_outputs runs them in statement order
- * over the same inputs.  Outputs are not shared between statements: a name
- * used later is recomputed from the operands in the later kernel, not read
- * back (docs/semantics.md, "Programs").  The program is owned by the
- * caller: free it with bcg_program_free before its context. */
+ * How it runs: a program whose statements all iterate over one result
+ * shape, with at most one reduction, is fused into one kernel that
+ * computes every output in one pass (bcg_program_fused), bit for bit what
+ * each statement's own kernel gives; otherwise (or with
+ * options.separate_statements) each statement is a kernel of its own
+ * (cached like any bcg_compile), run in statement order over the same
+ * inputs, a name used later recomputed there (docs/semantics.md,
+ * "Programs").  The program is owned by the caller: free it with
+ * bcg_program_free before its context. */
 #define BCG_MAX_OUTPUTS 64   /* statements in a program */
 typedef struct bcg_program bcg_program;
 
@@ -334,6 +342,9 @@ int bcg_program_output_count(const bcg_program *program);
  * program). */
 const char *bcg_program_output_name(const bcg_program *program, int i);
 const bcg_kernel *bcg_program_kernel(const bcg_program *program, int i);
+/* The fused kernel that computes every output in one pass, or NULL when
+ * the program runs statement by statement (owned by the program). */
+const bcg_kernel *bcg_program_fused(const bcg_program *program);
 /* Runs every statement on up to THREADS threads each (as bcg_run_threads).
  * OUTPUTS holds one pointer per output, in statement order, each as
  * bcg_run's output.  Besides bcg_run's checks per statement: with several

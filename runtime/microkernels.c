@@ -1150,6 +1150,23 @@ void bcg_mk_fence(void)
 #endif
 }
 
+/* A fused program's output tile (gen/lower.c, "roots"): N bytes from A to
+ * OUT, the same bytes as memcpy, with streaming stores from OUT's first
+ * 64-byte boundary (the head and the tail by memcpy); the kernel ends with
+ * bcg_mk_fence as for the _nt functions. */
+void bcg_mk_copy_nt(void *out, const void *a, long n)
+{
+    unsigned char *d = out;
+    const unsigned char *s = a;
+    long i = (long)(((uintptr_t)0 - (uintptr_t)d) & 63);
+    if (i > n)
+        i = n;
+    memcpy(d, s, (size_t)i);
+    for (; i + 64 <= n; i += 64)
+        stream_line(d + i, s + i);
+    memcpy(d + i, s + i, (size_t)(n - i));
+}
+
 /* ---- reductions ---------------------------------------------------------------------
  *
  * A float sum's accumulators, in the order gen/eval.c defines (internal.h,
@@ -1431,7 +1448,7 @@ const microkernel_symbol microkernel_symbols[] = {
     FLOAT_ENTRIES(f32) FLOAT_ENTRIES(f64)
     ENTRY(log1p_f32) ENTRY(expm1_f32) ENTRY(log2_f32) ENTRY(log10_f32) ENTRY(exp2_f32)
     ENTRY(expit_f32) ENTRY(tan_f32) ENTRY(arctan_f32) ENTRY(erf_f32)
-    ENTRY(fence) ENTRY(sum16_f32) ENTRY(sum16_f64) ENTRY(accadd_f32) ENTRY(accadd_f64)
+    ENTRY(fence) ENTRY(copy_nt) ENTRY(sum16_f32) ENTRY(sum16_f64) ENTRY(accadd_f32) ENTRY(accadd_f64)
     ENTRY(accadd_rows_f32) ENTRY(accadd_rows_f64)
     HALF_ENTRIES(f16) HALF_ENTRIES(bf16) HALF_NT_ENTRIES
     ENTRY(abs_i8) ENTRY(abs_i16) ENTRY(abs_i32) ENTRY(abs_i64)

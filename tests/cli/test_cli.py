@@ -323,7 +323,17 @@ def main():
     expect(["run", "y = g * a"] + ops + ["--out-dtype", "f64"], 0, stdout_has="y = [[ 0.  1.  4.]")
     expect(["explain", prog] + ["-i", "g=f32[2,3]", "-i", "a=f32[3]", "--reduce", "s=max",
                                 "--to", "s=a"], 0,
+           stdout_has="Fused program: one kernel computes the 2 outputs in one pass")
+    expect(["explain", prog] + ["-i", "g=f32[2,3]", "-i", "a=f32[3]", "--reduce", "s=max",
+                                "--to", "s=a", "--no-fuse"], 0,
            stdout_has="Output s (statement 2 of 2): s = y")
+    expect(["explain", prog] + ["-i", "g=f32[2,3]", "-i", "a=f32[3]", "--reduce", "s=max",
+                                "--to", "s=a", "--no-fuse"], 0,
+           stdout_has="Not fused: separate kernels were asked for")
+    expect(["explain", prog + "; t = a * 2"] + ["-i", "g=f32[2,3]", "-i", "a=f32[3]"], 0,
+           stdout_has="Not fused: statement t iterates over (3,), statement y over (2, 3)")
+    expect(["explain", prog] + ["-i", "g=f32[2,3]", "-i", "a=f32[3]", "--json"], 0,
+           stdout_has='"fused": true')
     expect(["emit", prog, "-i", "g=f32[2,3]", "-i", "a=f32[3]", "--name", "fwd"], 0,
            stdout_has="void fwd(void *const *out, const void *const *in)")
     expect(["emit", prog, "-i", "g=f32[2,3]", "-i", "a=f32[3]", "--jit"], 2,

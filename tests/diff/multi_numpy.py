@@ -127,9 +127,12 @@ def make_case(seed, index, folder):
     count = rng.randint(1, 3)
     dtype = rng.choice(DTYPES)
     operands, arrays, specs, ops = [], {}, [], []
+    # operands of one shape more often than not: every statement then
+    # iterates over it, and the program fuses into one kernel
+    same = rng.random() < 0.6
     for i in range(count):
-        r = rng.randint(0, rank)
-        shape = [1 if rng.random() < 0.25 else d for d in dims[rank - r:]]
+        r = rank if same else rng.randint(0, rank)
+        shape = list(dims) if same else [1 if rng.random() < 0.25 else d for d in dims[rank - r:]]
         dt = dtype if rng.random() < 0.6 else rng.choice(DTYPES)
         data = rn.random_data(rng, dt, shape)
         path = os.path.join(folder or "", NAMES[i] + ".npy")
@@ -164,7 +167,7 @@ def make_case(seed, index, folder):
         statements.append("%s = %s" % (name, text_of(op, args)))
         out = {"name": name, "value": value, "reduce": None, "dtype": None, "strides": None}
         shape = list(value.shape)
-        if rng.random() < 0.35:
+        if rng.random() < (0.35 if k == 0 or not same else 0.2):
             out["reduce"] = rng.choice(rn.REDUCTIONS)
             fits = [o for o in operands if len(arrays[o].shape) <= len(shape) and all(
                 s == 1 or s == f for s, f in zip(reversed(arrays[o].shape), reversed(shape)))]
@@ -298,7 +301,7 @@ class Options(C.Structure):
                                        "unroll_limit", "unroll_factor", "microkernel_run",
                                        "backend", "native", "stream_stores")] + [
         ("output", C.POINTER(Output)), ("outputs", C.POINTER(Output)), ("output_count", C.c_int),
-        ("output_names", C.POINTER(C.c_char_p))]
+        ("output_names", C.POINTER(C.c_char_p)), ("separate_statements", C.c_int)]
 
 
 class Error(C.Structure):
@@ -335,6 +338,8 @@ def in_process(lib, seed, count, log):
                                     C.c_int, C.POINTER(Error)]
     lib.bcg_program_free.argtypes = [C.c_void_p]
     lib.bcg_options_init.argtypes = [C.POINTER(Options)]
+    lib.bcg_program_fused.argtypes = [C.c_void_p]
+    lib.bcg_program_fused.restype = C.c_void_p
     failed = outputs = 0
     ctx = None
     for index in range(count):
@@ -379,6 +384,16 @@ def in_process(lib, seed, count, log):
         prog, err = C.c_void_p(), Error()
         status = lib.bcg_compile_program(ctx, case["program"].encode(), ops, len(case["ops"]),
                                          C.byref(options), C.byref(prog), C.byref(err))
+        # the per-statement kernels of the same program: the fused kernel
+        # must give their bytes
+        separate, separate_err = C.c_void_p(), Error()
+        options.separate_statements = 1
+        separate_status = lib.bcg_compile_program(ctx, case["program"].encode(), ops,
+                                                  len(case["ops"]), C.byref(options),
+                                                  C.byref(separate), C.byref(separate_err))
+        if status == 0:
+            log["fused"] += bool(lib.bcg_program_fused(prog))
+            log["programs"] += 1
         what = "in-process case %d: %s %s" % (index, case["program"], " ".join(case["flags"]))
         notes = []
         if any(r[0] != "ok" for r in results):
@@ -386,9 +401,13 @@ def in_process(lib, seed, count, log):
                 notes.append("NumPy rejects an output; bcgen compiled it")
         elif status != 0:
             notes.append("compile: %s" % err.message.decode())
+        elif separate_status != 0 or lib.bcg_program_fused(separate):
+            notes.append("separate_statements: status %d, %s" % (
+                separate_status, "fused" if separate_status == 0 else separate_err.message.decode()))
         else:
             bytes_of = {}
-            for threads in (1, 2 + index % 3):
+            for threads in (1, 2 + index % 3, 0):  # 0: the separate kernels on one thread
+                run_prog = separate if threads == 0 else prog
                 pointers = (C.c_void_p * len(case["outputs"]))()
                 views = []
                 for k, (o, (_, want, x, axes)) in enumerate(zip(case["outputs"], results)):
@@ -399,7 +418,7 @@ def in_process(lib, seed, count, log):
                     views.append(view)
                     keep.append(buf)
                     pointers[k] = pointer
-                if lib.bcg_run_outputs(prog, pointers, inputs, threads, C.byref(err)) != 0:
+                if lib.bcg_run_outputs(run_prog, pointers, inputs, max(threads, 1), C.byref(err)) != 0:
                     notes.append("run (%d threads): %s" % (threads, err.message.decode()))
                     break
                 for o, view, (_, want, x, axes) in zip(case["outputs"], views, results):
@@ -408,9 +427,13 @@ def in_process(lib, seed, count, log):
                     if problem:
                         notes.append("%s (%d threads)" % (problem, threads))
                     if o["name"] in bytes_of and bytes_of[o["name"]] != got.tobytes():
-                        notes.append("%s: %d threads differ from 1" % (o["name"], threads))
+                        notes.append("%s: %s differ from 1 thread" % (
+                            o["name"], "%d threads" % threads if threads else "the per-statement kernels"))
                     bytes_of[o["name"]] = got.tobytes()
+        if status == 0:
             lib.bcg_program_free(prog)
+        if separate_status == 0:
+            lib.bcg_program_free(separate)
         outputs += len(case["outputs"])
         failed += bool(notes)
         print("%s %d - %s" % ("not ok" if notes else "ok", log["number"], what))
@@ -452,10 +475,16 @@ def main():
           % (opts.seed, len(indices), outputs, len(indices) - failed, failed))
     if extra:
         lib = C.CDLL(os.path.abspath(os.path.join(build, "libbcgen.so")))
-        bad, n = in_process(lib, opts.seed, extra, {"number": len(indices) + 1})
+        log = {"number": len(indices) + 1, "fused": 0, "programs": 0}
+        bad, n = in_process(lib, opts.seed, extra, log)
         print("# multi_numpy seed %d: %d programs in process (%d outputs); %d passed, %d failed"
               % (opts.seed, extra, n, extra - bad, bad))
         failed += bad
+        # the generator must reach both paths: mostly fused, some not
+        print("# %d of %d compiled programs fused into one kernel" % (log["fused"], log["programs"]))
+        if not (0.5 * log["programs"] <= log["fused"] < log["programs"]):
+            print("not ok - the fused share %d of %d is outside [50%%, 100%%)" % (log["fused"], log["programs"]))
+            failed += 1
     return 1 if failed else 0
 
 

@@ -1200,7 +1200,7 @@ static void report(const char *text, const setup *s, const operand_memory *memor
 
 /* Counters, for the standalone driver's statistics. */
 static struct {
-    long inputs, compiled, compared, fallbacks, mismatches, memory_only, programs;
+    long inputs, compiled, compared, fallbacks, mismatches, memory_only, programs, fused;
 } stats;
 
 /* Runs kernel K and the reference evaluator on the same inputs; returns
@@ -1354,6 +1354,7 @@ static bool check_program(choices *in, generator *g, const char *text, const set
         goto done;
     }
     stats.programs++;
+    stats.fused += bcg_program_fused(prog) != NULL; /* one kernel for every output */
     arena *a = arena_new();
     program parsed;
     FUZZ_CHECK(a && program_resolve(a, program_text, s->ops, s->count, &o, &parsed, &err) == BCG_OK);
@@ -1730,9 +1731,10 @@ static void print_stats(const char *when, double elapsed)
 {
     fprintf(stderr,
             "diff_jit %s: %.0f s, %ld inputs, %ld compiled (%ld on the reference evaluator), "
-            "%ld compared, %ld memory-only, %ld programs of several outputs, %ld mismatches\n",
+            "%ld compared, %ld memory-only, %ld programs of several outputs (%ld fused), "
+            "%ld mismatches\n",
             when, elapsed, stats.inputs, stats.compiled, stats.fallbacks, stats.compared,
-            stats.memory_only, stats.programs, stats.mismatches);
+            stats.memory_only, stats.programs, stats.fused, stats.mismatches);
 }
 
 int main(int argc, char **argv)

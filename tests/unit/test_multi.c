@@ -296,6 +296,17 @@ static void test_emit_program(void **state)
     assert_int_equal(bcg_emit_program("y = exp(g) * b; s = y // b", ops, 2, &o, "step", &second,
                                       &err), BCG_OK);
     assert_string_equal(first, second);
+    /* fused: one function computing both outputs, called by the program's */
+    assert_non_null(strstr(first, "void step_fused(void *output, const void *const *inputs)"));
+    assert_null(strstr(first, "void step_y("));
+    assert_non_null(strstr(first, "void step(void *const *out, const void *const *in)"));
+    assert_non_null(strstr(first, "step_fused(out[1], operands);"));
+    bcg_free(first);
+    /* statement by statement (separate_statements): a function each */
+    o.separate_statements = 1;
+    assert_int_equal(bcg_emit_program("y = exp(g) * b; s = y // b", ops, 2, &o, "step", &first,
+                                      &err), BCG_OK);
+    o.separate_statements = 0;
     assert_non_null(strstr(first, "void step_y(void *output, const void *const *inputs)"));
     assert_non_null(strstr(first, "void step_s(void *output, const void *const *inputs)"));
     assert_non_null(strstr(first, "void step(void *const *out, const void *const *in)"));
@@ -358,6 +369,189 @@ static void test_emitted_program_runs(void **state)
     bcg_program_free(p);
 }
 
+/* Fusion: a program over one result shape runs as one kernel (a fused
+ * kernel exists) whose outputs are bit for bit the per-statement kernels'
+ * (separate_statements), on 1 to 4 threads, in every code form the fused
+ * kernel takes: tiles of microkernels with shared subtrees, a block of
+ * accumulators (the forward + gradient case), 16 partial sums along the
+ * innermost loop, per-element loops (a strided view, a cast on store) and
+ * full unrolling; and programs that cannot fuse run statement by
+ * statement. */
+typedef struct fused_case {
+    const char *text;
+    bcg_dtype dtype;        /* of g and a */
+    int64_t rows, cols;
+    int reduce;             /* of output "s" (BCG_REDUCE_NONE: none) */
+    int64_t reduce_shape[2];
+    int reduce_rank;
+    bcg_dtype cast;         /* output "y"'s dtype (BCG_DTYPE_AUTO: its own) */
+    bool transposed;        /* output "y" written through a transposed view */
+    bool fuses;
+} fused_case;
+
+static void run_both(const fused_case *fc, int count, const char **names, bcg_program *fused,
+                     bcg_program *separate, const void *const *in, int threads)
+{
+    size_t bytes = (size_t)(fc->rows * fc->cols) * 8 + 64;
+    void *got[4], *want[4];
+    for (int k = 0; k < count; k++) {
+        got[k] = calloc(1, bytes);
+        want[k] = calloc(1, bytes);
+        assert_non_null(got[k]);
+        assert_non_null(want[k]);
+    }
+    bcg_error err;
+    assert_int_equal(bcg_run_outputs(fused, got, in, threads, &err), BCG_OK);
+    assert_int_equal(bcg_run_outputs(separate, want, in, 1, &err), BCG_OK);
+    for (int k = 0; k < count; k++) {
+        if (memcmp(got[k], want[k], bytes) != 0)
+            fail_msg("%s: output %s differs from its statement's kernel on %d threads", fc->text,
+                     names[k], threads);
+        free(got[k]);
+        free(want[k]);
+    }
+}
+
+static void test_fused_matches_statements(void **state)
+{
+    (void)state;
+    static const fused_case cases[] = {
+        /* forward + gradient: a block of accumulators along the rows */
+        {"y = g * a; s = y", BCG_F32, 256, 1000, BCG_REDUCE_SUM, {1, 1000}, 2,
+         BCG_DTYPE_AUTO, false, true},
+        {"y = g * a; s = y", BCG_F64, 256, 1000, BCG_REDUCE_SUM, {1, 1000}, 2,
+         BCG_DTYPE_AUTO, false, true},
+        /* a sum along the innermost loop (16 partial sums), y cast on store */
+        {"y = g * a - 1; s = y * y; t = -y", BCG_F32, 300, 700, BCG_REDUCE_MEAN, {300, 1}, 2,
+         BCG_F64, false, true},
+        /* element-wise tiles sharing g * a across three outputs */
+        {"y = g * a; s = sqrt(abs(y)) + y; t = y * 2", BCG_F32, 200, 1024, BCG_REDUCE_NONE,
+         {0, 0}, 0, BCG_DTYPE_AUTO, false, true},
+        /* per-element loops: y through a transposed view; a max */
+        {"y = g - a; s = maximum(y, g); t = y", BCG_F64, 180, 333, BCG_REDUCE_MAX, {1, 1}, 2,
+         BCG_DTYPE_AUTO, true, true},
+        /* integers, fully unrolled */
+        {"y = g + a; s = y * a", BCG_I32, 3, 5, BCG_REDUCE_NONE, {0, 0}, 0, BCG_I64, false,
+         true},
+        {"y = g + a; s = y * a", BCG_I32, 3, 5, BCG_REDUCE_PROD, {3, 1}, 2, BCG_I64, false,
+         true},
+        /* not fusable: y's result is g's shape, s's the broadcast with b's */
+        {"y = g * 2; s = a + b", BCG_F32, 4, 1000, BCG_REDUCE_NONE, {0, 0}, 0, BCG_DTYPE_AUTO,
+         false, false},
+        /* not fusable: two reductions */
+        {"y = g * a; s = y; t = a", BCG_F32, 64, 64, BCG_REDUCE_SUM, {1, 64}, 2,
+         BCG_DTYPE_AUTO, false, false},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const fused_case *fc = &cases[c];
+        int64_t shape[2] = {fc->rows, fc->cols}, row[2] = {1, fc->cols};
+        int64_t b_shape[1] = {fc->cols};
+        bcg_operand ops[] = {{"g", fc->dtype, 2, shape, NULL},
+                             {"a", fc->dtype, 2, fc->cols == 1000 && fc->rows == 4 ? row : shape,
+                              NULL},
+                             {"b", fc->dtype, 1, b_shape, NULL}};
+        size_t size = bcg_dtype_size(fc->dtype), n = (size_t)(fc->rows * fc->cols);
+        unsigned char *g = malloc(n * size), *a = malloc(n * size), *b = malloc((size_t)fc->cols * size);
+        assert_non_null(g);
+        assert_non_null(a);
+        assert_non_null(b);
+        float *scratch = malloc(n * sizeof *scratch);
+        assert_non_null(scratch);
+        for (int which = 0; which < 3; which++) {
+            unsigned char *x = which == 0 ? g : which == 1 ? a : b;
+            size_t count = which == 2 ? (size_t)fc->cols : n;
+            fill(scratch, (int64_t)count, 11u + (unsigned)which + 7u * (unsigned)c);
+            for (size_t i = 0; i < count; i++) {
+                if (fc->dtype == BCG_F32)
+                    memcpy(x + i * size, &scratch[i], size);
+                else if (fc->dtype == BCG_F64) {
+                    double v = (double)scratch[i] * 1.000001;
+                    memcpy(x + i * size, &v, size);
+                } else {
+                    int32_t v = (int32_t)(scratch[i] * 3.0f);
+                    memcpy(x + i * size, &v, size);
+                }
+            }
+        }
+        free(scratch);
+        const void *in[] = {g, a, b};
+        int64_t transposed[2] = {1, fc->rows};
+        bcg_output outs[2] = {{.dtype = fc->cast, .rank = fc->transposed ? 2 : 0,
+                               .strides = fc->transposed ? transposed : NULL},
+                              {.dtype = BCG_DTYPE_AUTO, .reduce = fc->reduce,
+                               .rank = fc->reduce_rank, .shape = fc->reduce_shape}};
+        const char *described[2] = {"y", "s"};
+        const char *names[4] = {"y", "s", "t", NULL};
+        bcg_options o;
+        bcg_options_init(&o);
+        o.outputs = outs;
+        o.output_count = 2;
+        o.output_names = described;
+        bcg_output third = {.dtype = BCG_DTYPE_AUTO, .reduce = BCG_REDUCE_SUM, .rank = 2,
+                            .shape = fc->reduce_shape};
+        bcg_output three[3] = {outs[0], outs[1], third};
+        const char *three_names[3] = {"y", "s", "t"};
+        if (!fc->fuses && strstr(fc->text, "t = a")) { /* the second reduction */
+            o.outputs = three;
+            o.output_count = 3;
+            o.output_names = three_names;
+        }
+        int count = strstr(fc->text, "t =") ? 3 : 2;
+        bcg_program *fused = NULL, *separate = NULL;
+        bcg_error err;
+        if (bcg_compile_program(ctx, fc->text, ops, 3, &o, &fused, &err) != BCG_OK)
+            fail_msg("%s: %s", fc->text, err.message);
+        o.separate_statements = 1;
+        assert_int_equal(bcg_compile_program(ctx, fc->text, ops, 3, &o, &separate, &err), BCG_OK);
+        if ((bcg_program_fused(fused) != NULL) != fc->fuses)
+            fail_msg("%s: %s", fc->text, fc->fuses ? "not fused" : "fused");
+        assert_null(bcg_program_fused(separate));
+        for (int threads = 1; threads <= 4; threads++)
+            run_both(fc, count, names, fused, separate, in, threads);
+        bcg_program_free(fused);
+        bcg_program_free(separate);
+        free(g);
+        free(a);
+        free(b);
+    }
+}
+
+/* The fused kernel computes a subtree several outputs share once: one
+ * multiplication call a tile in the tiled form, one element local in the
+ * per-element form (its C source says so). */
+static int count_of(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *at = strstr(text, what); at; at = strstr(at + 1, what))
+        n++;
+    return n;
+}
+
+static void test_fused_shares(void **state)
+{
+    (void)state;
+    static const int64_t big[2] = {8, 2048}, small[2] = {3, 5};
+    for (int tiled = 0; tiled < 2; tiled++) {
+        const int64_t *shape = tiled ? big : small;
+        bcg_operand ops[] = {{"g", BCG_F32, 2, shape, NULL}, {"a", BCG_F32, 2, shape, NULL}};
+        bcg_program *p = NULL;
+        bcg_error err;
+        assert_int_equal(bcg_compile_program(ctx, "y = g * a; s = sqrt(g * a) + 1; t = -(g * a)",
+                                             ops, 2, NULL, &p, &err), BCG_OK);
+        const bcg_kernel *k = bcg_program_fused(p);
+        assert_non_null(k);
+        const char *source = bcg_kernel_source(k);
+        assert_non_null(source);
+        if (tiled) {
+            assert_int_equal(count_of(source, "bcg_mk_mul_f32("), 2); /* declared, called */
+        } else {
+            assert_non_null(strstr(source, "const float element0 = "));
+            assert_int_equal(count_of(source, "in0[") , 15); /* g read once an element */
+        }
+        bcg_program_free(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -367,6 +561,8 @@ int main(void)
         cmocka_unit_test(test_run_checks_overlaps),
         cmocka_unit_test(test_emit_program),
         cmocka_unit_test(test_emitted_program_runs),
+        cmocka_unit_test(test_fused_matches_statements),
+        cmocka_unit_test(test_fused_shares),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
