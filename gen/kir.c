@@ -326,11 +326,12 @@ bool kir_is_root(const kernel_ir *ir, int id)
 
 bool kir_root_writes_output(const kernel_ir *ir, int id)
 {
-    if (!ir->tiled || !kir_is_root(ir, id) || ir->nodes[id]->op == OP_OPERAND ||
-        ir->nodes[id]->op == OP_LITERAL || (ir->same && ir->same[id] != id))
+    if (!ir->tiled || !kir_is_root(ir, id) || (ir->same && ir->same[id] != id))
         return false;
-    if (id == 0)
+    if (id == 0) /* (an operand or literal root is copied by its own call: tile_calls) */
         return !ir->reduce;
+    if (ir->nodes[id]->op == OP_OPERAND || ir->nodes[id]->op == OP_LITERAL)
+        return false;
     /* a fused output's tile streams through a copy in large kernels */
     return !ir->stream_copies;
 }
