@@ -544,9 +544,10 @@ static bool tiles_chosen(const lowering *w, const char **why)
      * strided view made contiguous; `a * 0` folded to 0) is copied or filled
      * by the cast kernel of its own dtype: tcc's per-element copy ran at
      * 0.37 ns an element, 80 times a vectorised fill (bench/sweep). */
-    if (root->op == OP_OPERAND || root->op == OP_LITERAL)
-        return tile_cast_exists(root->dtype, root->dtype);
-    if (!tile_supported(ir, 0, ir->out_dtype, &operations)) {
+    if (root->op == OP_OPERAND || root->op == OP_LITERAL) {
+        if (!tile_cast_exists(root->dtype, root->dtype))
+            return false;
+    } else if (!tile_supported(ir, 0, ir->out_dtype, &operations)) {
         *why = "an operation of the tree has no microkernel for its dtypes";
         return false;
     }
