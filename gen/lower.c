@@ -680,10 +680,19 @@ static void lower_tiles(lowering *w, int depth)
  * positions; the last tile has the rows left over.  In place: an element
  * is read (gathered) before the tile's root writes it, and only there. */
 
-/* Measured (2-core AMD EPYC, gcc 12, tcc 0.9.27; best of 15 calls,
- * interleaved, against the per-element form the same tree got before):
- * see the numbers at tiles2d_chosen. */
-#define TILES2D_MIN_ELEMENTS 256
+/* Measured (2-core AMD EPYC, AVX2, gcc 12; best of 15 batches, the forms
+ * interleaved in one process, load 3-5): minimum(2, maximum(a, b * b)) and
+ * a * b + c with a (rows, run), b (rows, 1), c (run,).  Against tcc's
+ * per-element loops: 2-D tiles were faster from 32 elements on (minimum/
+ * maximum 9x at 32 elements, 20-40x from 64; a * b + c 1.4x at 32, 2-4x
+ * from 96); at 24 elements a * b + c took 57-80 ns against 39-49 ns, so
+ * smaller outputs keep the loops (up to unroll_limit they are unrolled).
+ * Against 1-D tiles (one call per run and operation): runs of 16 and 32
+ * 2-5x faster as 2-D tiles, 64 1.1-2x, 128 as often slower as faster, 256
+ * and 500 up to 2.4x slower (a per-row operand is gathered into every
+ * tile, where a 1-D tile takes it with stride 0). */
+#define TILES2D_MIN_ELEMENTS 32
+#define TILES2D_MAX_RUN 64
 
 /* Whether plan operand K is contiguous over a 2-D tile of runs of RUN. */
 static bool tile2d_contiguous(const plan *p, int k, int64_t run)
@@ -699,6 +708,8 @@ static bool tile2d_scalar(const plan *p, int k, int64_t run)
     return p->stride[k][inner - 1] == 0 && (run == 1 || p->stride[k][inner] == 0);
 }
 
+static bool rows_chosen(const kernel_ir *ir);
+
 static bool tiles2d_chosen(lowering *w)
 {
     const compile *c = w->c;
@@ -708,7 +719,13 @@ static bool tiles2d_chosen(lowering *w)
         p->loop_count < 2 || p->elements < TILES2D_MIN_ELEMENTS)
         return false;
     int inner = p->loop_count - 1;
-    if (p->extent[inner] >= c->options.microkernel_run || 2 * p->extent[inner] > TILE_ELEMENTS)
+    int64_t run = p->extent[inner];
+    /* runs the 1-D tiles take: only short enough that a tile holds several,
+     * and not a single operation the _rows form does in one call */
+    if (run >= c->options.microkernel_run && (!ir->tiled || run > TILES2D_MAX_RUN ||
+                                              rows_chosen(ir)))
+        return false;
+    if (2 * run > TILE_ELEMENTS)
         return false;
     const expr_node *root = ir->nodes[0];
     if (root->op == OP_OPERAND || root->op == OP_LITERAL || root->dtype != ir->out_dtype)
@@ -1372,10 +1389,11 @@ static const char *form_reason(const lowering *w, const char *not_tiled)
         /* fall through */
     case FORM_TILES:
         if (ir->tiles2d) {
-            snprintf(buf, sizeof buf, "runs of %lld, shorter than microkernel_run %d, and a "
-                     "microkernel for every operation that varies along them: 2-D tiles of "
-                     "%lld rows (%d elements), operands not contiguous over a tile gathered "
+            snprintf(buf, sizeof buf, "runs of %lld (%s microkernel_run %d), several to a tile, "
+                     "and a microkernel for every operation that varies along them: 2-D tiles "
+                     "of %lld rows (%d elements), operands not contiguous over a tile gathered "
                      "once a tile%s%s", (long long)ir->form.run_length,
+                     ir->form.run_length < c->options.microkernel_run ? "<" : ">=",
                      c->options.microkernel_run, (long long)ir->tile_rows,
                      ir->form.tile_elements, ir->scatter ? ", the output scattered" : "",
                      ir->stream ? "; streaming stores (stream_stores, output past the cache)"
@@ -1476,7 +1494,7 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
     const char *not_tiled = NULL;
     ir->tiled = tiles_chosen(&w, &not_tiled);
     bool short_rows = !ir->tiled && short_rows_chosen(&w);
-    if (!ir->tiled && !short_rows && tiles2d_chosen(&w)) {
+    if (!short_rows && tiles2d_chosen(&w)) {
         int64_t run = p->extent[p->loop_count - 1], rows = p->extent[p->loop_count - 2];
         ir->tiled = ir->tiles2d = true;
         ir->tile_rows = rows < TILE_ELEMENTS / run ? rows : TILE_ELEMENTS / run;
