@@ -692,6 +692,11 @@ static void lower_tiles(lowering *w, int depth)
  * and 500 up to 2.4x slower (a per-row operand is gathered into every
  * tile, where a 1-D tile takes it with stride 0). */
 #define TILES2D_MIN_ELEMENTS 32
+/* and at least this many a tile (the calls of a tile cost about 5-10 ns
+ * each): runs of 12 in tiles of 2 rows, minimum(2, maximum(a, b * b)) in
+ * f64, went from 103 us to 19-24 us (the bench sweep's case); tiles of 12
+ * elements (3 rows of 4) make more calls than elements */
+#define TILES2D_MIN_TILE 16
 #define TILES2D_MAX_RUN 64
 
 /* Whether plan operand K is contiguous over a 2-D tile of runs of RUN. */
@@ -732,6 +737,15 @@ static bool tiles2d_chosen(lowering *w)
         return false;
     if (2 * run > TILE_ELEMENTS)
         return false;
+    int64_t rows = p->extent[inner - 1] < TILE_ELEMENTS / run ? p->extent[inner - 1]
+                                                              : TILE_ELEMENTS / run;
+    if (rows * run < TILES2D_MIN_TILE)
+        return false;
+    /* a subtree the 1-D tiles compute once per run (a per-row
+     * sqrt(v + 1e-5)) would be computed per element over a 2-D tile */
+    for (int id = 0; ir->tiled && id < ir->node_count; id++)
+        if (tile_hoistable(ir, id) && ir->value[id].level == inner)
+            return false;
     const expr_node *root = ir->nodes[0];
     if (root->op == OP_OPERAND || root->op == OP_LITERAL || root->dtype != ir->out_dtype)
         return false;
