@@ -207,9 +207,15 @@ void form_describe(const kernel_form *f, char *buf, size_t cap)
                  (long long)f->runs, (long long)f->run_length, streaming);
         break;
     case FORM_TILES:
-        snprintf(buf, cap, "loop nest; the innermost run (%lld elements) calls the "
-                 "library's vectorised microkernels, %d elements a tile%s",
-                 (long long)f->run_length, f->tile_elements, streaming);
+        if (f->runs > 0) /* 2-D tiles */
+            snprintf(buf, cap, "loop nest; the two innermost loops (%lld runs of %lld "
+                     "elements) call the library's vectorised microkernels, %d elements "
+                     "(whole runs) a tile%s", (long long)f->runs, (long long)f->run_length,
+                     f->tile_elements, streaming);
+        else
+            snprintf(buf, cap, "loop nest; the innermost run (%lld elements) calls the "
+                     "library's vectorised microkernels, %d elements a tile%s",
+                     (long long)f->run_length, f->tile_elements, streaming);
         break;
     case FORM_BLOCKS:
         snprintf(buf, cap, "loop nest; the two innermost loops run in blocks of "
