@@ -231,6 +231,16 @@ static void print_declare(cprinter *e, const kir_step *step)
     const kernel_ir *ir = e->ir;
     tile_shape kind;
     char name[48];
+    if (step->node < 0) { /* the gather (scatter) kernel of an element size */
+        bcg_dtype t = step->operand ? e->c->operands[step->operand - 1].dtype : ir->out_dtype;
+        kir_gather_name(t, step->operand == 0, name, sizeof name);
+        e->line.len = 0;
+        sb_printf(&e->line, step->operand ? "void %s(void *, const void *, long, long, long, long);"
+                                          : "void %s(void *, long, long, const void *, long, long);",
+                  name);
+        code_line(e, step->depth);
+        return;
+    }
     const expr_node *node = ir->nodes[step->node];
     bool leaf = node->op == OP_OPERAND || node->op == OP_LITERAL; /* a root copied */
     if (step->convert || node->op == OP_CAST || leaf) { /* a cast kernel */
@@ -313,6 +323,39 @@ static void put_tile_source(cprinter *e, strbuf *sb, int id)
     }
 }
 
+/* " + COUNTER * STRIDE" (or " - ..."), nothing for a stride of 0. */
+static void put_scaled(strbuf *sb, const char *counter, int64_t stride)
+{
+    if (stride == 1)
+        sb_printf(sb, " + %s", counter);
+    else if (stride > 0)
+        sb_printf(sb, " + %s * %lld", counter, (long long)stride);
+    else if (stride < 0)
+        sb_printf(sb, " - %s * %llu", counter, 0ULL - (unsigned long long)stride);
+}
+
+/* "in0 + in0_pos" (or "out + out_pos"): plan operand K at its position. */
+static void put_base(const kernel_ir *ir, strbuf *sb, int k)
+{
+    if (k == 0)
+        sb_puts(sb, "out");
+    else
+        sb_printf(sb, "in%d", k - 1);
+    if (ir->has_position[k]) {
+        if (k == 0)
+            sb_puts(sb, " + out_pos");
+        else
+            sb_printf(sb, " + in%d_pos", k - 1);
+    }
+}
+
+/* The 2-D tile's first element of plan operand K. */
+static void put_row_start(const kernel_ir *ir, strbuf *sb, int k)
+{
+    put_base(ir, sb, k);
+    put_scaled(sb, "row_start", ir->p->stride[k][ir->tile_loop]);
+}
+
 /* The argument pair "pointer, stride" of value ID in a tile call. */
 static void put_tile_argument(cprinter *e, strbuf *sb, int id)
 {
@@ -332,6 +375,15 @@ static void put_tile_argument(cprinter *e, strbuf *sb, int id)
         return;
     }
     int k = n->operand + 1;
+    if (ir->gathered[k]) {
+        sb_printf(sb, "in%d_tile, 1", n->operand);
+        return;
+    }
+    if (ir->tiles2d) { /* contiguous over the tile, or one value (lower.c, "2-D tiles") */
+        put_row_start(ir, sb, k);
+        sb_puts(sb, ir->p->stride[k][ir->tile_loop] == 0 ? ", 0" : ", 1");
+        return;
+    }
     long long stride = (long long)ir->p->stride[k][ir->tile_loop];
     sb_printf(sb, "in%d", n->operand);
     if (ir->has_position[k])
@@ -352,9 +404,9 @@ static void print_tile_call(cprinter *e, const kir_step *step, int64_t tile)
     const expr_node *n = ir->nodes[id];
     strbuf *line = &e->line;
     char name[48];
-    /* a reduction's root goes to tile0; a fused output's root to its output
-     * unless its copy streams */
-    bool to_out = kir_root_writes_output(ir, id);
+    /* a reduction's root goes to tile0, and a root that is scattered; a
+     * fused output's root to its output unless its copy streams */
+    bool to_out = kir_root_writes_output(ir, id) && !(id == 0 && ir->scatter);
     if (!to_out) {
         line->len = 0;
         sb_printf(line, "%s tile%d[%lld];", dtype_ctype(n->dtype), id, (long long)tile);
@@ -363,7 +415,9 @@ static void print_tile_call(cprinter *e, const kir_step *step, int64_t tile)
     kir_microkernel_name(ir, id, step->variant, name, sizeof name);
     line->len = 0;
     sb_printf(line, "%s(", name);
-    if (to_out)
+    if (to_out && ir->tiles2d)
+        put_row_start(ir, line, 0);
+    else if (to_out)
         put_tile_source(e, line, id);
     else
         sb_printf(line, "tile%d", id);
@@ -439,6 +493,83 @@ static void print_tile_convert(cprinter *e, const kir_step *step, int64_t tile)
     sb_printf(line, "%s(tile%d_%d, ", name, step->node, step->arg);
     put_tile_argument(e, line, child);
     sb_puts(line, ", tile_count);");
+    code_line(e, step->depth);
+}
+
+/* ---- 2-D tiles, gathers and scatters ------------------------------------------------ */
+
+static void print_row_tiles(cprinter *e, const kir_step *step)
+{
+    long long extent = (long long)step->trips, rows = (long long)step->size;
+    long long run = (long long)e->ir->p->extent[e->ir->p->loop_count - 1];
+    strbuf *line = &e->line;
+    line->len = 0;
+    sb_printf(line, "for (long row_start = 0; row_start < %lld; row_start += %lld) {", extent,
+              rows);
+    code_line(e, step->depth);
+    line->len = 0;
+    sb_printf(line, "const long row_count = %lld - row_start < %lld ? %lld - row_start : %lld;",
+              extent, rows, extent, rows);
+    code_line(e, step->depth + 1);
+    line->len = 0;
+    sb_printf(line, "const long tile_count = row_count * %lld;", run);
+    code_line(e, step->depth + 1);
+}
+
+/* in<k>_tile declared, then filled by the gather kernel. */
+static void print_gather(cprinter *e, const kir_step *step)
+{
+    const kernel_ir *ir = e->ir;
+    const plan *p = ir->p;
+    int k = step->operand, inner = p->loop_count - 1;
+    bcg_dtype t = e->c->operands[k - 1].dtype;
+    char name[48];
+    kir_gather_name(t, false, name, sizeof name);
+    strbuf *line = &e->line;
+    line->len = 0;
+    sb_printf(line, "%s in%d_tile[%lld];", dtype_ctype(t), k - 1, (long long)step->size);
+    code_line(e, step->depth);
+    line->len = 0;
+    sb_printf(line, "%s(in%d_tile, ", name, k - 1);
+    if (step->by_count) { /* one run of tile_count elements */
+        put_base(ir, line, k);
+        put_scaled(line, "tile_start", p->stride[k][inner]);
+        sb_printf(line, p->stride[k][inner] < 0 ? ", 1, tile_count, 0, (%lld));"
+                                                : ", 1, tile_count, 0, %lld);",
+                  (long long)p->stride[k][inner]);
+    } else {
+        int64_t outer = p->stride[k][inner - 1], along = p->stride[k][inner];
+        if (step->subtract) /* the same rows every tile: the first tile's */
+            put_base(ir, line, k);
+        else
+            put_row_start(ir, line, k);
+        if (step->subtract)
+            sb_printf(line, ", %lld", (long long)ir->tile_rows);
+        else
+            sb_puts(line, ", row_count");
+        sb_printf(line, ", %lld", (long long)p->extent[inner]);
+        sb_printf(line, outer < 0 ? ", (%lld)" : ", %lld", (long long)outer);
+        sb_printf(line, along < 0 ? ", (%lld));" : ", %lld);", (long long)along);
+    }
+    code_line(e, step->depth);
+}
+
+static void print_scatter(cprinter *e, const kir_step *step)
+{
+    const kernel_ir *ir = e->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    char name[48];
+    kir_gather_name(ir->out_dtype, true, name, sizeof name);
+    strbuf *line = &e->line;
+    line->len = 0;
+    sb_printf(line, "%s(", name);
+    put_row_start(ir, line, 0);
+    sb_printf(line, p->stride[0][inner - 1] < 0 ? ", (%lld)" : ", %lld",
+              (long long)p->stride[0][inner - 1]);
+    sb_printf(line, p->stride[0][inner] < 0 ? ", (%lld)" : ", %lld",
+              (long long)p->stride[0][inner]);
+    sb_printf(line, ", tile0, row_count, %lld);", (long long)p->extent[inner]);
     code_line(e, step->depth);
 }
 
@@ -917,6 +1048,12 @@ static void print_steps(cprinter *e)
             break;
         case KIR_ELEMENT_LOCAL: print_element_local(e, step); break;
         case KIR_ROWS_CALL: print_rows_call(e, step); break;
+        case KIR_ROW_TILES:
+            tile = step->size * ir->p->extent[ir->p->loop_count - 1];
+            print_row_tiles(e, step);
+            break;
+        case KIR_GATHER: print_gather(e, step); break;
+        case KIR_SCATTER: print_scatter(e, step); break;
         case KIR_ACC_INIT:
             if (acc_blocked(e->ir))
                 print_acc_block_init(e, step, tile);

@@ -352,7 +352,8 @@ typedef enum form_kind {
 typedef struct kernel_form {
     form_kind kind;
     bool stream;                 /* ROWS, TILES: streaming stores of the output */
-    int64_t runs, run_length;    /* ROWS: runs of run_length; TILES, INNER_UNROLLED: run_length */
+    int64_t runs, run_length;    /* ROWS, 2-D TILES (runs > 0): runs of run_length; TILES,
+                                    INNER_UNROLLED: run_length */
     int tile_elements;           /* TILES */
     int64_t block_outer, block_inner; /* BLOCKS: trips per block */
     int64_t groups, group_size, rest; /* GROUPS */

@@ -79,6 +79,12 @@ void kir_microkernel_name(const kernel_ir *ir, int id, kir_variant variant, char
              variant == KIR_STREAM ? "_nt" : variant == KIR_ROWS ? "_rows" : "");
 }
 
+void kir_gather_name(bcg_dtype dtype, bool scatter, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "bcg_mk_%s_rows_%d", scatter ? "scatter" : "gather",
+             (int)(8 * bcg_dtype_size(dtype)));
+}
+
 /* ---- text of values ------------------------------------------------------------------- */
 
 void kir_format_float(char *buf, size_t cap, double v, bool single)
@@ -206,9 +212,15 @@ void form_describe(const kernel_form *f, char *buf, size_t cap)
                  (long long)f->runs, (long long)f->run_length, streaming);
         break;
     case FORM_TILES:
-        snprintf(buf, cap, "loop nest; the innermost run (%lld elements) calls the "
-                 "library's vectorised microkernels, %d elements a tile%s",
-                 (long long)f->run_length, f->tile_elements, streaming);
+        if (f->runs > 0) /* 2-D tiles */
+            snprintf(buf, cap, "loop nest; the two innermost loops (%lld runs of %lld "
+                     "elements) call the library's vectorised microkernels, %d elements "
+                     "(whole runs) a tile%s", (long long)f->runs, (long long)f->run_length,
+                     f->tile_elements, streaming);
+        else
+            snprintf(buf, cap, "loop nest; the innermost run (%lld elements) calls the "
+                     "library's vectorised microkernels, %d elements a tile%s",
+                     (long long)f->run_length, f->tile_elements, streaming);
         break;
     case FORM_BLOCKS:
         snprintf(buf, cap, "loop nest; the two innermost loops run in blocks of "
@@ -246,7 +258,8 @@ void form_describe(const kernel_form *f, char *buf, size_t cap)
 static const char *const kir_op_names[] = {
     "local", "store", "loop", "end", "advance", "blocks", "loop", "move",
     "declare", "literal", "tiles", "call", "rows", "fence", "acc", "accumulate", "store",
-    "accumulate", "convert", "store2", "store", "element", "local",
+    "accumulate", "convert", "store2", "store", "element", "local", "tiles2d", "gather",
+    "scatter",
 };
 
 static void position_name(strbuf *sb, int k)
@@ -284,10 +297,13 @@ static void format_argument(strbuf *sb, const kernel_ir *ir, int id)
         sb_printf(sb, "%s stride 0", ir->value[id].local);
     } else if (n->op == OP_LITERAL) {
         sb_printf(sb, "tile_literal%d", id);
+    } else if (n->op == OP_OPERAND && ir->gathered[n->operand + 1]) {
+        sb_printf(sb, "in%d_tile", n->operand);
     } else if (n->op == OP_OPERAND) {
         const plan *p = ir->p;
+        int64_t stride = p->stride[n->operand + 1][ir->tile_loop];
         sb_printf(sb, "in%d stride %lld", n->operand,
-                  (long long)p->stride[n->operand + 1][ir->tile_loop]);
+                  ir->tiles2d ? (long long)(stride != 0) : (long long)stride);
     } else if (kir_root_writes_output(ir, kir_tile_same(ir, id))) {
         int root = kir_tile_same(ir, id);
         if (root == 0)
@@ -334,6 +350,15 @@ bool kir_root_writes_output(const kernel_ir *ir, int id)
         return false;
     /* a fused output's tile streams through a copy in large kernels */
     return !ir->stream_copies;
+}
+
+/* The dtype of plan operand K (an input read by some node). */
+static bcg_dtype operand_dtype(const kernel_ir *ir, int k)
+{
+    for (int id = 0; id < ir->node_count; id++)
+        if (ir->nodes[id]->op == OP_OPERAND && ir->nodes[id]->operand == k - 1)
+            return ir->nodes[id]->dtype;
+    return ir->out_dtype;
 }
 
 static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
@@ -397,7 +422,10 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
                   step->by_count ? "count" : "block", (long long)step->amount);
         break;
     case KIR_MK_DECLARE:
-        if (step->convert)
+        if (step->node < 0)
+            kir_gather_name(step->operand ? operand_dtype(ir, step->operand) : ir->out_dtype,
+                            step->operand == 0, name, sizeof name);
+        else if (step->convert)
             kir_cast_name(ir->nodes[kir_child(ir, step->node, step->arg)]->dtype,
                           kir_tile_argument_dtype(ir, step->node, step->arg), name, sizeof name);
         else
@@ -467,6 +495,30 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         format_access(sb, ir, step->operand, 0);
         sb_puts(sb, " + tile_start from ");
         format_argument(sb, ir, step->node);
+        break;
+    }
+    case KIR_ROW_TILES:
+        sb_printf(sb, "tiles of %lld rows of %lld over loop i%d (%lld rows)",
+                  (long long)step->size, (long long)p->extent[p->loop_count - 1], step->loop,
+                  (long long)step->trips);
+        break;
+    case KIR_GATHER: {
+        int inner = p->loop_count - 1, k = step->operand;
+        sb_printf(sb, "gather in%d into in%d_tile", k - 1, k - 1);
+        if (step->by_count)
+            sb_printf(sb, ": the tile's run, stride %lld", (long long)p->stride[k][inner]);
+        else
+            sb_printf(sb, ": rows of %lld, strides %lld and %lld%s",
+                      (long long)p->extent[inner], (long long)p->stride[k][inner - 1],
+                      (long long)p->stride[k][inner],
+                      step->subtract ? ", once (every row the same)" : "");
+        break;
+    }
+    case KIR_SCATTER: {
+        int inner = p->loop_count - 1;
+        sb_printf(sb, "scatter tile0 into out: rows of %lld, strides %lld and %lld",
+                  (long long)p->extent[inner], (long long)p->stride[0][inner - 1],
+                  (long long)p->stride[0][inner]);
         break;
     }
     case KIR_ACC_INIT:

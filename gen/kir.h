@@ -67,8 +67,14 @@ typedef enum kir_op {
                          position + tile_start, by bcg_mk_cast_T_T (a copy) */
     KIR_ELEMENT_OPEN, /* a fused program, per element: { (closed by an END) around the
                          element's shared values and its stores */
-    KIR_ELEMENT_LOCAL /* const T <local of node> = <value of node at offsets>; a subtree
+    KIR_ELEMENT_LOCAL,/* const T <local of node> = <value of node at offsets>; a subtree
                          several roots compute, once for the element */
+    KIR_ROW_TILES,    /* 2-D tiles: tiles of `size` rows of loop `loop` (extent trips),
+                         each row the whole innermost run; tile_count = rows x run */
+    KIR_GATHER,       /* operand `operand` laid out contiguously in in<k>_tile (`size`
+                         elements): the 2-D tile's rows, or the 1-D tile (by_count);
+                         before the tiles when subtract (it repeats every row) */
+    KIR_SCATTER       /* tile0 (the root's tile) into the output's rows */
 } kir_op;
 
 typedef enum kir_variant { KIR_PLAIN, KIR_STREAM, KIR_ROWS } kir_variant;
@@ -78,11 +84,13 @@ typedef struct kir_step {
     int depth;               /* nesting depth of the C text (1: the function body) */
     int node;                /* LOCAL, MK_DECLARE, TILE_LITERAL, TILE_CALL, ROWS_CALL */
     int loop;                /* LOOP, BLOCK_LOOP, COUNT_LOOP, MOVE */
-    int operand;             /* ADVANCE, MOVE: plan operand index */
-    int64_t trips;           /* LOOP, BLOCK_LOOP, TILE_LOOP: the extent */
-    int64_t size;            /* BLOCK_LOOP, TILE_LOOP: trips per block or tile */
+    int operand;             /* ADVANCE, MOVE, GATHER: plan operand index; MK_DECLARE
+                                with node -1: the gather (scatter when 0) of operand */
+    int64_t trips;           /* LOOP, BLOCK_LOOP, TILE_LOOP, ROW_TILES: the extent */
+    int64_t size;            /* BLOCK_LOOP, TILE_LOOP, ROW_TILES: trips per block or
+                                tile; GATHER, SCATTER: elements in the tile */
     int64_t amount;          /* ADVANCE: elements; MOVE: the stride */
-    bool subtract, by_count; /* MOVE */
+    bool subtract, by_count; /* MOVE; GATHER (see there) */
     kir_variant variant;     /* MK_DECLARE */
     bool convert;            /* MK_DECLARE: the cast kernel of argument `arg` of node */
     int arg;                 /* MK_DECLARE (convert), TILE_CONVERT: the argument */
@@ -137,6 +145,13 @@ typedef struct kernel_ir {
     int *same;
     bool reduce_rows;            /* a block reduction of an operand: the innermost
                                     reduced loop is one _accadd_rows call */
+    /* 2-D tiles (lower.c, "2-D tiles"): a tile is tile_rows whole rows of
+     * the innermost run, along loop tile_loop (the one outside it); gathered[k]:
+     * plan operand k is read from its gathered tile (in<k-1>_tile), in the
+     * 1-D tiles too; scatter: the root's tile is scattered into the output */
+    bool tiles2d, scatter;
+    int64_t tile_rows;
+    bool gathered[BCG_MAX_OPERANDS + 1];
 
     int step_count, step_capacity;
     kir_step *steps;
@@ -192,6 +207,8 @@ void kir_cast_name(bcg_dtype from, bcg_dtype to, char *buf, size_t cap);
  * shape, or NULL; the dtype it computes in (its name's suffix). */
 const char *kir_tile_family(const kernel_ir *ir, int id, tile_shape *kind);
 bcg_dtype kir_tile_dtype(const kernel_ir *ir, int id);
+/* "bcg_mk_gather_rows_32" (or scatter_rows) for elements of DTYPE into BUF. */
+void kir_gather_name(bcg_dtype dtype, bool scatter, char *buf, size_t cap);
 /* "bcg_mk_add_f32", "bcg_mk_add_f32_nt", "bcg_mk_add_f32_rows" into BUF. */
 void kir_microkernel_name(const kernel_ir *ir, int id, kir_variant variant, char *buf,
                           size_t cap);

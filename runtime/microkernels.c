@@ -36,6 +36,11 @@
  *            (see "reductions")
  *   casts    void bcg_mk_cast_F_T(T *out, const F *a, long sa, long n)
  *            (see "conversions")
+ *   2-D      void bcg_mk_gather_rows_BITS(void *dst, const void *src, long rows,
+ *                                         long run, long ro, long si)
+ *            void bcg_mk_scatter_rows_BITS(void *dst, long ro, long si,
+ *                                          const void *src, long rows, long run)
+ *            (see "2-D tiles")
  *
  * `out` is contiguous; each input has a stride in elements: 1 (contiguous),
  * 0 (one value for the whole run) or anything else (strided).  Each
@@ -1167,6 +1172,119 @@ void bcg_mk_copy_nt(void *out, const void *a, long n)
     memcpy(d + i, s + i, (size_t)(n - i));
 }
 
+/* ---- 2-D tiles: gathers and scatters ---------------------------------------------
+ *
+ * A kernel whose innermost run is short (a run of 3: an image times a
+ * per-channel gain) runs its tree over tiles of whole rows of the two
+ * innermost loops (gen/lower.c, "2-D tiles"): ROWS runs of RUN elements,
+ * run r of an operand at src + r * ro, element j of it at + j * si.  An
+ * operand that is not contiguous over those rows * run elements is first
+ * laid out in a contiguous tile by a gather, once per tile however many
+ * calls read it; a root whose output is not contiguous over the tile is
+ * computed into a tile and scattered.  The functions go by element size
+ * (BITS 8, 16, 32, 64: the bits are copied, whatever the dtype):
+ *
+ *   void bcg_mk_gather_rows_BITS(void *dst, const void *src, long rows,
+ *                                long run, long ro, long si)
+ *        dst[r * run + j] = src[r * ro + j * si]
+ *   void bcg_mk_scatter_rows_BITS(void *dst, long ro, long si,
+ *                                 const void *src, long rows, long run)
+ *        dst[r * ro + j * si] = src[r * run + j]
+ *
+ * Each run length up to ROWS_UNROLLED is its own loop with the run a
+ * constant (gcc unrolls it, or vectorises a row at a time), and the inner
+ * strides 1 (a row), 0 (a per-row value) and -1 (a reversed row) have
+ * their own loops; one row of a long run (the 1-D tiles' gather, rows 1)
+ * goes through the general loop, which gcc vectorises for strides 1 and 0. */
+#define ROWS_UNROLLED 16
+
+#define GATHER_ROWS_BODY(T, RUN)                                                     \
+    do {                                                                             \
+        if (si == 1 && ro == (RUN)) {                                                \
+            memcpy(dst, src, (size_t)(rows * (RUN)) * sizeof(T));                    \
+        } else if (si == 1) {                                                        \
+            for (long r = 0; r < rows; r++)                                          \
+                for (long j = 0; j < (RUN); j++)                                     \
+                    dst[r * (RUN) + j] = src[r * ro + j];                            \
+        } else if (si == 0) {                                                        \
+            for (long r = 0; r < rows; r++) {                                        \
+                const T v = src[r * ro];                                             \
+                for (long j = 0; j < (RUN); j++)                                     \
+                    dst[r * (RUN) + j] = v;                                          \
+            }                                                                        \
+        } else if (si == -1) {                                                       \
+            for (long r = 0; r < rows; r++)                                          \
+                for (long j = 0; j < (RUN); j++)                                     \
+                    dst[r * (RUN) + j] = src[r * ro - j];                            \
+        } else {                                                                     \
+            for (long r = 0; r < rows; r++)                                          \
+                for (long j = 0; j < (RUN); j++)                                     \
+                    dst[r * (RUN) + j] = src[r * ro + j * si];                       \
+        }                                                                            \
+    } while (0)
+
+#define SCATTER_ROWS_BODY(T, RUN)                                                    \
+    do {                                                                             \
+        if (si == 1 && ro == (RUN)) {                                                \
+            memcpy(dst, src, (size_t)(rows * (RUN)) * sizeof(T));                    \
+        } else if (si == 1) {                                                        \
+            for (long r = 0; r < rows; r++)                                          \
+                for (long j = 0; j < (RUN); j++)                                     \
+                    dst[r * ro + j] = src[r * (RUN) + j];                            \
+        } else if (si == -1) {                                                       \
+            for (long r = 0; r < rows; r++)                                          \
+                for (long j = 0; j < (RUN); j++)                                     \
+                    dst[r * ro - j] = src[r * (RUN) + j];                            \
+        } else {                                                                     \
+            for (long r = 0; r < rows; r++)                                          \
+                for (long j = 0; j < (RUN); j++)                                     \
+                    dst[r * ro + j * si] = src[r * (RUN) + j];                       \
+        }                                                                            \
+    } while (0)
+
+/* The body for RUN as a constant when it is one of 1..ROWS_UNROLLED. */
+#define ROWS_BY_RUN(BODY, T)                                                         \
+    switch (run) {                                                                   \
+    case 1: BODY(T, 1); break;                                                       \
+    case 2: BODY(T, 2); break;                                                       \
+    case 3: BODY(T, 3); break;                                                       \
+    case 4: BODY(T, 4); break;                                                       \
+    case 5: BODY(T, 5); break;                                                       \
+    case 6: BODY(T, 6); break;                                                       \
+    case 7: BODY(T, 7); break;                                                       \
+    case 8: BODY(T, 8); break;                                                       \
+    case 9: BODY(T, 9); break;                                                       \
+    case 10: BODY(T, 10); break;                                                     \
+    case 11: BODY(T, 11); break;                                                     \
+    case 12: BODY(T, 12); break;                                                     \
+    case 13: BODY(T, 13); break;                                                     \
+    case 14: BODY(T, 14); break;                                                     \
+    case 15: BODY(T, 15); break;                                                     \
+    case 16: BODY(T, 16); break;                                                     \
+    default: BODY(T, run); break;                                                    \
+    }
+
+#define GATHER_SCATTER_ROWS(BITS, T)                                                      \
+    CLONES void bcg_mk_gather_rows_##BITS(void *dst_, const void *src_, long rows,        \
+                                          long run, long ro, long si)                     \
+    {                                                                                     \
+        T *dst = dst_;                                                                    \
+        const T *src = src_;                                                              \
+        ROWS_BY_RUN(GATHER_ROWS_BODY, T)                                                  \
+    }                                                                                     \
+    CLONES void bcg_mk_scatter_rows_##BITS(void *dst_, long ro, long si, const void *src_, \
+                                           long rows, long run)                           \
+    {                                                                                     \
+        T *dst = dst_;                                                                    \
+        const T *src = src_;                                                              \
+        ROWS_BY_RUN(SCATTER_ROWS_BODY, T)                                                 \
+    }
+
+GATHER_SCATTER_ROWS(8, uint8_t)
+GATHER_SCATTER_ROWS(16, uint16_t)
+GATHER_SCATTER_ROWS(32, uint32_t)
+GATHER_SCATTER_ROWS(64, uint64_t)
+
 /* ---- reductions ---------------------------------------------------------------------
  *
  * A float sum's accumulators, in the order gen/eval.c defines (internal.h,
@@ -1454,6 +1572,8 @@ const microkernel_symbol microkernel_symbols[] = {
     ENTRY(abs_i8) ENTRY(abs_i16) ENTRY(abs_i32) ENTRY(abs_i64)
     ENTRY(abs_u8) ENTRY(abs_u16) ENTRY(abs_u32) ENTRY(abs_u64)
     CAST_SOURCES(CAST_ENTRIES_FROM)
+    ENTRY(gather_rows_8) ENTRY(gather_rows_16) ENTRY(gather_rows_32) ENTRY(gather_rows_64)
+    ENTRY(scatter_rows_8) ENTRY(scatter_rows_16) ENTRY(scatter_rows_32) ENTRY(scatter_rows_64)
 };
 const int microkernel_symbol_count =
     (int)(sizeof microkernel_symbols / sizeof microkernel_symbols[0]);

@@ -550,6 +550,223 @@ static void test_periodic_rows(void **state)
     assert_true(rows_seen > checked / 2);
 }
 
+/* 2-D tiles (gen/lower.c, "2-D tiles"): trees over inner runs shorter than
+ * microkernel_run (1 to 15) and runs the 1-D tiles would take one call per
+ * run (16 to 64), at the default options, against the reference evaluator:
+ * a (rows, run), b a per-row (rows, 1) operand, c a broadcast row (run,);
+ * then a strided a and reversed b and c, a transposed a, in place, and a
+ * strided output view (the root scattered); the strided layout with streaming
+ * stores (a - b's root).  Rows are chosen so that every
+ * kernel has several tiles and a shorter last one.  Each case with a run
+ * under 16 must take the 2-D form (its source has row_start), and the
+ * layouts that need them must gather and scatter. */
+typedef enum short_layout {
+    SHORT_ROWS, SHORT_STRIDED, SHORT_TRANSPOSED, SHORT_INPLACE, SHORT_OUT_VIEW, SHORT_LAYOUTS
+} short_layout;
+
+static const char *const short_layout_names[SHORT_LAYOUTS] = {
+    "rows", "strided and reversed", "transposed", "in place", "strided output"};
+
+/* Returns 1 when the case ran through tiles and matched, 0 when it did not
+ * compile (not this test's subject), -1 on a mismatch or a wrong form. */
+static int check_short_case(const char *expr, bcg_dtype t, int64_t n, short_layout lay,
+                            int *gathers, int *scatters)
+{
+    const int64_t m = 1024 / n + 37;
+    if (n == 1) /* a run of 1 merges into the loop outside it: 1-D tiles */
+        return 0;
+    layout_operand ops_layout[3] = {
+        {2, {m, n}, {n, 1}, false},
+        {2, {m, 1}, {1, 1}, false},
+        {1, {n, 0}, {1, 0}, false},
+    };
+    if (lay == SHORT_STRIDED) {
+        ops_layout[0] = (layout_operand){2, {m, n}, {2 * n + 1, 2}, true};
+        ops_layout[1] = (layout_operand){2, {m, 1}, {-3, 1}, true};
+        ops_layout[2] = (layout_operand){1, {n, 0}, {-1, 0}, true};
+    } else if (lay == SHORT_TRANSPOSED) {
+        ops_layout[0] = (layout_operand){2, {m, n}, {1, m}, true};
+    }
+    bcg_operand ops[3];
+    const char *names[3] = {"a", "b", "c"};
+    void *allocations[3] = {0};
+    const void *inputs[3];
+    for (int i = 0; i < 3; i++) {
+        const layout_operand *o = &ops_layout[i];
+        ops[i] = (bcg_operand){names[i], t, o->rank, o->shape, o->strided ? o->strides : NULL};
+        int64_t low = 0, high = 0;
+        for (int d = 0; d < o->rank; d++) {
+            int64_t reach = o->strides[d] * (o->shape[d] - 1);
+            if (reach < 0)
+                low += reach;
+            else
+                high += reach;
+        }
+        size_t size = bcg_dtype_size(t);
+        allocations[i] = malloc((size_t)(high - low + 1) * size);
+        assert_non_null(allocations[i]);
+        fill(allocations[i], t, high - low + 1);
+        inputs[i] = (char *)allocations[i] + (size_t)(-low) * size;
+    }
+    bcg_options options;
+    bcg_options_init(&options);
+    int64_t out_strides[2] = {2 * n + 3, 2}; /* every other element, rows apart */
+    bcg_output view;
+    memset(&view, 0, sizeof view);
+    view.dtype = BCG_DTYPE_AUTO;
+    view.rank = 2;
+    view.strides = out_strides;
+    if (lay == SHORT_INPLACE)
+        options.inplace = 0;
+    if (lay == SHORT_STRIDED) /* a root of operands streams (a - b) */
+        options.stream_stores = 1;
+    if (lay == SHORT_OUT_VIEW)
+        options.output = &view;
+    bcg_context *ctx = bcg_context_new();
+    assert_non_null(ctx);
+    bcg_kernel *kernel = NULL;
+    bcg_error err;
+    int result = 1;
+    if (bcg_compile(ctx, expr, ops, 3, &options, &kernel, &err) != BCG_OK) {
+        result = 0;
+        goto done;
+    }
+    const char *source = bcg_kernel_source(kernel);
+    /* (runs of 16 or more keep the 1-D tiles where they hoist a per-row
+     * subtree, b * b) */
+    if (!strstr(source, "row_start") && (n < 16 || !strstr(source, "bcg_mk_"))) {
+        print_error("%s %s runs of %lld %s: not 2-D tiles\n", expr, bcg_dtype_name(t),
+                    (long long)n, short_layout_names[lay]);
+        result = -1;
+        goto done;
+    }
+    *gathers += strstr(source, "bcg_mk_gather_rows_") != NULL;
+    *scatters += strstr(source, "bcg_mk_scatter_rows_") != NULL;
+    arena *a = arena_new();
+    compile *front = a ? arena_alloc(a, sizeof *front) : NULL;
+    assert_non_null(front);
+    front->arena = a;
+    front->err = &err;
+    assert_int_equal(compile_front(front, expr, ops, 3, &options), BCG_OK);
+    front->err = NULL;
+    size_t out_size = bcg_dtype_size(bcg_kernel_dtype(kernel));
+    int64_t span = lay == SHORT_OUT_VIEW ? (m - 1) * (2 * n + 3) + 2 * (n - 1) + 1 : m * n;
+    size_t bytes = (size_t)span * out_size;
+    char *got = NULL, *want = calloc(1, bytes), *copy = NULL;
+    assert_non_null(want);
+    if (lay == SHORT_INPLACE) {
+        copy = malloc(bytes);
+        assert_non_null(copy);
+        memcpy(copy, inputs[0], bytes);
+        const void *reference_inputs[3] = {copy, inputs[1], inputs[2]};
+        assert_int_equal(eval_run(front, copy, reference_inputs, NULL), BCG_OK);
+        memcpy(want, copy, bytes);
+        assert_int_equal(bcg_run(kernel, NULL, inputs, &err), BCG_OK);
+        got = (char *)inputs[0];
+    } else {
+        got = copy = calloc(1, bytes); /* the gaps of the view stay 0 in both */
+        assert_non_null(got);
+        assert_int_equal(eval_run(front, want, inputs, NULL), BCG_OK);
+        assert_int_equal(bcg_run(kernel, got, inputs, &err), BCG_OK);
+    }
+    int64_t at = first_difference(got, want, bcg_kernel_dtype(kernel), span,
+                                  uses_transcendental(expr));
+    if (at >= 0) {
+        print_error("%s %s runs of %lld %s: element %lld differs from the reference\n", expr,
+                    bcg_dtype_name(t), (long long)n, short_layout_names[lay], (long long)at);
+        result = -1;
+    }
+    free(want);
+    free(copy);
+    arena_free(a);
+done:
+    bcg_context_free(ctx);
+    for (int i = 0; i < 3; i++)
+        free(allocations[i]);
+    return result;
+}
+
+static void test_short_runs(void **state)
+{
+    (void)state;
+    static const char *const exprs[] = {
+        "minimum(2, maximum(a, b * b))", "a * b + c", "(a - c) * (a - c) + b",
+        "where(where(a >= 3, b, a) > 5, where(a >= 3, b, a), c)", "where(a > b, 1, c)",
+        "f64(a) * c - i32(b)", "maximum(a, 0) - abs(c)", "a - b"};
+    static const bcg_dtype types[] = {BCG_F32, BCG_F64, BCG_I16, BCG_U8, BCG_I64};
+    static const int64_t runs[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 37, 64};
+    int checked = 0, failures = 0, gathers[SHORT_LAYOUTS] = {0}, scatters = 0, unused = 0;
+    int per_layout[SHORT_LAYOUTS] = {0};
+    for (int lay = 0; lay < SHORT_LAYOUTS; lay++) {
+        long case_index = 0;
+        for (size_t e = 0; e < sizeof exprs / sizeof exprs[0]; e++)
+            for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+                for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+                    /* every run with the first dtype; a spread of runs with the others */
+                    if ((t > 0 && (r + t + e) % 4 != 0) || !sampled(lay, case_index++))
+                        continue;
+                    int got = check_short_case(exprs[e], types[t], runs[r], (short_layout)lay,
+                                               &gathers[lay],
+                                               lay == SHORT_OUT_VIEW ? &scatters : &unused);
+                    per_layout[lay] += got != 0;
+                    failures += got < 0;
+                }
+        checked += per_layout[lay];
+    }
+    print_message("# %d kernels in tiles; gathering: rows %d, strided %d, transposed %d, "
+                  "in place %d, output view %d (%d scattered)\n", checked, gathers[0],
+                  gathers[1], gathers[2], gathers[3], gathers[4], scatters);
+    assert_int_equal(failures, 0);
+    assert_true(checked > SHORT_LAYOUTS * 20);
+    /* b (rows, 1) is gathered in every layout; the output view is scattered */
+    assert_true(gathers[SHORT_STRIDED] * 10 > per_layout[SHORT_STRIDED] * 9);
+    assert_true(gathers[SHORT_TRANSPOSED] * 10 > per_layout[SHORT_TRANSPOSED] * 9);
+    assert_true(scatters * 10 > per_layout[SHORT_OUT_VIEW] * 9);
+}
+
+/* bcg_run_threads splits the loop outside the 2-D tiles: each piece is
+ * compiled for its share of the rows (2-D tiles again, a shorter last
+ * tile), and the result is the reference evaluator's. */
+static void test_short_runs_threads(void **state)
+{
+    (void)state;
+    const int64_t m = 20011, n = 5;
+    int64_t sa[2] = {m, n}, ta[2] = {n, -1}, sb[2] = {m, 1}, sc[1] = {n};
+    bcg_operand ops[3] = {{"a", BCG_F32, 2, sa, ta}, {"b", BCG_F32, 2, sb, NULL},
+                          {"c", BCG_F32, 1, sc, NULL}};
+    const char *expr = "minimum(2, maximum(a, b * b)) + c";
+    float *a = malloc(sizeof(float) * (size_t)(m * n)), *b = malloc(sizeof(float) * (size_t)m);
+    float *c = malloc(sizeof(float) * (size_t)n), *got = malloc(sizeof(float) * (size_t)(m * n));
+    float *want = malloc(sizeof(float) * (size_t)(m * n));
+    assert_true(a && b && c && got && want);
+    fill(a, BCG_F32, m * n);
+    fill(b, BCG_F32, m);
+    fill(c, BCG_F32, n);
+    const void *in[3] = {a + n - 1, b, c}; /* a's rows reversed */
+    bcg_options options;
+    bcg_options_init(&options);
+    bcg_context *ctx = bcg_context_new();
+    bcg_kernel *k = NULL;
+    bcg_error err;
+    assert_int_equal(bcg_compile(ctx, expr, ops, 3, &options, &k, &err), BCG_OK);
+    assert_non_null(strstr(bcg_kernel_source(k), "row_start"));
+    assert_int_equal(bcg_run_threads(k, got, in, 2, &err), BCG_OK);
+    arena *ar = arena_new();
+    compile *front = arena_alloc(ar, sizeof *front);
+    front->arena = ar;
+    front->err = &err;
+    assert_int_equal(compile_front(front, expr, ops, 3, &options), BCG_OK);
+    assert_int_equal(eval_run(front, want, in, &err), BCG_OK);
+    assert_true(first_difference((char *)got, (char *)want, BCG_F32, m * n, false) < 0);
+    arena_free(ar);
+    bcg_context_free(ctx);
+    free(a);
+    free(b);
+    free(c);
+    free(got);
+    free(want);
+}
+
 static void test_symbol_table(void **state)
 {
     (void)state;
@@ -731,6 +948,8 @@ int main(void)
         cmocka_unit_test(test_plain_forms),
         cmocka_unit_test(test_rows),
         cmocka_unit_test(test_periodic_rows),
+        cmocka_unit_test(test_short_runs),
+        cmocka_unit_test(test_short_runs_threads),
         cmocka_unit_test(test_strided),
         cmocka_unit_test(test_inplace),
         cmocka_unit_test(test_rows_streamed),
