@@ -323,6 +323,12 @@ static void put_tile_source(cprinter *e, strbuf *sb, int id)
     }
 }
 
+/* ", V" as a call's argument, parenthesised when negative ("(-3)"). */
+static void put_signed_argument(strbuf *sb, int64_t v)
+{
+    sb_printf(sb, v < 0 ? ", (%lld)" : ", %lld", (long long)v);
+}
+
 /* " + COUNTER * STRIDE" (or " - ..."), nothing for a stride of 0. */
 static void put_scaled(strbuf *sb, const char *counter, int64_t stride)
 {
@@ -394,7 +400,7 @@ static void put_tile_argument(cprinter *e, strbuf *sb, int id)
         sb_printf(sb, " + tile_start * %lld", stride);
     else if (stride < 0)
         sb_printf(sb, " - tile_start * %llu", 0ULL - (unsigned long long)stride);
-    sb_printf(sb, stride < 0 ? ", (%lld)" : ", %lld", stride);
+    put_signed_argument(sb, stride);
 }
 
 static void print_tile_call(cprinter *e, const kir_step *step, int64_t tile)
@@ -548,8 +554,9 @@ static void print_gather(cprinter *e, const kir_step *step)
         else
             sb_puts(line, ", row_count");
         sb_printf(line, ", %lld", (long long)p->extent[inner]);
-        sb_printf(line, outer < 0 ? ", (%lld)" : ", %lld", (long long)outer);
-        sb_printf(line, along < 0 ? ", (%lld));" : ", %lld);", (long long)along);
+        put_signed_argument(line, outer);
+        put_signed_argument(line, along);
+        sb_puts(line, ");");
     }
     code_line(e, step->depth);
 }
@@ -565,10 +572,8 @@ static void print_scatter(cprinter *e, const kir_step *step)
     line->len = 0;
     sb_printf(line, "%s(", name);
     put_row_start(ir, line, 0);
-    sb_printf(line, p->stride[0][inner - 1] < 0 ? ", (%lld)" : ", %lld",
-              (long long)p->stride[0][inner - 1]);
-    sb_printf(line, p->stride[0][inner] < 0 ? ", (%lld)" : ", %lld",
-              (long long)p->stride[0][inner]);
+    put_signed_argument(line, p->stride[0][inner - 1]);
+    put_signed_argument(line, p->stride[0][inner]);
     sb_printf(line, ", tile0, row_count, %lld);", (long long)p->extent[inner]);
     code_line(e, step->depth);
 }
@@ -597,10 +602,8 @@ static void print_rows_call(cprinter *e, const kir_step *step)
         sb_printf(line, "in%d", n->operand);
         if (ir->has_position[o])
             sb_printf(line, " + in%d_pos", n->operand);
-        sb_printf(line, p->stride[o][inner] < 0 ? ", (%lld)" : ", %lld",
-                  (long long)p->stride[o][inner]);
-        sb_printf(line, p->stride[o][inner - 1] < 0 ? ", (%lld)" : ", %lld",
-                  (long long)p->stride[o][inner - 1]);
+        put_signed_argument(line, p->stride[o][inner]);
+        put_signed_argument(line, p->stride[o][inner - 1]);
     }
     sb_printf(line, ", %lld, %lld, %d);", (long long)p->extent[inner],
               (long long)p->extent[inner - 1], step->variant == KIR_STREAM ? 1 : 0);
