@@ -521,7 +521,8 @@ static void put_own_function(cprinter *e, strbuf *sb, int id, bcg_dtype t)
         put_call1(e, sb, name, kir_child(e->ir, id, 0), in);
 }
 
-/* minimum / maximum / clip in T; bool uses & and |. */
+/* minimum / maximum in T; bool uses & and |.  (clip never reaches the
+ * printer: fold.c writes it as minimum(maximum(x, lo), hi).) */
 static void put_extreme(cprinter *e, strbuf *sb, expr_op op, int a, int b, bcg_dtype t)
 {
     char name[40];
@@ -547,7 +548,7 @@ static void put_computed(cprinter *e, strbuf *sb, int id, bcg_dtype t)
          * floats already), then rounded to T, except where the result is
          * one of the arguments or its negation and so already of T */
         bool exact = n->op == OP_POS || n->op == OP_NEG || n->op == OP_ABS ||
-                     n->op == OP_MINIMUM || n->op == OP_MAXIMUM || n->op == OP_CLIP;
+                     n->op == OP_MINIMUM || n->op == OP_MAXIMUM;
         if (!exact)
             round_open(e, sb, t);
         put_computed(e, sb, id, BCG_F32);
@@ -570,15 +571,6 @@ static void put_computed(cprinter *e, strbuf *sb, int id, bcg_dtype t)
         case OP_MUL: case OP_BITAND: put_infix(e, sb, a, "&", b, t); return;
         case OP_SUB: case OP_BITXOR: put_infix(e, sb, a, "^", b, t); return;
         case OP_MINIMUM: case OP_MAXIMUM: put_extreme(e, sb, n->op, a, b, t); return;
-        case OP_CLIP:
-            sb_puts(sb, "((");
-            put_as(e, sb, a, t);
-            sb_printf(sb, " %s ", bool_symbol(e, "|"));
-            put_as(e, sb, b, t);
-            sb_printf(sb, ") %s ", bool_symbol(e, "&"));
-            put_as(e, sb, kir_child(e->ir, id, 2), t);
-            sb_putc(sb, ')');
-            return;
         default:
             if (op_table[n->op].math)
                 break;
@@ -734,17 +726,6 @@ static void put_computed(cprinter *e, strbuf *sb, int id, bcg_dtype t)
         e->need[HELPER_MUL_Q][t] = true;
         snprintf(name, sizeof name, "bcg_%s", op_table[n->op].call);
         put_call2(e, sb, name, a, kir_child(e->ir, id, 1), t);
-        return;
-    }
-    case OP_CLIP: {
-        char outer[40];
-        helper_name(e, HELPER_MINIMUM, "minimum", t, outer, sizeof outer);
-        helper_name(e, HELPER_MAXIMUM, "maximum", t, name, sizeof name);
-        sb_printf(sb, "%s(", outer);
-        put_call2(e, sb, name, a, b, t);
-        sb_puts(sb, ", ");
-        put_as(e, sb, kir_child(e->ir, id, 2), t);
-        sb_putc(sb, ')');
         return;
     }
     default:
