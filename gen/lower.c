@@ -881,6 +881,21 @@ static void lower_tiles(lowering *w, int depth)
  * elements (3 rows of 4) make more calls than elements */
 #define TILES2D_MIN_TILE 16
 #define TILES2D_MAX_RUN 64
+/* Runs from TILES2D_MAX_RUN to TILE_ELEMENTS / 2 take 2-D tiles too when no
+ * operand is a per-row value (the case that made them slower than 1-D
+ * tiles above): then the 2-D tile gathers exactly what the 1-D tiles
+ * gather, with a call per operation per tile of several rows instead of
+ * per run (bench sweep: nested i16 selects over reversed runs of 131). */
+static bool per_row_operand(const kernel_ir *ir)
+{
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    for (int k = 1; k <= ir->input_count; k++)
+        if (ir->input_used[k - 1] && p->stride[k][inner] == 0 && p->stride[k][inner - 1] != 0 &&
+            p->extent[inner] > 1)
+            return true;
+    return false;
+}
 
 /* Whether plan operand K is contiguous over a 2-D tile of runs of RUN. */
 static bool tile2d_contiguous(const plan *p, int k, int64_t run)
@@ -935,7 +950,7 @@ static bool tiles2d_chosen(lowering *w)
      * than the per-element code with m 2000 and 20000, 4-20x for
      * minimum(2, maximum(a, b * b))) */
     if (run >= c->options.microkernel_run &&
-        (run > TILES2D_MAX_RUN || (ir->tiled && rows_chosen(ir))))
+        ((run > TILES2D_MAX_RUN && per_row_operand(ir)) || (ir->tiled && rows_chosen(ir))))
         return false;
     if (2 * run > TILE_ELEMENTS)
         return false;

@@ -216,6 +216,7 @@ static inline long stream_head(const void *out, size_t size, long n)
  * element against 0.08 contiguous).  A reversed run is copied by a loop
  * gcc vectorises with permutes. */
 #define GATHER_BLOCK 256
+#define GATHER_BYTES 2048 /* a block of the binary and unary kernels' gathers */
 #define GATHER(T, DST, SRC, S, I, M)                                   \
     do {                                                               \
         const T *gather_from = (SRC) + (I) * (S);                      \
@@ -264,14 +265,38 @@ static inline long stream_head(const void *out, size_t size, long n)
                 out[i] = (OUT_T)(EXPR);                                                     \
             }                                                                               \
         } else {                                                                            \
-            for (long i = 0; i < n; i += GATHER_BLOCK) {                                    \
-                const long m = n - i < GATHER_BLOCK ? n - i : GATHER_BLOCK;                 \
-                T xs[GATHER_BLOCK], ys[GATHER_BLOCK];                                       \
-                GATHER(T, xs, a, sa, i, m);                                                 \
-                GATHER(T, ys, b, sb, i, m);                                                 \
-                for (long k = 0; k < m; k++) {                                              \
-                    T x = xs[k], y = ys[k];                                                 \
-                    out[i + k] = (OUT_T)(EXPR);                                             \
+            enum { B = GATHER_BYTES / sizeof(T) };                                          \
+            for (long i = 0; i < n; i += B) {                                               \
+                const long m = n - i < B ? n - i : B;                                       \
+                T xs[B], ys[B];                                                             \
+                if (sb == 0) {                                                              \
+                    const T y = b[0];                                                       \
+                    GATHER(T, xs, a, sa, i, m);                                             \
+                    for (long k = 0; k < m; k++) {                                          \
+                        T x = xs[k];                                                        \
+                        out[i + k] = (OUT_T)(EXPR);                                         \
+                    }                                                                       \
+                } else if (sa == 0) {                                                       \
+                    const T x = a[0];                                                       \
+                    GATHER(T, ys, b, sb, i, m);                                             \
+                    for (long k = 0; k < m; k++) {                                          \
+                        T y = ys[k];                                                        \
+                        out[i + k] = (OUT_T)(EXPR);                                         \
+                    }                                                                       \
+                } else {                                                                    \
+                    const T *xp = a + i, *yp = b + i;                                       \
+                    if (sa != 1) {                                                          \
+                        GATHER(T, xs, a, sa, i, m);                                         \
+                        xp = xs;                                                            \
+                    }                                                                       \
+                    if (sb != 1) {                                                          \
+                        GATHER(T, ys, b, sb, i, m);                                         \
+                        yp = ys;                                                            \
+                    }                                                                       \
+                    for (long k = 0; k < m; k++) {                                          \
+                        T x = xp[k], y = yp[k];                                             \
+                        out[i + k] = (OUT_T)(EXPR);                                         \
+                    }                                                                       \
                 }                                                                           \
             }                                                                               \
         }                                                                                   \
@@ -286,9 +311,10 @@ static inline long stream_head(const void *out, size_t size, long n)
                 out[i] = (T)(EXPR);                                       \
             }                                                             \
         } else {                                                          \
-            for (long i = 0; i < n; i += GATHER_BLOCK) {                  \
-                const long m = n - i < GATHER_BLOCK ? n - i : GATHER_BLOCK; \
-                T xs[GATHER_BLOCK];                                       \
+            enum { B = GATHER_BYTES / sizeof(T) };                        \
+            for (long i = 0; i < n; i += B) {                             \
+                const long m = n - i < B ? n - i : B;                     \
+                T xs[B];                                                  \
                 GATHER(T, xs, a, sa, i, m);                               \
                 for (long k = 0; k < m; k++) {                            \
                     T x = xs[k];                                          \
