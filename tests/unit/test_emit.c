@@ -894,6 +894,10 @@ static const char *const folded_expressions[] = {
     /* fuzz_jit_diff: libtcc folded 0 & a into a constant inside a condition */
     "where(where(a < a, a < a, b && bool(i32(f32(sqrt(-1.0))) & a)), -i8(a), i8(a))",
     "where(b && ((a * 0) != 0), a, c)", "where((0 & a) == 0, b, a) + (a * 0)",
+    /* identities, same-dtype casts and clip (written as minimum(maximum())) */
+    "a + 0", "0 + a * 1", "(a - 0) * 1 + (c | 0)", "a * 1.0 - 0.0", "a / 1 + (c << 0)",
+    "(a ^ 0) >> 0", "1 * (0 ^ a) + 0.0", "-0.0 + a", "clip(a, b, c)", "clip(a, c, 2) + i32(a)",
+    "clip(b, 0, 1) * a", "clip(a, 2.5, c)", "f32(f32(a)) * f64(1)",
 };
 
 static void test_differential_folded_constants(void **state)
@@ -966,6 +970,26 @@ static void test_fold_leaves_no_decided_constant(void **state)
     assert_int_equal(folded->op, OP_LITERAL);
     assert_int_equal(folded->value.i, 3);
     assert_int_not_equal(b.c->root->op, OP_LITERAL); /* the input tree is kept */
+    built_free(&b);
+    /* identities and same-dtype casts leave the operand; clip is gone */
+    static const char *const to_operand[] = {"a + 0", "0 | a", "(a * 1) - 0", "i32(a) << 0",
+                                             "(a ^ 0) * 1"};
+    for (size_t e = 0; e < sizeof to_operand / sizeof to_operand[0]; e++) {
+        assert_true(build(&b, to_operand[e], ops, 1, NULL));
+        assert_int_equal(fold_tree(b.arena, b.c->root, &folded, &b.err), BCG_OK);
+        assert_int_equal(folded->op, OP_OPERAND);
+        built_free(&b);
+    }
+    assert_true(build(&b, "clip(a, 1, 5) + 0", ops, 1, NULL));
+    assert_int_equal(fold_tree(b.arena, b.c->root, &folded, &b.err), BCG_OK);
+    assert_int_equal(folded->op, OP_MINIMUM);
+    assert_int_equal(folded->args[0]->op, OP_MAXIMUM);
+    built_free(&b);
+    /* x + 0.0 is not x (-0.0 + 0.0 is +0.0) */
+    bcg_operand f_ops[] = {{"a", BCG_F32, 1, a_shape, NULL}};
+    assert_true(build(&b, "a + 0.0", f_ops, 1, NULL));
+    assert_int_equal(fold_tree(b.arena, b.c->root, &folded, &b.err), BCG_OK);
+    assert_int_equal(folded->op, OP_ADD);
     built_free(&b);
 }
 
