@@ -43,7 +43,7 @@ TEST_PREREQS += safety-builds
 FUZZ_NAMES   = $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS    = $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_NAMES))
 TSAN_TESTS   = test_api test_threads test_threads_run test_cache
-SAFETY_MAKE  = $(MAKE) --no-print-directory CC=$(SAFETY_CC) OPT="-O1 -g"
+SAFETY_MAKE  = $(MAKE) --no-print-directory CC=$(SAFETY_CC) OPT="-O1 -g" RUNTIME_OPT=-O1
 
 .PHONY: safety-builds safety-asan safety-tsan safety-fuzz safety-asan-self safety-fuzz-self \
         test-asan test-tsan test-valgrind test-fuzz fuzz fuzz-diff
