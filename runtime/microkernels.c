@@ -836,7 +836,7 @@ UNARY(abs_u64, uint64_t, x)
     (x != x ? (TT)0 : x >= (FT)(HI) ? (TT)(MAX) : x <= (FT)(LO) ? (TT)(MIN) : (TT)x)
 
 #define CAST(FS, FT, FK, TS, TT, TK, LO, HI, MIN, MAX)                                  \
-    CLONES void bcg_mk_cast_##FS##_##TS(TT *out, const FT *a, long sa, long n)         \
+    CLONES void bcg_mk_##FS##_##TS(TT *out, const FT *a, long sa, long n)              \
     {                                                                                  \
         if (sa == 1) {                                                                 \
             for (long i = 0; i < n; i++) {                                             \
@@ -866,11 +866,16 @@ UNARY(abs_u64, uint64_t, x)
         }                                                                              \
     }
 
-/* The dtypes with cast kernels, as sources: X(suffix, C type, kind). */
+/* The dtypes with cast kernels, as sources: X(name prefix, C type, kind).
+ * The prefix carries the source's name already pasted: a bare `bool`
+ * passed down through the macros below is expanded by <stdbool.h> to
+ * `_Bool`, and the casts from bool were named bcg_mk_cast__Bool_T, so no
+ * tree with a cast of a comparison (u8(a > b)) took the tiles. */
 #define CAST_SOURCES(X)                                                                  \
-    X(bool, uint8_t, B) X(i8, int8_t, I) X(i16, int16_t, I) X(i32, int32_t, I)           \
-    X(i64, int64_t, I) X(u8, uint8_t, I) X(u16, uint16_t, I) X(u32, uint32_t, I)         \
-    X(u64, uint64_t, I) X(f32, float, F) X(f64, double, F)
+    X(cast_bool, uint8_t, B) X(cast_i8, int8_t, I) X(cast_i16, int16_t, I)               \
+    X(cast_i32, int32_t, I) X(cast_i64, int64_t, I) X(cast_u8, uint8_t, I)               \
+    X(cast_u16, uint16_t, I) X(cast_u32, uint32_t, I) X(cast_u64, uint64_t, I)           \
+    X(cast_f32, float, F) X(cast_f64, double, F)
 /* ... and as targets, with the float bounds beyond which a float saturates
  * and the saturated values: X(source..., suffix, C type, kind, bounds). */
 #define CAST_TARGETS(X, FS, FT, FK)                                                      \
@@ -1583,7 +1588,7 @@ CLONES void bcg_mk_accadd_rows_f64(double *acc, double *comp, const double *x, l
     ENTRY(maximum_##S) ENTRY(sqrt_##S)
 #define HALF_NT_ENTRIES ENTRY(add_f16_nt) ENTRY(sub_f16_nt) ENTRY(mul_f16_nt) ENTRY(div_f16_nt)
 
-#define CAST_ENTRY(FS, FT, FK, TS, TT, TK, LO, HI, MIN, MAX) ENTRY(cast_##FS##_##TS)
+#define CAST_ENTRY(FS, FT, FK, TS, TT, TK, LO, HI, MIN, MAX) ENTRY(FS##_##TS)
 #define CAST_ENTRIES_FROM(FS, FT, FK) CAST_TARGETS(CAST_ENTRY, FS, FT, FK)
 
 const microkernel_symbol microkernel_symbols[] = {

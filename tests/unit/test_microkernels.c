@@ -16,6 +16,7 @@
  * evaluator is itself checked against NumPy by tests/diff. */
 /* internal.h comes before cmocka.h: cmocka defines a fail() macro. */
 #include "internal.h"
+#include "kir.h"
 
 #include <float.h>
 #include <math.h>
@@ -780,8 +781,21 @@ static void test_symbol_table(void **state)
     assert_false(microkernel_exists("bcg_mk_exp_f32_nt"));
     assert_false(microkernel_exists("bcg_mk_bitand_f32"));
     assert_false(microkernel_exists("bcg_mk_div_i32"));
-    for (int i = 0; i < microkernel_symbol_count; i++)
+    for (int i = 0; i < microkernel_symbol_count; i++) {
         assert_non_null(microkernel_symbols[i].address);
+        /* every name is one the generator can ask for: bool, never _Bool */
+        assert_null(strstr(microkernel_symbols[i].name, "_Bool"));
+    }
+    /* a cast kernel between every two dtypes of the cast table, under the
+     * name kir_cast_name gives (the casts from bool were named
+     * bcg_mk_cast__Bool_T, so u8(a > b) never took the tiles) */
+    for (int from = 0; from <= BCG_F64; from++)
+        for (int to = 0; to <= BCG_F64; to++) {
+            char name[48];
+            kir_cast_name((bcg_dtype)from, (bcg_dtype)to, name, sizeof name);
+            if (!microkernel_exists(name))
+                fail_msg("no cast kernel %s", name);
+        }
 }
 
 /* bcg_mk_accadd_rows_f32 and _f64 (a block of accumulators taking many
