@@ -21,6 +21,7 @@
  *   T(x) with x of dtype T            -> x
  *   x + 0, x - 0, x * 1, x | 0, x ^ 0, x << 0, x >> 0 (integer types),
  *   x * 1, x - 0.0, x / 1 (float types)  -> x, converted to the dtype
+ *   minimum(x, x), maximum(x, x), abs(x) (unsigned, bool), +x -> x
  *   clip(x, lo, hi)                   -> minimum(maximum(x, lo), hi), each
  *                                        argument converted to clip's dtype
  *
@@ -258,6 +259,12 @@ static expr_node *fold(arena *a, expr_node *n)
         if (k >= 0)
             return as_dtype(a, args[k], n->dtype);
     }
+
+    if ((n->op == OP_MINIMUM || n->op == OP_MAXIMUM) && fold_same_tree(args[0], args[1]))
+        return as_dtype(a, args[0], n->dtype);
+    if (n->op == OP_POS ||
+        (n->op == OP_ABS && (dtype_kind_of(n->dtype) == KIND_UINT || n->dtype == BCG_BOOL)))
+        return as_dtype(a, args[0], n->dtype);
 
     /* a cast to the dtype its argument has is that argument (i32(minimum(a,
      * b)) over i32: the tiles made it one more copy pass) */

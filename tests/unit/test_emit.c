@@ -897,7 +897,8 @@ static const char *const folded_expressions[] = {
     /* identities, same-dtype casts and clip (written as minimum(maximum())) */
     "a + 0", "0 + a * 1", "(a - 0) * 1 + (c | 0)", "a * 1.0 - 0.0", "a / 1 + (c << 0)",
     "(a ^ 0) >> 0", "1 * (0 ^ a) + 0.0", "-0.0 + a", "clip(a, b, c)", "clip(a, c, 2) + i32(a)",
-    "clip(b, 0, 1) * a", "clip(a, 2.5, c)", "f32(f32(a)) * f64(1)",
+    "clip(b, 0, 1) * a", "clip(a, 2.5, c)", "f32(f32(a)) * f64(1)", "maximum(a, a) * 2",
+    "minimum(c, c) + abs(a) + abs(b)", "+a - (+c)", "minimum(a + 1, a + 1) / maximum(b, b)",
 };
 
 static void test_differential_folded_constants(void **state)
@@ -973,7 +974,7 @@ static void test_fold_leaves_no_decided_constant(void **state)
     built_free(&b);
     /* identities and same-dtype casts leave the operand; clip is gone */
     static const char *const to_operand[] = {"a + 0", "0 | a", "(a * 1) - 0", "i32(a) << 0",
-                                             "(a ^ 0) * 1"};
+                                             "(a ^ 0) * 1", "maximum(a, a)", "+minimum(a, a)"};
     for (size_t e = 0; e < sizeof to_operand / sizeof to_operand[0]; e++) {
         assert_true(build(&b, to_operand[e], ops, 1, NULL));
         assert_int_equal(fold_tree(b.arena, b.c->root, &folded, &b.err), BCG_OK);
