@@ -6,6 +6,13 @@
  * distribution of ratio = cc time / JIT time (1.0 parity, > 1 JIT faster).
  *
  *   sweep [--quick] [--cases N] [--seed S] [--json PATH] [--verbose]
+ *   sweep --compile-only [--cases N] [--seed S] [--verbose]
+ *
+ * --compile-only draws the same cases (default 200) and only compiles them
+ * with the JIT, nothing is run: the compile time of distinct kernels (a
+ * cache miss each: median, p95, worst), the first cache hit right after
+ * the compile (caches cold from the compile) and a warm hit (the mean of a
+ * batch of hits), and the emitted C's size.  Seconds, not minutes.
  *
  * Environment: SWEEP_SEED (default 1), SWEEP_CASES (default 300; --quick
  * 30), SWEEP_JSON (default bench/sweep.json).
@@ -591,6 +598,120 @@ static const char *fmt_time(double s, char *buf)
     return buf;
 }
 
+/* ------------------------------------------------------------ compile only */
+
+typedef struct compile_time {
+    double compile_s, first_hit_s, warm_hit_s;
+    size_t source_bytes;
+    int index;
+    char expr[EXPR_MAX];
+} compile_time;
+
+static int cmp_compile(const void *a, const void *b)
+{
+    double x = ((const compile_time *)a)->compile_s, y = ((const compile_time *)b)->compile_s;
+    return x < y ? -1 : x > y;
+}
+
+#define WARM_HITS 200
+
+/* The quantile Q of the N sorted values V (nearest rank below). */
+static double quantile(const double *v, int n, double q)
+{
+    return n ? v[(int)floor(q * (n - 1))] : 0;
+}
+
+static int compile_only(int cases, bool verbose)
+{
+    bcg_context *ctx = bcg_context_new();
+    bcg_options opt;
+    bcg_options_init(&opt);
+    compile_time *t = calloc((size_t)cases + 1, sizeof *t);
+    double *first = calloc((size_t)cases + 1, sizeof *first), *warm = calloc((size_t)cases + 1, sizeof *warm);
+    if (!ctx || !t || !first || !warm)
+        return 1;
+    int n = 0, rejected = 0;
+    sweep_case c;
+    double start = now();
+    for (int ci = 0; ci < cases; ci++) {
+        memset(&c, 0, sizeof c);
+        c.index = ci;
+        draw_shape(&c);
+        draw_operands(&c);
+        draw_expression(&c);
+        bcg_operand ops[MAX_OPS];
+        for (int i = 0; i < c.count; i++)
+            ops[i] = (bcg_operand){c.ops[i].name, c.ops[i].dtype, c.ops[i].rank, c.ops[i].shape,
+                                   c.ops[i].contiguous ? NULL : c.ops[i].strides};
+        bcg_kernel *k = NULL, *again = NULL;
+        bcg_error err;
+        double t0 = now();
+        bcg_status s = bcg_compile(ctx, c.expr, ops, c.count, &opt, &k, &err);
+        double compile_s = now() - t0;
+        if (s != BCG_OK || bcg_kernel_note(k)[0]) {
+            rejected++;
+            if (verbose)
+                fprintf(stderr, "case %d rejected: %s: %s\n", ci, c.expr, k ? bcg_kernel_note(k) : err.message);
+            bcg_kernel_free(k);
+            continue;
+        }
+        t0 = now();
+        s = bcg_compile(ctx, c.expr, ops, c.count, &opt, &again, &err);
+        double first_s = now() - t0;
+        bcg_kernel_release(again);
+        t0 = now();
+        for (int i = 0; i < WARM_HITS && s == BCG_OK; i++) {
+            s = bcg_compile(ctx, c.expr, ops, c.count, &opt, &again, &err);
+            bcg_kernel_release(again);
+        }
+        double warm_s = (now() - t0) / WARM_HITS;
+        compile_time *r = &t[n++];
+        r->index = ci;
+        r->compile_s = compile_s;
+        r->first_hit_s = first_s;
+        r->warm_hit_s = warm_s;
+        const char *source = bcg_kernel_source(k);
+        r->source_bytes = source ? strlen(source) : 0;
+        snprintf(r->expr, sizeof r->expr, "%s", c.expr);
+        if (verbose)
+            fprintf(stderr, "%4d compile %.3f ms, hit %.3f us (warm %.3f us), %zu bytes of C: %s\n", ci,
+                    compile_s * 1e3, first_s * 1e6, warm_s * 1e6, r->source_bytes, c.expr);
+        bcg_kernel_free(k);
+    }
+    double elapsed = now() - start;
+    size_t bytes_total = 0, bytes_max = 0;
+    for (int i = 0; i < n; i++) {
+        first[i] = t[i].first_hit_s;
+        warm[i] = t[i].warm_hit_s;
+        bytes_total += t[i].source_bytes;
+        if (t[i].source_bytes > bytes_max)
+            bytes_max = t[i].source_bytes;
+    }
+    qsort(t, (size_t)n, sizeof *t, cmp_compile);
+    qsort(first, (size_t)n, sizeof *first, cmp_double);
+    qsort(warm, (size_t)n, sizeof *warm, cmp_double);
+    printf("bcgen sweep --compile-only: %d cases drawn, %d compiled, %d rejected, %.1f s\n", cases, n, rejected,
+           elapsed);
+    printf("JIT compile of %d distinct kernels: median %.3f ms, p95 %.3f ms, worst %.3f ms "
+           "(target: median <= 0.5 ms, p95 <= 2 ms)\n",
+           n, n ? t[n / 2].compile_s * 1e3 : 0, n ? t[(int)floor(0.95 * (n - 1))].compile_s * 1e3 : 0,
+           n ? t[n - 1].compile_s * 1e3 : 0);
+    printf("cache hit: first after the compile median %.3f us, p95 %.3f us; warm median %.3f us, "
+           "p95 %.3f us (target <= 1 us)\n",
+           quantile(first, n, 0.5) * 1e6, quantile(first, n, 0.95) * 1e6, quantile(warm, n, 0.5) * 1e6,
+           quantile(warm, n, 0.95) * 1e6);
+    printf("emitted C: mean %.0f bytes, largest %zu bytes\n", n ? (double)bytes_total / n : 0, bytes_max);
+    printf("slowest five:\n");
+    for (int i = n - 1; i >= 0 && i >= n - 5; i--)
+        printf("  %.3f ms  %6zu bytes  case %d: %s\n", t[i].compile_s * 1e3, t[i].source_bytes, t[i].index,
+               t[i].expr);
+    free(t);
+    free(first);
+    free(warm);
+    bcg_context_free(ctx);
+    return 0;
+}
+
 /* --------------------------------------------------------------------- main */
 
 typedef struct mismatch {
@@ -608,10 +729,12 @@ int main(int argc, char **argv)
     uint64_t seed = (env = getenv("SWEEP_SEED")) && *env ? strtoull(env, NULL, 10) : 1;
     int cases = (env = getenv("SWEEP_CASES")) && *env ? atoi(env) : -1;
     const char *json_path = (env = getenv("SWEEP_JSON")) && *env ? env : "bench/sweep.json";
-    bool quick = false, verbose = false;
+    bool quick = false, verbose = false, only_compile = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = true;
+        else if (!strcmp(argv[i], "--compile-only"))
+            only_compile = true;
         else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v"))
             verbose = true;
         else if (!strcmp(argv[i], "--cases") && i + 1 < argc)
@@ -621,15 +744,17 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--json") && i + 1 < argc)
             json_path = argv[++i];
         else {
-            fprintf(stderr, "usage: sweep [--quick] [--cases N] [--seed S] [--json PATH] [--verbose]\n");
+            fprintf(stderr, "usage: sweep [--quick | --compile-only] [--cases N] [--seed S] [--json PATH] [--verbose]\n");
             return 2;
         }
     }
     if (cases < 0)
-        cases = quick ? 30 : 300;
+        cases = only_compile ? 200 : quick ? 30 : 300;
     rng_state = seed * 0x9E3779B97F4A7C15ull + 0x1234567ull;
     if (!rng_state)
         rng_state = 1;
+    if (only_compile)
+        return compile_only(cases, verbose);
 
     bcg_context *jit_ctx = bcg_context_new(), *cc_ctx = bcg_context_new();
     bcg_options jit_opt, cc_opt;
