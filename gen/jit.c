@@ -280,7 +280,7 @@ static unsigned char *handed;    /* per compile: which callables went to libtcc 
 static int *handed_list;         /* and their indices, to clear `handed` after */
 static int helpers[16];          /* libtcc's own helpers (__fixunssfdi ...): always */
 static int helper_count;
-static pthread_once_t callables_once = PTHREAD_ONCE_INIT;
+static int symbols_handed;       /* by the latest compile: test_compile_cost reads it */
 
 static uint64_t name_hash(const char *name, size_t length)
 {
@@ -313,26 +313,29 @@ static void add_callable(const char *name, const void *address)
     callable_slots[at] = ++callable_count;
 }
 
-static void callables_init(void)
+/* Builds the table (under tcc_lock; the first compile does).  Plain malloc:
+ * the table lives as long as the process, outside mem_alloc's leak count
+ * and its injected failures; without memory the next compile tries again. */
+static bool callables_init(void)
 {
     size_t most = sizeof kernel_symbols / sizeof kernel_symbols[0] + 2 * OP_COUNT +
                   (size_t)microkernel_symbol_count;
     size_t slots = 64;
     while (slots < 2 * most)
         slots *= 2;
-    callables = mem_alloc(sizeof *callables * most);
-    callable_slots = mem_alloc(sizeof *callable_slots * slots);
-    single_names = mem_alloc(sizeof *single_names * OP_COUNT);
-    handed = mem_alloc(most);
-    handed_list = mem_alloc(sizeof *handed_list * most);
+    callables = malloc(sizeof *callables * most);
+    callable_slots = malloc(sizeof *callable_slots * slots);
+    single_names = malloc(sizeof *single_names * OP_COUNT);
+    handed = malloc(most);
+    handed_list = malloc(sizeof *handed_list * most);
     if (!callables || !callable_slots || !single_names || !handed || !handed_list) {
-        mem_free(callables);
-        mem_free(callable_slots);
-        mem_free(single_names);
-        mem_free(handed);
-        mem_free(handed_list);
+        free(callables);
+        free(callable_slots);
+        free(single_names);
+        free(handed);
+        free(handed_list);
         callables = NULL;
-        return;
+        return false;
     }
     memset(callable_slots, 0, sizeof *callable_slots * slots);
     memset(handed, 0, most);
@@ -357,6 +360,7 @@ static void callables_init(void)
     }
     for (int i = 0; i < microkernel_symbol_count; i++)
         add_callable(microkernel_symbols[i].name, microkernel_symbols[i].address);
+    return true;
 }
 
 static bool identifier_char(char c)
@@ -369,8 +373,7 @@ static bool identifier_char(char c)
  * could not be built.  Called under tcc_lock, which also guards `handed`. */
 static bool add_used_symbols(TCCState *state, const char *source)
 {
-    pthread_once(&callables_once, callables_init);
-    if (!callables)
+    if (!callables && !callables_init())
         return false;
     int used_count = 0;
     for (int i = 0; i < helper_count; i++) {
@@ -397,6 +400,7 @@ static bool add_used_symbols(TCCState *state, const char *source)
     }
     for (int i = 0; i < used_count; i++)
         handed[handed_list[i]] = 0;
+    symbols_handed = used_count;
     return true;
 }
 
@@ -508,4 +512,17 @@ void jit_free(jit_code *code)
 size_t jit_code_size(const jit_code *code)
 {
     return code ? sizeof *code + code->size : 0;
+}
+
+/* ---- test hooks (tests/unit/test_compile_cost.c) ----------------------------------- */
+
+void jit_costs(jit_cost_info *info)
+{
+    pthread_mutex_lock(&tcc_lock);
+    info->symbols_handed = symbols_handed;
+    info->callables = callable_count;
+    info->scratch_live = scratch_live;
+    info->scratch_reused = !scratch_off;
+    info->scratch_kept = scratch_spare ? scratch_spare->size : 0;
+    pthread_mutex_unlock(&tcc_lock);
 }
