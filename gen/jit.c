@@ -67,9 +67,10 @@ int jit_tcc_mprotect(void *address, size_t length, int protection)
  * from scratch blocks kept between compiles: a bump pointer, free a no-op
  * (but for the newest block, so growing the newest block by realloc stays
  * in place), and all of it reset when a compile ends with nothing live.
- * Only libtcc calls them, only under tcc_lock.  A pointer that is not
- * scratch (none is expected) goes to the C library.  The blocks kept are
- * bounded by SCRATCH_KEEP; the pages a compile touched stay mapped. */
+ * Only libtcc calls them, only under tcc_lock.  Requests of SCRATCH_BLOCK
+ * or more go to the C library, and so does every pointer that is not
+ * scratch.  The blocks kept are bounded by SCRATCH_KEEP; the pages a
+ * compile touched stay mapped. */
 
 #define SCRATCH_BLOCK (1024 * 1024)
 #define SCRATCH_KEEP (16 * 1024 * 1024)
@@ -106,7 +107,9 @@ static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 void *jit_tcc_malloc(size_t size);
 void *jit_tcc_malloc(size_t size)
 {
-    if (scratch_off)
+    /* a block of a large kernel's sections: the C library grows it in
+     * place (mremap) where the scratch would copy it */
+    if (scratch_off || size >= SCRATCH_BLOCK)
         return malloc(size);
     size_t need = sizeof(scratch_header) + round_up(size ? size : 1, SCRATCH_ALIGN);
     if (need < size)
@@ -116,7 +119,11 @@ void *jit_tcc_malloc(size_t size)
         if (b && b->size >= need) {
             scratch_spare = b->next;
         } else {
-            size_t bytes = need > SCRATCH_BLOCK ? round_up(need, SCRATCH_BLOCK) : SCRATCH_BLOCK;
+            /* doubling: a compile of a large source (BCG_MAX_SOURCE) makes a
+             * few blocks, so scratch_find's walk stays short */
+            size_t bytes = scratch ? 2 * scratch->size : SCRATCH_BLOCK;
+            if (bytes < need)
+                bytes = round_up(need, SCRATCH_BLOCK);
             b = malloc(sizeof *b + bytes);
             if (!b)
                 return NULL;
