@@ -99,8 +99,11 @@ $(BUILD)/obj/templates.o: $(BUILD)/templates.c $(HEADERS)
 	$(CC) $(CFLAGS_ALL) -Igen -c $< -o $@
 
 $(BUILD)/libtcc-wx.a: $(BUILD)/.deps
-	objcopy --redefine-sym mprotect=jit_tcc_mprotect $(TCC_SYSTEM_LIB) $@.tmp && mv $@.tmp $@
-	@if nm $@ | grep -q ' U mprotect$$'; then echo "$@ still calls mprotect" >&2; rm -f $@; exit 1; fi
+	objcopy --redefine-sym mprotect=jit_tcc_mprotect --redefine-sym malloc=jit_tcc_malloc \
+	  --redefine-sym calloc=jit_tcc_calloc --redefine-sym realloc=jit_tcc_realloc \
+	  --redefine-sym free=jit_tcc_free $(TCC_SYSTEM_LIB) $@.tmp && mv $@.tmp $@
+	@if nm $@ | grep -qE ' U (mprotect|malloc|calloc|realloc|free)$$'; then \
+	  echo "$@ still calls mprotect or the C library's allocator (gen/jit.c)" >&2; rm -f $@; exit 1; fi
 
 $(BUILD)/libbcgen.a: $(LIB_OBJ) $(TCC_LIB)
 	rm -f $@ && cp $(TCC_LIB) $@.tmp && ar rs $@.tmp $(LIB_OBJ) && mv $@.tmp $@

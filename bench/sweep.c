@@ -6,6 +6,19 @@
  * distribution of ratio = cc time / JIT time (1.0 parity, > 1 JIT faster).
  *
  *   sweep [--quick] [--cases N] [--seed S] [--json PATH] [--verbose]
+ *   sweep --compile-only [--cases N] [--seed S] [--verbose]
+ *   sweep --small [--cases N] [--seed S] [--json PATH] [--verbose]
+ *
+ * --compile-only draws the same cases (default 200) and only compiles them
+ * with the JIT, nothing is run: the compile time of distinct kernels (a
+ * cache miss each: median, p95, worst), the first cache hit right after
+ * the compile (caches cold from the compile) and a warm hit (the mean of a
+ * batch of hits), and the emitted C's size.  Seconds, not minutes.
+ *
+ * --small draws outputs of 16 to 1024 elements only (default 100 cases)
+ * and judges each by the issue's small-kernel target: a call (bcg_run, its
+ * checks included) at most 3x the cc kernel's and at most 30 ns + 0.5 ns
+ * per element.
  *
  * Environment: SWEEP_SEED (default 1), SWEEP_CASES (default 300; --quick
  * 30), SWEEP_JSON (default bench/sweep.json).
@@ -256,11 +269,14 @@ static void draw_expression(sweep_case *c)
         }
 }
 
-/* The output shape: rank 1-5, elements log-uniform in [16, 16M]. */
+/* The largest output drawn: 16M, or 1024 with --small. */
+static double max_elements = MAX_ELEMENTS;
+
+/* The output shape: rank 1-5, elements log-uniform in [16, max_elements]. */
 static void draw_shape(sweep_case *c)
 {
     c->out_rank = 1 + rnd_int(MAX_R);
-    double total = exp(log(MIN_ELEMENTS) + rnd_unit() * (log(MAX_ELEMENTS) - log(MIN_ELEMENTS)));
+    double total = exp(log(MIN_ELEMENTS) + rnd_unit() * (log(max_elements) - log(MIN_ELEMENTS)));
     double w[MAX_R], sum = 0;
     for (int d = 0; d < c->out_rank; d++)
         sum += w[d] = 0.05 + rnd_unit();
@@ -282,7 +298,7 @@ static void draw_shape(sweep_case *c)
         double n = 1;
         for (int d = 0; d < c->out_rank; d++)
             n *= (double)c->out_shape[d];
-        if (n > MAX_ELEMENTS) {
+        if (n > max_elements) {
             int d = 0;
             for (int k = 1; k < c->out_rank; k++)
                 if (c->out_shape[k] > c->out_shape[d])
@@ -450,6 +466,15 @@ static double now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* This thread's CPU time: what a compile costs without the time a loaded
+ * machine keeps it waiting for a core. */
+static double cpu_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -591,6 +616,128 @@ static const char *fmt_time(double s, char *buf)
     return buf;
 }
 
+/* ------------------------------------------------------------ compile only */
+
+typedef struct compile_time {
+    double compile_s, compile_cpu_s, first_hit_s, warm_hit_s;
+    size_t source_bytes;
+    int index;
+    char expr[EXPR_MAX];
+} compile_time;
+
+static int cmp_compile(const void *a, const void *b)
+{
+    double x = ((const compile_time *)a)->compile_s, y = ((const compile_time *)b)->compile_s;
+    return x < y ? -1 : x > y;
+}
+
+#define WARM_HITS 200
+
+/* The quantile Q of the N sorted values V (nearest rank below). */
+static double quantile(const double *v, int n, double q)
+{
+    return n ? v[(int)floor(q * (n - 1))] : 0;
+}
+
+static int compile_only(int cases, bool verbose)
+{
+    bcg_context *ctx = bcg_context_new();
+    bcg_options opt;
+    bcg_options_init(&opt);
+    compile_time *t = calloc((size_t)cases + 1, sizeof *t);
+    double *first = calloc((size_t)cases + 1, sizeof *first), *warm = calloc((size_t)cases + 1, sizeof *warm);
+    double *cpu = calloc((size_t)cases + 1, sizeof *cpu);
+    if (!ctx || !t || !first || !warm || !cpu)
+        return 1;
+    int n = 0, rejected = 0;
+    sweep_case c;
+    double start = now();
+    for (int ci = 0; ci < cases; ci++) {
+        memset(&c, 0, sizeof c);
+        c.index = ci;
+        draw_shape(&c);
+        draw_operands(&c);
+        draw_expression(&c);
+        bcg_operand ops[MAX_OPS];
+        for (int i = 0; i < c.count; i++)
+            ops[i] = (bcg_operand){c.ops[i].name, c.ops[i].dtype, c.ops[i].rank, c.ops[i].shape,
+                                   c.ops[i].contiguous ? NULL : c.ops[i].strides};
+        bcg_kernel *k = NULL, *again = NULL;
+        bcg_error err;
+        double c0 = cpu_now(), t0 = now();
+        bcg_status s = bcg_compile(ctx, c.expr, ops, c.count, &opt, &k, &err);
+        double compile_s = now() - t0, compile_cpu_s = cpu_now() - c0;
+        if (s != BCG_OK || bcg_kernel_note(k)[0]) {
+            rejected++;
+            if (verbose)
+                fprintf(stderr, "case %d rejected: %s: %s\n", ci, c.expr, k ? bcg_kernel_note(k) : err.message);
+            bcg_kernel_free(k);
+            continue;
+        }
+        t0 = now();
+        s = bcg_compile(ctx, c.expr, ops, c.count, &opt, &again, &err);
+        double first_s = now() - t0;
+        bcg_kernel_release(again);
+        t0 = now();
+        for (int i = 0; i < WARM_HITS && s == BCG_OK; i++) {
+            s = bcg_compile(ctx, c.expr, ops, c.count, &opt, &again, &err);
+            bcg_kernel_release(again);
+        }
+        double warm_s = (now() - t0) / WARM_HITS;
+        compile_time *r = &t[n++];
+        r->index = ci;
+        r->compile_s = compile_s;
+        r->compile_cpu_s = compile_cpu_s;
+        cpu[n - 1] = compile_cpu_s;
+        r->first_hit_s = first_s;
+        r->warm_hit_s = warm_s;
+        const char *source = bcg_kernel_source(k);
+        r->source_bytes = source ? strlen(source) : 0;
+        snprintf(r->expr, sizeof r->expr, "%s", c.expr);
+        if (verbose)
+            fprintf(stderr, "%4d compile %.3f ms, hit %.3f us (warm %.3f us), %zu bytes of C: %s\n", ci,
+                    compile_s * 1e3, first_s * 1e6, warm_s * 1e6, r->source_bytes, c.expr);
+        bcg_kernel_free(k);
+    }
+    double elapsed = now() - start;
+    size_t bytes_total = 0, bytes_max = 0;
+    for (int i = 0; i < n; i++) {
+        first[i] = t[i].first_hit_s;
+        warm[i] = t[i].warm_hit_s;
+        bytes_total += t[i].source_bytes;
+        if (t[i].source_bytes > bytes_max)
+            bytes_max = t[i].source_bytes;
+    }
+    qsort(t, (size_t)n, sizeof *t, cmp_compile);
+    qsort(first, (size_t)n, sizeof *first, cmp_double);
+    qsort(warm, (size_t)n, sizeof *warm, cmp_double);
+    qsort(cpu, (size_t)n, sizeof *cpu, cmp_double);
+    printf("bcgen sweep --compile-only: %d cases drawn, %d compiled, %d rejected, %.1f s\n", cases, n, rejected,
+           elapsed);
+    printf("JIT compile of %d distinct kernels: median %.3f ms, p95 %.3f ms, worst %.3f ms "
+           "(target: median <= 0.5 ms, p95 <= 2 ms)\n",
+           n, n ? t[n / 2].compile_s * 1e3 : 0, n ? t[(int)floor(0.95 * (n - 1))].compile_s * 1e3 : 0,
+           n ? t[n - 1].compile_s * 1e3 : 0);
+    printf("  the same in thread CPU time (without waits for a busy machine's cores): median %.3f ms, "
+           "p95 %.3f ms, worst %.3f ms\n",
+           quantile(cpu, n, 0.5) * 1e3, quantile(cpu, n, 0.95) * 1e3, n ? cpu[n - 1] * 1e3 : 0);
+    printf("cache hit: first after the compile median %.3f us, p95 %.3f us; warm median %.3f us, "
+           "p95 %.3f us (target <= 1 us)\n",
+           quantile(first, n, 0.5) * 1e6, quantile(first, n, 0.95) * 1e6, quantile(warm, n, 0.5) * 1e6,
+           quantile(warm, n, 0.95) * 1e6);
+    printf("emitted C: mean %.0f bytes, largest %zu bytes\n", n ? (double)bytes_total / n : 0, bytes_max);
+    printf("slowest five:\n");
+    for (int i = n - 1; i >= 0 && i >= n - 5; i--)
+        printf("  %.3f ms  %6zu bytes  case %d: %s\n", t[i].compile_s * 1e3, t[i].source_bytes, t[i].index,
+               t[i].expr);
+    free(t);
+    free(first);
+    free(warm);
+    free(cpu);
+    bcg_context_free(ctx);
+    return 0;
+}
+
 /* --------------------------------------------------------------------- main */
 
 typedef struct mismatch {
@@ -608,10 +755,14 @@ int main(int argc, char **argv)
     uint64_t seed = (env = getenv("SWEEP_SEED")) && *env ? strtoull(env, NULL, 10) : 1;
     int cases = (env = getenv("SWEEP_CASES")) && *env ? atoi(env) : -1;
     const char *json_path = (env = getenv("SWEEP_JSON")) && *env ? env : "bench/sweep.json";
-    bool quick = false, verbose = false;
+    bool quick = false, verbose = false, only_compile = false, small_only = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = true;
+        else if (!strcmp(argv[i], "--compile-only"))
+            only_compile = true;
+        else if (!strcmp(argv[i], "--small"))
+            small_only = true;
         else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v"))
             verbose = true;
         else if (!strcmp(argv[i], "--cases") && i + 1 < argc)
@@ -621,15 +772,19 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--json") && i + 1 < argc)
             json_path = argv[++i];
         else {
-            fprintf(stderr, "usage: sweep [--quick] [--cases N] [--seed S] [--json PATH] [--verbose]\n");
+            fprintf(stderr, "usage: sweep [--quick | --compile-only | --small] [--cases N] [--seed S] [--json PATH] [--verbose]\n");
             return 2;
         }
     }
     if (cases < 0)
-        cases = quick ? 30 : 300;
+        cases = only_compile ? 200 : quick ? 30 : small_only ? 100 : 300;
+    if (small_only)
+        max_elements = 1024;
     rng_state = seed * 0x9E3779B97F4A7C15ull + 0x1234567ull;
     if (!rng_state)
         rng_state = 1;
+    if (only_compile)
+        return compile_only(cases, verbose);
 
     bcg_context *jit_ctx = bcg_context_new(), *cc_ctx = bcg_context_new();
     bcg_options jit_opt, cc_opt;
@@ -642,6 +797,7 @@ int main(int argc, char **argv)
     /* first compiles (distinct keys: a cache miss each) and cache hits, seconds */
     double *compiles_s = calloc((size_t)cases + 1, sizeof *compiles_s);
     double *hits_s = calloc((size_t)cases + 1, sizeof *hits_s);
+    double *compiles_cpu_s = calloc((size_t)cases + 1, sizeof *compiles_cpu_s);
     int compiles = 0;
     mismatch *mismatches = calloc((size_t)cases + 1, sizeof *mismatches);
     int done = 0, rejected_jit = 0, rejected_cc = 0, failed_runs = 0, nmis = 0;
@@ -663,15 +819,16 @@ int main(int argc, char **argv)
                                    c.ops[i].contiguous ? NULL : c.ops[i].strides};
         bcg_kernel *kj = NULL, *kc = NULL;
         bcg_error err;
-        double compile_start = now();
+        double compile_start = now(), compile_cpu_start = cpu_now();
         bcg_status compiled = bcg_compile(jit_ctx, c.expr, ops, c.count, &jit_opt, &kj, &err);
-        double compile_s = now() - compile_start;
+        double compile_s = now() - compile_start, compile_cpu_s = cpu_now() - compile_cpu_start;
         if (compiled == BCG_OK) {
             /* the same key again: a cache hit (a held kernel, released at once) */
             bcg_kernel *again = NULL;
             double hit_start = now();
             if (bcg_compile(jit_ctx, c.expr, ops, c.count, &jit_opt, &again, &err) == BCG_OK) {
                 hits_s[compiles] = now() - hit_start;
+                compiles_cpu_s[compiles] = compile_cpu_s;
                 compiles_s[compiles++] = compile_s;
             }
             bcg_kernel_release(again);
@@ -858,6 +1015,23 @@ int main(int argc, char **argv)
     printf("small cases (both calls under %.0f us; target: JIT at most %.2f us slower than cc): %d of %d met, "
            "worst excess %.3f us\n",
            SMALL_US, SMALL_TARGET_US, small_met, nsmall, small_worst_excess);
+    {
+        /* issue 11's small-output target, over every output of at most 1024 elements */
+        int outputs = 0, within_3x = 0, within_budget = 0, both = 0;
+        for (int i = 0; i < done; i++) {
+            if (results[i].elements > 1024)
+                continue;
+            outputs++;
+            bool ratio_ok = results[i].jit_s <= 3 * results[i].cc_s;
+            bool budget_ok = results[i].jit_s <= 30e-9 + 0.5e-9 * (double)results[i].elements;
+            within_3x += ratio_ok;
+            within_budget += budget_ok;
+            both += ratio_ok && budget_ok;
+        }
+        printf("outputs of at most 1024 elements (target: a call <= 3x cc's and <= 30 ns + 0.5 ns an element): "
+               "%d of %d met both, %d within 3x, %d within the budget\n",
+               both, outputs, within_3x, within_budget);
+    }
     for (int i = 0; i < nsmall; i++) {
         char b1[32], b2[32];
         printf("  %.3f  jit %-10s cc %-10s %9lld %-4s %s | %s\n", small[i].ratio, fmt_time(small[i].jit_s, b1),
@@ -875,6 +1049,10 @@ int main(int argc, char **argv)
     printf("JIT compile of %d distinct kernels: median %.3f ms, p95 %.3f ms, worst %.3f ms; "
            "cache hit median %.3f us\n",
            compiles, compile_median * 1e3, compile_p95 * 1e3, compile_max * 1e3, hit_median * 1e6);
+    qsort(compiles_cpu_s, (size_t)compiles, sizeof *compiles_cpu_s, cmp_double);
+    printf("  the compiles in thread CPU time (without waits for a busy machine's cores): median %.3f ms, "
+           "p95 %.3f ms\n",
+           quantile(compiles_cpu_s, compiles, 0.5) * 1e3, quantile(compiles_cpu_s, compiles, 0.95) * 1e3);
     for (int i = 0; i < nmis; i++)
         printf("disagreement: case %d (%s): %lld elements differ, worst %.3g ulp: %s | %s\n", mismatches[i].index,
                mismatches[i].dtype, (long long)mismatches[i].count, mismatches[i].worst_ulp, mismatches[i].expr,
@@ -892,8 +1070,10 @@ int main(int argc, char **argv)
                " \"best\": %.4f, \"under_1\": %d, \"under_0_9\": %d, \"geomean_all\": %.4f,\n",
             geomean, p10, p50, worst, best, under_1, under_09, geomean_all);
     fprintf(f, "  \"compiles\": %d, \"compile_median_ms\": %.4f, \"compile_p95_ms\": %.4f,"
-               " \"compile_worst_ms\": %.4f, \"cache_hit_median_us\": %.4f,\n",
-            compiles, compile_median * 1e3, compile_p95 * 1e3, compile_max * 1e3, hit_median * 1e6);
+               " \"compile_worst_ms\": %.4f, \"cache_hit_median_us\": %.4f,"
+               " \"compile_cpu_median_ms\": %.4f, \"compile_cpu_p95_ms\": %.4f,\n",
+            compiles, compile_median * 1e3, compile_p95 * 1e3, compile_max * 1e3, hit_median * 1e6,
+            quantile(compiles_cpu_s, compiles, 0.5) * 1e3, quantile(compiles_cpu_s, compiles, 0.95) * 1e3);
     fprintf(f, "  \"worst_ten\": [\n");
     for (int i = 0; i < nbig && i < 10; i++) {
         fprintf(f, "    ");
@@ -933,6 +1113,7 @@ int main(int argc, char **argv)
     free(results);
     free(mismatches);
     free(compiles_s);
+    free(compiles_cpu_s);
     free(hits_s);
     bcg_context_free(jit_ctx);
     bcg_context_free(cc_ctx);

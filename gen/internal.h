@@ -822,6 +822,15 @@ bcg_status jit_compile(const char *source, const char *function_name,
 void jit_free(jit_code *code);
 /* The memory CODE holds: its pages and its record (0 for NULL). */
 size_t jit_code_size(const jit_code *code);
+/* Test hook: what the latest compile cost libtcc's side (test_compile_cost). */
+typedef struct jit_cost_info {
+    int symbols_handed;     /* names given to tcc_add_symbol by the latest compile */
+    int callables;          /* names a kernel may call, in all */
+    long scratch_live;      /* libtcc's scratch allocations not freed (0 between compiles) */
+    bool scratch_reused;    /* false once libtcc kept memory past a compile */
+    size_t scratch_kept;    /* scratch bytes kept for the next compile */
+} jit_cost_info;
+void jit_costs(jit_cost_info *info);
 
 /* runtime/microkernels.c and runtime/pool.c: see runtime/runtime.h */
 

@@ -18,6 +18,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -33,15 +34,205 @@ struct jit_code {
 
 static pthread_mutex_t tcc_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The code buffer of the compile in progress (under tcc_lock), mapped
+ * read+write. */
+static void *code_buffer;
+static size_t code_buffer_size;
+
 /* Every mprotect call libtcc makes (the Makefile renames its references).
  * A request for write and execute together becomes read+write: the code is
- * made read+execute by jit_compile once relocation is done. */
+ * made read+execute by jit_compile once relocation is done.  A read+write
+ * request inside the code buffer changes nothing and makes no system call
+ * (tcc_relocate asks twice a compile; each is a TLB flush on some kernels). */
 int jit_tcc_mprotect(void *address, size_t length, int protection);
 int jit_tcc_mprotect(void *address, size_t length, int protection)
 {
     if ((protection & PROT_WRITE) && (protection & PROT_EXEC))
         protection &= ~PROT_EXEC;
+    char *at = address, *buffer = code_buffer;
+    if (protection == (PROT_READ | PROT_WRITE) && buffer && at >= buffer &&
+        length <= code_buffer_size && (size_t)(at - buffer) <= code_buffer_size - length)
+        return 0;
     return mprotect(address, length, protection);
+}
+
+/* ---- libtcc's memory -------------------------------------------------------------
+ *
+ * A compile makes libtcc allocate about 2 MB (its token and string pools
+ * take 1.8 MB at once) and free it all in tcc_delete.  Through malloc that
+ * grew the heap and trimmed it again on every compile: three brk calls
+ * and fresh zeroed pages each time, measured at about a fifth of a small
+ * kernel's compile.  So the Makefile renames libtcc's malloc, calloc,
+ * realloc and free to the jit_tcc_ functions below, which hand out memory
+ * from scratch blocks kept between compiles: a bump pointer, free a no-op
+ * (but for the newest block, so growing the newest block by realloc stays
+ * in place), and all of it reset when a compile ends with nothing live.
+ * Only libtcc calls them, only under tcc_lock.  Requests of SCRATCH_BLOCK
+ * or more go to the C library, and so does every pointer that is not
+ * scratch.  The blocks kept are bounded by SCRATCH_KEEP; the pages a
+ * compile touched stay mapped. */
+
+#define SCRATCH_BLOCK (1024 * 1024)
+#define SCRATCH_KEEP (16 * 1024 * 1024)
+#define SCRATCH_ALIGN 16
+
+typedef struct scratch_block {
+    struct scratch_block *next;
+    size_t size, used;          /* bytes after the header */
+    _Alignas(SCRATCH_ALIGN) unsigned char data[];
+} scratch_block;
+
+typedef struct scratch_header {
+    size_t size;                /* the bytes asked for */
+    size_t pad;
+} scratch_header;
+
+static scratch_block *scratch;  /* the block handing out memory; its next are full */
+static scratch_block *scratch_spare;
+static long scratch_live;       /* allocations not yet freed */
+static size_t scratch_high;     /* the bytes a compile took, at most */
+static bool scratch_off;        /* something outlived a compile: plain malloc from now on */
+
+static scratch_block *scratch_find(const void *p)
+{
+    const unsigned char *at = p;
+    for (scratch_block *b = scratch; b; b = b->next)
+        if (at >= b->data && at < b->data + b->size)
+            return b;
+    return NULL;
+}
+
+static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+void *jit_tcc_malloc(size_t size);
+void *jit_tcc_malloc(size_t size)
+{
+    /* a block of a large kernel's sections: the C library grows it in
+     * place (mremap) where the scratch would copy it */
+    if (scratch_off || size >= SCRATCH_BLOCK)
+        return malloc(size);
+    size_t need = sizeof(scratch_header) + round_up(size ? size : 1, SCRATCH_ALIGN);
+    if (need < size)
+        return NULL;
+    if (!scratch || scratch->size - scratch->used < need) {
+        scratch_block *b = scratch_spare;
+        if (b && b->size >= need) {
+            scratch_spare = b->next;
+        } else {
+            /* doubling: a compile of a large source (BCG_MAX_SOURCE) makes a
+             * few blocks, so scratch_find's walk stays short */
+            size_t bytes = scratch ? 2 * scratch->size : SCRATCH_BLOCK;
+            if (bytes < need)
+                bytes = round_up(need, SCRATCH_BLOCK);
+            b = malloc(sizeof *b + bytes);
+            if (!b)
+                return NULL;
+            b->size = bytes;
+        }
+        b->used = 0;
+        b->next = scratch;
+        scratch = b;
+    }
+    scratch_header *h = (scratch_header *)(scratch->data + scratch->used);
+    h->size = size;
+    scratch->used += need;
+    scratch_live++;
+    return h + 1;
+}
+
+void *jit_tcc_calloc(size_t count, size_t size);
+void *jit_tcc_calloc(size_t count, size_t size)
+{
+    if (size && count > (size_t)-1 / size)
+        return NULL;
+    void *p = jit_tcc_malloc(count * size);
+    if (p)
+        memset(p, 0, count * size);
+    return p;
+}
+
+void jit_tcc_free(void *p);
+void jit_tcc_free(void *p)
+{
+    if (!p)
+        return;
+    scratch_block *b = scratch_find(p);
+    if (!b) {
+        free(p);
+        return;
+    }
+    scratch_header *h = (scratch_header *)p - 1;
+    size_t bytes = sizeof *h + round_up(h->size ? h->size : 1, SCRATCH_ALIGN);
+    if (b == scratch && (unsigned char *)h + bytes == b->data + b->used)
+        b->used -= bytes; /* the newest block: its room is reused */
+    scratch_live--;
+}
+
+void *jit_tcc_realloc(void *p, size_t size);
+void *jit_tcc_realloc(void *p, size_t size)
+{
+    if (!p)
+        return jit_tcc_malloc(size);
+    scratch_block *b = scratch_find(p);
+    if (!b)
+        return realloc(p, size);
+    scratch_header *h = (scratch_header *)p - 1;
+    size_t old = round_up(h->size ? h->size : 1, SCRATCH_ALIGN);
+    size_t want = round_up(size ? size : 1, SCRATCH_ALIGN);
+    if (want < size)
+        return NULL;
+    if (want <= old) {
+        h->size = size;
+        return p;
+    }
+    unsigned char *end = (unsigned char *)p + old;
+    if (b == scratch && end == b->data + b->used && b->size - b->used >= want - old) {
+        b->used += want - old; /* the newest block grows in place */
+        h->size = size;
+        return p;
+    }
+    void *q = jit_tcc_malloc(size);
+    if (!q)
+        return NULL;
+    memcpy(q, p, h->size < size ? h->size : size);
+    jit_tcc_free(p);
+    return q;
+}
+
+/* After tcc_delete: the scratch is reused by the next compile, as one
+ * block of the size this one needed once it took more than one. */
+static void scratch_reset(void)
+{
+    if (scratch_live != 0) {
+        scratch_off = true; /* libtcc kept memory: keep it, and ours, for good */
+        return;
+    }
+    size_t total = 0;
+    for (scratch_block *b = scratch; b; b = b->next)
+        total += b->used;
+    if (total > scratch_high)
+        scratch_high = total;
+    scratch_block *list = scratch;
+    scratch = NULL;
+    if (list && list->next) {
+        /* several blocks: next time one that holds them all */
+        while (list) {
+            scratch_block *next = list->next;
+            free(list);
+            list = next;
+        }
+        size_t bytes = round_up(scratch_high + scratch_high / 4, SCRATCH_BLOCK);
+        if (bytes <= SCRATCH_KEEP && (list = malloc(sizeof *list + bytes))) {
+            list->size = bytes;
+            list->next = NULL;
+        }
+    }
+    if (list && list->size > SCRATCH_KEEP) {
+        free(list);
+        list = NULL;
+    }
+    free(scratch_spare);
+    scratch_spare = list;
 }
 
 /* The conversions tcc's x86-64 code generator calls for unsigned 64-bit
@@ -70,6 +261,155 @@ static const struct {
     {"__floatundidf", (const void *)floatundidf},
     {"__floatundixf", (const void *)floatundixf},
 };
+
+/* ---- the functions a kernel may call ------------------------------------------
+ *
+ * Handing libtcc every function a kernel might call (the math functions of
+ * ops.h and the microkernels, about a thousand names) cost 120 us of a
+ * 650 us compile, measured: each tcc_add_symbol inserts into libtcc's ELF
+ * symbol table.  So one table of them all is built once, hashed by name,
+ * and a compile hands over only those whose names occur in its source as
+ * identifiers (a scan of a few KB), and libtcc's own helpers, which its
+ * code calls for some casts without the source naming them.  A name is handed over once even when
+ * two rows give it (fmod is both a row of ops.h and cexpr.c's own). */
+
+typedef struct callable {
+    const char *name;
+    const void *address;
+} callable;
+
+static callable *callables;      /* every name once; NULL if memory ran out */
+static int callable_count;
+static int *callable_slots;      /* open addressing: index + 1, 0 empty */
+static size_t slot_mask;
+static char (*single_names)[32]; /* the float variants' names ("expf") */
+static unsigned char *handed;    /* per compile: which callables went to libtcc */
+static int *handed_list;         /* and their indices, to clear `handed` after */
+static int helpers[16];          /* libtcc's own helpers (__fixunssfdi ...): always */
+static int helper_count;
+static int symbols_handed;       /* by the latest compile: test_compile_cost reads it */
+
+static uint64_t name_hash(const char *name, size_t length)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < length; i++)
+        h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
+    return h;
+}
+
+static int find_callable(const char *name, size_t length)
+{
+    for (size_t at = name_hash(name, length) & slot_mask;; at = (at + 1) & slot_mask) {
+        int i = callable_slots[at] - 1;
+        if (i < 0)
+            return -1;
+        if (strncmp(callables[i].name, name, length) == 0 && callables[i].name[length] == 0)
+            return i;
+    }
+}
+
+static void add_callable(const char *name, const void *address)
+{
+    size_t length = strlen(name);
+    if (find_callable(name, length) >= 0)
+        return; /* the first row to name it wins, as tcc_add_symbol's first did */
+    size_t at = name_hash(name, length) & slot_mask;
+    while (callable_slots[at])
+        at = (at + 1) & slot_mask;
+    callables[callable_count] = (callable){name, address};
+    callable_slots[at] = ++callable_count;
+}
+
+/* Builds the table (under tcc_lock; the first compile does).  Plain malloc:
+ * the table lives as long as the process, outside mem_alloc's leak count
+ * and its injected failures; without memory the next compile tries again. */
+static bool callables_init(void)
+{
+    size_t most = sizeof kernel_symbols / sizeof kernel_symbols[0] + 2 * OP_COUNT +
+                  (size_t)microkernel_symbol_count;
+    size_t slots = 64;
+    while (slots < 2 * most)
+        slots *= 2;
+    callables = malloc(sizeof *callables * most);
+    callable_slots = malloc(sizeof *callable_slots * slots);
+    single_names = malloc(sizeof *single_names * OP_COUNT);
+    handed = malloc(most);
+    handed_list = malloc(sizeof *handed_list * most);
+    if (!callables || !callable_slots || !single_names || !handed || !handed_list) {
+        free(callables);
+        free(callable_slots);
+        free(single_names);
+        free(handed);
+        free(handed_list);
+        callables = NULL;
+        return false;
+    }
+    memset(callable_slots, 0, sizeof *callable_slots * slots);
+    memset(handed, 0, most);
+    slot_mask = slots - 1;
+    /* the rows of ops.h first: their addresses win over kernel_symbols' */
+    for (int op = 0; op < OP_COUNT; op++)
+        if (op_table[op].math) {
+            const op_info *row = &op_table[op];
+            snprintf(single_names[op], sizeof single_names[op], "%sf", row->math);
+            add_callable(row->math, row->math2_f64 ? (const void *)row->math2_f64
+                                                   : (const void *)row->math_f64);
+            add_callable(single_names[op], row->math2_f32 ? (const void *)row->math2_f32
+                                                          : (const void *)row->math_f32);
+        }
+    for (size_t i = 0; i < sizeof kernel_symbols / sizeof kernel_symbols[0]; i++) {
+        add_callable(kernel_symbols[i].name, kernel_symbols[i].address);
+        /* tcc's code calls these for casts; the source never names them */
+        if (strncmp(kernel_symbols[i].name, "__", 2) == 0 &&
+            helper_count < (int)(sizeof helpers / sizeof helpers[0]))
+            helpers[helper_count++] =
+                find_callable(kernel_symbols[i].name, strlen(kernel_symbols[i].name));
+    }
+    for (int i = 0; i < microkernel_symbol_count; i++)
+        add_callable(microkernel_symbols[i].name, microkernel_symbols[i].address);
+    return true;
+}
+
+static bool identifier_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* Hands STATE every callable whose name occurs in SOURCE as an identifier
+ * (in a comment too: a needless symbol is harmless); false when the table
+ * could not be built.  Called under tcc_lock, which also guards `handed`. */
+static bool add_used_symbols(TCCState *state, const char *source)
+{
+    if (!callables && !callables_init())
+        return false;
+    int used_count = 0;
+    for (int i = 0; i < helper_count; i++) {
+        handed[helpers[i]] = 1;
+        handed_list[used_count++] = helpers[i];
+        tcc_add_symbol(state, callables[helpers[i]].name, callables[helpers[i]].address);
+    }
+    for (const char *p = source; *p;) {
+        if (!identifier_char(*p)) {
+            p++;
+            continue;
+        }
+        const char *start = p;
+        while (identifier_char(*p))
+            p++;
+        if (*start >= '0' && *start <= '9')
+            continue;
+        int i = find_callable(start, (size_t)(p - start));
+        if (i < 0 || handed[i])
+            continue;
+        handed[i] = 1;
+        handed_list[used_count++] = i;
+        tcc_add_symbol(state, callables[i].name, callables[i].address);
+    }
+    for (int i = 0; i < used_count; i++)
+        handed[handed_list[i]] = 0;
+    symbols_handed = used_count;
+    return true;
+}
 
 typedef struct tcc_messages {
     char text[400];
@@ -118,33 +458,10 @@ bcg_status jit_compile(const char *source, const char *function_name,
         status = fail(err, BCG_ERR_JIT, "libtcc rejected the generated kernel: %s", messages.text);
         goto done;
     }
-    for (size_t i = 0; i < sizeof kernel_symbols / sizeof kernel_symbols[0]; i++) {
-        bool in_table = false; /* fmod, copysign: also rows of ops.h, added below */
-        for (int op = 0; op < OP_COUNT && !in_table; op++)
-            if (op_table[op].math) {
-                size_t n = strlen(op_table[op].math);
-                in_table = strncmp(kernel_symbols[i].name, op_table[op].math, n) == 0 &&
-                           (kernel_symbols[i].name[n] == 0 ||
-                            strcmp(kernel_symbols[i].name + n, "f") == 0);
-            }
-        if (!in_table)
-            tcc_add_symbol(state, kernel_symbols[i].name, kernel_symbols[i].address);
+    if (!add_used_symbols(state, source)) {
+        status = fail(err, BCG_ERR_NOMEM, "out of memory naming the kernel's functions to libtcc");
+        goto done;
     }
-    for (int op = 0; op < OP_COUNT; op++)
-        if (op_table[op].math) {
-            const op_info *row = &op_table[op];
-            char single[32];
-            snprintf(single, sizeof single, "%sf", row->math);
-            tcc_add_symbol(state, row->math, row->math2_f64 ? (const void *)row->math2_f64
-                                                              : (const void *)row->math_f64);
-            tcc_add_symbol(state, single, row->math2_f32 ? (const void *)row->math2_f32
-                                                         : (const void *)row->math_f32);
-        }
-    /* the vectorised inner runs (runtime/microkernels.c), only for kernels
-     * that call them: a plain kernel's compile time stays as it was */
-    if (strstr(source, "bcg_mk_"))
-        for (int i = 0; i < microkernel_symbol_count; i++)
-            tcc_add_symbol(state, microkernel_symbols[i].name, microkernel_symbols[i].address);
     int needed = tcc_relocate(state, NULL);
     if (needed <= 0) {
         status = fail(err, BCG_ERR_JIT, "libtcc could not link the kernel: %s", messages.text);
@@ -157,7 +474,11 @@ bcg_status jit_compile(const char *source, const char *function_name,
         status = fail(err, BCG_ERR_NOMEM, "could not map %zu bytes for kernel code", size);
         goto done;
     }
-    if (tcc_relocate(state, memory) < 0) {
+    code_buffer = memory;
+    code_buffer_size = size;
+    int relocated = tcc_relocate(state, memory);
+    code_buffer = NULL;
+    if (relocated < 0) {
         status = fail(err, BCG_ERR_JIT, "libtcc could not relocate the kernel: %s", messages.text);
         goto done;
     }
@@ -167,6 +488,7 @@ bcg_status jit_compile(const char *source, const char *function_name,
 done:
     tcc_delete(state);
 unlock:
+    scratch_reset();
     pthread_mutex_unlock(&tcc_lock);
 
     if (status == BCG_OK && mprotect(memory, size, PROT_READ | PROT_EXEC) != 0)
@@ -197,4 +519,17 @@ void jit_free(jit_code *code)
 size_t jit_code_size(const jit_code *code)
 {
     return code ? sizeof *code + code->size : 0;
+}
+
+/* ---- test hooks (tests/unit/test_compile_cost.c) ----------------------------------- */
+
+void jit_costs(jit_cost_info *info)
+{
+    pthread_mutex_lock(&tcc_lock);
+    info->symbols_handed = symbols_handed;
+    info->callables = callable_count;
+    info->scratch_live = scratch_live;
+    info->scratch_reused = !scratch_off;
+    info->scratch_kept = scratch_spare ? scratch_spare->size : 0;
+    pthread_mutex_unlock(&tcc_lock);
 }

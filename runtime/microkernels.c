@@ -57,6 +57,7 @@
  * so they return exactly what libm returns to the straight-line code.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #if defined(__x86_64__) || defined(__SSE2__)
 #include <emmintrin.h>
@@ -1609,10 +1610,38 @@ const microkernel_symbol microkernel_symbols[] = {
 const int microkernel_symbol_count =
     (int)(sizeof microkernel_symbols / sizeof microkernel_symbols[0]);
 
+/* Lowering asks for names a dozen times a kernel: a linear strcmp over the
+ * table was a tenth of a small kernel's compile (measured), so the names
+ * are hashed once into SLOTS (open addressing; index + 1, 0 empty). */
+#define EXISTS_SLOTS 4096
+_Static_assert(2 * sizeof microkernel_symbols / sizeof microkernel_symbols[0] <= EXISTS_SLOTS,
+               "microkernel_exists: grow EXISTS_SLOTS");
+static unsigned short exists_slots[EXISTS_SLOTS];
+static pthread_once_t exists_once = PTHREAD_ONCE_INIT;
+
+static unsigned exists_hash(const char *name)
+{
+    uint32_t h = 2166136261u;
+    for (; *name; name++)
+        h = (h ^ (unsigned char)*name) * 16777619u;
+    return h & (EXISTS_SLOTS - 1);
+}
+
+static void exists_init(void)
+{
+    for (int i = 0; i < microkernel_symbol_count; i++) {
+        unsigned at = exists_hash(microkernel_symbols[i].name);
+        while (exists_slots[at])
+            at = (at + 1) & (EXISTS_SLOTS - 1);
+        exists_slots[at] = (unsigned short)(i + 1);
+    }
+}
+
 bool microkernel_exists(const char *name)
 {
-    for (int i = 0; i < microkernel_symbol_count; i++)
-        if (strcmp(microkernel_symbols[i].name, name) == 0)
+    pthread_once(&exists_once, exists_init);
+    for (unsigned at = exists_hash(name); exists_slots[at]; at = (at + 1) & (EXISTS_SLOTS - 1))
+        if (strcmp(microkernel_symbols[exists_slots[at] - 1].name, name) == 0)
             return true;
     return false;
 }
