@@ -215,8 +215,9 @@ static void test_blocked_transposed_with_remainders(void **state)
 static void test_blocked_outer_loop_and_negative_strides(void **state)
 {
     (void)state;
-    /* a loop outside the blocked pair; input a walks its rows backwards */
-    int64_t shape[] = {4, 260, 70}, strides[] = {260 * 70, -1, 260}, row[] = {70};
+    /* a loop outside the blocked pair; input a walks its rows backwards
+     * (runs longer than 2-D tiles take: lower.c, TILES2D_MAX_RUN) */
+    int64_t shape[] = {2, 260, 602}, strides[] = {260 * 602, -1, 260}, row[] = {602};
     blocked_case c = {"a - b", 2,
                       {{"a", BCG_F32, 3, shape, strides}, {"b", BCG_F32, 1, row, NULL}},
                       -1};
@@ -227,11 +228,12 @@ static void test_blocked_outer_loop_and_negative_strides(void **state)
 static void test_blocked_in_place(void **state)
 {
     (void)state;
-    /* in place into the contiguous operand; the transposed one is read */
-    int64_t contiguous[] = {130, 1};
+    /* in place into the contiguous operand; the transposed one is read
+     * (runs of 602: shorter ones take 2-D tiles) */
+    int64_t rows_long[] = {300, 602}, contiguous[] = {602, 1};
     blocked_case c = {"b + 2 * a", 2,
-                      {{"a", BCG_F32, 2, rows_cols, transposed},
-                       {"b", BCG_F32, 2, rows_cols, contiguous}},
+                      {{"a", BCG_F32, 2, rows_long, transposed},
+                       {"b", BCG_F32, 2, rows_long, contiguous}},
                       1};
     check_blocked(&c, false);
 }
