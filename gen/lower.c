@@ -472,7 +472,9 @@ static bool tile_supported(const kernel_ir *ir, int id, bcg_dtype want, int *ope
     tile_shape kind;
     const char *family = kir_tile_family(ir, id, &kind);
     bcg_dtype t = kir_tile_dtype(ir, id);
-    if (!family || t == BCG_BOOL || n->dtype != (kind == TILE_COMPARE ? BCG_BOOL : t))
+    /* (bool tiles are bytes: its kernels read any non-zero byte as true and
+     * write 0 or 1, as the straight-line code loads and stores bool) */
+    if (!family || n->dtype != (kind == TILE_COMPARE || kind == TILE_TEST ? BCG_BOOL : t))
         return false;
     kir_microkernel_name(ir, id, KIR_PLAIN, name, sizeof name);
     if (!microkernel_exists(name) || ++*operations > MAX_TILE_TEMPORARIES)
@@ -902,7 +904,9 @@ static bool rows_chosen(const kernel_ir *ir);
  * (exp, log, sin, tanh, erf ...: not abs, neg, sqrt, floor, ceil). */
 static bool expensive_function(const kernel_ir *ir, int id)
 {
-    static const char *const cheap[] = {"neg", "abs", "sqrt", "floor", "ceil"};
+    static const char *const cheap[] = {"neg", "abs", "sqrt", "floor", "ceil", "pos", "bitnot",
+                                        "not", "sign", "square", "reciprocal", "round",
+                                        "trunc", "rint", "deg2rad", "rad2deg"};
     for (int inside = id; inside < id + ir->value[id].size; inside++) {
         tile_shape kind;
         const char *family = kir_tile_family(ir, inside, &kind);
