@@ -1308,7 +1308,41 @@ HALF_NT(div)
     BINARY2(shr_##S, T, T, shr_one_##S(x, y))                      \
     BINARY(floordiv_##S, T, T, floordiv_one_##S(x, y))             \
     BINARY(mod_##S, T, T, mod_one_##S(x, y))                       \
-    BINARY(pow_##S, T, T, pow_one_##S(x, y))
+    POW_INT(S, T, U)
+
+/* Integer ** by squaring, a block at a time so that gcc vectorises it: every
+ * element of the block squares as often as the block's largest exponent
+ * needs (a ** 2: twice), multiplying in its base where its bit is set; a
+ * negative exponent (signed types) takes pow_one's truncated result.
+ * Wrapping as pow_one (the same products in U).  Measured, i32 a ** 2 + b
+ * over 1M elements: 1.24 ms with pow_one per element. */
+#define POW_INT(S, T, U)                                                                   \
+    CLONES void bcg_mk_pow_##S(T *out, const T *a, long sa, const T *b, long sb, long n)  \
+    {                                                                                      \
+        for (long i = 0; i < n; i += GATHER_BLOCK) {                                       \
+            const long m = n - i < GATHER_BLOCK ? n - i : GATHER_BLOCK;                    \
+            T xs[GATHER_BLOCK], ys[GATHER_BLOCK];                                          \
+            U result[GATHER_BLOCK], base[GATHER_BLOCK], e[GATHER_BLOCK];                   \
+            GATHER(T, xs, a, sa, i, m);                                                    \
+            GATHER(T, ys, b, sb, i, m);                                                    \
+            U largest = 0;                                                                 \
+            for (long k = 0; k < m; k++) {                                                 \
+                result[k] = 1;                                                             \
+                base[k] = (U)xs[k];                                                        \
+                e[k] = ys[k] < 1 ? 0 : (U)ys[k]; /* (a negative one: below) */             \
+                largest |= e[k];                                                           \
+            }                                                                              \
+            for (; largest != 0; largest >>= 1)                                            \
+                for (long k = 0; k < m; k++) {                                             \
+                    result[k] *= (e[k] & 1) ? base[k] : 1;                                 \
+                    base[k] *= base[k];                                                    \
+                    e[k] >>= 1;                                                            \
+                }                                                                          \
+            for (long k = 0; k < m; k++)                                                   \
+                out[i + k] = ys[k] < 1 && ys[k] != 0 /* < 0 */                             \
+                                 ? pow_one_##S(xs[k], ys[k]) : (T)result[k];               \
+        }                                                                                  \
+    }
 
 INTEGER_SIGNED_HELPERS(i8, int8_t, unsigned int, 8)
 INTEGER_SIGNED_HELPERS(i16, int16_t, unsigned int, 16)

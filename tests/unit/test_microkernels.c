@@ -350,6 +350,10 @@ static void test_every_row(void **state)
         "where(isfinite(a), a, b)", "a ** 2", "~a & b", "logical_xor(a > 0, b)",
         "copysign(a, b) - fmin(a, b)", "hypot(a, 3) + fmod(b, 1.5)", "!(a < b) & signbit(c)",
         "sign(a) * square(b) + reciprocal(c)", "round(a) - trunc(b)", "mul_q15(a, b)",
+        /* the 16-bit floats' cast kernels, to and from every dtype */
+        "f16(a) + f16(b)", "bf16(a) * bf16(b)", "i32(f16(a)) + i8(bf16(b))",
+        "u64(f16(a)) - bool(bf16(b))", "f64(bf16(a)) + f32(f16(b))",
+        "u16(f16(a)) | i64(bf16(b))", "bf16(f16(a)) + f16(bf16(b))", "a ** 3 - b ** c",
     };
     static const int64_t runs[] = {7, 1030};
     bcg_context *ctx = bcg_context_new();

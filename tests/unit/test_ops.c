@@ -16,6 +16,7 @@
 
 #include "aot.h"
 #include "internal.h"
+#include "kir.h"
 
 #include <cmocka.h>
 
@@ -312,6 +313,16 @@ static void test_every_row_and_dtype_has_a_microkernel(void **state)
             }
         }
     }
+    /* and the conversions between them: a cast kernel for every pair */
+    for (int from = 0; from < BCG_DTYPE_COUNT; from++)
+        for (int to = 0; to < BCG_DTYPE_COUNT; to++) {
+            char name[48];
+            kir_cast_name((bcg_dtype)from, (bcg_dtype)to, name, sizeof name);
+            if (!microkernel_exists(name)) {
+                print_error("no cast kernel %s\n", name);
+                missing++;
+            }
+        }
     print_message("# %d row and dtype pairs through microkernels, %d not typed\n", tiled, untyped);
     assert_int_equal(missing, 0);
     /* the table is really exercised: most pairs type */
