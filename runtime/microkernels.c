@@ -15,6 +15,8 @@
  *   where    void bcg_mk_where_T(T *out, const u8 *c, long sc, const T *a, long sa,
  *                                const T *b, long sb, long n)
  *   unary    void bcg_mk_OP_T(T *out, const T *a, long sa, long n)
+ *   test     void bcg_mk_OP_T(u8 *out, const T *a, long sa, long n)
+ *            (isnan, isinf, isfinite, signbit; see "every other row")
  *   streaming stores (see "streaming stores"): bcg_mk_OP_T_nt, with the
  *            arguments of the binary, compare or where function
  *   rows     void bcg_mk_OP_T_rows(OUT_T *out, long ro, const T *a, long sa,
