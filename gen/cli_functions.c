@@ -8,11 +8,46 @@
 #include "cli.h"
 
 static const char help[] =
-    "usage: bcgen functions [--json]\n"
+    "usage: bcgen functions [--json] [--tiles]\n"
     "\n"
     "Lists every function bcgen's expressions accept, with its parameters and\n"
     "how its result is typed, then the operators, from the operator table\n"
-    "(gen/ops.h).  Meanings at the edges are in docs/semantics.md.\n";
+    "(gen/ops.h).  Meanings at the edges are in docs/semantics.md.\n"
+    "\n"
+    "--tiles: for every row of the table and every dtype, whether a JIT kernel\n"
+    "computes it with the vectorised microkernels (T), with tcc's per-element\n"
+    "code (-, 5 to 50 times slower), or the row does not type on that dtype (.).\n";
+
+/* `--tiles`: the coverage table (tile_coverage, coverage.c), a row per
+ * operator and a column per dtype. */
+static int print_tiles(void)
+{
+    bcg_context *ctx = bcg_context_new();
+    if (!ctx) {
+        fprintf(stderr, "bcgen functions: out of memory\n");
+        return 1;
+    }
+    printf("microkernels (T: vectorised tiles, -: per-element code, .: not typed):\n");
+    printf("  %-12s", "");
+    for (int d = 0; d < BCG_DTYPE_COUNT; d++)
+        printf(" %4s", bcg_dtype_name((bcg_dtype)d));
+    printf("\n");
+    int scalar = 0;
+    for (int op = 0; op < OP_COUNT; op++) {
+        if (op == OP_OPERAND || op == OP_LITERAL || op == OP_CAST)
+            continue;
+        printf("  %-12s", op_table[op].word);
+        for (int d = 0; d < BCG_DTYPE_COUNT; d++) {
+            tile_cover cover = tile_coverage(ctx, (expr_op)op, (bcg_dtype)d, NULL, 0);
+            scalar += cover == COVER_SCALAR || cover == COVER_FAILED;
+            printf(" %4s", cover == COVER_TILED ? "T" : cover == COVER_UNTYPED ? "." : "-");
+        }
+        printf("\n");
+    }
+    printf("%d row and dtype pairs take the per-element code\n", scalar);
+    bcg_context_free(ctx);
+    return 0;
+}
 
 /* How a row's result is typed, in a few words. */
 static const char *rule_text(op_rule rule)
@@ -38,7 +73,7 @@ static const char *rule_text(op_rule rule)
 
 int cli_functions(int argc, char **argv)
 {
-    bool json = false;
+    bool json = false, tiles = false;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(help, stdout);
@@ -48,10 +83,16 @@ int cli_functions(int argc, char **argv)
             json = true;
             continue;
         }
+        if (strcmp(argv[i], "--tiles") == 0) {
+            tiles = true;
+            continue;
+        }
         fprintf(stderr, "bcgen functions: unknown argument '%s'\n(see bcgen functions --help)\n",
                 argv[i]);
         return 2;
     }
+    if (tiles)
+        return print_tiles();
     if (json)
         printf("{\"functions\": [");
     else

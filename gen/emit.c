@@ -257,7 +257,7 @@ static void print_declare(cprinter *e, const kir_step *step)
     kir_tile_family(ir, step->node, &kind);
     kir_microkernel_name(ir, step->node, step->variant, name, sizeof name);
     const char *type = dtype_ctype(kir_tile_dtype(ir, step->node));
-    const char *out_type = kind == TILE_COMPARE ? "bcg_u8" : type;
+    const char *out_type = kind == TILE_COMPARE || kind == TILE_TEST ? "bcg_u8" : type;
     strbuf *line = &e->line;
     line->len = 0;
     if (step->variant == KIR_ROWS)
@@ -266,8 +266,8 @@ static void print_declare(cprinter *e, const kir_step *step)
     else if (kind == TILE_WHERE)
         sb_printf(line, "void %s(%s *, const bcg_u8 *, long, const %s *, long, "
                   "const %s *, long, long);", name, type, type, type);
-    else if (kind == TILE_UNARY)
-        sb_printf(line, "void %s(%s *, const %s *, long, long);", name, type, type);
+    else if (kind == TILE_UNARY || kind == TILE_TEST)
+        sb_printf(line, "void %s(%s *, const %s *, long, long);", name, out_type, type);
     else
         sb_printf(line, "void %s(%s *, const %s *, long, const %s *, long, long);", name,
                   out_type, type, type);
@@ -1434,6 +1434,11 @@ static bcg_status render(cprinter *e, const char *function_name)
         half |= dtype_is_half(c->operands[i].dtype);
     for (int h = HELPER_HALF_LOAD; h <= HELPER_HALF_ROUND_F64; h++)
         half |= e->need[h][BCG_F16] || e->need[h][BCG_BF16];
+    /* (and the tiles' temporaries and microkernel declarations: isnan(bool)
+     * tests a tile of f16, the float type of bool) */
+    for (int id = 0; (e->ir->tiled || e->ir->tiles2d) && id < e->ir->node_count; id++)
+        half |= dtype_is_half(e->ir->nodes[id]->dtype) ||
+                dtype_is_half(expr_operation_type(e->ir->nodes[id]));
     if (c->needs_out)
         c->needs_out->half_types |= half;
     if (c->program_needs)

@@ -212,6 +212,14 @@ extern const op_info op_table[OP_COUNT];
  * 0 for other rows (ops.c). */
 bcg_dtype op_fixed_dtype(expr_op op);
 int op_fixed_fraction_bits(expr_op op);
+/* Whether row OP of the operator table, written on operands of dtype T
+ * (its call, "hypot(a, b)", or its operator, "a << b"), is computed by
+ * microkernels in a kernel bcg_compile makes with CTX (COVER_TILED), by
+ * tcc's per-element code (COVER_SCALAR), is not typed (COVER_UNTYPED:
+ * shifts of floats ...) or failed otherwise; the expression into EXPR
+ * (CAP bytes) unless NULL (coverage.c). */
+typedef enum tile_cover { COVER_TILED, COVER_SCALAR, COVER_UNTYPED, COVER_FAILED } tile_cover;
+tile_cover tile_coverage(bcg_context *ctx, expr_op op, bcg_dtype t, char *expr, size_t cap);
 
 typedef struct expr_node expr_node;
 struct expr_node {

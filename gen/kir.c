@@ -19,6 +19,7 @@ int kir_child(const kernel_ir *ir, int id, int k)
 }
 
 static bool is_comparison(expr_op op) { return op >= OP_EQ && op <= OP_GE; } /* ORDER OP */
+static bool is_float_test(expr_op op) { return op >= OP_ISNAN && op <= OP_SIGNBIT; } /* ORDER OP */
 
 const char *kir_tile_family(const kernel_ir *ir, int id, tile_shape *kind)
 {
@@ -29,6 +30,8 @@ const char *kir_tile_family(const kernel_ir *ir, int id, tile_shape *kind)
         *kind = TILE_WHERE;
     else if (is_comparison(n->op))
         *kind = TILE_COMPARE;
+    else if (is_float_test(n->op))
+        *kind = TILE_TEST;
     else
         *kind = n->arg_count == 1 ? TILE_UNARY : TILE_BINARY;
     return op_table[n->op].tile;

@@ -99,7 +99,9 @@ typedef struct kir_step {
      * plan operand `operand` (the root, node 0, has node -1 here) */
 } kir_step;
 
-typedef enum tile_shape { TILE_BINARY, TILE_COMPARE, TILE_WHERE, TILE_UNARY } tile_shape;
+/* TILE_TEST: a unary operation whose tile is bool (u8) while its argument's
+ * is the operation's dtype (isnan, isinf, isfinite, signbit) */
+typedef enum tile_shape { TILE_BINARY, TILE_COMPARE, TILE_WHERE, TILE_UNARY, TILE_TEST } tile_shape;
 
 typedef struct kernel_ir {
     const plan *p;

@@ -419,9 +419,11 @@ static void choose_elements(lowering *w)
  * the root's call writes the output.  So `a * b + c` reads each input once
  * and writes the output once, at vector speed, while tcc still compiles
  * only the outer structure.  A tile of 1024 elements keeps the temporaries
- * of a small tree within L1.  Trees with an operation no microkernel
- * computes (casts, integer division, mixed dtypes, bool arithmetic, ...)
- * keep the straight-line form; results are the same bit for bit either way. */
+ * of a small tree within L1.  Every row of gen/ops.h has a microkernel for
+ * every dtype it types on (issue 11; `bcgen functions --tiles`, checked by
+ * tests/unit/test_ops.c) and a cast kernel for every pair of dtypes; a
+ * tree with an operation none computes (clip) keeps the straight-line
+ * form; results are the same bit for bit either way. */
 
 #define TILE_ELEMENTS 1024
 #define MAX_TILE_TEMPORARIES 12
@@ -472,7 +474,9 @@ static bool tile_supported(const kernel_ir *ir, int id, bcg_dtype want, int *ope
     tile_shape kind;
     const char *family = kir_tile_family(ir, id, &kind);
     bcg_dtype t = kir_tile_dtype(ir, id);
-    if (!family || t == BCG_BOOL || n->dtype != (kind == TILE_COMPARE ? BCG_BOOL : t))
+    /* (bool tiles are bytes: its kernels read any non-zero byte as true and
+     * write 0 or 1, as the straight-line code loads and stores bool) */
+    if (!family || n->dtype != (kind == TILE_COMPARE || kind == TILE_TEST ? BCG_BOOL : t))
         return false;
     kir_microkernel_name(ir, id, KIR_PLAIN, name, sizeof name);
     if (!microkernel_exists(name) || ++*operations > MAX_TILE_TEMPORARIES)
@@ -917,7 +921,9 @@ static bool rows_chosen(const kernel_ir *ir);
  * (exp, log, sin, tanh, erf ...: not abs, neg, sqrt, floor, ceil). */
 static bool expensive_function(const kernel_ir *ir, int id)
 {
-    static const char *const cheap[] = {"neg", "abs", "sqrt", "floor", "ceil"};
+    static const char *const cheap[] = {"neg", "abs", "sqrt", "floor", "ceil", "pos", "bitnot",
+                                        "not", "sign", "square", "reciprocal", "round",
+                                        "trunc", "rint", "deg2rad", "rad2deg"};
     for (int inside = id; inside < id + ir->value[id].size; inside++) {
         tile_shape kind;
         const char *family = kir_tile_family(ir, inside, &kind);
