@@ -327,6 +327,53 @@ static void direct_reads(const kernel_ir *ir, int id, bool top, bool *read)
         direct_reads(ir, kir_child(ir, id, k), false, read);
 }
 
+/* A fused program's other reduction's ACC step (kernel_ir.root_reduce),
+ * said as the kernel's own are; whether STEP is one. */
+static bool other_acc_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
+{
+    int j = ir->root_reduce && step->node > 0 ? kir_root_index(ir, step->node) : 0;
+    if (j <= 0)
+        return false;
+    const fuse_reduction *r = &ir->root_reduce[j];
+    int id = step->node;
+    switch (step->op) {
+    case KIR_ACC_INIT:
+        sb_printf(sb, "acc%d = the identity of %s", j, reduce_name(r->reduce));
+        if (r->lanes > 1)
+            sb_printf(sb, " in %d partial sums, by the innermost index mod %d", r->lanes,
+                      r->lanes);
+        break;
+    case KIR_ACC_UPDATE: {
+        bool read[BCG_MAX_OPERANDS] = {false}, first = true;
+        if (ir->value[id].local && ir->value[id].level >= ir->per_element) {
+            sb_printf(sb, "acc%d %s= %s", j, reduce_name(r->reduce), ir->value[id].local);
+            break;
+        }
+        direct_reads(ir, id, true, read);
+        sb_printf(sb, "acc%d %s= ", j, reduce_name(r->reduce));
+        if (ir->value[id].local)
+            sb_puts(sb, ir->value[id].local);
+        else
+            sb_puts(sb, "value");
+        for (int k = 1; k <= ir->input_count; k++)
+            if (read[k - 1]) {
+                sb_puts(sb, first ? " from " : ", ");
+                format_access(sb, ir, k, 0);
+                first = false;
+            }
+        break;
+    }
+    default:
+        sb_puts(sb, "store ");
+        format_access(sb, ir, step->operand, 0);
+        sb_printf(sb, " = acc%d (%s of %lld, as %s%s)", j, reduce_name(r->reduce),
+                  (long long)r->count, bcg_dtype_name(r->out_dtype),
+                  r->lanes > 1 ? "; the partial sums combined in a fixed order" : "");
+        break;
+    }
+    return true;
+}
+
 int kir_root_index(const kernel_ir *ir, int id)
 {
     for (int j = 0; j < ir->root_count; j++)
@@ -522,6 +569,8 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         break;
     }
     case KIR_ACC_INIT:
+        if (other_acc_step(sb, ir, step))
+            break;
         sb_printf(sb, "acc = the identity of %s", reduce_name(ir->reduce));
         if (ir->tiled && ir->tile_loop < ir->p->loop_count - 1)
             sb_printf(sb, ", one accumulator per element of the tile along loop i%d",
@@ -532,6 +581,8 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         break;
     case KIR_ACC_UPDATE: {
         bool read[BCG_MAX_OPERANDS] = {false}, first = true;
+        if (other_acc_step(sb, ir, step))
+            break;
         if (ir->value[0].local && ir->value[0].level >= ir->per_element) /* an element's */
             sb_printf(sb, "acc %s= %s", reduce_name(ir->reduce), ir->value[0].local);
         else
@@ -563,6 +614,8 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
             sb_puts(sb, "tile0");
         break;
     case KIR_ACC_STORE:
+        if (other_acc_step(sb, ir, step))
+            break;
         sb_puts(sb, "store ");
         format_access(sb, ir, 0, 0);
         sb_printf(sb, " = acc (%s of %lld, as %s%s)", reduce_name(ir->reduce),

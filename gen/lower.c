@@ -140,6 +140,8 @@ static void step_other_stores(lowering *w, int depth, const int64_t *offsets)
 {
     const kernel_ir *ir = w->ir;
     for (int j = 1; j < ir->root_count && w->status == BCG_OK; j++) {
+        if (ir->root_reduce && ir->root_reduce[j].reduce) /* its accumulator's step */
+            continue;
         step_store_op(w, depth, offsets, KIR_STORE);
         kir_step *step = &ir->steps[ir->step_count - 1];
         if (w->status == BCG_OK) {
@@ -1459,6 +1461,23 @@ static void lower_block_reduce(lowering *w, int level, int depth)
     step_end(w, depth);
 }
 
+/* Step OP of every reduction (root 0's, then the other reducing roots',
+ * see kernel_ir.root_reduce) at DEPTH; offsets ZERO for updates. */
+static void step_accumulators(lowering *w, kir_op op, int depth, const int64_t *zero)
+{
+    const kernel_ir *ir = w->ir;
+    for (int j = 0; j < ir->root_count; j++) {
+        if (j > 0 && !(ir->root_reduce && ir->root_reduce[j].reduce))
+            continue;
+        kir_step *step = add_step(w, op, depth);
+        if (!step)
+            return;
+        step->node = ir->root_id[j];
+        step->operand = ir->root_operand[j];
+        step->offsets = zero;
+    }
+}
+
 static void lower_reduce_loop(lowering *w, int level, int depth)
 {
     const kernel_ir *ir = w->ir;
@@ -1466,7 +1485,7 @@ static void lower_reduce_loop(lowering *w, int level, int depth)
     int inner = p->loop_count - 1;
     bool blocked = ir->tiled && ir->tile_loop < inner;
     if (level == ir->reduce_from)
-        add_step(w, KIR_ACC_INIT, depth);
+        step_accumulators(w, KIR_ACC_INIT, depth, NULL);
     if (ir->reduce_rows && level == inner) { /* the whole loop in one call */
         kir_step *step = add_step(w, KIR_ACC_TILE, depth);
         if (step)
@@ -1483,17 +1502,15 @@ static void lower_reduce_loop(lowering *w, int level, int depth)
             add_step(w, KIR_ACC_TILE, depth);
         } else if (!ir->fill) {
             bool block = step_element_locals(w, depth, NULL);
-            kir_step *step = add_step(w, KIR_ACC_UPDATE, depth + block);
-            if (step) {
-                int64_t *zero = arena_alloc(w->c->arena, sizeof *zero * (size_t)(ir->input_count + 1));
-                if (!zero) {
-                    fail_nomem(w);
-                    return;
-                }
-                memset(zero, 0, sizeof *zero * (size_t)(ir->input_count + 1));
-                step->offsets = zero;
-                step_other_stores(w, depth + block, zero);
+            int64_t *zero = arena_alloc(w->c->arena, sizeof *zero * (size_t)(ir->input_count + 1));
+            if (!zero) {
+                fail_nomem(w);
+                return;
             }
+            memset(zero, 0, sizeof *zero * (size_t)(ir->input_count + 1));
+            step_accumulators(w, KIR_ACC_UPDATE, depth + block, zero);
+            if (w->status == BCG_OK)
+                step_other_stores(w, depth + block, zero);
             if (block)
                 step_end(w, depth);
         }
@@ -1515,7 +1532,7 @@ static void lower_reduce_loop(lowering *w, int level, int depth)
         step_end(w, depth);
     }
     if (level == ir->reduce_from)
-        add_step(w, KIR_ACC_STORE, depth);
+        step_accumulators(w, KIR_ACC_STORE, depth, NULL);
 }
 
 static void lower_reduction(lowering *w)
@@ -1710,11 +1727,26 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
             ir->p = p = c->fill_plan;
         }
         ir->reduce_from = reduce_from_of(ir);
+        if (c->fuse_reduce && !ir->fill) { /* several reductions: see root_reduce */
+            ir->root_reduce = arena_alloc(c->arena, sizeof *ir->root_reduce *
+                                                        (size_t)ir->root_count);
+            if (!ir->root_reduce)
+                return fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
+            ir->root_reduce[0] = (fuse_reduction){ir->reduce, ir->reduced_dtype, ir->out_dtype,
+                                                  ir->reduce_count, ir->lanes};
+            for (int j = 1; j < ir->root_count; j++) {
+                fuse_reduction *r = &ir->root_reduce[j];
+                *r = c->fuse_reduce[j - 1];
+                r->lanes = r->reduce ? reduce_lanes_of(c, r->reduce, ir->nodes[ir->root_id[j]]->dtype,
+                                                       ir->root_operand[j])
+                                     : 1;
+            }
+        }
         if (!ir->fill) {
             choose_input_levels(ir);
             assign_roots_levels(ir);
-            ir->tiled = reduce_tiles_chosen(&w);
-            if (!ir->tiled && block_reduce_chosen(&w, ir->reduce_from)) {
+            ir->tiled = !ir->root_reduce && reduce_tiles_chosen(&w);
+            if (!ir->tiled && !ir->root_reduce && block_reduce_chosen(&w, ir->reduce_from)) {
                 ir->tiled = true;
                 ir->tile_loop = ir->reduce_from - 1;
                 ir->reduce_rows = ir->nodes[0]->op == OP_OPERAND && ir->root_count == 1;

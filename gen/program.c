@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cprint.h"
 #include "internal.h"
 
 static bool is_name_start(char c)
@@ -715,6 +716,120 @@ static void why(program_fusion *f, const char *format, ...)
     f->fused = false;
 }
 
+/* "{0,2}": the result dimensions C reduces. */
+static void format_reduced(const compile *c, char *buf, size_t cap)
+{
+    size_t used = (size_t)snprintf(buf, cap, "{");
+    bool first = true;
+    for (int d = 0; d < c->broadcast->result.rank && used < cap; d++)
+        if (c->reduced[d]) {
+            used += (size_t)snprintf(buf + used, cap - used, first ? "%d" : ",%d", d);
+            first = false;
+        }
+    if (used < cap)
+        snprintf(buf + used, cap - used, "}");
+}
+
+/* The order a reduction into plan operand K of P adds its values in: the
+ * result dimensions its reduced loops cover, outermost first, the
+ * innermost loop's extent and the partial sums (lanes go by that loop's
+ * index).  Each output element's values are added in this order, so two
+ * reductions of one order give the same bits.  Not `valid` when the loops
+ * K does not move are not the innermost ones. */
+typedef struct reduce_order {
+    bool valid;
+    int from, dim_count, lanes;
+    int dims[BCG_MAX_RANK];
+    int64_t inner;
+} reduce_order;
+
+static reduce_order reduce_order_of(const plan *p, int k, int lanes)
+{
+    reduce_order o;
+    memset(&o, 0, sizeof o);
+    int from = p->loop_count;
+    while (from > 0 && p->stride[k][from - 1] == 0)
+        from--;
+    for (int l = 0; l < from; l++)
+        if (p->stride[k][l] == 0)
+            return o;
+    o.valid = true;
+    o.from = from;
+    o.lanes = lanes;
+    o.inner = p->loop_count > from ? p->extent[p->loop_count - 1] : 0;
+    for (int l = from; l < p->loop_count; l++)
+        for (int m = 0; m < p->dim_count[l]; m++)
+            o.dims[o.dim_count++] = p->order[p->dim_first[l] + m];
+    return o;
+}
+
+/* Whether X and Y add in one order: the same dimensions in the same
+ * order, and with partial sums, the same innermost extent (the lane of an
+ * element is its index in that loop mod lanes).  Wrapping integer sums and
+ * products, integer extremes and logical reductions give the same bits in
+ * any order (ORDER_FREE): only the reduced loops must be the same. */
+static bool same_order(const reduce_order *x, const reduce_order *y, bool order_free)
+{
+    if (!x->valid || !y->valid || x->dim_count != y->dim_count || x->lanes != y->lanes)
+        return false;
+    if (order_free)
+        return true;
+    return (x->lanes == 1 || x->inner == y->inner) &&
+           memcmp(x->dims, y->dims, sizeof x->dims) == 0;
+}
+
+/* Every reduction of F (set up but for this) must add its values in the
+ * fused kernel in the order its own kernel does: the fused kernel's
+ * front end (the plan over every output) against each statement's.
+ * Leaves F->why set when one does not. */
+static bcg_status check_reduce_orders(arena *a, const program *p, program_fusion *f)
+{
+    int reductions = 0;
+    for (int i = 0; i < p->count; i++)
+        reductions += f->fronts[i]->reduce != 0;
+    if (reductions == 0)
+        return BCG_OK;
+    bcg_error err;
+    error_clear(&err);
+    compile *c = arena_alloc(a, sizeof *c);
+    if (!c)
+        return BCG_ERR_NOMEM;
+    memset(c, 0, sizeof *c);
+    c->arena = a;
+    c->err = &err;
+    compile_request r;
+    bcg_status s = program_fuse_setup(a, p, f, c, &r);
+    if (!s)
+        s = compile_front(c, r.text, r.operands, r.operand_count, r.options);
+    if (s) {
+        why(f, "the fused kernel does not compile: %.200s", err.message);
+        return s == BCG_ERR_NOMEM ? s : BCG_OK;
+    }
+    int real_inputs = f->operand_count - (p->count - 1);
+    for (int j = 0; j < p->count; j++) {
+        const compile *own = f->fronts[f->order[j]];
+        if (!own->reduce)
+            continue;
+        int k = j == 0 ? 0 : real_inputs + j; /* its plan operand in the fused kernel */
+        reduce_order want = reduce_order_of(own->plan, 0, reduce_lanes(own));
+        reduce_order got = reduce_order_of(c->plan, k,
+                                           reduce_lanes_of(c, own->reduce, own->root->dtype, k));
+        if (got.valid && got.from != reduce_order_of(c->plan, 0, 1).from)
+            got.valid = false;
+        acc_kind kind = reduce_acc_kind(own->reduce, own->root->dtype);
+        bool order_free = kind == ACC_WRAP || kind == ACC_LOGICAL ||
+                          (kind == ACC_EXTREME && dtype_kind_of(own->root->dtype) != KIND_FLOAT);
+        if (!same_order(&got, &want, order_free)) {
+            why(f, "statement %.63s's %s would add its values in another order than its own "
+                "kernel does (the other outputs change the loops or the partial sums), so "
+                "its bits could differ", p->statements[f->order[j]].name,
+                reduce_name(own->reduce));
+            return BCG_OK;
+        }
+    }
+    return BCG_OK;
+}
+
 bcg_status program_fuse_check(arena *a, const program *p, const bcg_operand *operands,
                               int operand_count, const char *text, program_fusion *f)
 {
@@ -746,15 +861,8 @@ bcg_status program_fuse_check(arena *a, const program *p, const bcg_operand *ope
             return err.status == BCG_ERR_NOMEM ? BCG_ERR_NOMEM : BCG_OK;
         }
         f->fronts[i] = c;
-        if (c->reduce) {
-            if (f->primary >= 0) {
-                why(f, "statement %.63s is a second reduction (a fused kernel has one "
-                    "accumulator; statement %.63s is the first)", st->name,
-                    p->statements[f->primary].name);
-                return BCG_OK;
-            }
+        if (c->reduce && f->primary < 0)
             f->primary = i;
-        }
     }
     if (f->primary < 0)
         f->primary = 0;
@@ -776,6 +884,21 @@ bcg_status program_fuse_check(arena *a, const program *p, const bcg_operand *ope
         why(f, "the result has no elements");
         return BCG_OK;
     }
+    /* several reductions share the primary's reduced (innermost) loops */
+    for (int i = 0; i < p->count; i++) {
+        const compile *c = f->fronts[i];
+        if (!c->reduce || i == f->primary ||
+            memcmp(c->reduced, first->reduced, sizeof c->reduced) == 0)
+            continue;
+        char mine[BCG_MAX_RANK * 4 + 4], theirs[BCG_MAX_RANK * 4 + 4];
+        format_reduced(c, mine, sizeof mine);
+        format_reduced(first, theirs, sizeof theirs);
+        why(f, "statement %.63s reduces dimensions %s, statement %.63s dimensions %s (a fused "
+            "kernel's reductions share its innermost, reduced loops, each adding its values "
+            "in its own kernel's order)", p->statements[i].name, mine,
+            p->statements[f->primary].name, theirs);
+        return BCG_OK;
+    }
     if (operand_count + p->count - 1 > BCG_MAX_OPERANDS) {
         why(f, "%d operands and %d other outputs are more than a kernel's %d pointers",
             operand_count, p->count - 1, BCG_MAX_OPERANDS);
@@ -789,8 +912,9 @@ bcg_status program_fuse_check(arena *a, const program *p, const bcg_operand *ope
     f->operand_count = operand_count + p->count - 1;
     f->operands = arena_alloc(a, sizeof *f->operands * (size_t)f->operand_count);
     f->strides = arena_alloc(a, sizeof *f->strides * (size_t)p->count);
+    f->shapes = arena_alloc(a, sizeof *f->shapes * (size_t)p->count);
     f->dims = arena_alloc(a, sizeof *f->dims * (size_t)(result->rank ? result->rank : 1));
-    if (!f->operands || !f->strides || !f->dims)
+    if (!f->operands || !f->strides || !f->shapes || !f->dims)
         return BCG_ERR_NOMEM;
     memcpy(f->operands, operands, sizeof *f->operands * (size_t)operand_count);
     for (int d = 0; d < result->rank; d++)
@@ -804,15 +928,29 @@ bcg_status program_fuse_check(arena *a, const program *p, const bcg_operand *ope
         o->rank = result->rank;
         o->shape = f->dims;
         o->strides = NULL;
-        if (c->out_strides) {
+        if (c->reduce) { /* its target, broadcast along the reduced dimensions */
+            o->rank = c->out_shape.rank;
+            for (int d = 0; d < o->rank; d++) {
+                f->shapes[j][d] = c->out_shape.dims[d];
+                f->strides[j][d] = c->view_strides[d];
+            }
+            o->shape = f->shapes[j];
+            o->strides = f->strides[j];
+        } else if (c->out_strides) {
             for (int d = 0; d < result->rank; d++)
                 f->strides[j][d] = c->out_strides[d];
             o->strides = f->strides[j];
         }
     }
+    bcg_status s = check_reduce_orders(a, p, f);
+    if (s || f->why[0])
+        return s;
     strbuf sb;
     sb_init(&sb);
     sb_printf(&sb, "fused program, output %d first: %s", f->primary, text);
+    for (int j = 1; j < p->count; j++) /* the other reductions (not in the operands) */
+        if (f->fronts[f->order[j]]->reduce)
+            sb_printf(&sb, "; %d %s", j, reduce_name(f->fronts[f->order[j]]->reduce));
     f->key_text = sb.failed ? NULL : arena_strndup(a, sb.data ? sb.data : "", sb.len);
     sb_free(&sb);
     if (!f->key_text)
@@ -831,8 +969,22 @@ bcg_status program_fuse_setup(arena *a, const program *p, const program_fusion *
                                      strlen(p->statements[f->primary].expanded));
     if (!c->fuse_root || !text)
         return fail(c->err, BCG_ERR_NOMEM, "out of memory");
-    for (int j = 1; j <= others; j++)
-        c->fuse_root[j - 1] = f->fronts[f->order[j]]->root;
+    for (int j = 1; j <= others; j++) {
+        const compile *front = f->fronts[f->order[j]];
+        c->fuse_root[j - 1] = front->root;
+        if (!front->reduce)
+            continue;
+        if (!c->fuse_reduce) {
+            c->fuse_reduce = arena_alloc(a, sizeof *c->fuse_reduce * (size_t)others);
+            if (!c->fuse_reduce)
+                return fail(c->err, BCG_ERR_NOMEM, "out of memory");
+            memset(c->fuse_reduce, 0, sizeof *c->fuse_reduce * (size_t)others);
+        }
+        c->fuse_reduce[j - 1] = (fuse_reduction){.reduce = front->reduce,
+                                                 .reduced_dtype = front->reduced_dtype,
+                                                 .out_dtype = front->out_dtype,
+                                                 .count = front->reduce_count};
+    }
     /* the options and output description the kernel keeps (its front end
      * outlives the caller's arrays) */
     bcg_options *options = arena_alloc(a, sizeof *options);
