@@ -479,6 +479,10 @@ static int explain_program(const cli_args *args, const bcg_operand *ops)
                     if (j == 0)
                         printf("  output %s = %s: the kernel's own output (out)\n", st->name,
                                st->text);
+                    else if (f.fronts[f.order[j]]->reduce)
+                        printf("  output %s = %s: in%d, its %s accumulated in the same loop "
+                               "nest\n", st->name, st->text, args->operand_count + j - 1,
+                               reduce_name(f.fronts[f.order[j]]->reduce));
                     else
                         printf("  output %s = %s: in%d, stored in the same loop nest\n",
                                st->name, st->text, args->operand_count + j - 1);
