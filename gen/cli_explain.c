@@ -463,6 +463,8 @@ static int explain_program(const cli_args *args, const bcg_operand *ops)
                     snprintf(f.why, sizeof f.why, "the fused kernel does not compile: %.200s",
                              fuse_err.message);
                     fused = NULL;
+                } else if (program_fused_slower(fused, f.why, sizeof f.why)) {
+                    fused = NULL;
                 }
             }
         }

@@ -716,24 +716,22 @@ static void print_acc_zeroing_of(cprinter *e, int depth, const char *head, bool 
     code_line(e, depth);
 }
 
-static void print_acc_zeroing(cprinter *e, int depth, const char *head, bool compensated)
-{
-    print_acc_zeroing_of(e, depth, head, compensated, "acc");
-}
-
 static void print_acc_block_init(cprinter *e, const kir_step *step, int64_t tile)
 {
-    const kernel_ir *ir = e->ir;
-    bool compensated = reduce_acc_kind(ir->reduce, ir->nodes[0]->dtype) == ACC_COMPENSATED;
+    const acc_of a = acc_of_step(e->ir, step);
+    const char *acc = a.name;
+    bool compensated = reduce_acc_kind(a.reduce, a.value) == ACC_COMPENSATED;
     strbuf *line = &e->line;
     line->len = 0;
     if (compensated)
-        sb_printf(line, "double acc[%lld]; double acc_c[%lld];", (long long)tile, (long long)tile);
+        sb_printf(line, "double %s[%lld]; double %s_c[%lld];", acc, (long long)tile, acc,
+                  (long long)tile);
     else
-        sb_printf(line, "double acc[%lld];", (long long)tile);
+        sb_printf(line, "double %s[%lld];", acc, (long long)tile);
     code_line(e, step->depth);
-    print_acc_zeroing(e, step->depth, "long acc_i = 0; acc_i < tile_count; acc_i++",
-                      compensated);
+    char head[128];
+    snprintf(head, sizeof head, "long %s_i = 0; %s_i < tile_count; %s_i++", acc, acc, acc);
+    print_acc_zeroing_of(e, step->depth, head, compensated, acc);
 }
 
 /* The accumulator's declaration at its identity. */
@@ -913,10 +911,39 @@ static void print_acc_update(cprinter *e, const kir_step *step)
     code_line(e, step->depth);
 }
 
+/* A fused program's other reduction A: a tile of its values into its
+ * partial sums (bcg_mk_sum16_T) or its block of accumulators
+ * (bcg_mk_accadd_T), as the kernel's own. */
+static void print_other_acc_tile(cprinter *e, const kir_step *step, const acc_of *a)
+{
+    bool single = a->value == BCG_F32;
+    const char *kernel = acc_blocked(e->ir) ? "accadd" : "sum16";
+    strbuf *line = &e->line;
+    line->len = 0;
+    if (single)
+        sb_printf(line, "void bcg_mk_%s_f32(double *, const float *, long, long);", kernel);
+    else
+        sb_printf(line, "void bcg_mk_%s_f64(double *, double *, const double *, long, long);",
+                  kernel);
+    code_line(e, step->depth);
+    line->len = 0;
+    sb_printf(line, "bcg_mk_%s_%s(%s, ", kernel, single ? "f32" : "f64", a->name);
+    if (!single)
+        sb_printf(line, "%s_c, ", a->name);
+    put_tile_argument(e, line, a->root);
+    sb_puts(line, ", tile_count);");
+    code_line(e, step->depth);
+}
+
 /* A tile of the root's values into the partial sums (bcg_mk_sum16_T). */
 static void print_acc_tile(cprinter *e, const kir_step *step)
 {
     const kernel_ir *ir = e->ir;
+    const acc_of other = acc_of_step(ir, step);
+    if (other.root > 0) {
+        print_other_acc_tile(e, step, &other);
+        return;
+    }
     bool single = ir->nodes[0]->dtype == BCG_F32;
     const char *type = single ? "float" : "double";
     strbuf *line = &e->line;
@@ -979,7 +1006,12 @@ static void print_acc_tile(cprinter *e, const kir_step *step)
  * never a block of accumulators). */
 static void print_other_acc_store(cprinter *e, const kir_step *step, const acc_of *a)
 {
-    const char *acc = a->name;
+    const kernel_ir *ir = e->ir;
+    bool blocked = acc_blocked(ir);
+    /* the accumulator (in a block: the tile element's) and its compensation */
+    char acc[40], acc_c[40];
+    snprintf(acc, sizeof acc, blocked ? "%s[%s_i]" : "%s", a->name, a->name);
+    snprintf(acc_c, sizeof acc_c, blocked ? "%s_c[%s_i]" : "%s_c", a->name, a->name);
     bcg_dtype r = a->reduced;
     char count[48];
     snprintf(count, sizeof count, "%lld.0", (long long)a->count);
@@ -995,7 +1027,7 @@ static void print_other_acc_store(cprinter *e, const kir_step *step, const acc_o
     } else if (kind == ACC_WRAP) {
         sb_printf(&final, r == BCG_I64 ? "(bcg_i64)%s" : "%s", acc);
     } else if (kind == ACC_DOUBLE) {
-        char sum[48];
+        char sum[64];
         snprintf(sum, sizeof sum, a->lanes > 1 ? "bcg_lanes_sum(%s)" : "%s", acc);
         if (a->lanes > 1)
             e->need[HELPER_LANES][BCG_F32] = true;
@@ -1009,13 +1041,13 @@ static void print_other_acc_store(cprinter *e, const kir_step *step, const acc_o
         else
             sb_printf(&final, r == BCG_F32 ? "(float)%s" : "%s", sum);
     } else if (kind == ACC_COMPENSATED) {
-        char sum[128];
+        char sum[256];
         if (a->lanes > 1) {
             e->need[HELPER_LANES][BCG_F64] = true;
             e->need_math[MATH_FABS][0] = true;
-            snprintf(sum, sizeof sum, "bcg_lanes_compensated(%s, %s_c)", acc, acc);
+            snprintf(sum, sizeof sum, "bcg_lanes_compensated(%s, %s)", acc, acc_c);
         } else { /* the compensation is NaN once the sum is infinite: the sum stands */
-            snprintf(sum, sizeof sum, "(%s - %s == 0.0 ? %s + %s_c : %s)", acc, acc, acc, acc,
+            snprintf(sum, sizeof sum, "(%s - %s == 0.0 ? %s + %s : %s)", acc, acc, acc, acc_c,
                      acc);
         }
         if (a->reduce == BCG_REDUCE_MEAN)
@@ -1027,10 +1059,26 @@ static void print_other_acc_store(cprinter *e, const kir_step *step, const acc_o
     }
     strbuf *line = &e->line;
     line->len = 0;
-    for (int k = 0; k <= e->ir->input_count; k++)
+    for (int k = 0; k <= ir->input_count; k++)
         e->offset[k] = 0;
-    sb_printf(line, "in%d[", a->operand - 1);
-    cexpr_put_offset(e, line, a->operand);
+    int depth = step->depth;
+    if (blocked) { /* one output element per accumulator of the tile */
+        sb_printf(line, "for (long %s_i = 0; %s_i < tile_count; %s_i++) {", a->name, a->name,
+                  a->name);
+        code_line(e, depth++);
+        line->len = 0;
+        int k = a->operand;
+        long long stride = (long long)ir->p->stride[k][ir->tile_loop];
+        sb_printf(line, "in%d[", k - 1);
+        if (ir->has_position[k])
+            sb_printf(line, "in%d_pos + ", k - 1);
+        sb_printf(line, "(tile_start + %s_i)", a->name);
+        if (stride != 1)
+            sb_printf(line, stride < 0 ? " * (%lld)" : " * %lld", stride);
+    } else {
+        sb_printf(line, "in%d[", a->operand - 1);
+        cexpr_put_offset(e, line, a->operand);
+    }
     sb_puts(line, "] = ");
     cexpr_store_open(e, line, a->out);
     cexpr_convert_open(e, line, r, a->out);
@@ -1041,7 +1089,12 @@ static void print_other_acc_store(cprinter *e, const kir_step *step, const acc_o
     if (final.failed)
         line->failed = true;
     sb_free(&final);
-    code_line(e, step->depth);
+    code_line(e, depth);
+    if (blocked) {
+        line->len = 0;
+        sb_putc(line, '}');
+        code_line(e, step->depth);
+    }
 }
 
 /* out[...] = the finished accumulator, converted to the output's dtype. */

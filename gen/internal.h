@@ -700,6 +700,10 @@ bcg_status program_fuse_check(arena *a, const program *p, const bcg_operand *ope
  * kernel of F's program and R as its request (goal to be set). */
 bcg_status program_fuse_setup(arena *a, const program *p, const program_fusion *f, compile *c,
                               compile_request *r);
+/* Whether C, a fused kernel compiled for the JIT, would run slower than the
+ * statements' own kernels (several reductions in per-element code over long
+ * runs); WHY (CAP bytes) then says why. */
+bool program_fused_slower(const compile *c, char *why, size_t cap);
 
 /* Puts "statement NAME: " before ERR's message and maps its column into
  * the program text (0 when the statement was expanded). */

@@ -339,6 +339,9 @@ static bool other_acc_step(strbuf *sb, const kernel_ir *ir, const kir_step *step
     switch (step->op) {
     case KIR_ACC_INIT:
         sb_printf(sb, "acc%d = the identity of %s", j, reduce_name(r->reduce));
+        if (ir->tiled && ir->tile_loop < ir->p->loop_count - 1)
+            sb_printf(sb, ", one accumulator per element of the tile along loop i%d",
+                      ir->tile_loop);
         if (r->lanes > 1)
             sb_printf(sb, " in %d partial sums, by the innermost index mod %d", r->lanes,
                       r->lanes);
@@ -363,6 +366,22 @@ static bool other_acc_step(strbuf *sb, const kernel_ir *ir, const kir_step *step
             }
         break;
     }
+    case KIR_ACC_TILE:
+        if (ir->tile_loop < ir->p->loop_count - 1)
+            sb_printf(sb, "call bcg_mk_accadd_%s: acc%d's block of accumulators takes the tile "
+                      "of ", bcg_dtype_name(ir->nodes[id]->dtype), j);
+        else
+            sb_printf(sb, "call bcg_mk_sum16_%s: acc%d's %d partial sums take the tile of ",
+                      bcg_dtype_name(ir->nodes[id]->dtype), j, r->lanes);
+        if (ir->value[id].local)
+            sb_puts(sb, ir->value[id].local);
+        else if (ir->nodes[id]->op == OP_OPERAND)
+            format_access(sb, ir, ir->nodes[id]->operand + 1, 0);
+        else if (ir->nodes[id]->op == OP_LITERAL)
+            sb_printf(sb, "tile_literal%d", id);
+        else
+            sb_printf(sb, "tile%d", kir_tile_same(ir, id));
+        break;
     default:
         sb_puts(sb, "store ");
         format_access(sb, ir, step->operand, 0);
@@ -393,6 +412,8 @@ bool kir_root_writes_output(const kernel_ir *ir, int id)
         return false;
     if (id == 0) /* (an operand or literal root is copied by its own call: tile_calls) */
         return !ir->reduce;
+    if (ir->root_reduce && ir->root_reduce[kir_root_index(ir, id)].reduce)
+        return false; /* another reduction's tile: accumulated */
     if (ir->nodes[id]->op == OP_OPERAND || ir->nodes[id]->op == OP_LITERAL)
         return false;
     /* a fused output's tile streams through a copy in large kernels */
@@ -598,6 +619,8 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         break;
     }
     case KIR_ACC_TILE:
+        if (other_acc_step(sb, ir, step))
+            break;
         if (step->variant == KIR_ROWS)
             sb_printf(sb, "call bcg_mk_accadd_rows_%s: the tile's accumulators take %lld "
                       "rows (loop i%d) of ", bcg_dtype_name(ir->nodes[0]->dtype),

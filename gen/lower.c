@@ -496,6 +496,21 @@ static bool other_roots_tile(const kernel_ir *ir, int tile_loop, int *operations
         int id = ir->root_id[j];
         char name[48];
         kir_cast_name(ir->nodes[id]->dtype, ir->nodes[id]->dtype, name, sizeof name);
+        if (ir->root_reduce && ir->root_reduce[j].reduce) {
+            /* another reduction: its tile goes to its partial sums or block
+             * of accumulators (KIR_ACC_TILE), as the kernel's own does */
+            bcg_dtype t = ir->nodes[id]->dtype;
+            if ((ir->root_reduce[j].reduce != BCG_REDUCE_SUM &&
+                 ir->root_reduce[j].reduce != BCG_REDUCE_MEAN) ||
+                (t != BCG_F32 && t != BCG_F64) || ir->root_reduce[j].lanes != ir->lanes ||
+                !tile_supported(ir, id, t, operations)) {
+                if (why)
+                    *why = "a reduction of the fused program is no float sum or mean of "
+                           "microkernels";
+                return false;
+            }
+            continue;
+        }
         if (ir->p->stride[ir->root_operand[j]][tile_loop] != 1) {
             if (why)
                 *why = "an output of the fused program is not contiguous along the tiles";
@@ -751,6 +766,8 @@ static void tile_stores(lowering *w, int depth)
     for (int j = 1; j < ir->root_count; j++) {
         if (kir_root_writes_output(ir, ir->root_id[j]))
             continue; /* its call wrote it */
+        if (ir->root_reduce && ir->root_reduce[j].reduce)
+            continue; /* accumulated: KIR_ACC_TILE */
         kir_step *step = add_step(w, KIR_TILE_STORE, depth);
         if (step) {
             int id = ir->root_id[j];
@@ -1427,6 +1444,8 @@ static bool block_reduce_chosen(const lowering *w, int from)
     return reduce_tree_tiles(ir) && other_roots_tile(ir, kept, &operations, NULL);
 }
 
+static void step_accumulators(lowering *w, kir_op op, int depth, const int64_t *zero);
+
 /* The innermost (reduced, contiguous) loop as tiles: the tree's calls as
  * lower_tiles makes them (the root's into tile0), then the partial sums. */
 static void lower_reduce_tiles(lowering *w, int depth)
@@ -1436,7 +1455,7 @@ static void lower_reduce_tiles(lowering *w, int depth)
     tile_loop(w, depth, ir->p->extent[ir->p->loop_count - 1], TILE_ELEMENTS);
     tile_calls(w, depth + 1);
     tile_stores(w, depth + 1);
-    add_step(w, KIR_ACC_TILE, depth + 1);
+    step_accumulators(w, KIR_ACC_TILE, depth + 1, NULL);
     step_end(w, depth);
 }
 
@@ -1499,7 +1518,7 @@ static void lower_reduce_loop(lowering *w, int level, int depth)
         if (blocked) {
             tile_calls(w, depth);
             tile_stores(w, depth);
-            add_step(w, KIR_ACC_TILE, depth);
+            step_accumulators(w, KIR_ACC_TILE, depth, NULL);
         } else if (!ir->fill) {
             bool block = step_element_locals(w, depth, NULL);
             int64_t *zero = arena_alloc(w->c->arena, sizeof *zero * (size_t)(ir->input_count + 1));
@@ -1745,8 +1764,8 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
         if (!ir->fill) {
             choose_input_levels(ir);
             assign_roots_levels(ir);
-            ir->tiled = !ir->root_reduce && reduce_tiles_chosen(&w);
-            if (!ir->tiled && !ir->root_reduce && block_reduce_chosen(&w, ir->reduce_from)) {
+            ir->tiled = reduce_tiles_chosen(&w);
+            if (!ir->tiled && block_reduce_chosen(&w, ir->reduce_from)) {
                 ir->tiled = true;
                 ir->tile_loop = ir->reduce_from - 1;
                 ir->reduce_rows = ir->nodes[0]->op == OP_OPERAND && ir->root_count == 1;
@@ -1759,7 +1778,10 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
             if (!ir->tiled && ir->root_count > 1)
                 choose_elements(&w);
         }
-        ir->stream_copies = ir->tiled && c->stream && ir->root_count > 1;
+        bool copies = false; /* an element-wise other root, whose tiles a copy stores */
+        for (int j = 1; j < ir->root_count; j++)
+            copies = copies || !(ir->root_reduce && ir->root_reduce[j].reduce);
+        ir->stream_copies = ir->tiled && c->stream && copies;
         if (!p->empty && w.status == BCG_OK)
             lower_reduction(&w);
         if (ir->stream_copies && w.status == BCG_OK) /* runtime/microkernels.c: why the fence */

@@ -346,7 +346,14 @@ static bcg_status compile_program_fused(bcg_context *ctx, const program *p, cons
     }
     memcpy(prog->order, f.order, sizeof prog->order);
     s = compile_fused(ctx, a, c, f.key_text, &r, &prog->fused); /* takes A */
-    /* a fused kernel that does not compile leaves the per-statement kernels */
+    /* a fused kernel that does not compile leaves the per-statement kernels,
+     * and so does one slower than they are */
+    char slower[200];
+    if (!s && prog->fused && prog->fused->front &&
+        program_fused_slower(prog->fused->front, slower, sizeof slower)) {
+        bcg_kernel_release(prog->fused);
+        prog->fused = NULL;
+    }
     return s == BCG_ERR_NOMEM ? s : BCG_OK;
 }
 
@@ -674,6 +681,30 @@ bcg_status bcg_emit_program(const char *text, const bcg_operand *operands, int o
     sb_free(&sb);
     arena_free(a);
     return s;
+}
+
+/* Several reductions in one kernel run in per-element code (lower.c,
+ * kernel_ir.root_reduce) unless tiles can take them.  With microkernels,
+ * per-element code over runs as long as microkernel_run is slower than the
+ * statements' own kernels in tiles (measured on f32[4096,4096], two sums:
+ * 7x along the rows, 27x over them), so that program runs statement by
+ * statement; plain C (bcg_emit, AOT, the cc backend) always gains. */
+bool program_fused_slower(const compile *c, char *why, size_t cap)
+{
+    const struct kernel_ir *ir = c->ir;
+    if (!ir || !ir->root_reduce || ir->tiled || !c->microkernels ||
+        c->options.microkernel_run <= 0) /* (no tiles for the statements either) */
+        return false;
+    const plan *p = ir->p;
+    for (int l = 0; l < p->loop_count; l++)
+        if (p->extent[l] >= c->options.microkernel_run) {
+            snprintf(why, cap, "several reductions in one kernel would run in per-element "
+                     "code over loops of %lld (>= microkernel_run %d), slower than their own "
+                     "kernels' microkernel tiles", (long long)p->extent[l],
+                     c->options.microkernel_run);
+            return true;
+        }
+    return false;
 }
 
 /* ---- fusion: a program as one kernel -------------------------------------------
