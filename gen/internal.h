@@ -704,6 +704,17 @@ bcg_status program_fuse_setup(arena *a, const program *p, const program_fusion *
  * statements' own kernels (several reductions in per-element code over long
  * runs); WHY (CAP bytes) then says why. */
 bool program_fused_slower(const compile *c, char *why, size_t cap);
+/* Statement I's kernel if it is made (a fused program makes them when
+ * bcg_program_kernel asks), else NULL; its output's dtype, shape and
+ * warnings ("; "-separated, "" when none), made or not. */
+const bcg_kernel *program_kernel_made(const bcg_program *prog, int i);
+bcg_dtype program_output_dtype(const bcg_program *prog, int i, int *rank,
+                               const int64_t **shape, const char **warning);
+
+/* compile.c: whether C (after compile_front) has warnings, and their text
+ * ("; "-separated, mem_alloc'd; NULL when none or out of memory). */
+bool compile_warnings_exist(const compile *c);
+char *compile_warnings(const compile *c);
 
 /* Puts "statement NAME: " before ERR's message and maps its column into
  * the program text (0 when the statement was expanded). */

@@ -303,17 +303,110 @@ bcg_status program_resolve(arena *a, const char *text, const bcg_operand *operan
 
 /* ---- the public API ------------------------------------------------------------ */
 
+/* What bcg_run_outputs' overlap checks and the CLI need of statement i's
+ * kernel, known from its front end (as compile.c's prepare_run sets them):
+ * the byte spans of its output and of each operand it reads, its output's
+ * dtype and shape, its warnings; and while the kernel is not made, the
+ * cache key it is compiled from when asked for. */
+typedef struct statement_info {
+    int64_t out_low, out_high;
+    int64_t low[BCG_MAX_OPERANDS], high[BCG_MAX_OPERANDS];
+    bcg_dtype dtype;
+    int rank;
+    int64_t shape[BCG_MAX_RANK];
+    char *warning;          /* mem_alloc'd, or NULL */
+    unsigned char *key;     /* mem_alloc'd until compiled (lazy kernels only) */
+    size_t key_length;
+} statement_info;
+
 struct bcg_program {
     int count;
+    /* each statement's kernel: compiled with the program when it does not
+     * fuse; when it fuses, on the first bcg_program_kernel (the fused
+     * kernel runs it, so a program compiles once), under lock */
     bcg_kernel **kernels;
+    statement_info *info;
+    pthread_mutex_t lock;
+    bool lock_ready;
+    bcg_context *ctx;
     char **names;      /* name_count of them (mem_alloc'd) */
     int name_count;
+    int capacity;      /* statements the arrays hold (zeroed until set) */
     int operand_count;
+    char **operand_names; /* operand_count of them (mem_alloc'd) */
     /* the fused kernel (NULL: statement by statement); root j is statement
      * order[j], order[0] the kernel's own output */
     bcg_kernel *fused;
     int order[BCG_MAX_OUTPUTS];
 };
+
+/* The bytes plan operand K reaches (as compile.c's span). */
+static void plan_span(const plan *p, int k, size_t size, int64_t *low, int64_t *high)
+{
+    int64_t lo = 0, hi = 0;
+    if (p->empty) {
+        *low = *high = 0;
+        return;
+    }
+    for (int l = 0; l < p->loop_count; l++) {
+        int64_t reach = p->stride[k][l] * (p->extent[l] - 1);
+        if (reach < 0)
+            lo += reach;
+        else
+            hi += reach;
+    }
+    *low = lo * (int64_t)size;
+    *high = (hi + 1) * (int64_t)size;
+}
+
+/* INFO from statement C's front end (the spans prepare_run gives its
+ * kernel), and the key to compile it from later; false when memory runs
+ * out. */
+static bool info_from_front(statement_info *info, const compile *c, const program_statement *st,
+                            const bcg_operand *operands, int operand_count, bcg_context *ctx,
+                            bcg_kernel **cached)
+{
+    size_t size = bcg_dtype_size(c->out_dtype);
+    plan_span(c->fill_plan ? c->fill_plan : c->plan, 0, size, &info->out_low, &info->out_high);
+    for (int i = 0; i < c->operand_count; i++) {
+        const compile_operand *o = &c->operands[i];
+        int64_t n = (int64_t)bcg_dtype_size(o->dtype);
+        bool unread = o->empty || c->plan->empty || !c->used[i];
+        info->low[i] = unread ? 0 : o->low * n;
+        info->high[i] = unread ? 0 : (o->high + 1) * n;
+    }
+    info->dtype = c->out_dtype;
+    info->rank = c->out_shape.rank;
+    memcpy(info->shape, c->out_shape.dims, sizeof(int64_t) * (size_t)c->out_shape.rank);
+    info->warning = compile_warnings(c);
+    if (!info->warning && compile_warnings_exist(c))
+        return false;
+    /* a kernel the cache has is taken now; else its key, for later */
+    key_probe probe = {0, 0};
+    size_t length = strlen(st->expanded);
+    *cached = cache_lookup(ctx, st->expanded, length, operands, operand_count, &st->options,
+                           &probe);
+    if (*cached)
+        return true;
+    info->key = cache_key_new(&probe, st->expanded, length, operands, operand_count,
+                              &st->options);
+    info->key_length = probe.length;
+    return info->key != NULL;
+}
+
+/* INFO from statement kernel K (compiled with the program). */
+static void info_from_kernel(statement_info *info, const bcg_kernel *k)
+{
+    info->out_low = k->output_low;
+    info->out_high = k->output_high;
+    for (int i = 0; i < k->operand_count; i++) {
+        info->low[i] = k->run[i].low;
+        info->high[i] = k->run[i].high;
+    }
+    info->dtype = k->dtype;
+    info->rank = k->rank;
+    memcpy(info->shape, k->shape, sizeof(int64_t) * (size_t)k->rank);
+}
 
 /* PROG's fused kernel, when the program fuses (else none, and no error). */
 static bcg_status compile_program_fused(bcg_context *ctx, const program *p, const char *text,
@@ -345,6 +438,14 @@ static bcg_status compile_program_fused(bcg_context *ctx, const program *p, cons
         return s;
     }
     memcpy(prog->order, f.order, sizeof prog->order);
+    /* each statement's spans and key from its front end (in A, which
+     * compile_fused takes): its kernel is made when asked for */
+    for (int i = 0; i < p->count; i++)
+        if (!info_from_front(&prog->info[i], f.fronts[i], &p->statements[i], operands,
+                             operand_count, ctx, &prog->kernels[i])) {
+            arena_free(a);
+            return BCG_ERR_NOMEM;
+        }
     s = compile_fused(ctx, a, c, f.key_text, &r, &prog->fused); /* takes A */
     /* a fused kernel that does not compile leaves the per-statement kernels,
      * and so does one slower than they are */
@@ -377,14 +478,32 @@ bcg_status bcg_compile_program(bcg_context *ctx, const char *text, const bcg_ope
         if (prog) {
             memset(prog, 0, sizeof *prog);
             prog->kernels = mem_alloc(sizeof *prog->kernels * (size_t)p.count);
+            prog->info = mem_alloc(sizeof *prog->info * (size_t)p.count);
             prog->names = mem_alloc(sizeof *prog->names * (size_t)p.count);
+            prog->operand_names = mem_alloc(sizeof *prog->operand_names *
+                                            (size_t)(operand_count > 0 ? operand_count : 1));
         }
-        if (!prog || !prog->kernels || !prog->names) {
+        if (!prog || !prog->kernels || !prog->info || !prog->names || !prog->operand_names) {
             s = fail(err, BCG_ERR_NOMEM, "out of memory");
         } else {
             memset(prog->kernels, 0, sizeof *prog->kernels * (size_t)p.count);
+            memset(prog->info, 0, sizeof *prog->info * (size_t)p.count);
             memset(prog->names, 0, sizeof *prog->names * (size_t)p.count);
+            memset(prog->operand_names, 0, sizeof *prog->operand_names *
+                                               (size_t)(operand_count > 0 ? operand_count : 1));
             prog->operand_count = operand_count;
+            prog->capacity = p.count;
+            prog->ctx = ctx;
+            prog->lock_ready = pthread_mutex_init(&prog->lock, NULL) == 0;
+            if (!prog->lock_ready)
+                s = fail(err, BCG_ERR_NOMEM, "out of memory (a mutex)");
+        }
+        for (int i = 0; !s && i < operand_count; i++) {
+            const char *name = operands[i].name ? operands[i].name : "?";
+            if (!(prog->operand_names[i] = mem_alloc(strlen(name) + 1)))
+                s = fail(err, BCG_ERR_NOMEM, "out of memory");
+            else
+                memcpy(prog->operand_names[i], name, strlen(name) + 1);
         }
     }
     if (!s && (s = compile_program_fused(ctx, &p, text, operands, operand_count, prog)))
@@ -398,12 +517,17 @@ bcg_status bcg_compile_program(bcg_context *ctx, const char *text, const bcg_ope
         }
         memcpy(prog->names[i], st->name, n);
         prog->name_count = i + 1;
+        prog->count = i + 1;
+        if (prog->fused) /* made when asked for (bcg_program_kernel) */
+            continue;
+        bcg_kernel_release(prog->kernels[i]); /* (one the cache had: compiled again) */
+        prog->kernels[i] = NULL;
         s = bcg_compile(ctx, st->expanded, operands, operand_count, &st->options,
                         &prog->kernels[i], err);
         if (s)
             program_statement_error(&p, i, err);
         else
-            prog->count = i + 1;
+            info_from_kernel(&prog->info[i], prog->kernels[i]);
     }
     arena_free(a);
     if (s) {
@@ -419,11 +543,21 @@ void bcg_program_free(bcg_program *prog)
     if (!prog)
         return;
     bcg_kernel_release(prog->fused);
-    for (int i = 0; i < prog->count; i++)
+    for (int i = 0; prog->kernels && i < prog->capacity; i++)
         bcg_kernel_release(prog->kernels[i]);
+    for (int i = 0; prog->info && i < prog->capacity; i++) {
+        mem_free(prog->info[i].warning);
+        mem_free(prog->info[i].key);
+    }
     for (int i = 0; prog->names && i < prog->name_count; i++)
         mem_free(prog->names[i]);
+    for (int i = 0; prog->operand_names && i < prog->operand_count; i++)
+        mem_free(prog->operand_names[i]);
+    if (prog->lock_ready)
+        pthread_mutex_destroy(&prog->lock);
+    mem_free(prog->operand_names);
     mem_free(prog->names);
+    mem_free(prog->info);
     mem_free(prog->kernels);
     mem_free(prog);
 }
@@ -439,7 +573,45 @@ const bcg_kernel *bcg_program_fused(const bcg_program *prog) { return prog ? pro
 
 const bcg_kernel *bcg_program_kernel(const bcg_program *prog, int i)
 {
+    if (!prog || i < 0 || i >= prog->count)
+        return NULL;
+    bcg_program *p = (bcg_program *)prog; /* the lazy kernels, under the lock */
+    pthread_mutex_lock(&p->lock);
+    statement_info *info = &p->info[i];
+    if (!p->kernels[i] && info->key) {
+        arena *a = arena_new();
+        const char *expr;
+        bcg_operand *operands;
+        int count;
+        bcg_options options;
+        bcg_error err;
+        error_clear(&err);
+        if (a && cache_key_decode(a, info->key, info->key_length, &expr, &operands, &count,
+                                  &options) &&
+            bcg_compile(p->ctx, expr, operands, count, &options, &p->kernels[i], &err) == BCG_OK) {
+            mem_free(info->key);
+            info->key = NULL;
+        }
+        arena_free(a);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return p->kernels[i];
+}
+
+const bcg_kernel *program_kernel_made(const bcg_program *prog, int i)
+{
     return prog && i >= 0 && i < prog->count ? prog->kernels[i] : NULL;
+}
+
+bcg_dtype program_output_dtype(const bcg_program *prog, int i, int *rank,
+                               const int64_t **shape, const char **warning)
+{
+    const statement_info *info = &prog->info[i];
+    const bcg_kernel *k = prog->kernels[i];
+    *rank = info->rank;
+    *shape = info->shape;
+    *warning = k ? bcg_kernel_warning(k) : info->warning ? info->warning : "";
+    return info->dtype;
 }
 
 static bool spans_overlap(const void *a, int64_t a_low, int64_t a_high, const void *b,
@@ -464,11 +636,11 @@ bcg_status bcg_run_outputs(const bcg_program *prog, void *const *outputs,
                     outputs ? "input" : "output");
     if (prog->count > 1) {
         for (int i = 0; i < prog->count; i++) {
-            const bcg_kernel *k = prog->kernels[i];
+            const statement_info *k = &prog->info[i];
             for (int j = 0; j < i; j++) {
-                const bcg_kernel *o = prog->kernels[j];
-                if (spans_overlap(outputs[i], k->output_low, k->output_high, outputs[j],
-                                  o->output_low, o->output_high))
+                const statement_info *o = &prog->info[j];
+                if (spans_overlap(outputs[i], k->out_low, k->out_high, outputs[j],
+                                  o->out_low, o->out_high))
                     return fail(err, BCG_ERR_RUN,
                                 "bcg_run_outputs: output %s overlaps output %s (a program's "
                                 "outputs must be separate arrays)",
@@ -477,15 +649,15 @@ bcg_status bcg_run_outputs(const bcg_program *prog, void *const *outputs,
             /* an operand some statement reads must not change under the
              * statements after the one writing it */
             for (int j = 0; j < prog->count; j++) {
-                const bcg_kernel *r = prog->kernels[j];
-                for (int op = 0; op < r->operand_count; op++)
-                    if (spans_overlap(outputs[i], k->output_low, k->output_high, inputs[op],
-                                      r->run[op].low, r->run[op].high))
+                const statement_info *r = &prog->info[j];
+                for (int op = 0; op < prog->operand_count; op++)
+                    if (spans_overlap(outputs[i], k->out_low, k->out_high, inputs[op],
+                                      r->low[op], r->high[op]))
                         return fail_at(err, BCG_ERR_RUN, 0, op, -1,
                                        "bcg_run_outputs: output %s overlaps operand %s, which "
                                        "statement %s reads (a program of several statements "
                                        "writes no operand)",
-                                       prog->names[i], r->run[op].name, prog->names[j]);
+                                       prog->names[i], prog->operand_names[op], prog->names[j]);
             }
         }
     }
