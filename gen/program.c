@@ -11,12 +11,14 @@
  *     -> bcg_run_outputs   the kernels in statement order, the program's
  *                          overlap checks first
  *
- * A program whose statements share one result shape (and has at most one
- * reduction) is also compiled as ONE kernel computing every output in one
- * pass ("fusion" below); bcg_run_outputs then runs that.  Each statement's
- * own kernel is still compiled: bcg_program_kernel gives it, the overlap
- * checks use its spans, and a program that does not fuse runs them in
- * order (every output is the same bits either way).
+ * A program whose statements share one result shape (its reductions all
+ * over the same dimensions) is instead compiled as ONE kernel computing
+ * every output in one pass ("fusion" below); bcg_run_outputs then runs
+ * that.  Its statements' own kernels are compiled only when
+ * bcg_program_kernel asks for one; the overlap checks use each
+ * statement's spans from its front end (statement_info).  A program that
+ * does not fuse compiles and runs them in order (every output is the same
+ * bits either way).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -882,18 +884,21 @@ bool program_fused_slower(const compile *c, char *why, size_t cap)
 /* ---- fusion: a program as one kernel -------------------------------------------
  *
  * A program whose statements all iterate over one result shape (element-wise
- * outputs of that shape, in any view and dtype, and at most one reduction of
- * it) is compiled as ONE kernel: the primary statement's (the reduction, or
- * else the first), with every other statement's output an extra plan operand
- * after the real inputs (never read, written through its own position) and
- * its typed tree an extra root of the kernel IR (kir.h, "roots").  In the
- * loop nest every store of the root, or update of its accumulator, is
- * followed by a store of each other root at the same element; in tiles each
+ * outputs of that shape, in any view and dtype, and reductions of it, all
+ * over the same dimensions) is compiled as ONE kernel: the primary
+ * statement's (the first reduction, or else the first), with every other
+ * statement's output an extra plan operand after the real inputs (never
+ * read, written through its own position; a reduction's broadcast along
+ * the reduced dimensions) and its typed tree an extra root of the kernel IR
+ * (kir.h, "roots"; root_reduce for other reductions, each its own
+ * accumulator acc<j>).  In the loop nest every store of the root, or
+ * update of its accumulator, is followed by the update of every other
+ * accumulator and a store of each other root at the same element; in tiles each
  * other root is a tile of microkernel calls (sharing the tiles of equal
  * subtrees across roots, so `y = g * a; s = y` multiplies once) copied into
  * its output.  Each output element is computed by the same operations in
- * the same order as its own statement's kernel computes it, and the
- * reduction keeps its single-output order, so the results are bit for bit
+ * the same order as its own statement's kernel computes it, and each
+ * reduction keeps its single-output order (check_reduce_orders), so the results are bit for bit
  * those of the per-statement kernels, on any thread count (threads cut the
  * outermost loop, which is never a reduced one, and every output moves with
  * it).  Anything else runs statement by statement; explain says why. */
