@@ -13,6 +13,11 @@ The case is forward + gradient (issue 12 part 3): over g, a of f32[N,N]
   numpy reuse     y = np.multiply(g, a, out=y); s = y.sum(axis=0, keepdims=True)
   numpy twice     np.multiply(g, a, out=y); (g * a).sum(axis=0, keepdims=True)
 
+and the backward pass of z = x * w + b, w and b of shape (1, N): two
+gradients summed over the rows and one element-wise, in one program
+
+    dw = dy * x; db = dy; dx = dy * w      dw, db reduced by sum to (1, N)
+
 Every result is checked once (bcgen's fused and separate outputs bit for
 bit, NumPy's y exactly and s within float rounding) before timing.  One
 thread unless --threads.  Benchmarks are not tests: make test does not run
@@ -140,6 +145,71 @@ def main():
     for label, t in best.items():
         print("  %-15s %8.2f ms  %6.1f GB/s (of the fused pass's bytes)  numpy reuse / this %.2fx"
               % (label, t * 1e3, moved / t / 1e9, best["numpy reuse"] / t))
+    backward(lib, ctx, n, opts)
+
+
+def backward(lib, ctx, n, opts):
+    """The backward pass of z = x * w + b (w, b of shape (1, N)): two
+    gradients reduced over the rows and one element-wise, one program."""
+    rng = np.random.default_rng(2)
+    dy = rng.uniform(-2, 2, (n, n)).astype(np.float32)
+    x = rng.uniform(-2, 2, (n, n)).astype(np.float32)
+    w = rng.uniform(-2, 2, (1, n)).astype(np.float32)
+    shape, row = (C.c_int64 * 2)(n, n), (C.c_int64 * 2)(1, n)
+    ops = (Operand * 3)(Operand(b"dy", F32, 2, shape, None), Operand(b"x", F32, 2, shape, None),
+                        Operand(b"w", F32, 2, row, None))
+    outs = (Output * 3)(Output(-1, 2, None, SUM, row), Output(-1, 2, None, SUM, row),
+                        Output(-1, 0, None, 0, None))
+    text = b"dw = dy * x; db = dy; dx = dy * w"
+    programs = {}
+    for label, separate in (("bcgen fused", 0), ("bcgen separate", 1)):
+        options = Options()
+        lib.bcg_options_init(C.byref(options))
+        options.outputs, options.output_count = outs, 3
+        options.separate_statements = separate
+        prog, err = C.c_void_p(), Error()
+        if lib.bcg_compile_program(ctx, text, ops, 3, C.byref(options), C.byref(prog),
+                                   C.byref(err)):
+            raise SystemExit("compile: " + err.message.decode())
+        if bool(lib.bcg_program_fused(prog)) != (not separate):
+            raise SystemExit("%s: the backward program is %sfused" % (label, "" if separate else "not "))
+        programs[label] = prog
+    inputs = (C.c_void_p * 3)(dy.ctypes.data, x.ctypes.data, w.ctypes.data)
+    results = {}
+
+    def bcgen(label):
+        got = [results.setdefault(label + k, np.empty(s, np.float32))
+               for k, s in (("dw", (1, n)), ("db", (1, n)), ("dx", (n, n)))]
+        pointers = (C.c_void_p * 3)(*[v.ctypes.data for v in got])
+        err = Error()
+        if lib.bcg_run_outputs(programs[label], pointers, inputs, opts.threads, C.byref(err)):
+            raise SystemExit("run: " + err.message.decode())
+
+    dx_np = np.empty((n, n), np.float32)
+
+    def numpy():
+        np.multiply(dy, w, out=dx_np)
+        return (dy * x).sum(axis=0, keepdims=True), dy.sum(axis=0, keepdims=True)
+
+    runs = {"bcgen fused": lambda: bcgen("bcgen fused"),
+            "bcgen separate": lambda: bcgen("bcgen separate"), "numpy": numpy}
+    for run in runs.values():
+        run()
+    for part in ("dw", "db", "dx"):
+        if results["bcgen fused" + part].tobytes() != results["bcgen separate" + part].tobytes():
+            raise SystemExit("backward: fused and separate %s differ" % part)
+    assert np.array_equal(results["bcgen fuseddx"], dy * w)
+    best = {label: float("inf") for label in runs}
+    for _ in range(opts.repeat):
+        for label, run in runs.items():
+            start = time.perf_counter()
+            run()
+            best[label] = min(best[label], time.perf_counter() - start)
+    print("backward (dw = sum(dy * x), db = sum(dy) over rows, dx = dy * w), f32[%d,%d], "
+          "%d thread%s, best of %d (interleaved):"
+          % (n, n, opts.threads, "" if opts.threads == 1 else "s", opts.repeat))
+    for label, t in best.items():
+        print("  %-15s %8.2f ms  numpy / this %.2fx" % (label, t * 1e3, best["numpy"] / t))
 
 
 if __name__ == "__main__":

@@ -312,6 +312,15 @@ static bcg_status add_kernel(file_state *f, const aot_request *r, int index, emi
     compile_request request = {.text = k->expression, .operands = k->operands,
                                .operand_count = k->operand_count, .options = &k->options,
                                .goal = COMPILE_AOT, .check = check_kernel, .check_arg = &check};
+    if (k->fusion) { /* a program's fused kernel: its roots and operands */
+        compile_request fused;
+        if (program_fuse_setup(f->arena, k->fuse_program, k->fusion, c, &fused))
+            return fail(f->err, BCG_ERR_NOMEM, "out of memory");
+        request.text = fused.text;
+        request.operands = fused.operands;
+        request.operand_count = fused.operand_count;
+        request.options = fused.options;
+    }
     s = compile_pipeline(c, &request);
     if (s && check.reported)
         return s;
@@ -487,12 +496,18 @@ static bcg_status render_file(const char *template_name, const tmpl_scope *scope
 /* A kernel whose expression is a program of statements (program.c) becomes
  * one kernel per statement, NAME_<statement>, and a wrapper NAME taking
  * every output (named as its statement) and then the operands, calling
- * them in statement order. */
+ * them in statement order; or, when the program fuses (program.c,
+ * "fusion"), NAME_fused computing every output in one pass, which the
+ * wrapper calls instead (the statements' kernels stay, with the macros
+ * that size each output). */
 typedef struct aot_program {
     const char *name;          /* the wrapper's */
     const char *text;          /* the program as written */
     int first, count;          /* its statements' kernels in the expanded list */
     const char **statements;   /* their names */
+    bool fused;                /* NAME_fused follows them */
+    int order[BCG_MAX_OUTPUTS];/* the fused kernel's roots: its output, then its last
+                                  operands (program_fusion.order) */
 } aot_program;
 
 static bcg_status aot_generate_kernels(const aot_request *r, const aot_program *programs,
@@ -528,7 +543,7 @@ static bcg_status expand_programs(arena *a, const aot_request *r, aot_request *o
             }
             return s;
         }
-        total += parsed[i].count;
+        total += parsed[i].count + 1; /* (and a fused kernel) */
         groups++;
     }
     aot_kernel *kernels = arena_alloc(a, sizeof *kernels * (size_t)total);
@@ -568,10 +583,31 @@ static bcg_status expand_programs(arena *a, const aot_request *r, aot_request *o
                 return fail(err, BCG_ERR_NOMEM, "out of memory");
             n++;
         }
+        /* a program that fuses: NAME_fused, the other outputs after the
+         * operands, named as their statements */
+        program_fusion *fusion = arena_alloc(a, sizeof *fusion);
+        if (!fusion || program_fuse_check(a, p, k->operands, k->operand_count, k->expression,
+                                          fusion))
+            return fail(err, BCG_ERR_NOMEM, "out of memory");
+        g->fused = fusion->fused;
+        if (!fusion->fused)
+            continue;
+        memcpy(g->order, fusion->order, sizeof g->order);
+        kernels[n] = *k;
+        kernels[n].name = arena_printf(a, "%s_fused", k->name);
+        kernels[n].expression = p->statements[fusion->primary].expanded;
+        kernels[n].operands = fusion->operands;
+        kernels[n].operand_count = fusion->operand_count;
+        kernels[n].options = p->statements[fusion->primary].options;
+        kernels[n].fuse_program = p;
+        kernels[n].fusion = fusion;
+        if (!kernels[n].name)
+            return fail(err, BCG_ERR_NOMEM, "out of memory");
+        n++;
     }
     *out = *r;
     out->kernels = kernels;
-    out->kernel_count = total;
+    out->kernel_count = n;
     return BCG_OK;
 }
 
@@ -606,12 +642,22 @@ static bcg_status add_program(file_state *f, const aot_program *g, int index,
     }
     if (operands)
         sb_puts(&list, operands);
-    sb_printf(&body, "/* %s: the program's outputs %s, each its statement's kernel in order\n"
-              " * (%s_<statement>, whose macros size each output). */\n"
-              "void %s(%s)\n{\n", g->name, names.data ? names.data : "", g->name, g->name,
-              list.data ? list.data : "");
-    for (int j = 0; j < g->count; j++) {
-        sb_printf(&body, "    %s_%s(%s", g->name, g->statements[j], g->statements[j]);
+    if (g->fused)
+        sb_printf(&body, "/* %s: the program's outputs %s in one pass (%s_fused, the other "
+                  "outputs\n * after the operands; %s_<statement>'s macros size each "
+                  "output). */\n"
+                  "void %s(%s)\n{\n", g->name, names.data ? names.data : "", g->name, g->name,
+                  g->name, list.data ? list.data : "");
+    else
+        sb_printf(&body, "/* %s: the program's outputs %s, each its statement's kernel in "
+                  "order\n * (%s_<statement>, whose macros size each output). */\n"
+                  "void %s(%s)\n{\n", g->name, names.data ? names.data : "", g->name, g->name,
+                  list.data ? list.data : "");
+    for (int j = 0; j < (g->fused ? 1 : g->count); j++) {
+        if (g->fused)
+            sb_printf(&body, "    %s_fused(%s", g->name, g->statements[g->order[0]]);
+        else
+            sb_printf(&body, "    %s_%s(%s", g->name, g->statements[j], g->statements[j]);
         /* the operand names: the words before each ',' and the last word */
         const char *at = operands;
         while (at) {
@@ -625,6 +671,8 @@ static bcg_status add_program(file_state *f, const aot_program *g, int index,
             sb_printf(&body, ", %.*s", (int)(end - word), word);
             at = next;
         }
+        for (int other = 1; g->fused && other < g->count; other++)
+            sb_printf(&body, ", %s", g->statements[g->order[other]]);
         sb_puts(&body, ");\n");
     }
     sb_puts(&body, "}");
@@ -644,9 +692,12 @@ static bcg_status add_program(file_state *f, const aot_program *g, int index,
     tmpl_set_str(doc, "result", arena_strndup(f->arena, names.data, names.len));
     tmpl_set_str(doc, "expression", text);
     tmpl_scope *line = tmpl_list_add(doc, "lines");
-    tmpl_set_str(line, "text", arena_printf(f->arena, "calls %s_<statement> for each output "
-                                            "in order; their macros size the buffers",
-                                            g->name));
+    tmpl_set_str(line, "text",
+                 g->fused ? arena_printf(f->arena, "calls %s_fused, every output in one pass; "
+                                         "the macros of %s_<statement> size the buffers",
+                                         g->name, g->name)
+                          : arena_printf(f->arena, "calls %s_<statement> for each output "
+                                         "in order; their macros size the buffers", g->name));
     tmpl_set_str(doc, "parameters", arena_strndup(f->arena, list.data, list.len));
     sb_free(&list);
     sb_free(&body);

@@ -24,6 +24,10 @@ typedef struct aot_kernel {
     int operand_count;
     bcg_options options;           /* unrolling, in place, axis, ... */
     bool math_double;              /* f32 sqrt ... tanh and ** in double; else sqrtf ... powf */
+    /* a program's fused kernel (aot.c, expand_programs): its program and
+     * fusion, which program_fuse_setup makes the kernel of; else NULL */
+    const struct program *fuse_program;
+    const struct program_fusion *fusion;
 } aot_kernel;
 
 typedef struct aot_request {

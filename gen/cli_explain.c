@@ -439,16 +439,6 @@ static int explain_program(const cli_args *args, const bcg_operand *ops)
         return 1;
     }
     if (!program_resolve(a, args->expr, ops, args->operand_count, &args->options, &p, &err)) {
-        if (args->json) {
-            printf("{\"program\": ");
-            cli_json_string(stdout, args->expr);
-            printf(", \"outputs\": [");
-            for (int i = 0; i < p.count; i++) {
-                printf("%s", i ? ", " : "");
-                cli_json_string(stdout, p.statements[i].name);
-            }
-            printf("], ");
-        }
         /* fused: the one kernel; else why not, then each statement's */
         program_fusion f;
         compile *fused = NULL;
@@ -473,28 +463,28 @@ static int explain_program(const cli_args *args, const bcg_operand *ops)
                     snprintf(f.why, sizeof f.why, "the fused kernel does not compile: %.200s",
                              fuse_err.message);
                     fused = NULL;
+                } else if (program_fused_slower(fused, f.why, sizeof f.why)) {
+                    fused = NULL;
                 }
             }
         }
-        if (err.status == BCG_OK && args->json) {
-            printf("\"fused\": %s, ", fused ? "true" : "false");
-            if (!fused) {
-                printf("\"not_fused_because\": ");
-                cli_json_string(stdout, f.why);
-                printf(", ");
-            }
-            printf("\"kernels\": [\n");
-        }
+        /* --json: every kernel compiled before the document starts, so an
+         * error is the only document */
+        compile **each = arena_alloc(a, sizeof *each * (size_t)p.count);
+        if (!each)
+            fail(&err, BCG_ERR_NOMEM, "out of memory");
         if (err.status == BCG_OK && fused) {
-            if (args->json) {
-                print_json(fused);
-            } else {
+            if (!args->json) {
                 printf("Fused program: one kernel computes the %d outputs in one pass\n", p.count);
                 for (int j = 0; j < p.count; j++) {
                     const program_statement *st = &p.statements[f.order[j]];
                     if (j == 0)
                         printf("  output %s = %s: the kernel's own output (out)\n", st->name,
                                st->text);
+                    else if (f.fronts[f.order[j]]->reduce)
+                        printf("  output %s = %s: in%d, its %s accumulated in the same loop "
+                               "nest\n", st->name, st->text, args->operand_count + j - 1,
+                               reduce_name(f.fronts[f.order[j]]->reduce));
                     else
                         printf("  output %s = %s: in%d, stored in the same loop nest\n",
                                st->name, st->text, args->operand_count + j - 1);
@@ -521,12 +511,9 @@ static int explain_program(const cli_args *args, const bcg_operand *ops)
                 program_statement_error(&p, i, &err);
                 break;
             }
-            if (args->json) {
-                if (i)
-                    printf(",\n");
-                print_json(c);
+            each[i] = c;
+            if (args->json)
                 continue;
-            }
             printf("%sOutput %s (statement %d of %d): %s = %s\n", i ? "\n" : "", st->name, i + 1,
                    p.count, st->name, st->text);
             if (st->expanded_differs)
@@ -535,8 +522,28 @@ static int explain_program(const cli_args *args, const bcg_operand *ops)
                    "operands\n\n");
             print_text(c);
         }
-        if (args->json && err.status == BCG_OK)
+        if (args->json && err.status == BCG_OK) {
+            printf("{\"program\": ");
+            cli_json_string(stdout, args->expr);
+            printf(", \"outputs\": [");
+            for (int i = 0; i < p.count; i++) {
+                printf("%s", i ? ", " : "");
+                cli_json_string(stdout, p.statements[i].name);
+            }
+            printf("], \"fused\": %s, ", fused ? "true" : "false");
+            if (!fused) {
+                printf("\"not_fused_because\": ");
+                cli_json_string(stdout, f.why);
+                printf(", ");
+            }
+            printf("\"kernels\": [\n");
+            for (int i = 0; i < (fused ? 1 : p.count); i++) {
+                if (i)
+                    printf(",\n");
+                print_json(fused ? fused : each[i]);
+            }
             printf("]}\n");
+        }
     }
     int status = 0;
     if (err.status != BCG_OK) {

@@ -361,6 +361,23 @@ static size_t late_includes(const tokens *t)
     return count;
 }
 
+/* 8.7: a program's fused function (NAME_fused), defined with external
+ * linkage and called only by the program's wrapper in the same file. */
+static size_t fused_functions(const tokens *t)
+{
+    size_t count = 0;
+    static const char suffix[] = "_fused";
+    size_t n = sizeof suffix - 1;
+    for (size_t i = 1; i + 1 < t->count; i++) {
+        const token *k = &t->items[i];
+        if (k->line_kind == 0 && is_ident(k) && k->length > n &&
+            memcmp(k->text + k->length - n, suffix, n) == 0 && is(&t->items[i - 1], "void") &&
+            is(&t->items[i + 1], "(") && k->file == t->files)
+            count++;
+    }
+    return count;
+}
+
 static const misra_rule rules[] = {
     {"2.3", unused_typedefs, NULL,
      "the bcg_ typedefs of every dtype are written whether a kernel uses them or not, and "
@@ -369,6 +386,10 @@ static const misra_rule rules[] = {
     {"2.5", unused_macros, NULL,
      "the header defines size, shape, type and alignment macros for every operand of every "
      "kernel for the caller's buffers; the .c needs none of them"},
+    {"8.7", fused_functions, NULL,
+     "a program that fuses computes every output in NAME_fused, which its wrapper NAME "
+     "calls; NAME_fused keeps external linkage so that a caller with its own buffers for "
+     "the other outputs can call it directly, as the header documents"},
     {"10.5", boolean_casts, NULL,
      "a bool result (a comparison) used as a number is cast to that number's type: NumPy's "
      "bool arithmetic (True + True is 2), which the expression asks for"},

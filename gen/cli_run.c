@@ -227,20 +227,28 @@ static int run_program(cli_args *args, const bcg_operand *ops, bcg_context *ctx,
         goto done;
     }
     for (int i = 0; prog && i < count; i++) {
-        const bcg_kernel *k = bcg_program_kernel(prog, i);
-        if (bcg_kernel_note(k)[0])
-            fprintf(stderr, "bcgen run: note: %s: %s\n", args->output_names[i],
+        /* (a fused program's statements' own kernels are not made: their
+         * notes are the fused kernel's, said once) */
+        const bcg_kernel *k = bcg_program_fused(prog) ? (i ? NULL : bcg_program_fused(prog))
+                                                      : program_kernel_made(prog, i);
+        if (k && bcg_kernel_note(k)[0])
+            fprintf(stderr, "bcgen run: note: %s: %s\n",
+                    bcg_program_fused(prog) ? "the fused kernel" : args->output_names[i],
                     bcg_kernel_note(k));
         /* the parts of its warning ("; "-separated): an operand one statement
          * does not read is said once, and only when no statement reads it */
-        const char *w = bcg_kernel_warning(k);
+        int rank;
+        const int64_t *shape;
+        const char *w;
+        program_output_dtype(prog, i, &rank, &shape, &w);
         while (*w) {
             size_t n = strcspn(w, ";");
             bool unread = strncmp(w, "operand ", 8) == 0 && strstr(w, " is not read by") &&
                           (size_t)(strstr(w, " is not read by") - w) < n;
             bool everywhere = true;
             for (int j = 0; unread && j < count; j++) {
-                const char *other = bcg_kernel_warning(bcg_program_kernel(prog, j));
+                const char *other;
+                program_output_dtype(prog, j, &rank, &shape, &other);
                 const char *at = strstr(other, "operand ");
                 bool found = false;
                 for (; at && !found; at = strstr(at + 1, "operand "))
@@ -268,11 +276,12 @@ static int run_program(cli_args *args, const bcg_operand *ops, bcg_context *ctx,
     for (int i = 0; i < count; i++) {
         npy_array *result = &results[i];
         if (prog) {
-            const bcg_kernel *k = bcg_program_kernel(prog, i);
-            result->dtype = bcg_kernel_dtype(k);
-            result->shape.rank = bcg_kernel_rank(k);
-            memcpy(result->shape.dims, bcg_kernel_shape(k),
-                   sizeof(int64_t) * (size_t)result->shape.rank);
+            int rank;
+            const int64_t *shape;
+            const char *warning;
+            result->dtype = program_output_dtype(prog, i, &rank, &shape, &warning);
+            result->shape.rank = rank;
+            memcpy(result->shape.dims, shape, sizeof(int64_t) * (size_t)rank);
         } else {
             result->dtype = fronts[i].out_dtype;
             result->shape = fronts[i].out_shape;

@@ -77,7 +77,7 @@ static char *copy_text(const char *text)
     return copy;
 }
 
-static bool compile_warnings_exist(const compile *c)
+bool compile_warnings_exist(const compile *c)
 {
     for (int i = 0; i < c->operand_count; i++)
         if (!c->used[i])
@@ -88,7 +88,7 @@ static bool compile_warnings_exist(const compile *c)
 /* The warnings of a compile, "; "-separated (mem_alloc'd), or NULL when
  * there are none or memory runs out: the legacy broadcast warning, and the
  * operands the expression does not read. */
-static char *compile_warnings(const compile *c)
+char *compile_warnings(const compile *c)
 {
     if (!compile_warnings_exist(c))
         return NULL;

@@ -663,18 +663,53 @@ static bool acc_blocked(const kernel_ir *ir)
     return ir->reduce && ir->tiled && ir->tile_loop < ir->p->loop_count - 1;
 }
 
+/* Which reduction an ACC step is: the kernel's own (accumulator acc) or
+ * another root's of a fused program (acc<j>, kernel_ir.root_reduce). */
+typedef struct acc_of {
+    char name[16];
+    int root, operand;  /* its value and its output's plan operand */
+    int reduce, lanes;
+    bcg_dtype value, reduced, out;
+    int64_t count;
+} acc_of;
+
+static acc_of acc_of_step(const kernel_ir *ir, const kir_step *step)
+{
+    acc_of a = {.name = "acc", .reduce = ir->reduce, .lanes = ir->lanes,
+                .value = ir->nodes[0]->dtype, .reduced = ir->reduced_dtype,
+                .out = ir->out_dtype, .count = ir->reduce_count};
+    int j = ir->root_reduce && step->node > 0 ? kir_root_index(ir, step->node) : 0;
+    if (j > 0) {
+        const fuse_reduction *r = &ir->root_reduce[j];
+        snprintf(a.name, sizeof a.name, "acc%d", j);
+        a.root = step->node;
+        a.operand = step->operand;
+        a.reduce = r->reduce;
+        a.lanes = r->lanes;
+        a.value = ir->nodes[step->node]->dtype;
+        a.reduced = r->reduced_dtype;
+        a.out = r->out_dtype;
+        a.count = r->count;
+    }
+    return a;
+}
+
 /* A block of accumulators: declared for a whole tile, zeroed for this one. */
-/* "for (HEAD) { acc[acc_i] = 0.0; }" (acc_c too when COMPENSATED): an
+/* "for (HEAD) { NAME[NAME_i] = 0.0; }" (NAME_c too when COMPENSATED): an
  * array of accumulators zeroed by a loop, since an initialiser makes tcc
  * call memset. */
-static void print_acc_zeroing(cprinter *e, int depth, const char *head, bool compensated)
+static void print_acc_zeroing_of(cprinter *e, int depth, const char *head, bool compensated,
+                                 const char *name)
 {
     strbuf *line = &e->line;
     line->len = 0;
     sb_printf(line, "for (%s) {", head);
     code_line(e, depth);
     line->len = 0;
-    sb_puts(line, compensated ? "acc[acc_i] = 0.0; acc_c[acc_i] = 0.0;" : "acc[acc_i] = 0.0;");
+    if (compensated)
+        sb_printf(line, "%s[%s_i] = 0.0; %s_c[%s_i] = 0.0;", name, name, name, name);
+    else
+        sb_printf(line, "%s[%s_i] = 0.0;", name, name);
     code_line(e, depth + 1);
     line->len = 0;
     sb_putc(line, '}');
@@ -683,45 +718,49 @@ static void print_acc_zeroing(cprinter *e, int depth, const char *head, bool com
 
 static void print_acc_block_init(cprinter *e, const kir_step *step, int64_t tile)
 {
-    const kernel_ir *ir = e->ir;
-    bool compensated = reduce_acc_kind(ir->reduce, ir->nodes[0]->dtype) == ACC_COMPENSATED;
+    const acc_of a = acc_of_step(e->ir, step);
+    const char *acc = a.name;
+    bool compensated = reduce_acc_kind(a.reduce, a.value) == ACC_COMPENSATED;
     strbuf *line = &e->line;
     line->len = 0;
     if (compensated)
-        sb_printf(line, "double acc[%lld]; double acc_c[%lld];", (long long)tile, (long long)tile);
+        sb_printf(line, "double %s[%lld]; double %s_c[%lld];", acc, (long long)tile, acc,
+                  (long long)tile);
     else
-        sb_printf(line, "double acc[%lld];", (long long)tile);
+        sb_printf(line, "double %s[%lld];", acc, (long long)tile);
     code_line(e, step->depth);
-    print_acc_zeroing(e, step->depth, "long acc_i = 0; acc_i < tile_count; acc_i++",
-                      compensated);
+    char head[128];
+    snprintf(head, sizeof head, "long %s_i = 0; %s_i < tile_count; %s_i++", acc, acc, acc);
+    print_acc_zeroing_of(e, step->depth, head, compensated, acc);
 }
 
 /* The accumulator's declaration at its identity. */
 static void print_acc_init(cprinter *e, const kir_step *step)
 {
-    const kernel_ir *ir = e->ir;
-    bcg_dtype t = ir->nodes[0]->dtype;
-    bool product = ir->reduce == BCG_REDUCE_PROD, maximum = ir->reduce == BCG_REDUCE_MAX;
+    const acc_of a = acc_of_step(e->ir, step);
+    const char *acc = a.name;
+    bcg_dtype t = a.value;
+    bool product = a.reduce == BCG_REDUCE_PROD, maximum = a.reduce == BCG_REDUCE_MAX;
     strbuf *line = &e->line;
     line->len = 0;
-    switch (reduce_acc_kind(ir->reduce, t)) {
+    switch (reduce_acc_kind(a.reduce, t)) {
     case ACC_WRAP:
-        sb_printf(line, "unsigned long long acc = %s;", product ? "1ULL" : "0ULL");
+        sb_printf(line, "unsigned long long %s = %s;", acc, product ? "1ULL" : "0ULL");
         break;
     case ACC_DOUBLE:
-        if (ir->lanes > 1) /* a loop: tcc would call memset for an initialiser */
-            sb_printf(line, "double acc[%d];", ir->lanes);
+        if (a.lanes > 1) /* a loop: tcc would call memset for an initialiser */
+            sb_printf(line, "double %s[%d];", acc, a.lanes);
         else
-            sb_printf(line, "double acc = %s;", product ? "1.0" : "0.0");
+            sb_printf(line, "double %s = %s;", acc, product ? "1.0" : "0.0");
         break;
     case ACC_COMPENSATED:
-        if (ir->lanes > 1)
-            sb_printf(line, "double acc[%d]; double acc_c[%d];", ir->lanes, ir->lanes);
+        if (a.lanes > 1)
+            sb_printf(line, "double %s[%d]; double %s_c[%d];", acc, a.lanes, acc, a.lanes);
         else
-            sb_puts(line, "double acc = 0.0, acc_c = 0.0;");
+            sb_printf(line, "double %s = 0.0, %s_c = 0.0;", acc, acc);
         break;
     case ACC_EXTREME: {
-        sb_printf(line, "%s acc = ", cexpr_local_ctype(e, t));
+        sb_printf(line, "%s %s = ", cexpr_local_ctype(e, t), acc);
         if (t == BCG_BOOL) {
             if (e->c->aot) /* a bool (cexpr.c: essential types) */
                 sb_puts(line, maximum ? "false" : "true");
@@ -751,108 +790,119 @@ static void print_acc_init(cprinter *e, const kir_step *step)
     }
     case ACC_LOGICAL:
         if (e->c->aot) /* a bool (cexpr.c: essential types) */
-            sb_printf(line, "bool acc = %s;", ir->reduce == BCG_REDUCE_ALL ? "true" : "false");
+            sb_printf(line, "bool %s = %s;", acc, a.reduce == BCG_REDUCE_ALL ? "true" : "false");
         else
-            sb_printf(line, "int acc = %d;", ir->reduce == BCG_REDUCE_ALL);
+            sb_printf(line, "int %s = %d;", acc, a.reduce == BCG_REDUCE_ALL);
         break;
     }
     code_line(e, step->depth);
-    if (ir->lanes > 1) {
-        char head[64];
-        snprintf(head, sizeof head, "int acc_i = 0; acc_i < %d; acc_i++", ir->lanes);
-        print_acc_zeroing(e, step->depth, head,
-                          reduce_acc_kind(ir->reduce, t) == ACC_COMPENSATED);
+    if (a.lanes > 1) {
+        char head[128];
+        snprintf(head, sizeof head, "int %s_i = 0; %s_i < %d; %s_i++", acc, acc, a.lanes, acc);
+        print_acc_zeroing_of(e, step->depth, head,
+                             reduce_acc_kind(a.reduce, t) == ACC_COMPENSATED, acc);
     }
 }
 
 static void print_acc_update(cprinter *e, const kir_step *step)
 {
     const kernel_ir *ir = e->ir;
-    bcg_dtype t = ir->nodes[0]->dtype;
-    bool product = ir->reduce == BCG_REDUCE_PROD;
+    const acc_of a = acc_of_step(ir, step);
+    const char *acc = a.name;
+    bcg_dtype t = a.value;
+    bool product = a.reduce == BCG_REDUCE_PROD;
     for (int k = 0; k <= ir->input_count; k++)
         e->offset[k] = step->offsets[k];
     strbuf value;
     sb_init(&value);
-    cexpr_put_as(e, &value, 0, t);
+    cexpr_put_as(e, &value, a.root, t);
     strbuf *line = &e->line;
     line->len = 0;
     const char *v = value.data ? value.data : "0";
-    switch (reduce_acc_kind(ir->reduce, t)) {
+    switch (reduce_acc_kind(a.reduce, t)) {
     case ACC_WRAP:
-        sb_printf(line, "acc %s= (unsigned long long)%s(%s);", product ? "*" : "+",
+        sb_printf(line, "%s %s= (unsigned long long)%s(%s);", acc, product ? "*" : "+",
                   dtype_kind_of(t) == KIND_UINT ? "" : "(long long)", v);
         break;
     case ACC_DOUBLE:
-        if (ir->lanes > 1) /* partial sum j % lanes of the innermost loop's j */
-            sb_printf(line, "acc[i%d & %d] += (double)(%s);", ir->p->loop_count - 1,
-                      ir->lanes - 1, v);
+        if (a.lanes > 1) /* partial sum j % lanes of the innermost loop's j */
+            sb_printf(line, "%s[i%d & %d] += (double)(%s);", acc, ir->p->loop_count - 1,
+                      a.lanes - 1, v);
         else
-            sb_printf(line, "acc %s= (double)(%s);", product ? "*" : "+", v);
+            sb_printf(line, "%s %s= (double)(%s);", acc, product ? "*" : "+", v);
         break;
     case ACC_COMPENSATED: { /* Neumaier's step, one statement a line */
-        static const char *const laned[][2] = {
-            {"1", "const double acc_t = acc[acc_l] + acc_x;"},
-            {"1", "if (fabs(acc[acc_l]) >= fabs(acc_x)) {"},
-            {"2", "acc_c[acc_l] += (acc[acc_l] - acc_t) + acc_x;"},
-            {"1", "} else {"},
-            {"2", "acc_c[acc_l] += (acc_x - acc_t) + acc[acc_l];"},
-            {"1", "}"},
-            {"1", "acc[acc_l] = acc_t;"},
-            {"0", "}"},
-        };
-        static const char *const tail[][2] = {
-            {"1", "const double acc_t = acc + acc_x;"},
-            {"1", "if (fabs(acc) >= fabs(acc_x)) {"},
-            {"2", "acc_c += (acc - acc_t) + acc_x;"},
-            {"1", "} else {"},
-            {"2", "acc_c += (acc_x - acc_t) + acc;"},
-            {"1", "}"},
-            {"1", "acc = acc_t;"},
-            {"0", "}"},
-        };
+        /* the sum and compensation this element goes to: ACC[ACC_l] or ACC */
+        char sum[40], comp[40];
+        if (a.lanes > 1) {
+            snprintf(sum, sizeof sum, "%s[%s_l]", acc, acc);
+            snprintf(comp, sizeof comp, "%s_c[%s_l]", acc, acc);
+        } else {
+            snprintf(sum, sizeof sum, "%s", acc);
+            snprintf(comp, sizeof comp, "%s_c", acc);
+        }
         e->need_math[MATH_FABS][0] = true;
         sb_puts(line, "{");
         code_line(e, step->depth);
         line->len = 0;
-        sb_printf(line, "const double acc_x = (double)(%s);", v);
+        sb_printf(line, "const double %s_x = (double)(%s);", acc, v);
         if (value.failed)
             line->failed = true;
         code_line(e, step->depth + 1);
-        if (ir->lanes > 1) {
+        if (a.lanes > 1) {
             line->len = 0;
-            sb_printf(line, "const long acc_l = i%d & %d;", ir->p->loop_count - 1,
-                      ir->lanes - 1);
+            sb_printf(line, "const long %s_l = i%d & %d;", acc, ir->p->loop_count - 1,
+                      a.lanes - 1);
             code_line(e, step->depth + 1);
         }
-        size_t lines = sizeof tail / sizeof tail[0];
-        for (size_t i = 0; i < lines; i++) {
-            const char *const *text = ir->lanes > 1 ? laned[i] : tail[i];
-            line->len = 0;
-            sb_puts(line, text[1]);
-            code_line(e, step->depth + (text[0][0] - '0'));
-        }
+        line->len = 0;
+        sb_printf(line, "const double %s_t = %s + %s_x;", acc, sum, acc);
+        code_line(e, step->depth + 1);
+        line->len = 0;
+        sb_printf(line, "if (fabs(%s) >= fabs(%s_x)) {", sum, acc);
+        code_line(e, step->depth + 1);
+        line->len = 0;
+        sb_printf(line, "%s += (%s - %s_t) + %s_x;", comp, sum, acc, acc);
+        code_line(e, step->depth + 2);
+        line->len = 0;
+        sb_puts(line, "} else {");
+        code_line(e, step->depth + 1);
+        line->len = 0;
+        sb_printf(line, "%s += (%s_x - %s_t) + %s;", comp, acc, acc, sum);
+        code_line(e, step->depth + 2);
+        line->len = 0;
+        sb_puts(line, "}");
+        code_line(e, step->depth + 1);
+        line->len = 0;
+        sb_printf(line, "%s = %s_t;", sum, acc);
+        code_line(e, step->depth + 1);
+        line->len = 0;
+        sb_puts(line, "}");
+        code_line(e, step->depth);
         sb_free(&value);
         return;
     }
     case ACC_EXTREME:
         if (t == BCG_BOOL && e->c->aot) {
-            sb_printf(line, "acc = acc %s (%s);", ir->reduce == BCG_REDUCE_MAX ? "||" : "&&", v);
+            sb_printf(line, "%s = %s %s (%s);", acc, acc, a.reduce == BCG_REDUCE_MAX ? "||" : "&&",
+                      v);
         } else if (t == BCG_BOOL) {
-            sb_printf(line, "acc = acc %s (%s);", ir->reduce == BCG_REDUCE_MAX ? "|" : "&", v);
+            sb_printf(line, "%s = %s %s (%s);", acc, acc, a.reduce == BCG_REDUCE_MAX ? "|" : "&",
+                      v);
         } else {
-            bool maximum = ir->reduce == BCG_REDUCE_MAX;
+            bool maximum = a.reduce == BCG_REDUCE_MAX;
             t = dtype_compute(t);
             e->need[maximum ? HELPER_MAXIMUM : HELPER_MINIMUM][t] = true;
-            sb_printf(line, "acc = bcg_%s_%s(acc, %s);", maximum ? "maximum" : "minimum",
-                      bcg_dtype_name(t), v);
+            sb_printf(line, "%s = bcg_%s_%s(%s, %s);", acc, maximum ? "maximum" : "minimum",
+                      bcg_dtype_name(t), acc, v);
         }
         break;
     case ACC_LOGICAL:
         if (e->c->aot) /* V is a bool already */
-            sb_printf(line, "acc = acc %s (%s);", ir->reduce == BCG_REDUCE_ANY ? "||" : "&&", v);
+            sb_printf(line, "%s = %s %s (%s);", acc, acc, a.reduce == BCG_REDUCE_ANY ? "||" : "&&",
+                      v);
         else
-            sb_printf(line, "acc %s= (%s) != 0;", ir->reduce == BCG_REDUCE_ANY ? "|" : "&", v);
+            sb_printf(line, "%s %s= (%s) != 0;", acc, a.reduce == BCG_REDUCE_ANY ? "|" : "&", v);
         break;
     }
     if (value.failed)
@@ -861,10 +911,39 @@ static void print_acc_update(cprinter *e, const kir_step *step)
     code_line(e, step->depth);
 }
 
+/* A fused program's other reduction A: a tile of its values into its
+ * partial sums (bcg_mk_sum16_T) or its block of accumulators
+ * (bcg_mk_accadd_T), as the kernel's own. */
+static void print_other_acc_tile(cprinter *e, const kir_step *step, const acc_of *a)
+{
+    bool single = a->value == BCG_F32;
+    const char *kernel = acc_blocked(e->ir) ? "accadd" : "sum16";
+    strbuf *line = &e->line;
+    line->len = 0;
+    if (single)
+        sb_printf(line, "void bcg_mk_%s_f32(double *, const float *, long, long);", kernel);
+    else
+        sb_printf(line, "void bcg_mk_%s_f64(double *, double *, const double *, long, long);",
+                  kernel);
+    code_line(e, step->depth);
+    line->len = 0;
+    sb_printf(line, "bcg_mk_%s_%s(%s, ", kernel, single ? "f32" : "f64", a->name);
+    if (!single)
+        sb_printf(line, "%s_c, ", a->name);
+    put_tile_argument(e, line, a->root);
+    sb_puts(line, ", tile_count);");
+    code_line(e, step->depth);
+}
+
 /* A tile of the root's values into the partial sums (bcg_mk_sum16_T). */
 static void print_acc_tile(cprinter *e, const kir_step *step)
 {
     const kernel_ir *ir = e->ir;
+    const acc_of other = acc_of_step(ir, step);
+    if (other.root > 0) {
+        print_other_acc_tile(e, step, &other);
+        return;
+    }
     bool single = ir->nodes[0]->dtype == BCG_F32;
     const char *type = single ? "float" : "double";
     strbuf *line = &e->line;
@@ -922,10 +1001,111 @@ static void print_acc_tile(cprinter *e, const kir_step *step)
     code_line(e, step->depth);
 }
 
+/* A fused program's other reduction A: in<k>[...] = its finished
+ * accumulator, as print_acc_store finishes the kernel's own (per element,
+ * never a block of accumulators). */
+static void print_other_acc_store(cprinter *e, const kir_step *step, const acc_of *a)
+{
+    const kernel_ir *ir = e->ir;
+    bool blocked = acc_blocked(ir);
+    /* the accumulator (in a block: the tile element's) and its compensation */
+    char acc[40], acc_c[40];
+    snprintf(acc, sizeof acc, blocked ? "%s[%s_i]" : "%s", a->name, a->name);
+    snprintf(acc_c, sizeof acc_c, blocked ? "%s_c[%s_i]" : "%s_c", a->name, a->name);
+    bcg_dtype r = a->reduced;
+    char count[48];
+    snprintf(count, sizeof count, "%lld.0", (long long)a->count);
+    const char *mean = a->reduce == BCG_REDUCE_MEAN ? " / " : "";
+    const char *divisor = a->reduce == BCG_REDUCE_MEAN ? count : "";
+    strbuf final;
+    sb_init(&final);
+    acc_kind kind = reduce_acc_kind(a->reduce, a->value);
+    if (a->reduce == BCG_REDUCE_MEAN && a->count == 0) {
+        e->need[HELPER_FROM_BITS][dtype_compute(r)] = true; /* the mean of nothing: NaN */
+        sb_puts(&final, r != BCG_F64 ? "bcg_f32_from_bits(0x7fc00000U)"
+                                     : "bcg_f64_from_bits(0x7ff8000000000000ULL)");
+    } else if (kind == ACC_WRAP) {
+        sb_printf(&final, r == BCG_I64 ? "(bcg_i64)%s" : "%s", acc);
+    } else if (kind == ACC_DOUBLE) {
+        char sum[64];
+        snprintf(sum, sizeof sum, a->lanes > 1 ? "bcg_lanes_sum(%s)" : "%s", acc);
+        if (a->lanes > 1)
+            e->need[HELPER_LANES][BCG_F32] = true;
+        if (dtype_is_half(r)) {
+            cexpr_need_half(e, r == BCG_F16 ? HELPER_HALF_ROUND_F64 : HELPER_HALF_ROUND, r);
+            sb_printf(&final, r == BCG_F16 ? "bcg_round_f16_f64(%s%s%s)"
+                                           : "bcg_round_bf16((float)(%s%s%s))",
+                      sum, mean, divisor);
+        } else if (a->reduce == BCG_REDUCE_MEAN)
+            sb_printf(&final, "(float)(%s / %s)", sum, count);
+        else
+            sb_printf(&final, r == BCG_F32 ? "(float)%s" : "%s", sum);
+    } else if (kind == ACC_COMPENSATED) {
+        char sum[256];
+        if (a->lanes > 1) {
+            e->need[HELPER_LANES][BCG_F64] = true;
+            e->need_math[MATH_FABS][0] = true;
+            snprintf(sum, sizeof sum, "bcg_lanes_compensated(%s, %s)", acc, acc_c);
+        } else { /* the compensation is NaN once the sum is infinite: the sum stands */
+            snprintf(sum, sizeof sum, "(%s - %s == 0.0 ? %s + %s : %s)", acc, acc, acc, acc_c,
+                     acc);
+        }
+        if (a->reduce == BCG_REDUCE_MEAN)
+            sb_printf(&final, "(%s / %s)", sum, count);
+        else
+            sb_puts(&final, sum);
+    } else {
+        sb_puts(&final, acc);
+    }
+    strbuf *line = &e->line;
+    line->len = 0;
+    for (int k = 0; k <= ir->input_count; k++)
+        e->offset[k] = 0;
+    int depth = step->depth;
+    if (blocked) { /* one output element per accumulator of the tile */
+        sb_printf(line, "for (long %s_i = 0; %s_i < tile_count; %s_i++) {", a->name, a->name,
+                  a->name);
+        code_line(e, depth++);
+        line->len = 0;
+        int k = a->operand;
+        long long stride = (long long)ir->p->stride[k][ir->tile_loop];
+        sb_printf(line, "in%d[", k - 1);
+        if (ir->has_position[k])
+            sb_printf(line, "in%d_pos + ", k - 1);
+        sb_printf(line, "(tile_start + %s_i)", a->name);
+        if (stride != 1)
+            sb_printf(line, stride < 0 ? " * (%lld)" : " * %lld", stride);
+    } else {
+        sb_printf(line, "in%d[", a->operand - 1);
+        cexpr_put_offset(e, line, a->operand);
+    }
+    sb_puts(line, "] = ");
+    cexpr_store_open(e, line, a->out);
+    cexpr_convert_open(e, line, r, a->out);
+    sb_puts(line, final.data ? final.data : acc);
+    cexpr_convert_close(line, r, a->out);
+    cexpr_store_close(line, a->out);
+    sb_putc(line, ';');
+    if (final.failed)
+        line->failed = true;
+    sb_free(&final);
+    code_line(e, depth);
+    if (blocked) {
+        line->len = 0;
+        sb_putc(line, '}');
+        code_line(e, step->depth);
+    }
+}
+
 /* out[...] = the finished accumulator, converted to the output's dtype. */
 static void print_acc_store(cprinter *e, const kir_step *step)
 {
     const kernel_ir *ir = e->ir;
+    const acc_of a = acc_of_step(ir, step);
+    if (a.root > 0) {
+        print_other_acc_store(e, step, &a);
+        return;
+    }
     bcg_dtype t = ir->nodes[0]->dtype, r = ir->reduced_dtype;
     char count[48];
     snprintf(count, sizeof count, "%lld.0", (long long)ir->reduce_count);

@@ -133,7 +133,9 @@ const char *emit_aot_name_problem(const char *name, bool is_parameter)
 
 bool emit_aot_by_value(const compile *c, int operand)
 {
-    return c->operands[operand].shape.rank == 0 && operand != c->options.inplace;
+    /* (a fused program's other outputs are written: pointers) */
+    return c->operands[operand].shape.rank == 0 && operand != c->options.inplace &&
+           operand < c->operand_count - c->fuse_count;
 }
 
 /* The variables only the AOT branches of kernel.c.tmpl read, and the
@@ -180,10 +182,12 @@ bcg_status emit_aot_variables(cprinter *e)
         /* a rank-0 operand that is only read is passed by value: a scalar
          * (gain, bias, threshold) needs no buffer of its own */
         bool by_value = emit_aot_by_value(c, i);
+        /* a fused program's other outputs (after the real inputs) are written */
+        bool written = i == inplace || i >= e->ir->real_inputs;
         if (by_value)
             sb_printf(&parameters, "%s%s %s", separator, emit_stdint_ctype(op->dtype), op->name);
         else
-            sb_printf(&parameters, "%s%s%s *%s%s", separator, i == inplace ? "" : "const ",
+            sb_printf(&parameters, "%s%s%s *%s%s", separator, written ? "" : "const ",
                       emit_stdint_ctype(op->dtype), qualifier, op->name);
         sb_printf(&names, "%s%s%s", separator, op->name,
                   i == inplace ? " (the output: out and in" : " (in");
@@ -195,6 +199,7 @@ bcg_status emit_aot_variables(cprinter *e)
             tmpl_set_str(item, "ctype", dtype_ctype(op->dtype));
             tmpl_set_str(item, "param", op->name);
             tmpl_set_str(item, "address_of", by_value ? "&" : "");
+            tmpl_set_str(item, "qualifier", written ? "" : "const ");
         } else if (i != inplace || e->ir->p->empty) {
             tmpl_set_str(tmpl_list_add(s, "aot_unused"), "name", op->name);
         }

@@ -242,15 +242,20 @@ bcg_dtype reduce_dtype(int r, bcg_dtype t)
 
 int reduce_lanes(const compile *c)
 {
+    return reduce_lanes_of(c, c->reduce, c->root->dtype, 0);
+}
+
+int reduce_lanes_of(const compile *c, int reduce, bcg_dtype value, int out)
+{
     const plan *p = c->plan;
-    if (c->reduce != BCG_REDUCE_SUM && c->reduce != BCG_REDUCE_MEAN)
+    if (reduce != BCG_REDUCE_SUM && reduce != BCG_REDUCE_MEAN)
         return 1;
-    if (c->reduce == BCG_REDUCE_SUM && dtype_kind_of(c->root->dtype) != KIND_FLOAT)
+    if (reduce == BCG_REDUCE_SUM && dtype_kind_of(value) != KIND_FLOAT)
         return 1; /* integer sums wrap: any order gives the same bits */
     if (!p || c->fill_plan || p->empty || p->loop_count == 0)
         return 1;
     int inner = p->loop_count - 1;
-    if (p->stride[0][inner] != 0)
+    if (p->stride[0][inner] != 0 || p->stride[out][inner] != 0)
         return 1;
     for (int k = 1; k < p->operand_count; k++)
         if (c->used[k - 1] && p->stride[k][inner] != 0 && p->stride[k][inner] != 1)

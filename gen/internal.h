@@ -436,7 +436,21 @@ typedef struct compile {
     int fuse_count;
     expr_node **fuse_root;
     const expr_node **fuse_folded;
+    /* fuse_reduce[j]: how other root j reduces (reduce 0: element-wise, its
+     * output of the result's shape); NULL when none does.  A reducing
+     * root's output operand has the target's shape, broadcast (stride 0)
+     * along the reduced dimensions, which are the kernel's own. */
+    struct fuse_reduction *fuse_reduce;
 } compile;
+
+/* A fused program's other output that is a reduction (as compile.reduce,
+ * reduced_dtype, out_dtype and reduce_count are for the kernel's own). */
+typedef struct fuse_reduction {
+    int reduce;
+    bcg_dtype reduced_dtype, out_dtype;
+    int64_t count;
+    int lanes; /* lowering's: reduce_lanes_of over the fused kernel's plan */
+} fuse_reduction;
 
 /* How many times contexts ran libtcc (for the cache tests). */
 long compile_tcc_count(const bcg_context *ctx);
@@ -496,6 +510,9 @@ bcg_dtype reduce_dtype(int r, bcg_dtype t);
  * order.  Else 1: one accumulator, the elements in the plan's order. */
 #define REDUCE_LANES 16
 int reduce_lanes(const compile *c);
+/* The same for a reduction REDUCE of values of dtype VALUE into plan
+ * operand OUT of C's plan (a fused program's other output; 0: C's own). */
+int reduce_lanes_of(const compile *c, int reduce, bcg_dtype value, int out);
 
 /* NumPy's can_cast(FROM, TO, casting='same_kind') (front.c). */
 bool dtype_same_kind(bcg_dtype from, bcg_dtype to);
@@ -677,6 +694,7 @@ typedef struct program_fusion {
     bcg_operand *operands;  /* the program's, then one per other output */
     int operand_count;
     int64_t (*strides)[BCG_MAX_RANK]; /* the other outputs' strides */
+    int64_t (*shapes)[BCG_MAX_RANK];  /* a reducing other output's shape (its target's) */
     int64_t *dims;          /* the result's shape (every output's) */
     char *key_text;         /* the fused kernel's cache key text */
     compile **fronts;       /* each statement's front end (its typed, cast tree) */
@@ -690,6 +708,21 @@ bcg_status program_fuse_check(arena *a, const program *p, const bcg_operand *ope
  * kernel of F's program and R as its request (goal to be set). */
 bcg_status program_fuse_setup(arena *a, const program *p, const program_fusion *f, compile *c,
                               compile_request *r);
+/* Whether C, a fused kernel compiled for the JIT, would run slower than the
+ * statements' own kernels (several reductions in per-element code over long
+ * runs); WHY (CAP bytes) then says why. */
+bool program_fused_slower(const compile *c, char *why, size_t cap);
+/* Statement I's kernel if it is made (a fused program makes them when
+ * bcg_program_kernel asks), else NULL; its output's dtype, shape and
+ * warnings ("; "-separated, "" when none), made or not. */
+const bcg_kernel *program_kernel_made(const bcg_program *prog, int i);
+bcg_dtype program_output_dtype(const bcg_program *prog, int i, int *rank,
+                               const int64_t **shape, const char **warning);
+
+/* compile.c: whether C (after compile_front) has warnings, and their text
+ * ("; "-separated, mem_alloc'd; NULL when none or out of memory). */
+bool compile_warnings_exist(const compile *c);
+char *compile_warnings(const compile *c);
 
 /* Puts "statement NAME: " before ERR's message and maps its column into
  * the program text (0 when the statement was expanded). */

@@ -330,6 +330,72 @@ static void direct_reads(const kernel_ir *ir, int id, bool top, bool *read)
         direct_reads(ir, kir_child(ir, id, k), false, read);
 }
 
+/* A fused program's other reduction's ACC step (kernel_ir.root_reduce),
+ * said as the kernel's own are; whether STEP is one. */
+static bool other_acc_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
+{
+    int j = ir->root_reduce && step->node > 0 ? kir_root_index(ir, step->node) : 0;
+    if (j <= 0)
+        return false;
+    const fuse_reduction *r = &ir->root_reduce[j];
+    int id = step->node;
+    switch (step->op) {
+    case KIR_ACC_INIT:
+        sb_printf(sb, "acc%d = the identity of %s", j, reduce_name(r->reduce));
+        if (ir->tiled && ir->tile_loop < ir->p->loop_count - 1)
+            sb_printf(sb, ", one accumulator per element of the tile along loop i%d",
+                      ir->tile_loop);
+        if (r->lanes > 1)
+            sb_printf(sb, " in %d partial sums, by the innermost index mod %d", r->lanes,
+                      r->lanes);
+        break;
+    case KIR_ACC_UPDATE: {
+        bool read[BCG_MAX_OPERANDS] = {false}, first = true;
+        if (ir->value[id].local && ir->value[id].level >= ir->per_element) {
+            sb_printf(sb, "acc%d %s= %s", j, reduce_name(r->reduce), ir->value[id].local);
+            break;
+        }
+        direct_reads(ir, id, true, read);
+        sb_printf(sb, "acc%d %s= ", j, reduce_name(r->reduce));
+        if (ir->value[id].local)
+            sb_puts(sb, ir->value[id].local);
+        else
+            sb_puts(sb, "value");
+        for (int k = 1; k <= ir->input_count; k++)
+            if (read[k - 1]) {
+                sb_puts(sb, first ? " from " : ", ");
+                format_access(sb, ir, k, 0);
+                first = false;
+            }
+        break;
+    }
+    case KIR_ACC_TILE:
+        if (ir->tile_loop < ir->p->loop_count - 1)
+            sb_printf(sb, "call bcg_mk_accadd_%s: acc%d's block of accumulators takes the tile "
+                      "of ", bcg_dtype_name(ir->nodes[id]->dtype), j);
+        else
+            sb_printf(sb, "call bcg_mk_sum16_%s: acc%d's %d partial sums take the tile of ",
+                      bcg_dtype_name(ir->nodes[id]->dtype), j, r->lanes);
+        if (ir->value[id].local)
+            sb_puts(sb, ir->value[id].local);
+        else if (ir->nodes[id]->op == OP_OPERAND)
+            format_access(sb, ir, ir->nodes[id]->operand + 1, 0);
+        else if (ir->nodes[id]->op == OP_LITERAL)
+            sb_printf(sb, "tile_literal%d", id);
+        else
+            sb_printf(sb, "tile%d", kir_tile_same(ir, id));
+        break;
+    default:
+        sb_puts(sb, "store ");
+        format_access(sb, ir, step->operand, 0);
+        sb_printf(sb, " = acc%d (%s of %lld, as %s%s)", j, reduce_name(r->reduce),
+                  (long long)r->count, bcg_dtype_name(r->out_dtype),
+                  r->lanes > 1 ? "; the partial sums combined in a fixed order" : "");
+        break;
+    }
+    return true;
+}
+
 int kir_root_index(const kernel_ir *ir, int id)
 {
     for (int j = 0; j < ir->root_count; j++)
@@ -349,6 +415,8 @@ bool kir_root_writes_output(const kernel_ir *ir, int id)
         return false;
     if (id == 0) /* (an operand or literal root is copied by its own call: tile_calls) */
         return !ir->reduce;
+    if (ir->root_reduce && ir->root_reduce[kir_root_index(ir, id)].reduce)
+        return false; /* another reduction's tile: accumulated */
     if (ir->nodes[id]->op == OP_OPERAND || ir->nodes[id]->op == OP_LITERAL)
         return false;
     /* a fused output's tile streams through a copy in large kernels */
@@ -525,6 +593,8 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         break;
     }
     case KIR_ACC_INIT:
+        if (other_acc_step(sb, ir, step))
+            break;
         sb_printf(sb, "acc = the identity of %s", reduce_name(ir->reduce));
         if (ir->tiled && ir->tile_loop < ir->p->loop_count - 1)
             sb_printf(sb, ", one accumulator per element of the tile along loop i%d",
@@ -535,6 +605,8 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         break;
     case KIR_ACC_UPDATE: {
         bool read[BCG_MAX_OPERANDS] = {false}, first = true;
+        if (other_acc_step(sb, ir, step))
+            break;
         if (ir->value[0].local && ir->value[0].level >= ir->per_element) /* an element's */
             sb_printf(sb, "acc %s= %s", reduce_name(ir->reduce), ir->value[0].local);
         else
@@ -550,6 +622,8 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         break;
     }
     case KIR_ACC_TILE:
+        if (other_acc_step(sb, ir, step))
+            break;
         if (step->variant == KIR_ROWS)
             sb_printf(sb, "call bcg_mk_accadd_rows_%s: the tile's accumulators take %lld "
                       "rows (loop i%d) of ", bcg_dtype_name(ir->nodes[0]->dtype),
@@ -566,6 +640,8 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
             sb_puts(sb, "tile0");
         break;
     case KIR_ACC_STORE:
+        if (other_acc_step(sb, ir, step))
+            break;
         sb_puts(sb, "store ");
         format_access(sb, ir, 0, 0);
         sb_printf(sb, " = acc (%s of %lld, as %s%s)", reduce_name(ir->reduce),

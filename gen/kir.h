@@ -171,6 +171,14 @@ typedef struct kernel_ir {
     int real_inputs;             /* input_count without the fused outputs */
     bool stream_copies;          /* TILE_STORE steps of computed tiles stream
                                     (bcg_mk_copy_nt; a FENCE step ends the kernel) */
+    /* several reductions (a fused program whose other roots reduce too;
+     * NULL otherwise): root_reduce[j] is how root j reduces (reduce 0:
+     * stored per element), root 0's mirroring reduce, reduced_dtype,
+     * out_dtype, reduce_count and lanes.  Every reduction shares the
+     * reduced loops; the ACC steps of root j > 0 carry node root_id[j] and
+     * operand root_operand[j] (root 0's: node 0, operand 0), its
+     * accumulator is acc<j>.  No tiles then: the per-element loop nest. */
+    fuse_reduction *root_reduce;
     int element_count;           /* per-element forms: subtrees computed once an
                                     element for several roots (element<n> locals) */
     int *element_first;          /* [element_count]: the value declaring each */

@@ -140,6 +140,8 @@ static void step_other_stores(lowering *w, int depth, const int64_t *offsets)
 {
     const kernel_ir *ir = w->ir;
     for (int j = 1; j < ir->root_count && w->status == BCG_OK; j++) {
+        if (ir->root_reduce && ir->root_reduce[j].reduce) /* its accumulator's step */
+            continue;
         step_store_op(w, depth, offsets, KIR_STORE);
         kir_step *step = &ir->steps[ir->step_count - 1];
         if (w->status == BCG_OK) {
@@ -498,6 +500,21 @@ static bool other_roots_tile(const kernel_ir *ir, int tile_loop, int *operations
         int id = ir->root_id[j];
         char name[48];
         kir_cast_name(ir->nodes[id]->dtype, ir->nodes[id]->dtype, name, sizeof name);
+        if (ir->root_reduce && ir->root_reduce[j].reduce) {
+            /* another reduction: its tile goes to its partial sums or block
+             * of accumulators (KIR_ACC_TILE), as the kernel's own does */
+            bcg_dtype t = ir->nodes[id]->dtype;
+            if ((ir->root_reduce[j].reduce != BCG_REDUCE_SUM &&
+                 ir->root_reduce[j].reduce != BCG_REDUCE_MEAN) ||
+                (t != BCG_F32 && t != BCG_F64) || ir->root_reduce[j].lanes != ir->lanes ||
+                !tile_supported(ir, id, t, operations)) {
+                if (why)
+                    *why = "a reduction of the fused program is no float sum or mean of "
+                           "microkernels";
+                return false;
+            }
+            continue;
+        }
         if (ir->p->stride[ir->root_operand[j]][tile_loop] != 1) {
             if (why)
                 *why = "an output of the fused program is not contiguous along the tiles";
@@ -753,6 +770,8 @@ static void tile_stores(lowering *w, int depth)
     for (int j = 1; j < ir->root_count; j++) {
         if (kir_root_writes_output(ir, ir->root_id[j]))
             continue; /* its call wrote it */
+        if (ir->root_reduce && ir->root_reduce[j].reduce)
+            continue; /* accumulated: KIR_ACC_TILE */
         kir_step *step = add_step(w, KIR_TILE_STORE, depth);
         if (step) {
             int id = ir->root_id[j];
@@ -1446,6 +1465,8 @@ static bool block_reduce_chosen(const lowering *w, int from)
     return reduce_tree_tiles(ir) && other_roots_tile(ir, kept, &operations, NULL);
 }
 
+static void step_accumulators(lowering *w, kir_op op, int depth, const int64_t *zero);
+
 /* The innermost (reduced, contiguous) loop as tiles: the tree's calls as
  * lower_tiles makes them (the root's into tile0), then the partial sums. */
 static void lower_reduce_tiles(lowering *w, int depth)
@@ -1455,7 +1476,7 @@ static void lower_reduce_tiles(lowering *w, int depth)
     tile_loop(w, depth, ir->p->extent[ir->p->loop_count - 1], TILE_ELEMENTS);
     tile_calls(w, depth + 1);
     tile_stores(w, depth + 1);
-    add_step(w, KIR_ACC_TILE, depth + 1);
+    step_accumulators(w, KIR_ACC_TILE, depth + 1, NULL);
     step_end(w, depth);
 }
 
@@ -1480,6 +1501,23 @@ static void lower_block_reduce(lowering *w, int level, int depth)
     step_end(w, depth);
 }
 
+/* Step OP of every reduction (root 0's, then the other reducing roots',
+ * see kernel_ir.root_reduce) at DEPTH; offsets ZERO for updates. */
+static void step_accumulators(lowering *w, kir_op op, int depth, const int64_t *zero)
+{
+    const kernel_ir *ir = w->ir;
+    for (int j = 0; j < ir->root_count; j++) {
+        if (j > 0 && !(ir->root_reduce && ir->root_reduce[j].reduce))
+            continue;
+        kir_step *step = add_step(w, op, depth);
+        if (!step)
+            return;
+        step->node = ir->root_id[j];
+        step->operand = ir->root_operand[j];
+        step->offsets = zero;
+    }
+}
+
 static void lower_reduce_loop(lowering *w, int level, int depth)
 {
     const kernel_ir *ir = w->ir;
@@ -1487,7 +1525,7 @@ static void lower_reduce_loop(lowering *w, int level, int depth)
     int inner = p->loop_count - 1;
     bool blocked = ir->tiled && ir->tile_loop < inner;
     if (level == ir->reduce_from)
-        add_step(w, KIR_ACC_INIT, depth);
+        step_accumulators(w, KIR_ACC_INIT, depth, NULL);
     if (ir->reduce_rows && level == inner) { /* the whole loop in one call */
         kir_step *step = add_step(w, KIR_ACC_TILE, depth);
         if (step)
@@ -1501,20 +1539,18 @@ static void lower_reduce_loop(lowering *w, int level, int depth)
         if (blocked) {
             tile_calls(w, depth);
             tile_stores(w, depth);
-            add_step(w, KIR_ACC_TILE, depth);
+            step_accumulators(w, KIR_ACC_TILE, depth, NULL);
         } else if (!ir->fill) {
             bool block = step_element_locals(w, depth, NULL);
-            kir_step *step = add_step(w, KIR_ACC_UPDATE, depth + block);
-            if (step) {
-                int64_t *zero = arena_alloc(w->c->arena, sizeof *zero * (size_t)(ir->input_count + 1));
-                if (!zero) {
-                    fail_nomem(w);
-                    return;
-                }
-                memset(zero, 0, sizeof *zero * (size_t)(ir->input_count + 1));
-                step->offsets = zero;
-                step_other_stores(w, depth + block, zero);
+            int64_t *zero = arena_alloc(w->c->arena, sizeof *zero * (size_t)(ir->input_count + 1));
+            if (!zero) {
+                fail_nomem(w);
+                return;
             }
+            memset(zero, 0, sizeof *zero * (size_t)(ir->input_count + 1));
+            step_accumulators(w, KIR_ACC_UPDATE, depth + block, zero);
+            if (w->status == BCG_OK)
+                step_other_stores(w, depth + block, zero);
             if (block)
                 step_end(w, depth);
         }
@@ -1536,7 +1572,7 @@ static void lower_reduce_loop(lowering *w, int level, int depth)
         step_end(w, depth);
     }
     if (level == ir->reduce_from)
-        add_step(w, KIR_ACC_STORE, depth);
+        step_accumulators(w, KIR_ACC_STORE, depth, NULL);
 }
 
 static void lower_reduction(lowering *w)
@@ -1731,6 +1767,21 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
             ir->p = p = c->fill_plan;
         }
         ir->reduce_from = reduce_from_of(ir);
+        if (c->fuse_reduce && !ir->fill) { /* several reductions: see root_reduce */
+            ir->root_reduce = arena_alloc(c->arena, sizeof *ir->root_reduce *
+                                                        (size_t)ir->root_count);
+            if (!ir->root_reduce)
+                return fail(c->err, BCG_ERR_NOMEM, "out of memory while emitting the kernel");
+            ir->root_reduce[0] = (fuse_reduction){ir->reduce, ir->reduced_dtype, ir->out_dtype,
+                                                  ir->reduce_count, ir->lanes};
+            for (int j = 1; j < ir->root_count; j++) {
+                fuse_reduction *r = &ir->root_reduce[j];
+                *r = c->fuse_reduce[j - 1];
+                r->lanes = r->reduce ? reduce_lanes_of(c, r->reduce, ir->nodes[ir->root_id[j]]->dtype,
+                                                       ir->root_operand[j])
+                                     : 1;
+            }
+        }
         if (!ir->fill) {
             choose_input_levels(ir);
             assign_roots_levels(ir);
@@ -1748,7 +1799,10 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
             if (!ir->tiled && ir->root_count > 1)
                 choose_elements(&w);
         }
-        ir->stream_copies = ir->tiled && c->stream && ir->root_count > 1;
+        bool copies = false; /* an element-wise other root, whose tiles a copy stores */
+        for (int j = 1; j < ir->root_count; j++)
+            copies = copies || !(ir->root_reduce && ir->root_reduce[j].reduce);
+        ir->stream_copies = ir->tiled && c->stream && copies;
         if (!p->empty && w.status == BCG_OK)
             lower_reduction(&w);
         if (ir->stream_copies && w.status == BCG_OK) /* runtime/microkernels.c: why the fence */

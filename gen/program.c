@@ -11,17 +11,20 @@
  *     -> bcg_run_outputs   the kernels in statement order, the program's
  *                          overlap checks first
  *
- * A program whose statements share one result shape (and has at most one
- * reduction) is also compiled as ONE kernel computing every output in one
- * pass ("fusion" below); bcg_run_outputs then runs that.  Each statement's
- * own kernel is still compiled: bcg_program_kernel gives it, the overlap
- * checks use its spans, and a program that does not fuse runs them in
- * order (every output is the same bits either way).
+ * A program whose statements share one result shape (its reductions all
+ * over the same dimensions) is instead compiled as ONE kernel computing
+ * every output in one pass ("fusion" below); bcg_run_outputs then runs
+ * that.  Its statements' own kernels are compiled only when
+ * bcg_program_kernel asks for one; the overlap checks use each
+ * statement's spans from its front end (statement_info).  A program that
+ * does not fuse compiles and runs them in order (every output is the same
+ * bits either way).
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cprint.h"
 #include "internal.h"
 
 static bool is_name_start(char c)
@@ -302,17 +305,110 @@ bcg_status program_resolve(arena *a, const char *text, const bcg_operand *operan
 
 /* ---- the public API ------------------------------------------------------------ */
 
+/* What bcg_run_outputs' overlap checks and the CLI need of statement i's
+ * kernel, known from its front end (as compile.c's prepare_run sets them):
+ * the byte spans of its output and of each operand it reads, its output's
+ * dtype and shape, its warnings; and while the kernel is not made, the
+ * cache key it is compiled from when asked for. */
+typedef struct statement_info {
+    int64_t out_low, out_high;
+    int64_t low[BCG_MAX_OPERANDS], high[BCG_MAX_OPERANDS];
+    bcg_dtype dtype;
+    int rank;
+    int64_t shape[BCG_MAX_RANK];
+    char *warning;          /* mem_alloc'd, or NULL */
+    unsigned char *key;     /* mem_alloc'd until compiled (lazy kernels only) */
+    size_t key_length;
+} statement_info;
+
 struct bcg_program {
     int count;
+    /* each statement's kernel: compiled with the program when it does not
+     * fuse; when it fuses, on the first bcg_program_kernel (the fused
+     * kernel runs it, so a program compiles once), under lock */
     bcg_kernel **kernels;
+    statement_info *info;
+    pthread_mutex_t lock;
+    bool lock_ready;
+    bcg_context *ctx;
     char **names;      /* name_count of them (mem_alloc'd) */
     int name_count;
+    int capacity;      /* statements the arrays hold (zeroed until set) */
     int operand_count;
+    char **operand_names; /* operand_count of them (mem_alloc'd) */
     /* the fused kernel (NULL: statement by statement); root j is statement
      * order[j], order[0] the kernel's own output */
     bcg_kernel *fused;
     int order[BCG_MAX_OUTPUTS];
 };
+
+/* The bytes plan operand K reaches (as compile.c's span). */
+static void plan_span(const plan *p, int k, size_t size, int64_t *low, int64_t *high)
+{
+    int64_t lo = 0, hi = 0;
+    if (p->empty) {
+        *low = *high = 0;
+        return;
+    }
+    for (int l = 0; l < p->loop_count; l++) {
+        int64_t reach = p->stride[k][l] * (p->extent[l] - 1);
+        if (reach < 0)
+            lo += reach;
+        else
+            hi += reach;
+    }
+    *low = lo * (int64_t)size;
+    *high = (hi + 1) * (int64_t)size;
+}
+
+/* INFO from statement C's front end (the spans prepare_run gives its
+ * kernel), and the key to compile it from later; false when memory runs
+ * out. */
+static bool info_from_front(statement_info *info, const compile *c, const program_statement *st,
+                            const bcg_operand *operands, int operand_count, bcg_context *ctx,
+                            bcg_kernel **cached)
+{
+    size_t size = bcg_dtype_size(c->out_dtype);
+    plan_span(c->fill_plan ? c->fill_plan : c->plan, 0, size, &info->out_low, &info->out_high);
+    for (int i = 0; i < c->operand_count; i++) {
+        const compile_operand *o = &c->operands[i];
+        int64_t n = (int64_t)bcg_dtype_size(o->dtype);
+        bool unread = o->empty || c->plan->empty || !c->used[i];
+        info->low[i] = unread ? 0 : o->low * n;
+        info->high[i] = unread ? 0 : (o->high + 1) * n;
+    }
+    info->dtype = c->out_dtype;
+    info->rank = c->out_shape.rank;
+    memcpy(info->shape, c->out_shape.dims, sizeof(int64_t) * (size_t)c->out_shape.rank);
+    info->warning = compile_warnings(c);
+    if (!info->warning && compile_warnings_exist(c))
+        return false;
+    /* a kernel the cache has is taken now; else its key, for later */
+    key_probe probe = {0, 0};
+    size_t length = strlen(st->expanded);
+    *cached = cache_lookup(ctx, st->expanded, length, operands, operand_count, &st->options,
+                           &probe);
+    if (*cached)
+        return true;
+    info->key = cache_key_new(&probe, st->expanded, length, operands, operand_count,
+                              &st->options);
+    info->key_length = probe.length;
+    return info->key != NULL;
+}
+
+/* INFO from statement kernel K (compiled with the program). */
+static void info_from_kernel(statement_info *info, const bcg_kernel *k)
+{
+    info->out_low = k->output_low;
+    info->out_high = k->output_high;
+    for (int i = 0; i < k->operand_count; i++) {
+        info->low[i] = k->run[i].low;
+        info->high[i] = k->run[i].high;
+    }
+    info->dtype = k->dtype;
+    info->rank = k->rank;
+    memcpy(info->shape, k->shape, sizeof(int64_t) * (size_t)k->rank);
+}
 
 /* PROG's fused kernel, when the program fuses (else none, and no error). */
 static bcg_status compile_program_fused(bcg_context *ctx, const program *p, const char *text,
@@ -344,8 +440,23 @@ static bcg_status compile_program_fused(bcg_context *ctx, const program *p, cons
         return s;
     }
     memcpy(prog->order, f.order, sizeof prog->order);
+    /* each statement's spans and key from its front end (in A, which
+     * compile_fused takes): its kernel is made when asked for */
+    for (int i = 0; i < p->count; i++)
+        if (!info_from_front(&prog->info[i], f.fronts[i], &p->statements[i], operands,
+                             operand_count, ctx, &prog->kernels[i])) {
+            arena_free(a);
+            return BCG_ERR_NOMEM;
+        }
     s = compile_fused(ctx, a, c, f.key_text, &r, &prog->fused); /* takes A */
-    /* a fused kernel that does not compile leaves the per-statement kernels */
+    /* a fused kernel that does not compile leaves the per-statement kernels,
+     * and so does one slower than they are */
+    char slower[200];
+    if (!s && prog->fused && prog->fused->front &&
+        program_fused_slower(prog->fused->front, slower, sizeof slower)) {
+        bcg_kernel_release(prog->fused);
+        prog->fused = NULL;
+    }
     return s == BCG_ERR_NOMEM ? s : BCG_OK;
 }
 
@@ -369,14 +480,32 @@ bcg_status bcg_compile_program(bcg_context *ctx, const char *text, const bcg_ope
         if (prog) {
             memset(prog, 0, sizeof *prog);
             prog->kernels = mem_alloc(sizeof *prog->kernels * (size_t)p.count);
+            prog->info = mem_alloc(sizeof *prog->info * (size_t)p.count);
             prog->names = mem_alloc(sizeof *prog->names * (size_t)p.count);
+            prog->operand_names = mem_alloc(sizeof *prog->operand_names *
+                                            (size_t)(operand_count > 0 ? operand_count : 1));
         }
-        if (!prog || !prog->kernels || !prog->names) {
+        if (!prog || !prog->kernels || !prog->info || !prog->names || !prog->operand_names) {
             s = fail(err, BCG_ERR_NOMEM, "out of memory");
         } else {
             memset(prog->kernels, 0, sizeof *prog->kernels * (size_t)p.count);
+            memset(prog->info, 0, sizeof *prog->info * (size_t)p.count);
             memset(prog->names, 0, sizeof *prog->names * (size_t)p.count);
+            memset(prog->operand_names, 0, sizeof *prog->operand_names *
+                                               (size_t)(operand_count > 0 ? operand_count : 1));
             prog->operand_count = operand_count;
+            prog->capacity = p.count;
+            prog->ctx = ctx;
+            prog->lock_ready = pthread_mutex_init(&prog->lock, NULL) == 0;
+            if (!prog->lock_ready)
+                s = fail(err, BCG_ERR_NOMEM, "out of memory (a mutex)");
+        }
+        for (int i = 0; !s && i < operand_count; i++) {
+            const char *name = operands[i].name ? operands[i].name : "?";
+            if (!(prog->operand_names[i] = mem_alloc(strlen(name) + 1)))
+                s = fail(err, BCG_ERR_NOMEM, "out of memory");
+            else
+                memcpy(prog->operand_names[i], name, strlen(name) + 1);
         }
     }
     if (!s && (s = compile_program_fused(ctx, &p, text, operands, operand_count, prog)))
@@ -390,12 +519,17 @@ bcg_status bcg_compile_program(bcg_context *ctx, const char *text, const bcg_ope
         }
         memcpy(prog->names[i], st->name, n);
         prog->name_count = i + 1;
+        prog->count = i + 1;
+        if (prog->fused) /* made when asked for (bcg_program_kernel) */
+            continue;
+        bcg_kernel_release(prog->kernels[i]); /* (one the cache had: compiled again) */
+        prog->kernels[i] = NULL;
         s = bcg_compile(ctx, st->expanded, operands, operand_count, &st->options,
                         &prog->kernels[i], err);
         if (s)
             program_statement_error(&p, i, err);
         else
-            prog->count = i + 1;
+            info_from_kernel(&prog->info[i], prog->kernels[i]);
     }
     arena_free(a);
     if (s) {
@@ -411,11 +545,21 @@ void bcg_program_free(bcg_program *prog)
     if (!prog)
         return;
     bcg_kernel_release(prog->fused);
-    for (int i = 0; i < prog->count; i++)
+    for (int i = 0; prog->kernels && i < prog->capacity; i++)
         bcg_kernel_release(prog->kernels[i]);
+    for (int i = 0; prog->info && i < prog->capacity; i++) {
+        mem_free(prog->info[i].warning);
+        mem_free(prog->info[i].key);
+    }
     for (int i = 0; prog->names && i < prog->name_count; i++)
         mem_free(prog->names[i]);
+    for (int i = 0; prog->operand_names && i < prog->operand_count; i++)
+        mem_free(prog->operand_names[i]);
+    if (prog->lock_ready)
+        pthread_mutex_destroy(&prog->lock);
+    mem_free(prog->operand_names);
     mem_free(prog->names);
+    mem_free(prog->info);
     mem_free(prog->kernels);
     mem_free(prog);
 }
@@ -431,7 +575,45 @@ const bcg_kernel *bcg_program_fused(const bcg_program *prog) { return prog ? pro
 
 const bcg_kernel *bcg_program_kernel(const bcg_program *prog, int i)
 {
+    if (!prog || i < 0 || i >= prog->count)
+        return NULL;
+    bcg_program *p = (bcg_program *)prog; /* the lazy kernels, under the lock */
+    pthread_mutex_lock(&p->lock);
+    statement_info *info = &p->info[i];
+    if (!p->kernels[i] && info->key) {
+        arena *a = arena_new();
+        const char *expr;
+        bcg_operand *operands;
+        int count;
+        bcg_options options;
+        bcg_error err;
+        error_clear(&err);
+        if (a && cache_key_decode(a, info->key, info->key_length, &expr, &operands, &count,
+                                  &options) &&
+            bcg_compile(p->ctx, expr, operands, count, &options, &p->kernels[i], &err) == BCG_OK) {
+            mem_free(info->key);
+            info->key = NULL;
+        }
+        arena_free(a);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return p->kernels[i];
+}
+
+const bcg_kernel *program_kernel_made(const bcg_program *prog, int i)
+{
     return prog && i >= 0 && i < prog->count ? prog->kernels[i] : NULL;
+}
+
+bcg_dtype program_output_dtype(const bcg_program *prog, int i, int *rank,
+                               const int64_t **shape, const char **warning)
+{
+    const statement_info *info = &prog->info[i];
+    const bcg_kernel *k = prog->kernels[i];
+    *rank = info->rank;
+    *shape = info->shape;
+    *warning = k ? bcg_kernel_warning(k) : info->warning ? info->warning : "";
+    return info->dtype;
 }
 
 static bool spans_overlap(const void *a, int64_t a_low, int64_t a_high, const void *b,
@@ -456,11 +638,11 @@ bcg_status bcg_run_outputs(const bcg_program *prog, void *const *outputs,
                     outputs ? "input" : "output");
     if (prog->count > 1) {
         for (int i = 0; i < prog->count; i++) {
-            const bcg_kernel *k = prog->kernels[i];
+            const statement_info *k = &prog->info[i];
             for (int j = 0; j < i; j++) {
-                const bcg_kernel *o = prog->kernels[j];
-                if (spans_overlap(outputs[i], k->output_low, k->output_high, outputs[j],
-                                  o->output_low, o->output_high))
+                const statement_info *o = &prog->info[j];
+                if (spans_overlap(outputs[i], k->out_low, k->out_high, outputs[j],
+                                  o->out_low, o->out_high))
                     return fail(err, BCG_ERR_RUN,
                                 "bcg_run_outputs: output %s overlaps output %s (a program's "
                                 "outputs must be separate arrays)",
@@ -469,15 +651,15 @@ bcg_status bcg_run_outputs(const bcg_program *prog, void *const *outputs,
             /* an operand some statement reads must not change under the
              * statements after the one writing it */
             for (int j = 0; j < prog->count; j++) {
-                const bcg_kernel *r = prog->kernels[j];
-                for (int op = 0; op < r->operand_count; op++)
-                    if (spans_overlap(outputs[i], k->output_low, k->output_high, inputs[op],
-                                      r->run[op].low, r->run[op].high))
+                const statement_info *r = &prog->info[j];
+                for (int op = 0; op < prog->operand_count; op++)
+                    if (spans_overlap(outputs[i], k->out_low, k->out_high, inputs[op],
+                                      r->low[op], r->high[op]))
                         return fail_at(err, BCG_ERR_RUN, 0, op, -1,
                                        "bcg_run_outputs: output %s overlaps operand %s, which "
                                        "statement %s reads (a program of several statements "
                                        "writes no operand)",
-                                       prog->names[i], r->run[op].name, prog->names[j]);
+                                       prog->names[i], prog->operand_names[op], prog->names[j]);
             }
         }
     }
@@ -675,21 +857,48 @@ bcg_status bcg_emit_program(const char *text, const bcg_operand *operands, int o
     return s;
 }
 
+/* Several reductions in one kernel run in per-element code (lower.c,
+ * kernel_ir.root_reduce) unless tiles can take them.  With microkernels,
+ * per-element code over runs as long as microkernel_run is slower than the
+ * statements' own kernels in tiles (measured on f32[4096,4096], two sums:
+ * 7x along the rows, 27x over them), so that program runs statement by
+ * statement; plain C (bcg_emit, AOT, the cc backend) always gains. */
+bool program_fused_slower(const compile *c, char *why, size_t cap)
+{
+    const struct kernel_ir *ir = c->ir;
+    if (!ir || !ir->root_reduce || ir->tiled || !c->microkernels ||
+        c->options.microkernel_run <= 0) /* (no tiles for the statements either) */
+        return false;
+    const plan *p = ir->p;
+    for (int l = 0; l < p->loop_count; l++)
+        if (p->extent[l] >= c->options.microkernel_run) {
+            snprintf(why, cap, "several reductions in one kernel would run in per-element "
+                     "code over loops of %lld (>= microkernel_run %d), slower than their own "
+                     "kernels' microkernel tiles", (long long)p->extent[l],
+                     c->options.microkernel_run);
+            return true;
+        }
+    return false;
+}
+
 /* ---- fusion: a program as one kernel -------------------------------------------
  *
  * A program whose statements all iterate over one result shape (element-wise
- * outputs of that shape, in any view and dtype, and at most one reduction of
- * it) is compiled as ONE kernel: the primary statement's (the reduction, or
- * else the first), with every other statement's output an extra plan operand
- * after the real inputs (never read, written through its own position) and
- * its typed tree an extra root of the kernel IR (kir.h, "roots").  In the
- * loop nest every store of the root, or update of its accumulator, is
- * followed by a store of each other root at the same element; in tiles each
+ * outputs of that shape, in any view and dtype, and reductions of it, all
+ * over the same dimensions) is compiled as ONE kernel: the primary
+ * statement's (the first reduction, or else the first), with every other
+ * statement's output an extra plan operand after the real inputs (never
+ * read, written through its own position; a reduction's broadcast along
+ * the reduced dimensions) and its typed tree an extra root of the kernel IR
+ * (kir.h, "roots"; root_reduce for other reductions, each its own
+ * accumulator acc<j>).  In the loop nest every store of the root, or
+ * update of its accumulator, is followed by the update of every other
+ * accumulator and a store of each other root at the same element; in tiles each
  * other root is a tile of microkernel calls (sharing the tiles of equal
  * subtrees across roots, so `y = g * a; s = y` multiplies once) copied into
  * its output.  Each output element is computed by the same operations in
- * the same order as its own statement's kernel computes it, and the
- * reduction keeps its single-output order, so the results are bit for bit
+ * the same order as its own statement's kernel computes it, and each
+ * reduction keeps its single-output order (check_reduce_orders), so the results are bit for bit
  * those of the per-statement kernels, on any thread count (threads cut the
  * outermost loop, which is never a reduced one, and every output moves with
  * it).  Anything else runs statement by statement; explain says why. */
@@ -713,6 +922,120 @@ static void why(program_fusion *f, const char *format, ...)
     vsnprintf(f->why, sizeof f->why, format, args);
     va_end(args);
     f->fused = false;
+}
+
+/* "{0,2}": the result dimensions C reduces. */
+static void format_reduced(const compile *c, char *buf, size_t cap)
+{
+    size_t used = (size_t)snprintf(buf, cap, "{");
+    bool first = true;
+    for (int d = 0; d < c->broadcast->result.rank && used < cap; d++)
+        if (c->reduced[d]) {
+            used += (size_t)snprintf(buf + used, cap - used, first ? "%d" : ",%d", d);
+            first = false;
+        }
+    if (used < cap)
+        snprintf(buf + used, cap - used, "}");
+}
+
+/* The order a reduction into plan operand K of P adds its values in: the
+ * result dimensions its reduced loops cover, outermost first, the
+ * innermost loop's extent and the partial sums (lanes go by that loop's
+ * index).  Each output element's values are added in this order, so two
+ * reductions of one order give the same bits.  Not `valid` when the loops
+ * K does not move are not the innermost ones. */
+typedef struct reduce_order {
+    bool valid;
+    int from, dim_count, lanes;
+    int dims[BCG_MAX_RANK];
+    int64_t inner;
+} reduce_order;
+
+static reduce_order reduce_order_of(const plan *p, int k, int lanes)
+{
+    reduce_order o;
+    memset(&o, 0, sizeof o);
+    int from = p->loop_count;
+    while (from > 0 && p->stride[k][from - 1] == 0)
+        from--;
+    for (int l = 0; l < from; l++)
+        if (p->stride[k][l] == 0)
+            return o;
+    o.valid = true;
+    o.from = from;
+    o.lanes = lanes;
+    o.inner = p->loop_count > from ? p->extent[p->loop_count - 1] : 0;
+    for (int l = from; l < p->loop_count; l++)
+        for (int m = 0; m < p->dim_count[l]; m++)
+            o.dims[o.dim_count++] = p->order[p->dim_first[l] + m];
+    return o;
+}
+
+/* Whether X and Y add in one order: the same dimensions in the same
+ * order, and with partial sums, the same innermost extent (the lane of an
+ * element is its index in that loop mod lanes).  Wrapping integer sums and
+ * products, integer extremes and logical reductions give the same bits in
+ * any order (ORDER_FREE): only the reduced loops must be the same. */
+static bool same_order(const reduce_order *x, const reduce_order *y, bool order_free)
+{
+    if (!x->valid || !y->valid || x->dim_count != y->dim_count || x->lanes != y->lanes)
+        return false;
+    if (order_free)
+        return true;
+    return (x->lanes == 1 || x->inner == y->inner) &&
+           memcmp(x->dims, y->dims, sizeof x->dims) == 0;
+}
+
+/* Every reduction of F (set up but for this) must add its values in the
+ * fused kernel in the order its own kernel does: the fused kernel's
+ * front end (the plan over every output) against each statement's.
+ * Leaves F->why set when one does not. */
+static bcg_status check_reduce_orders(arena *a, const program *p, program_fusion *f)
+{
+    int reductions = 0;
+    for (int i = 0; i < p->count; i++)
+        reductions += f->fronts[i]->reduce != 0;
+    if (reductions == 0)
+        return BCG_OK;
+    bcg_error err;
+    error_clear(&err);
+    compile *c = arena_alloc(a, sizeof *c);
+    if (!c)
+        return BCG_ERR_NOMEM;
+    memset(c, 0, sizeof *c);
+    c->arena = a;
+    c->err = &err;
+    compile_request r;
+    bcg_status s = program_fuse_setup(a, p, f, c, &r);
+    if (!s)
+        s = compile_front(c, r.text, r.operands, r.operand_count, r.options);
+    if (s) {
+        why(f, "the fused kernel does not compile: %.200s", err.message);
+        return s == BCG_ERR_NOMEM ? s : BCG_OK;
+    }
+    int real_inputs = f->operand_count - (p->count - 1);
+    for (int j = 0; j < p->count; j++) {
+        const compile *own = f->fronts[f->order[j]];
+        if (!own->reduce)
+            continue;
+        int k = j == 0 ? 0 : real_inputs + j; /* its plan operand in the fused kernel */
+        reduce_order want = reduce_order_of(own->plan, 0, reduce_lanes(own));
+        reduce_order got = reduce_order_of(c->plan, k,
+                                           reduce_lanes_of(c, own->reduce, own->root->dtype, k));
+        if (got.valid && got.from != reduce_order_of(c->plan, 0, 1).from)
+            got.valid = false;
+        acc_kind kind = reduce_acc_kind(own->reduce, own->root->dtype);
+        bool order_free = kind == ACC_WRAP || kind == ACC_LOGICAL ||
+                          (kind == ACC_EXTREME && dtype_kind_of(own->root->dtype) != KIND_FLOAT);
+        if (!same_order(&got, &want, order_free)) {
+            why(f, "statement %.63s's %s would add its values in another order than its own "
+                "kernel does (the other outputs change the loops or the partial sums), so "
+                "its bits could differ", p->statements[f->order[j]].name,
+                reduce_name(own->reduce));
+            return BCG_OK;
+        }
+    }
+    return BCG_OK;
 }
 
 bcg_status program_fuse_check(arena *a, const program *p, const bcg_operand *operands,
@@ -746,15 +1069,8 @@ bcg_status program_fuse_check(arena *a, const program *p, const bcg_operand *ope
             return err.status == BCG_ERR_NOMEM ? BCG_ERR_NOMEM : BCG_OK;
         }
         f->fronts[i] = c;
-        if (c->reduce) {
-            if (f->primary >= 0) {
-                why(f, "statement %.63s is a second reduction (a fused kernel has one "
-                    "accumulator; statement %.63s is the first)", st->name,
-                    p->statements[f->primary].name);
-                return BCG_OK;
-            }
+        if (c->reduce && f->primary < 0)
             f->primary = i;
-        }
     }
     if (f->primary < 0)
         f->primary = 0;
@@ -776,6 +1092,21 @@ bcg_status program_fuse_check(arena *a, const program *p, const bcg_operand *ope
         why(f, "the result has no elements");
         return BCG_OK;
     }
+    /* several reductions share the primary's reduced (innermost) loops */
+    for (int i = 0; i < p->count; i++) {
+        const compile *c = f->fronts[i];
+        if (!c->reduce || i == f->primary ||
+            memcmp(c->reduced, first->reduced, sizeof c->reduced) == 0)
+            continue;
+        char mine[BCG_MAX_RANK * 4 + 4], theirs[BCG_MAX_RANK * 4 + 4];
+        format_reduced(c, mine, sizeof mine);
+        format_reduced(first, theirs, sizeof theirs);
+        why(f, "statement %.63s reduces dimensions %s, statement %.63s dimensions %s (a fused "
+            "kernel's reductions share its innermost, reduced loops, each adding its values "
+            "in its own kernel's order)", p->statements[i].name, mine,
+            p->statements[f->primary].name, theirs);
+        return BCG_OK;
+    }
     if (operand_count + p->count - 1 > BCG_MAX_OPERANDS) {
         why(f, "%d operands and %d other outputs are more than a kernel's %d pointers",
             operand_count, p->count - 1, BCG_MAX_OPERANDS);
@@ -789,8 +1120,9 @@ bcg_status program_fuse_check(arena *a, const program *p, const bcg_operand *ope
     f->operand_count = operand_count + p->count - 1;
     f->operands = arena_alloc(a, sizeof *f->operands * (size_t)f->operand_count);
     f->strides = arena_alloc(a, sizeof *f->strides * (size_t)p->count);
+    f->shapes = arena_alloc(a, sizeof *f->shapes * (size_t)p->count);
     f->dims = arena_alloc(a, sizeof *f->dims * (size_t)(result->rank ? result->rank : 1));
-    if (!f->operands || !f->strides || !f->dims)
+    if (!f->operands || !f->strides || !f->shapes || !f->dims)
         return BCG_ERR_NOMEM;
     memcpy(f->operands, operands, sizeof *f->operands * (size_t)operand_count);
     for (int d = 0; d < result->rank; d++)
@@ -804,15 +1136,29 @@ bcg_status program_fuse_check(arena *a, const program *p, const bcg_operand *ope
         o->rank = result->rank;
         o->shape = f->dims;
         o->strides = NULL;
-        if (c->out_strides) {
+        if (c->reduce) { /* its target, broadcast along the reduced dimensions */
+            o->rank = c->out_shape.rank;
+            for (int d = 0; d < o->rank; d++) {
+                f->shapes[j][d] = c->out_shape.dims[d];
+                f->strides[j][d] = c->view_strides[d];
+            }
+            o->shape = f->shapes[j];
+            o->strides = f->strides[j];
+        } else if (c->out_strides) {
             for (int d = 0; d < result->rank; d++)
                 f->strides[j][d] = c->out_strides[d];
             o->strides = f->strides[j];
         }
     }
+    bcg_status s = check_reduce_orders(a, p, f);
+    if (s || f->why[0])
+        return s;
     strbuf sb;
     sb_init(&sb);
     sb_printf(&sb, "fused program, output %d first: %s", f->primary, text);
+    for (int j = 1; j < p->count; j++) /* the other reductions (not in the operands) */
+        if (f->fronts[f->order[j]]->reduce)
+            sb_printf(&sb, "; %d %s", j, reduce_name(f->fronts[f->order[j]]->reduce));
     f->key_text = sb.failed ? NULL : arena_strndup(a, sb.data ? sb.data : "", sb.len);
     sb_free(&sb);
     if (!f->key_text)
@@ -831,8 +1177,22 @@ bcg_status program_fuse_setup(arena *a, const program *p, const program_fusion *
                                      strlen(p->statements[f->primary].expanded));
     if (!c->fuse_root || !text)
         return fail(c->err, BCG_ERR_NOMEM, "out of memory");
-    for (int j = 1; j <= others; j++)
-        c->fuse_root[j - 1] = f->fronts[f->order[j]]->root;
+    for (int j = 1; j <= others; j++) {
+        const compile *front = f->fronts[f->order[j]];
+        c->fuse_root[j - 1] = front->root;
+        if (!front->reduce)
+            continue;
+        if (!c->fuse_reduce) {
+            c->fuse_reduce = arena_alloc(a, sizeof *c->fuse_reduce * (size_t)others);
+            if (!c->fuse_reduce)
+                return fail(c->err, BCG_ERR_NOMEM, "out of memory");
+            memset(c->fuse_reduce, 0, sizeof *c->fuse_reduce * (size_t)others);
+        }
+        c->fuse_reduce[j - 1] = (fuse_reduction){.reduce = front->reduce,
+                                                 .reduced_dtype = front->reduced_dtype,
+                                                 .out_dtype = front->out_dtype,
+                                                 .count = front->reduce_count};
+    }
     /* the options and output description the kernel keeps (its front end
      * outlives the caller's arrays) */
     bcg_options *options = arena_alloc(a, sizeof *options);

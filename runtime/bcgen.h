@@ -320,9 +320,11 @@ bcg_status bcg_emit(const char *expr, const bcg_operand *operands,
  * of one statement only.
  *
  * How it runs: a program whose statements all iterate over one result
- * shape, with at most one reduction, is fused into one kernel that
- * computes every output in one pass (bcg_program_fused), bit for bit what
- * each statement's own kernel gives; otherwise (or with
+ * shape, its reductions (any number) all over the same dimensions, is
+ * fused into one kernel that computes every output in one pass
+ * (bcg_program_fused), bit for bit what each statement's own kernel
+ * gives (bcg_program_kernel compiles that kernel when first asked for);
+ * otherwise (or with
  * options.separate_statements) each statement is a kernel of its own
  * (cached like any bcg_compile), run in statement order over the same
  * inputs, a name used later recomputed there (docs/semantics.md,

@@ -172,6 +172,15 @@ def sweep(work):
     for name, expr, ops, flags in forms:
         args += ["-k", f"{name}={expr}"] + sum((["-i", op] for op in ops), []) + flags
     pairs.append(("views-reductions-restrict", args + ["--restrict"], ()))
+    # programs that fuse: one function writing every output (several
+    # reductions, each its own accumulator), and the wrapper calling it
+    pairs.append(("fused-programs", [
+        "aot", "-k", "step=y = g * a; s = y; u = g + 1", "-i", "g=f32[3,5]", "-i", "a=f32[5]",
+        "--reduce", "s=sum", "--to", "s=a", "--reduce", "u=max", "--to", "u=a",
+        "--out-dtype", "y=f64",
+        "-k", "grads=dw = dy * x; db = dy; n = dy > 0", "-i", "dy=i16[4,6]", "-i", "x=i16[4,6]",
+        "--reduce", "dw=sum", "--out-shape", "dw=[4,1]", "--reduce", "db=mean",
+        "--out-shape", "db=[4,1]", "--reduce", "n=all", "--out-shape", "n=[4,1]"], ()))
     # one bool used as a number, after another cast (10.5 in the record)
     pairs.append(("bool-number", ["aot", "-k", "q=a // b + (a > b)", "-i", "a=i16[8]", "-i",
                                   "b=i16[8]"], ()))

@@ -348,4 +348,11 @@ run_program("program", "fwd", "y = g * a; s = y; u = y + c; m = maximum(p, q)",
             ["g=f32[9,17]", "a=f32[17]", "c=f32[]", "p=i16[9,1]", "q=i16[17]"],
             [("y", "f32"), ("s", "f32"), ("u", "f64"), ("m", "i16")],
             ["--reduce", "s=sum", "--to", "s=a", "--out-dtype", "u=f64"], ["--unroll", "none"])
+# a backward pass fused into one function: two gradients reduced over the
+# rows (a sum and a mean, each its own accumulator) and dx element-wise
+run_program("program-reductions", "bwd", "dw = dy * x; db = dy; dx = dy * w",
+            ["dy=f32[9,17]", "x=f32[9,17]", "w=f32[1,17]"],
+            [("dw", "f32"), ("db", "f32"), ("dx", "f32")],
+            ["--reduce", "dw=sum", "--out-shape", "dw=[1,17]", "--reduce", "db=mean",
+             "--out-shape", "db=[17]"], ["--unroll", "none"])
 tap.finish()

@@ -334,6 +334,20 @@ def main():
            stdout_has="Not fused: statement t iterates over (3,), statement y over (2, 3)")
     expect(["explain", prog] + ["-i", "g=f32[2,3]", "-i", "a=f32[3]", "--json"], 0,
            stdout_has='"fused": true')
+    # an error in a later statement: the error object is the whole document
+    r = subprocess.run([BCGEN, "explain", "y = g * 2; t = a + c", "-i", "g=f32[2,3]", "-i",
+                        "a=f32[3]", "-i", "c=f32[4]", "--json"], capture_output=True, text=True)
+    try:
+        doc = json.loads(r.stdout)
+    except ValueError:
+        doc = {}
+    check("explain --json PROGRAM with an error in statement 2 is one error document",
+          r.returncode == 1 and list(doc) == ["error"] and
+          doc["error"].startswith("statement t: cannot broadcast"), r.stdout[:300])
+    # several reductions fuse into one kernel when they reduce the same dimensions
+    expect(["explain", "s1 = g * a; s2 = g", "-i", "g=f32[2,3]", "-i", "a=f32[2,3]", "--reduce",
+            "s1=sum", "--out-shape", "s1=[3]", "--reduce", "s2=max", "--out-shape", "s2=[1,3]"], 0,
+           stdout_has="output s2 = g: in2, its max accumulated in the same loop nest")
     expect(["emit", prog, "-i", "g=f32[2,3]", "-i", "a=f32[3]", "--name", "fwd"], 0,
            stdout_has="void fwd(void *const *out, const void *const *in)")
     expect(["emit", prog, "-i", "g=f32[2,3]", "-i", "a=f32[3]", "--jit"], 2,

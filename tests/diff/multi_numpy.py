@@ -144,6 +144,10 @@ def make_case(seed, index, folder):
         ops.append((NAMES[i], dt, shape, strides, data))
         operands.append(NAMES[i])
         arrays[NAMES[i]] = data
+    # several reductions to one target (the backward pass: the gradients of
+    # several operands): they fuse when they reduce the same dimensions
+    multi = same and rng.random() < 0.3
+    first_target = None
     statements, flags, outputs = [], [], []
     values = dict(arrays)   # name -> its value (before any cast on store)
     usable = list(operands)  # names a later statement may read
@@ -167,11 +171,14 @@ def make_case(seed, index, folder):
         statements.append("%s = %s" % (name, text_of(op, args)))
         out = {"name": name, "value": value, "reduce": None, "dtype": None, "strides": None}
         shape = list(value.shape)
-        if rng.random() < (0.35 if k == 0 or not same else 0.2):
+        if rng.random() < (0.6 if multi else 0.35 if k == 0 or not same else 0.2):
             out["reduce"] = rng.choice(rn.REDUCTIONS)
             fits = [o for o in operands if len(arrays[o].shape) <= len(shape) and all(
                 s == 1 or s == f for s, f in zip(reversed(arrays[o].shape), reversed(shape)))]
-            if fits and rng.random() < 0.3:
+            if multi and first_target is not None and rng.random() < 0.85:
+                target = list(first_target)
+                flags += ["--out-shape", "%s=[%s]" % (name, ",".join(map(str, target)))]
+            elif fits and rng.random() < 0.3:
                 to = rng.choice(fits)
                 target = list(arrays[to].shape)
                 flags += ["--to", "%s=%s" % (name, to)]
@@ -181,6 +188,8 @@ def make_case(seed, index, folder):
                 flags += ["--out-shape", "%s=[%s]" % (name, ",".join(map(str, target)))]
             flags += ["--reduce", "%s=%s" % (name, out["reduce"])]
             out["target"] = target
+            if first_target is None:
+                first_target = target
             shape = target
         else:
             values[name] = value
@@ -394,6 +403,9 @@ def in_process(lib, seed, count, log):
         if status == 0:
             log["fused"] += bool(lib.bcg_program_fused(prog))
             log["programs"] += 1
+            if sum(1 for o in case["outputs"] if o["reduce"]) >= 2:
+                log["multi"] += 1
+                log["multi_fused"] += bool(lib.bcg_program_fused(prog))
         what = "in-process case %d: %s %s" % (index, case["program"], " ".join(case["flags"]))
         notes = []
         if any(r[0] != "ok" for r in results):
@@ -475,7 +487,7 @@ def main():
           % (opts.seed, len(indices), outputs, len(indices) - failed, failed))
     if extra:
         lib = C.CDLL(os.path.abspath(os.path.join(build, "libbcgen.so")))
-        log = {"number": len(indices) + 1, "fused": 0, "programs": 0}
+        log = {"number": len(indices) + 1, "fused": 0, "programs": 0, "multi": 0, "multi_fused": 0}
         bad, n = in_process(lib, opts.seed, extra, log)
         print("# multi_numpy seed %d: %d programs in process (%d outputs); %d passed, %d failed"
               % (opts.seed, extra, n, extra - bad, bad))
@@ -484,6 +496,13 @@ def main():
         print("# %d of %d compiled programs fused into one kernel" % (log["fused"], log["programs"]))
         if not (0.5 * log["programs"] <= log["fused"] < log["programs"]):
             print("not ok - the fused share %d of %d is outside [50%%, 100%%)" % (log["fused"], log["programs"]))
+            failed += 1
+        # programs of several reductions: a good part of them fuse too
+        print("# %d of %d compiled programs of several reductions fused into one kernel"
+              % (log["multi_fused"], log["multi"]))
+        if not (log["multi"] >= 0.05 * log["programs"] and log["multi_fused"] >= 0.3 * log["multi"]):
+            print("not ok - too few programs of several reductions (%d) or fused (%d)"
+                  % (log["multi"], log["multi_fused"]))
             failed += 1
     return 1 if failed else 0
 

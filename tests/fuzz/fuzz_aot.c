@@ -123,7 +123,8 @@ static bool in_vocabulary(const char *s, size_t n)
  * literal0, shared0, tile0, tile_literal0. */
 static bool is_numbered_local(const char *s, size_t n)
 {
-    static const char *const stems[] = {"tile_literal", "literal", "shared", "tile", "in", "i"};
+    static const char *const stems[] = {"tile_literal", "literal", "shared", "tile", "in", "i",
+                                        "element"}; /* (element<n>: a fused program's) */
     for (size_t k = 0; k < sizeof stems / sizeof *stems; k++) {
         size_t stem = strlen(stems[k]);
         if (n <= stem || memcmp(s, stems[k], stem) != 0 || !isdigit((unsigned char)s[stem]))
@@ -211,12 +212,38 @@ static bool is_user_name(const request_names *r, const char *s, size_t n)
     return false;
 }
 
+/* A program's fused function NAME_fused, its size macros NAME_FUSED_..._KIND
+ * (of its output, operands and other outputs) and the other reductions'
+ * accumulators acc<j> (with _c, _i, _l, _t, _x). */
+static bool is_fused_name(const request_names *r, const char *s, size_t n)
+{
+    size_t at = 3;
+    if (n > 3 && memcmp(s, "acc", 3) == 0 && isdigit((unsigned char)s[3])) {
+        while (at < n && isdigit((unsigned char)s[at]))
+            at++;
+        return at == n || (n - at == 2 && s[at] == '_' && strchr("cilxt", s[at + 1]));
+    }
+    for (int i = 0; i < r->kernel_count; i++) {
+        size_t name = strlen(r->kernel[i]);
+        if (n < name + 6)
+            continue;
+        if (n == name + 6 && memcmp(s, r->kernel[i], name) == 0 &&
+            memcmp(s + name, "_fused", 6) == 0)
+            return true;
+        /* NAME_FUSED_<operand or output>_<kind> (not checked further) */
+        if (n > name + 7 && equal_upper(s, name, r->kernel[i]) &&
+            memcmp(s + name, "_FUSED_", 7) == 0)
+            return true;
+    }
+    return false;
+}
+
 static bool identifier_allowed(const request_names *r, const char *s, size_t n)
 {
     if ((n > 4 && memcmp(s, "bcg_", 4) == 0) || (n > 6 && memcmp(s, "BCGEN_", 6) == 0))
         return true;
     return in_vocabulary(s, n) || is_numbered_local(s, n) || is_user_name(r, s, n) ||
-           is_size_macro(r, s, n);
+           is_size_macro(r, s, n) || is_fused_name(r, s, n);
 }
 
 /* The checks on the code of one file (see the top).  INCLUDE_NAME: the

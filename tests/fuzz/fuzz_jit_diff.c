@@ -1201,6 +1201,7 @@ static void report(const char *text, const setup *s, const operand_memory *memor
 /* Counters, for the standalone driver's statistics. */
 static struct {
     long inputs, compiled, compared, fallbacks, mismatches, memory_only, programs, fused;
+    long several, several_fused; /* programs of two reductions, and fused */
 } stats;
 
 /* Runs kernel K and the reference evaluator on the same inputs; returns
@@ -1342,6 +1343,21 @@ static bool check_program(choices *in, generator *g, const char *text, const set
     o.outputs = s->options.output;
     o.output_count = s->options.output ? 1 : 0;
     o.microkernel_run = 0;
+    /* a second reduction to x0's target (the last statement, which no
+     * other uses), of a drawn op: several reductions in one fused kernel */
+    bcg_output two[2];
+    const char *two_names[2] = {"x0", uses ? "x2" : "x1"};
+    bool several = reduced && take(in, 2) != 0;
+    if (several) {
+        two[0] = *s->options.output;
+        two[1] = *s->options.output;
+        two[1].reduce = 1 + (int)take(in, 7);
+        two[1].dtype = BCG_DTYPE_AUTO;
+        two[1].strides = NULL;
+        o.outputs = two;
+        o.output_count = 2;
+        o.output_names = two_names;
+    }
     bcg_context *ctx = bcg_context_new();
     FUZZ_CHECK(ctx != NULL);
     bcg_program *prog = NULL;
@@ -1355,6 +1371,8 @@ static bool check_program(choices *in, generator *g, const char *text, const set
     }
     stats.programs++;
     stats.fused += bcg_program_fused(prog) != NULL; /* one kernel for every output */
+    stats.several += several;
+    stats.several_fused += several && bcg_program_fused(prog) != NULL;
     arena *a = arena_new();
     program parsed;
     FUZZ_CHECK(a && program_resolve(a, program_text, s->ops, s->count, &o, &parsed, &err) == BCG_OK);
@@ -1731,10 +1749,11 @@ static void print_stats(const char *when, double elapsed)
 {
     fprintf(stderr,
             "diff_jit %s: %.0f s, %ld inputs, %ld compiled (%ld on the reference evaluator), "
-            "%ld compared, %ld memory-only, %ld programs of several outputs (%ld fused), "
-            "%ld mismatches\n",
+            "%ld compared, %ld memory-only, %ld programs of several outputs (%ld fused; "
+            "%ld of two reductions, %ld fused), %ld mismatches\n",
             when, elapsed, stats.inputs, stats.compiled, stats.fallbacks, stats.compared,
-            stats.memory_only, stats.programs, stats.fused, stats.mismatches);
+            stats.memory_only, stats.programs, stats.fused, stats.several, stats.several_fused,
+            stats.mismatches);
 }
 
 int main(int argc, char **argv)

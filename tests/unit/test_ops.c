@@ -228,7 +228,8 @@ static void test_every_row_emits_strict_c_in_every_form(void **state)
                 FAIL_ROW(op, "bcg_emit: %s", err.message);
             bcg_free(plain);
             snprintf(names[count], sizeof names[count], "k%d", op);
-            kernels[count] = (aot_kernel){names[count], exprs[count], ops, 2, {0}, math_double};
+            kernels[count] = (aot_kernel){names[count], exprs[count], ops, 2, {0}, math_double,
+                                          NULL, NULL};
             bcg_options_init(&kernels[count].options);
             count++;
         }
