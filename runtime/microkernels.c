@@ -1487,7 +1487,6 @@ MUL_Q(31, i32, int32_t, INT32_MAX)
     static T (*volatile const fmax_pointer_##S)(T, T) = fmax##F;                        \
     static inline T fmin_libm_##S(T x, T y) { return fmin_pointer_##S(x, y); }          \
     static inline T fmax_libm_##S(T x, T y) { return fmax_pointer_##S(x, y); }          \
-    static inline T atan2_libm_##S(T x, T y) { return atan2##F(x, y); }                 \
     static inline T deg2rad_one_##S(T x) { return x * DEG2RAD; }                        \
     static inline T rad2deg_one_##S(T x) { return x * RAD2DEG; }
 
