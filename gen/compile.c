@@ -49,25 +49,6 @@ void kernel_destroy(bcg_kernel *k)
     mem_free(k);
 }
 
-/* The byte range an operand's memory spans, from the plan's strides. */
-static void span(const plan *p, int k, size_t size, int64_t *low, int64_t *high)
-{
-    int64_t lo = 0, hi = 0;
-    if (p->empty) {
-        *low = *high = 0;
-        return;
-    }
-    for (int l = 0; l < p->loop_count; l++) {
-        int64_t reach = p->stride[k][l] * (p->extent[l] - 1);
-        if (reach < 0)
-            lo += reach;
-        else
-            hi += reach;
-    }
-    *low = lo * (int64_t)size;
-    *high = (hi + 1) * (int64_t)size;
-}
-
 static char *copy_text(const char *text)
 {
     size_t n = strlen(text);
@@ -141,7 +122,7 @@ static bcg_status prepare_run(bcg_kernel *k, const compile *c, bcg_error *err)
     char *name_at = (char *)k->run + run_bytes;
     /* a reduction of an empty result still writes its identity: the
      * output's own span */
-    span(c->fill_plan ? c->fill_plan : p, 0, k->output_size, &k->output_low, &k->output_high);
+    plan_span(c->fill_plan ? c->fill_plan : p, 0, k->output_size, &k->output_low, &k->output_high);
     for (int i = 0; i < c->operand_count; i++) {
         run_operand *r = &k->run[i];
         size_t n = strlen(c->operands[i].name) + 1;

@@ -302,6 +302,10 @@ bcg_status plan_build(arena *a, const shape *result, const int64_t *output_strid
                       bcg_error *err);
 /* Text form, one loop a line, outermost first. */
 void plan_dump(strbuf *sb, const plan *p, const char *const *operand_names);
+/* The byte range [*LOW, *HIGH) that plan operand K (0: the output) reaches
+ * from its element [0, ..., 0], for elements of SIZE bytes; 0, 0 when the
+ * plan is empty. */
+void plan_span(const plan *p, int k, size_t size, int64_t *low, int64_t *high);
 
 /* ---- tmpl.c: the template engine ----------------------------------------- */
 

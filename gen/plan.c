@@ -263,3 +263,21 @@ void plan_dump(strbuf *sb, const plan *p, const char *const *operand_names)
     sb_printf(sb, "elements %lld, loops %d%s\n", (long long)p->elements,
               p->loop_count, p->empty ? ", empty" : "");
 }
+
+void plan_span(const plan *p, int k, size_t size, int64_t *low, int64_t *high)
+{
+    int64_t lo = 0, hi = 0;
+    if (p->empty) {
+        *low = *high = 0;
+        return;
+    }
+    for (int l = 0; l < p->loop_count; l++) {
+        int64_t reach = p->stride[k][l] * (p->extent[l] - 1);
+        if (reach < 0)
+            lo += reach;
+        else
+            hi += reach;
+    }
+    *low = lo * (int64_t)size;
+    *high = (hi + 1) * (int64_t)size;
+}

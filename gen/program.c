@@ -342,25 +342,6 @@ struct bcg_program {
     int order[BCG_MAX_OUTPUTS];
 };
 
-/* The bytes plan operand K reaches (as compile.c's span). */
-static void plan_span(const plan *p, int k, size_t size, int64_t *low, int64_t *high)
-{
-    int64_t lo = 0, hi = 0;
-    if (p->empty) {
-        *low = *high = 0;
-        return;
-    }
-    for (int l = 0; l < p->loop_count; l++) {
-        int64_t reach = p->stride[k][l] * (p->extent[l] - 1);
-        if (reach < 0)
-            lo += reach;
-        else
-            hi += reach;
-    }
-    *low = lo * (int64_t)size;
-    *high = (hi + 1) * (int64_t)size;
-}
-
 /* INFO from statement C's front end (the spans prepare_run gives its
  * kernel), and the key to compile it from later; false when memory runs
  * out. */
