@@ -98,7 +98,8 @@ static void load_vocabulary(void)
     /* the C that emit.c writes around the templates */
     static const char *const c_words[] = {"out", "out_pos", "ptrdiff_t", "long", "int", "unsigned", "const",
                                           "restrict", "void", "for", "if", "else", "return",
-                                          "float", "double", "static", "sizeof", "char"};
+                                          "float", "double", "static", "sizeof", "char",
+                                          "true", "false"}; /* bool literals (MISRA printer) */
     for (size_t i = 0; i < sizeof c_words / sizeof *c_words; i++)
         add_word(c_words[i], strlen(c_words[i]));
     static const char *const math[] = {"sqrt", "exp", "log", "sin", "cos", "tanh",
