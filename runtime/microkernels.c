@@ -5,8 +5,9 @@
  * millisecond but does not vectorise; gen/emit.c therefore hands each long
  * contiguous inner run (in tiles, see emit.c) to these functions, one call
  * per operation per tile, and gen/jit.c gives tcc their addresses.  Every
- * function exists in an AVX2 clone and a baseline x86-64 clone
- * (target_clones): the loader picks one by the CPU at run time.
+ * function exists in an AVX2 clone and a baseline x86-64 clone, the binary
+ * operations, unary operations and casts also in an AVX-512 one (see
+ * CLONES_WIDE) (target_clones): the loader picks one by the CPU at run time.
  *
  * The call ABI is kept plain so that tcc's SysV calls need nothing special:
  *
@@ -71,10 +72,19 @@
 #include "half.h"
 #include "runtime.h"
 
+/* CLONES_WIDE adds an AVX-512 clone (x86-64-v4: the vectors the cc
+ * backend's -march=native gets on such a CPU).  Measured in one process
+ * against the AVX2 clones (bench/sweep --quick, three runs each): `2 + a`
+ * over 4180 i16 went 120 -> 59 ns, float divisions, casts and
+ * minimum/maximum 1.3-1.5x faster; but comparisons, where() and the
+ * gathers lost up to 2x on short tiles and strided runs (nested i16 selects
+ * 0.15 -> 0.07 of the cc backend), so those keep AVX2. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define CLONES __attribute__((target_clones("avx2", "default")))
+#define CLONES_WIDE __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define CLONES
+#define CLONES_WIDE
 #endif
 
 /* ---- the loop shapes ------------------------------------------------------ */
@@ -220,35 +230,60 @@ static inline long stream_head(const void *out, size_t size, long n)
  * gcc vectorises with permutes. */
 #define GATHER_BLOCK 256
 #define GATHER_BYTES 2048 /* a block of the binary and unary kernels' gathers */
-#define GATHER(T, DST, SRC, S, I, M)                                   \
-    do {                                                               \
-        const T *gather_from = (SRC) + (I) * (S);                      \
-        if ((S) == 1) {                                                \
-            memcpy((DST), gather_from, (size_t)(M) * sizeof(T));       \
-        } else if ((S) == -1) {                                        \
-            for (long g = 0; g < (M); g++)                             \
-                (DST)[g] = gather_from[-g];                            \
-        } else if ((S) == 0) {                                         \
-            for (long g = 0; g < (M); g++)                             \
-                (DST)[g] = gather_from[0];                             \
-        } else if ((S) == 2) {                                         \
-            for (long g = 0; g < (M); g++)                             \
-                (DST)[g] = gather_from[2 * g];                         \
-        } else if ((S) == 3) {                                         \
-            for (long g = 0; g < (M); g++)                             \
-                (DST)[g] = gather_from[3 * g];                         \
-        } else if ((S) == 4) {                                         \
-            for (long g = 0; g < (M); g++)                             \
-                (DST)[g] = gather_from[4 * g];                         \
-        } else {                                                       \
-            for (long g = 0; g < (M); g++)                             \
-                (DST)[g] = gather_from[g * (S)];                       \
-        }                                                              \
+/* The loops live in one function per element size, which GATHER calls once
+ * a block: expanded inside every binary, unary and where kernel they were
+ * most of the build's time (with the AVX-512 clones, 9 minutes of gcc
+ * against 3.5), and a call a block costs nothing measurable. */
+#define GATHER_SIZE(BITS)                                                                   \
+    typedef uint##BITS##_t __attribute__((may_alias)) gather_u##BITS;                       \
+    __attribute__((noinline)) CLONES static void gather_##BITS(void *dst_, const void *src_, \
+                                                              long s, long m)              \
+    {                                                                                       \
+        gather_u##BITS *dst = dst_;                                                         \
+        const gather_u##BITS *src = src_;                                                   \
+        if (s == -1) {                                                                      \
+            for (long g = 0; g < m; g++)                                                    \
+                dst[g] = src[-g];                                                           \
+        } else if (s == 0) {                                                                \
+            for (long g = 0; g < m; g++)                                                    \
+                dst[g] = src[0];                                                            \
+        } else if (s == 2) {                                                                \
+            for (long g = 0; g < m; g++)                                                    \
+                dst[g] = src[2 * g];                                                        \
+        } else if (s == 3) {                                                                \
+            for (long g = 0; g < m; g++)                                                    \
+                dst[g] = src[3 * g];                                                        \
+        } else if (s == 4) {                                                                \
+            for (long g = 0; g < m; g++)                                                    \
+                dst[g] = src[4 * g];                                                        \
+        } else {                                                                            \
+            for (long g = 0; g < m; g++)                                                    \
+                dst[g] = src[g * s];                                                        \
+        }                                                                                   \
+    }
+GATHER_SIZE(8)
+GATHER_SIZE(16)
+GATHER_SIZE(32)
+GATHER_SIZE(64)
+#define GATHER(T, DST, SRC, S, I, M)                                              \
+    do {                                                                          \
+        const T *gather_from = (SRC) + (I) * (S);                                 \
+        if ((S) == 1)                                                             \
+            memcpy((DST), gather_from, (size_t)(M) * sizeof(T));                  \
+        else if (sizeof(T) == 1)                                                  \
+            gather_8((DST), gather_from, (S), (M));                               \
+        else if (sizeof(T) == 2)                                                  \
+            gather_16((DST), gather_from, (S), (M));                              \
+        else if (sizeof(T) == 4)                                                  \
+            gather_32((DST), gather_from, (S), (M));                              \
+        else                                                                      \
+            gather_64((DST), gather_from, (S), (M));                              \
     } while (0)
 
 /* out[i] = EXPR(x, y) over the four stride cases of two inputs. */
-#define BINARY(NAME, T, OUT_T, EXPR)                                                        \
-    CLONES void bcg_mk_##NAME(OUT_T *out, const T *a, long sa, const T *b, long sb, long n) \
+#define BINARY(NAME, T, OUT_T, EXPR) BINARY_CLONES(NAME, T, OUT_T, EXPR, CLONES_WIDE)
+#define BINARY_CLONES(NAME, T, OUT_T, EXPR, CL)                                             \
+    CL void bcg_mk_##NAME(OUT_T *out, const T *a, long sa, const T *b, long sb, long n)     \
     {                                                                                       \
         if (sa == 1 && sb == 1) {                                                           \
             for (long i = 0; i < n; i++) {                                                  \
@@ -306,7 +341,7 @@ static inline long stream_head(const void *out, size_t size, long n)
     }
 
 #define UNARY(NAME, T, EXPR)                                              \
-    CLONES void bcg_mk_##NAME(T *out, const T *a, long sa, long n)        \
+    CLONES_WIDE void bcg_mk_##NAME(T *out, const T *a, long sa, long n)   \
     {                                                                     \
         if (sa == 1) {                                                    \
             for (long i = 0; i < n; i++) {                                \
@@ -384,8 +419,8 @@ static inline long stream_head(const void *out, size_t size, long n)
  * it (NaN, infinities, overflow, results or arguments that are subnormal,
  * sin/cos of large arguments) the element is recomputed by the C library,
  * so every special case is exactly libm's.  The code is compiled with
- * -std=c11 (no contraction into fused multiply-adds) and the "avx2" clone
- * does not enable FMA, so the AVX2 and baseline clones give the same bits.
+ * -std=c11 -ffp-contract=off (no contraction into fused multiply-adds,
+ * though the x86-64-v4 clone has FMA), so every clone gives the same bits.
  *
  * Accuracy, measured against the double-precision C library rounded to
  * float over dense sweeps (tests/unit/test_microkernels.c checks the bounds
@@ -685,6 +720,10 @@ static inline float erf_polynomial(float x)
 #define BINARY2(NAME, T, OUT_T, EXPR) \
     BINARY(NAME, T, OUT_T, EXPR)      \
     BINARY_NT(NAME, T, OUT_T, EXPR)
+/* comparisons keep the AVX2 clone (see CLONES_WIDE) */
+#define COMPARE2(NAME, T, EXPR)                         \
+    BINARY_CLONES(NAME, T, uint8_t, EXPR, CLONES)       \
+    BINARY_NT(NAME, T, uint8_t, EXPR)
 
 /* The integer types: + - * minimum maximum, the six comparisons, where,
  * negation.  U is the unsigned type the arithmetic wraps in. */
@@ -694,12 +733,12 @@ static inline float erf_polynomial(float x)
     BINARY2(mul_##SUFFIX, T, T, (U)x * (U)y)                                        \
     BINARY2(minimum_##SUFFIX, T, T, x < y ? x : y)                                  \
     BINARY2(maximum_##SUFFIX, T, T, x > y ? x : y)                                  \
-    BINARY2(eq_##SUFFIX, T, uint8_t, x == y)                                        \
-    BINARY2(ne_##SUFFIX, T, uint8_t, x != y)                                        \
-    BINARY2(lt_##SUFFIX, T, uint8_t, x < y)                                         \
-    BINARY2(le_##SUFFIX, T, uint8_t, x <= y)                                        \
-    BINARY2(gt_##SUFFIX, T, uint8_t, x > y)                                         \
-    BINARY2(ge_##SUFFIX, T, uint8_t, x >= y)                                        \
+    COMPARE2(eq_##SUFFIX, T, x == y)                                        \
+    COMPARE2(ne_##SUFFIX, T, x != y)                                        \
+    COMPARE2(lt_##SUFFIX, T, x < y)                                         \
+    COMPARE2(le_##SUFFIX, T, x <= y)                                        \
+    COMPARE2(gt_##SUFFIX, T, x > y)                                         \
+    COMPARE2(ge_##SUFFIX, T, x >= y)                                        \
     WHERE(SUFFIX, T)                                                                \
     WHERE_NT(SUFFIX, T)                                                             \
     UNARY(neg_##SUFFIX, T, (U)0 - (U)x)
@@ -718,12 +757,12 @@ static inline float erf_polynomial(float x)
     BINARY2(div_##SUFFIX, T, T, x / y)               \
     BINARY2(minimum_##SUFFIX, T, T, (x < y || x != x) ? x : y) \
     BINARY2(maximum_##SUFFIX, T, T, (x > y || x != x) ? x : y) \
-    BINARY2(eq_##SUFFIX, T, uint8_t, x == y)         \
-    BINARY2(ne_##SUFFIX, T, uint8_t, x != y)         \
-    BINARY2(lt_##SUFFIX, T, uint8_t, x < y)          \
-    BINARY2(le_##SUFFIX, T, uint8_t, x <= y)         \
-    BINARY2(gt_##SUFFIX, T, uint8_t, x > y)          \
-    BINARY2(ge_##SUFFIX, T, uint8_t, x >= y)         \
+    COMPARE2(eq_##SUFFIX, T, x == y)         \
+    COMPARE2(ne_##SUFFIX, T, x != y)         \
+    COMPARE2(lt_##SUFFIX, T, x < y)          \
+    COMPARE2(le_##SUFFIX, T, x <= y)         \
+    COMPARE2(gt_##SUFFIX, T, x > y)          \
+    COMPARE2(ge_##SUFFIX, T, x >= y)         \
     WHERE(SUFFIX, T)                                 \
     WHERE_NT(SUFFIX, T)                              \
     UNARY(neg_##SUFFIX, T, -x)                       \
@@ -839,7 +878,7 @@ UNARY(abs_u64, uint64_t, x)
     (x != x ? (TT)0 : x >= (FT)(HI) ? (TT)(MAX) : x <= (FT)(LO) ? (TT)(MIN) : (TT)x)
 
 #define CAST(FS, FT, FK, TS, TT, TK, LO, HI, MIN, MAX)                                  \
-    CLONES void bcg_mk_cast_##FS##_##TS(TT *out, const FT *a, long sa, long n)         \
+    CLONES_WIDE void bcg_mk_cast_##FS##_##TS(TT *out, const FT *a, long sa, long n)    \
     {                                                                                  \
         if (sa == 1) {                                                                 \
             for (long i = 0; i < n; i++) {                                             \
