@@ -437,14 +437,16 @@ static void choose_elements(lowering *w)
  * cost on f32.  Measured (where(a > 100, a, 0) over u8[4096,4096], two
  * calls a tile): 1024-element tiles 0.72 ms against the gcc hand loop's
  * 0.53 ms, the call overhead of 32768 calls; 4096-element tiles: see
- * README, Performance, round 6. */
+ * README, Performance, "Transposed inputs, narrow tiles". */
 #define TILE_MIN_BYTES 4096
 
 static int64_t tile_elements(const kernel_ir *ir)
 {
-    size_t widest = bcg_dtype_size(ir->out_dtype);
+    /* (f16 and bf16 count as the floats their microkernels compute in) */
+    size_t widest = dtype_is_half(ir->out_dtype) ? 4 : bcg_dtype_size(ir->out_dtype);
     for (int id = 0; id < ir->node_count; id++) {
-        size_t size = bcg_dtype_size(ir->nodes[id]->dtype);
+        bcg_dtype t = ir->nodes[id]->dtype;
+        size_t size = dtype_is_half(t) ? 4 : bcg_dtype_size(t);
         widest = size > widest ? size : widest;
     }
     int64_t elements = TILE_MIN_BYTES / (int64_t)(widest ? widest : 1);
@@ -992,7 +994,7 @@ static bool expensive_function(const kernel_ir *ir, int id)
  * stack: TRANSPOSED_TILES_MAX_BYTES bounds all of a kernel's together (the
  * gathered inputs and every temporary), else fewer rows (a line read in
  * halves) down to TRANSPOSED_MIN_ROWS, else the blocked form stays.
- * Measured: see README, Performance, round 6. */
+ * Measured: see README, Performance, "Transposed inputs, narrow tiles". */
 #define TRANSPOSED_TILES_MAX_BYTES (512 * 1024)
 #define TRANSPOSED_MIN_ROWS 4
 #define TRANSPOSED_LINE_BYTES 64

@@ -957,14 +957,16 @@ static void test_narrow_tiles(void **state)
                   tally.tiled, tally.skipped);
     assert_int_equal(failures, 0);
     assert_true(tally.tiled * 2 > tally.cases);
-    /* the tile lengths: 4096 u8 elements, 2048 i16, and 1024 as soon as an f32 is in the tree */
+    /* the tile lengths: 4096 u8 elements, 2048 i16, and 1024 as soon as an f32 is in the
+     * tree or the values are f16 */
     static const struct {
         const char *expr;
         bcg_dtype t;
         const char *tile;
     } lengths[] = {{"where(a > 100, a, 0)", BCG_U8, "[4096]"},
                    {"a * b + 3", BCG_I16, "[2048]"},
-                   {"f32(a) * 3", BCG_U8, "[1024]"}};
+                   {"f32(a) * 3", BCG_U8, "[1024]"},
+                   {"a * b + 3", BCG_F16, "[1024]"}}; /* computed in float */
     for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
         int64_t shape[1] = {100000};
         bcg_operand ops[2] = {{"a", lengths[i].t, 1, shape, NULL},
