@@ -819,12 +819,13 @@ static void test_short_runs(void **state)
  * transposed view (strides (1, m)), c a row (n,); runs longer than half a
  * 1-D tile, m with a last tile of fewer rows (and, for u8 with m 37, a
  * stride shorter than a line: the blocked form), in place on a, with and
- * without streaming stores, against the reference evaluator bit for bit.
+ * without streaming stores, on two threads, against the reference
+ * evaluator bit for bit.
  * The gather's transposed path (bcg_mk_gather_rows_BITS, ro 1) is what
  * reads b.  Returns 1 when the case took 2-D tiles that gather, 0 when it
  * ran another form, -1 on a mismatch. */
 static int check_transposed_case(const char *expr, bcg_dtype t, int64_t m, int64_t n,
-                                 int stream, bool inplace)
+                                 int stream, bool inplace, int threads)
 {
     int64_t shape[2] = {m, n}, transposed[2] = {1, m}, row[1] = {n};
     bcg_operand ops[3] = {{"a", t, 2, shape, NULL}, {"b", t, 2, shape, transposed},
@@ -872,7 +873,10 @@ static int check_transposed_case(const char *expr, bcg_dtype t, int64_t m, int64
         memcpy(got, a, bytes);
     } else {
         assert_int_equal(eval_run(front, want, in, NULL), BCG_OK);
-        assert_int_equal(bcg_run(k, got, in, &err), BCG_OK);
+        if (threads > 1) /* pieces of the rows, each compiled for its share */
+            assert_int_equal(bcg_run_threads(k, got, in, threads, &err), BCG_OK);
+        else
+            assert_int_equal(bcg_run(k, got, in, &err), BCG_OK);
     }
     int64_t at = first_difference(got, want, bcg_kernel_dtype(k), m * n, false);
     if (at >= 0) {
@@ -898,18 +902,18 @@ static void test_transposed_long_runs(void **state)
     static const char *const exprs[] = {"a + b", "a * b + c", "where(a > b, a, c)",
                                         "minimum(2, maximum(b, a - c))"};
     static const bcg_dtype types[] = {BCG_F32, BCG_F64, BCG_I16, BCG_U8, BCG_I64};
-    static const int64_t shapes[][2] = {{69, 513}, {37, 1000}, {21, 2049}, {3, 700}};
+    static const int64_t shapes[][2] = {{69, 513}, {37, 1000}, {21, 2049}, {3, 700}, {133, 1025}};
     int checked = 0, tiled = 0, tiled_wanted = 0, failures = 0;
     long case_index = 0;
     for (size_t e = 0; e < sizeof exprs / sizeof exprs[0]; e++)
         for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-                for (int variant = 0; variant < 3; variant++) {
+                for (int variant = 0; variant < 4; variant++) {
                     if (!sampled(0, case_index++))
                         continue;
                     int64_t m = shapes[s][0], n = shapes[s][1];
                     int got = check_transposed_case(exprs[e], types[t], m, n, variant == 1,
-                                                    variant == 2);
+                                                    variant == 2, variant == 3 ? 2 : 1);
                     /* b's stride along the run spans a line and a tile has 4 rows or more */
                     bool wanted = m >= 4 && m * (int64_t)bcg_dtype_size(types[t]) >= 64;
                     checked++;
