@@ -992,10 +992,12 @@ static bool expensive_function(const kernel_ir *ir, int id)
  * operands and output that are C-contiguous stay contiguous over the tile,
  * so the tree is one call per operation a tile.  The tiles live on the
  * stack: TRANSPOSED_TILES_MAX_BYTES bounds all of a kernel's together (the
- * gathered inputs and every temporary), else fewer rows (a line read in
- * halves) down to TRANSPOSED_MIN_ROWS, else the blocked form stays.
+ * gathered inputs, the temporaries and conversions, a scattered root's),
+ * about what the 1-D tiles of a large tree take (12 temporaries of 8 KB)
+ * times a few, else fewer rows (a line read in halves) down to
+ * TRANSPOSED_MIN_ROWS, else the blocked form stays.
  * Measured: see README, Performance, "Transposed inputs, narrow tiles". */
-#define TRANSPOSED_TILES_MAX_BYTES (512 * 1024)
+#define TRANSPOSED_TILES_MAX_BYTES (256 * 1024)
 #define TRANSPOSED_MIN_ROWS 4
 #define TRANSPOSED_LINE_BYTES 64
 
@@ -1010,17 +1012,21 @@ static int64_t transposed_tile_rows(const lowering *w)
     int64_t run = p->extent[inner], rows = 0;
     if (2 * run <= TILE_ELEMENTS)
         return 0; /* the 2-D tiles of short runs */
-    int tiles = 0;
+    int tiles = !tile2d_contiguous(p, 0, run); /* a scattered root's */
     size_t widest = bcg_dtype_size(ir->out_dtype);
     for (int id = 0; id < ir->node_count; id++) {
         size_t size = bcg_dtype_size(ir->nodes[id]->dtype);
         widest = size > widest ? size : widest;
-        tiles += ir->nodes[id]->op != OP_OPERAND && ir->nodes[id]->op != OP_LITERAL;
+        if (ir->nodes[id]->op == OP_OPERAND || ir->nodes[id]->op == OP_LITERAL)
+            continue;
+        tiles += id != 0; /* the root writes the output */
+        for (int k = 0; k < ir->nodes[id]->arg_count; k++)
+            tiles += kir_tile_converts(ir, id, k);
     }
     for (int i = 0; i < ir->input_count; i++) {
         if (!ir->input_used[i])
             continue;
-        tiles++;
+        tiles += !tile2d_contiguous(p, i + 1, run) && !tile2d_scalar(p, i + 1, run);
         int64_t size = (int64_t)bcg_dtype_size(c->operands[i].dtype);
         int64_t across = p->stride[i + 1][inner], along = p->stride[i + 1][outer];
         /* spans of real memory: the product fits */
