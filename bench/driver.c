@@ -3,7 +3,10 @@
  * and prints one JSON object per case on stdout for bench/bench.py to merge
  * with the Python peers (NumPy, numexpr, PyTorch).
  *
- *   driver CASES.txt [--quick] [--only NAME[,NAME...]]
+ *   driver CASES.txt [--quick] [--only NAME[,NAME...]] [--stream -1|0|1]
+ *
+ * --stream sets bcg_options.stream_stores for bcgen's kernels (default -1,
+ * BCG_STREAM_AUTO), to time a case with and without streaming stores.
  *
  * Every time is a median over repeated runs; a run of a small case is a
  * loop of many calls divided by their count, so per-call times are not
@@ -465,9 +468,12 @@ static void run_memcpy(void *opaque)
 
 /* The case's bcg_options (the defaults, plus its output) into OPTIONS and
  * OUTPUT, which OPTIONS points at. */
+static int stream_stores = BCG_STREAM_AUTO;
+
 static void case_options(const bench_case *c, bcg_options *options, bcg_output *output)
 {
     bcg_options_init(options);
+    options->stream_stores = stream_stores;
     if (!c->output.given)
         return;
     const bench_output *o = &c->output;
@@ -747,11 +753,13 @@ int main(int argc, char **argv)
             quick = true;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
             only = argv[++i];
+        else if (strcmp(argv[i], "--stream") == 0 && i + 1 < argc)
+            stream_stores = atoi(argv[++i]);
         else
             path = argv[i];
     }
     if (!path) {
-        fprintf(stderr, "usage: driver CASES.txt [--quick] [--only NAME[,NAME...]]\n");
+        fprintf(stderr, "usage: driver CASES.txt [--quick] [--only NAME[,NAME...]] [--stream -1|0|1]\n");
         return 2;
     }
     FILE *f = fopen(path, "r");

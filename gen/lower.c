@@ -431,6 +431,28 @@ static void choose_elements(lowering *w)
 #define MAX_TILE_TEMPORARIES 12
 #define MAX_TILE_STRIDE 8
 
+/* The elements of a 1-D tile: TILE_ELEMENTS, or more where every value of
+ * the tree is narrower than 4 bytes, so that a tile is at least
+ * TILE_MIN_BYTES of its widest value and the calls cost per byte what they
+ * cost on f32.  Measured (where(a > 100, a, 0) over u8[4096,4096], two
+ * calls a tile): 1024-element tiles 0.72 ms against the gcc hand loop's
+ * 0.53 ms, the call overhead of 32768 calls; 4096-element tiles: see
+ * README, Performance, "Transposed inputs, narrow tiles". */
+#define TILE_MIN_BYTES 4096
+
+static int64_t tile_elements(const kernel_ir *ir)
+{
+    /* (f16 and bf16 count as the floats their microkernels compute in) */
+    size_t widest = dtype_is_half(ir->out_dtype) ? 4 : bcg_dtype_size(ir->out_dtype);
+    for (int id = 0; id < ir->node_count; id++) {
+        bcg_dtype t = ir->nodes[id]->dtype;
+        size_t size = dtype_is_half(t) ? 4 : bcg_dtype_size(t);
+        widest = size > widest ? size : widest;
+    }
+    int64_t elements = TILE_MIN_BYTES / (int64_t)(widest ? widest : 1);
+    return elements > TILE_ELEMENTS ? elements : TILE_ELEMENTS;
+}
+
 /* Whether the subtree ID is computed once per trip of an outer loop, in C,
  * and handed to the tile calls as a stride-0 argument (a local of its
  * dtype): an operation that does not vary along the innermost run (the
@@ -843,7 +865,8 @@ static void lower_tiles(lowering *w, int depth)
     kernel_ir *ir = w->ir;
     const plan *p = ir->p;
     int inner = p->loop_count - 1;
-    int64_t extent = p->extent[inner], size = extent < TILE_ELEMENTS ? extent : TILE_ELEMENTS;
+    int64_t most = tile_elements(ir);
+    int64_t extent = p->extent[inner], size = extent < most ? extent : most;
     bool declared[2][4] = {{false}};
     tile_declarations(w, depth);
     if (w->status != BCG_OK)
@@ -856,7 +879,7 @@ static void lower_tiles(lowering *w, int depth)
         if (ir->gathered[k])
             gather_declare(w, depth, k, declared);
     }
-    tile_loop(w, depth, extent, TILE_ELEMENTS);
+    tile_loop(w, depth, extent, most);
     for (int k = 1; k <= ir->input_count; k++)
         if (ir->gathered[k])
             step_gather(w, depth + 1, k, size, true, false);
@@ -957,6 +980,69 @@ static bool expensive_function(const kernel_ir *ir, int id)
     return false;
 }
 
+/* ---- 2-D tiles of long runs over a transposed input ---------------------------------
+ *
+ * A long innermost run over an input whose stride along it spans a cache
+ * line while its stride in the loop outside is 1 (b of a + b, b a
+ * transposed view) took the cache-blocked scalar form, 0.6 of the gcc
+ * hand loop (bench's transposed_b).  Instead, 2-D tiles of whole runs and
+ * as many rows as one cache line of that input holds (16 for f32): the
+ * gather (bcg_mk_gather_rows_BITS, whose transposed path moves 4 x 4 or 2 x
+ * 2 blocks through registers) reads each line of it once, whole, and the
+ * operands and output that are C-contiguous stay contiguous over the tile,
+ * so the tree is one call per operation a tile.  The tiles live on the
+ * stack: TRANSPOSED_TILES_MAX_BYTES bounds all of a kernel's together (the
+ * gathered inputs, the temporaries and conversions, a scattered root's),
+ * about what the 1-D tiles of a large tree take (12 temporaries of 8 KB)
+ * times a few, else fewer rows (a line read in halves) down to
+ * TRANSPOSED_MIN_ROWS, else the blocked form stays.
+ * Measured: see README, Performance, "Transposed inputs, narrow tiles". */
+#define TRANSPOSED_TILES_MAX_BYTES (256 * 1024)
+#define TRANSPOSED_MIN_ROWS 4
+#define TRANSPOSED_LINE_BYTES 64
+
+static int64_t transposed_tile_rows(const lowering *w)
+{
+    const compile *c = w->c;
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    if (p->loop_count < 2)
+        return 0;
+    int inner = p->loop_count - 1, outer = inner - 1;
+    int64_t run = p->extent[inner], rows = 0;
+    if (2 * run <= TILE_ELEMENTS)
+        return 0; /* the 2-D tiles of short runs */
+    int tiles = !tile2d_contiguous(p, 0, run); /* a scattered root's */
+    size_t widest = bcg_dtype_size(ir->out_dtype);
+    for (int id = 0; id < ir->node_count; id++) {
+        size_t size = bcg_dtype_size(ir->nodes[id]->dtype);
+        widest = size > widest ? size : widest;
+        if (ir->nodes[id]->op == OP_OPERAND || ir->nodes[id]->op == OP_LITERAL)
+            continue;
+        tiles += id != 0; /* the root writes the output */
+        for (int k = 0; k < ir->nodes[id]->arg_count; k++)
+            tiles += kir_tile_converts(ir, id, k);
+    }
+    for (int i = 0; i < ir->input_count; i++) {
+        if (!ir->input_used[i])
+            continue;
+        tiles += !tile2d_contiguous(p, i + 1, run) && !tile2d_scalar(p, i + 1, run);
+        int64_t size = (int64_t)bcg_dtype_size(c->operands[i].dtype);
+        int64_t across = p->stride[i + 1][inner], along = p->stride[i + 1][outer];
+        /* spans of real memory: the product fits */
+        if (along == 1 && /* the gather's transposed path (ro 1) */
+            (across >= TRANSPOSED_LINE_BYTES / size || across <= -TRANSPOSED_LINE_BYTES / size) &&
+            TRANSPOSED_LINE_BYTES / size > rows)
+            rows = TRANSPOSED_LINE_BYTES / size;
+    }
+    if (rows > p->extent[outer])
+        rows = p->extent[outer];
+    while (rows >= TRANSPOSED_MIN_ROWS &&
+           (double)tiles * (double)rows * (double)run * (double)widest > TRANSPOSED_TILES_MAX_BYTES)
+        rows /= 2;
+    return rows >= TRANSPOSED_MIN_ROWS ? rows : 0;
+}
+
 static bool tiles2d_chosen(lowering *w)
 {
     const compile *c = w->c;
@@ -974,13 +1060,16 @@ static bool tiles2d_chosen(lowering *w)
      * of 16 to 64 of a transposed f32 (m, n) + (m, 1) ops: 1.6-7x faster
      * than the per-element code with m 2000 and 20000, 4-20x for
      * minimum(2, maximum(a, b * b))) */
-    if (run >= c->options.microkernel_run &&
+    int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(w);
+    if (run >= c->options.microkernel_run && !transposed &&
         ((run > TILES2D_MAX_RUN && per_row_operand(ir)) || (ir->tiled && rows_chosen(ir))))
         return false;
-    if (2 * run > TILE_ELEMENTS)
+    if (2 * run > TILE_ELEMENTS && !transposed)
         return false;
     int64_t rows = p->extent[inner - 1] < TILE_ELEMENTS / run ? p->extent[inner - 1]
                                                               : TILE_ELEMENTS / run;
+    if (transposed)
+        rows = transposed;
     if (rows * run < TILES2D_MIN_TILE)
         return false;
     /* a subtree the 1-D tiles compute once per run is computed per element
@@ -1620,7 +1709,7 @@ static kernel_form form_of(const kernel_ir *ir)
     } else if (ir->tiled) {
         f.kind = FORM_TILES;
         f.run_length = inner;
-        f.tile_elements = TILE_ELEMENTS;
+        f.tile_elements = (int)tile_elements(ir);
     } else if (ir->block > 0) {
         f.kind = FORM_BLOCKS;
         f.block_outer = ir->block;
@@ -1826,8 +1915,11 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
     /* (a fused program's other roots take 1-D tiles or the loop nest) */
     if (!short_rows && ir->root_count == 1 && tiles2d_chosen(&w)) {
         int64_t run = p->extent[p->loop_count - 1], rows = p->extent[p->loop_count - 2];
+        int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(&w); /* as tiles2d_chosen */
         ir->tiled = ir->tiles2d = true;
         ir->tile_rows = rows < TILE_ELEMENTS / run ? rows : TILE_ELEMENTS / run;
+        if (transposed) /* long runs over a transposed input */
+            ir->tile_rows = transposed;
         ir->scatter = !tile2d_contiguous(p, 0, run);
     }
     ir->stream = (ir->tiled || short_rows) && c->stream && !ir->scatter && stream_chosen(ir);

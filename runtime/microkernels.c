@@ -129,6 +129,30 @@ static inline long stream_head(const void *out, size_t size, long n)
  * laid out in a tile of PERIODIC_TILE (a whole number of periods). */
 #define PERIODIC_MAX 256
 #define PERIODIC_TILE 1024
+/* The tile is laid out on every call, so a call covers a few tiles at
+ * least (mul_4d's calls, 64 runs of 64, laid out 1024 elements with a
+ * division each for 4096 results: 15 ms against the 64 plain calls' 3). */
+#define PERIODIC_MIN_ELEMENTS (4 * PERIODIC_TILE)
+
+/* The periodic tile's length: a whole number of periods N that is also a
+ * whole number of streaming blocks (BLOCK elements of the output), so that
+ * every call but the last of a streaming _rows starts and ends on a block
+ * and none writes a head or tail with plain stores (image_gain's runs of 3:
+ * 1023-element calls, each with a plain head and tail); else the most
+ * periods the tile holds. */
+static long periodic_span(long n, long block)
+{
+    long a = n, b = block;
+    while (b) {
+        long r = a % b;
+        a = b;
+        b = r;
+    }
+    long common = n / a * block; /* lcm(n, block) */
+    if (common <= PERIODIC_TILE)
+        return (PERIODIC_TILE / common) * common;
+    return (PERIODIC_TILE / n) * n;
+}
 #define STREAM_LOOP(OUT_T, LOAD_X, LOAD_Y, EXPR)                                  \
     for (; i + (long)(STREAM_BLOCK / sizeof(OUT_T)) <= n;                         \
          i += (long)(STREAM_BLOCK / sizeof(OUT_T))) {                             \
@@ -168,16 +192,18 @@ static inline long stream_head(const void *out, size_t size, long n)
         /* short runs over a contiguous output and operand, the other operand        */      \
         /* repeating with period n (an image times a per-channel gain): the repeats  */      \
         /* are laid out once in a tile, and the runs go as long contiguous calls     */      \
-        if (n > 0 && n <= PERIODIC_MAX && ro == n && rows > 1) {                               \
+        if (n > 0 && n <= PERIODIC_MAX && ro == n && rows * n >= PERIODIC_MIN_ELEMENTS) {      \
             bool a_repeats = ra == 0 && sb == 1 && rb == n;                                    \
             bool b_repeats = rb == 0 && sa == 1 && ra == n;                                    \
             if (a_repeats || b_repeats) {                                                      \
                 T tile[PERIODIC_TILE];                                                         \
-                const long span = (PERIODIC_TILE / n) * n;                                     \
+                const long span = periodic_span(n, STREAM_BLOCK / (long)sizeof(OUT_T));        \
                 const T *pattern = a_repeats ? a : b;                                          \
                 const long step = a_repeats ? sa : sb;                                         \
-                for (long j = 0; j < span; j++)                                                \
-                    tile[j] = pattern[(j % n) * step];                                         \
+                for (long j = 0; j < n; j++) /* one period, then doubled */                    \
+                    tile[j] = pattern[j * step];                                               \
+                for (long j = n; j < span; j += j < span - j ? j : span - j)                   \
+                    memcpy(tile + j, tile, (size_t)(j < span - j ? j : span - j) * sizeof(T)); \
                 const long total = rows * n;                                                   \
                 for (long at = 0; at < total; at += span) {                                    \
                     long count = total - at < span ? total - at : span;                        \
@@ -2045,12 +2071,99 @@ void bcg_mk_copy_nt(void *out, const void *a, long n)
     default: BODY(T, run); break;                                                    \
     }
 
+/* A transposed operand (ro 1: the rows are neighbours in memory, each
+ * element of a run on another line): the general loop reads a row of the
+ * tile at a time, so every line of a tile's columns is touched ROWS times
+ * and, with a power-of-two stride mapping them all to one L1 set, fetched
+ * from L2 each time (transposed (2048,2048) f32 + a (2048,2048): 11x the
+ * time of the blocked copy).  Strips of TRANSPOSE_STRIP columns, all the
+ * tile's rows of each: a strip's lines are read while in L1, whole when the
+ * tile has a line's worth of rows (gen/lower.c, "transposed input").
+ * 32 and 64-bit elements go through SSE2 registers in 4 x 4 and 2 x 2
+ * blocks; the bits are copied either way. */
+#define TRANSPOSE_STRIP 8
+#define GATHER_TRANSPOSED_STRIPS(T, FIRST)                                                   \
+    for (long j0 = (FIRST); j0 < run; j0 += TRANSPOSE_STRIP) {                               \
+        const long m = run - j0 < TRANSPOSE_STRIP ? run - j0 : TRANSPOSE_STRIP;              \
+        for (long r = 0; r < rows; r++)                                                      \
+            for (long j = j0; j < j0 + m; j++)                                               \
+                dst[r * run + j] = src[r + j * si];                                          \
+    }
+
+static void gather_transposed_8(uint8_t *dst, const uint8_t *src, long rows, long run, long si)
+{
+    GATHER_TRANSPOSED_STRIPS(uint8_t, 0)
+}
+
+static void gather_transposed_16(uint16_t *dst, const uint16_t *src, long rows, long run,
+                                 long si)
+{
+    GATHER_TRANSPOSED_STRIPS(uint16_t, 0)
+}
+
+static void gather_transposed_32(uint32_t *dst, const uint32_t *src, long rows, long run,
+                                 long si)
+{
+    long first = 0;
+#ifdef HAVE_STREAM
+    /* x_k: rows r..r+3 of column j+k; row r+i of the tile is x_0..x_3's [i] */
+    for (; first + 4 <= run; first += 4) {
+        long r = 0;
+        for (; r + 4 <= rows; r += 4) {
+            const uint32_t *s = src + r + first * si;
+            __m128i x0 = _mm_loadu_si128((const __m128i *)s);
+            __m128i x1 = _mm_loadu_si128((const __m128i *)(s + si));
+            __m128i x2 = _mm_loadu_si128((const __m128i *)(s + 2 * si));
+            __m128i x3 = _mm_loadu_si128((const __m128i *)(s + 3 * si));
+            __m128i t0 = _mm_unpacklo_epi32(x0, x1), t1 = _mm_unpacklo_epi32(x2, x3);
+            __m128i t2 = _mm_unpackhi_epi32(x0, x1), t3 = _mm_unpackhi_epi32(x2, x3);
+            uint32_t *d = dst + r * run + first;
+            _mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi64(t0, t1));
+            _mm_storeu_si128((__m128i *)(d + run), _mm_unpackhi_epi64(t0, t1));
+            _mm_storeu_si128((__m128i *)(d + 2 * run), _mm_unpacklo_epi64(t2, t3));
+            _mm_storeu_si128((__m128i *)(d + 3 * run), _mm_unpackhi_epi64(t2, t3));
+        }
+        for (; r < rows; r++)
+            for (long j = first; j < first + 4; j++)
+                dst[r * run + j] = src[r + j * si];
+    }
+#endif
+    GATHER_TRANSPOSED_STRIPS(uint32_t, first)
+}
+
+static void gather_transposed_64(uint64_t *dst, const uint64_t *src, long rows, long run,
+                                 long si)
+{
+    long first = 0;
+#ifdef HAVE_STREAM
+    for (; first + 2 <= run; first += 2) {
+        long r = 0;
+        for (; r + 2 <= rows; r += 2) {
+            const uint64_t *s = src + r + first * si;
+            __m128i x0 = _mm_loadu_si128((const __m128i *)s);
+            __m128i x1 = _mm_loadu_si128((const __m128i *)(s + si));
+            uint64_t *d = dst + r * run + first;
+            _mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi64(x0, x1));
+            _mm_storeu_si128((__m128i *)(d + run), _mm_unpackhi_epi64(x0, x1));
+        }
+        for (; r < rows; r++)
+            for (long j = first; j < first + 2; j++)
+                dst[r * run + j] = src[r + j * si];
+    }
+#endif
+    GATHER_TRANSPOSED_STRIPS(uint64_t, first)
+}
+
 #define GATHER_SCATTER_ROWS(BITS, T)                                                      \
     CLONES void bcg_mk_gather_rows_##BITS(void *dst_, const void *src_, long rows,        \
                                           long run, long ro, long si)                     \
     {                                                                                     \
         T *dst = dst_;                                                                    \
         const T *src = src_;                                                              \
+        if (ro == 1 && rows > 1 && (si > 1 || si < -1)) {                                 \
+            gather_transposed_##BITS(dst, src, rows, run, si);                            \
+            return;                                                                       \
+        }                                                                                 \
         ROWS_BY_RUN(GATHER_ROWS_BODY, T)                                                  \
     }                                                                                     \
     CLONES void bcg_mk_scatter_rows_##BITS(void *dst_, long ro, long si, const void *src_, \

@@ -814,6 +814,180 @@ static void test_short_runs(void **state)
     assert_true(scatters * 10 > per_layout[SHORT_OUT_VIEW] * 9);
 }
 
+/* Long runs over a transposed input (gen/lower.c, "2-D tiles of long runs
+ * over a transposed input"): a (m, n) C-contiguous, b the same shape as a
+ * transposed view (strides (1, m)), c a row (n,); runs longer than half a
+ * 1-D tile, m with a last tile of fewer rows (and, for u8 with m 37, a
+ * stride shorter than a line: the blocked form), in place on a, with and
+ * without streaming stores, on two threads, against the reference
+ * evaluator bit for bit.
+ * The gather's transposed path (bcg_mk_gather_rows_BITS, ro 1) is what
+ * reads b.  Returns 1 when the case took 2-D tiles that gather, 0 when it
+ * ran another form, -1 on a mismatch. */
+static int check_transposed_case(const char *expr, bcg_dtype t, int64_t m, int64_t n,
+                                 int stream, bool inplace, int threads)
+{
+    int64_t shape[2] = {m, n}, transposed[2] = {1, m}, row[1] = {n};
+    bcg_operand ops[3] = {{"a", t, 2, shape, NULL}, {"b", t, 2, shape, transposed},
+                          {"c", t, 1, row, NULL}};
+    size_t size = bcg_dtype_size(t);
+    void *a = malloc((size_t)(m * n) * size), *b = malloc((size_t)(m * n) * size);
+    void *c = malloc((size_t)n * size);
+    assert_true(a && b && c);
+    fill(a, t, m * n);
+    fill(b, t, m * n);
+    fill(c, t, n);
+    const void *in[3] = {a, b, c};
+    bcg_options options;
+    bcg_options_init(&options);
+    options.stream_stores = stream;
+    if (inplace)
+        options.inplace = 0;
+    bcg_context *ctx = bcg_context_new();
+    bcg_kernel *k = NULL;
+    bcg_error err;
+    int result = 0;
+    if (bcg_compile(ctx, expr, ops, 3, &options, &k, &err) != BCG_OK) {
+        print_error("%s %s: %s\n", expr, bcg_dtype_name(t), err.message);
+        result = -1;
+        goto done;
+    }
+    const char *source = bcg_kernel_source(k);
+    if (strstr(source, "row_start") && strstr(source, "bcg_mk_gather_rows_"))
+        result = 1;
+    arena *ar = arena_new();
+    compile *front = ar ? arena_alloc(ar, sizeof *front) : NULL;
+    assert_non_null(front);
+    front->arena = ar;
+    front->err = &err;
+    assert_int_equal(compile_front(front, expr, ops, 3, &options), BCG_OK);
+    front->err = NULL;
+    size_t bytes = (size_t)(m * n) * bcg_dtype_size(bcg_kernel_dtype(k));
+    char *want = malloc(bytes), *got = malloc(bytes);
+    assert_true(want && got);
+    if (inplace) { /* the reference into a copy of a */
+        memcpy(want, a, bytes);
+        const void *reference_in[3] = {want, b, c};
+        assert_int_equal(eval_run(front, want, reference_in, NULL), BCG_OK);
+        assert_int_equal(bcg_run(k, NULL, in, &err), BCG_OK);
+        memcpy(got, a, bytes);
+    } else {
+        assert_int_equal(eval_run(front, want, in, NULL), BCG_OK);
+        if (threads > 1) /* pieces of the rows, each compiled for its share */
+            assert_int_equal(bcg_run_threads(k, got, in, threads, &err), BCG_OK);
+        else
+            assert_int_equal(bcg_run(k, got, in, &err), BCG_OK);
+    }
+    int64_t at = first_difference(got, want, bcg_kernel_dtype(k), m * n, false);
+    if (at >= 0) {
+        print_error("%s %s (%lld, %lld), b transposed, stream %d%s: element %lld differs from "
+                    "the reference\n", expr, bcg_dtype_name(t), (long long)m, (long long)n,
+                    stream, inplace ? ", in place" : "", (long long)at);
+        result = -1;
+    }
+    free(want);
+    free(got);
+    arena_free(ar);
+done:
+    bcg_context_free(ctx);
+    free(a);
+    free(b);
+    free(c);
+    return result;
+}
+
+static void test_transposed_long_runs(void **state)
+{
+    (void)state;
+    static const char *const exprs[] = {"a + b", "a * b + c", "where(a > b, a, c)",
+                                        "minimum(2, maximum(b, a - c))"};
+    static const bcg_dtype types[] = {BCG_F32, BCG_F64, BCG_I16, BCG_U8, BCG_I64};
+    static const int64_t shapes[][2] = {{69, 513}, {37, 1000}, {21, 2049}, {3, 700}, {133, 1025}};
+    int checked = 0, tiled = 0, tiled_wanted = 0, failures = 0, fallbacks = 0;
+    long case_index = 0;
+    for (size_t e = 0; e < sizeof exprs / sizeof exprs[0]; e++)
+        for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+                for (int variant = 0; variant < 4; variant++) {
+                    if (!sampled(0, case_index++))
+                        continue;
+                    int64_t m = shapes[s][0], n = shapes[s][1];
+                    int got = check_transposed_case(exprs[e], types[t], m, n, variant == 1,
+                                                    variant == 2, variant == 3 ? 2 : 1);
+                    /* b's stride along the run spans a line and a tile has 4 rows or more */
+                    bool wanted = m >= 4 && m * (int64_t)bcg_dtype_size(types[t]) >= 64;
+                    checked++;
+                    failures += got < 0;
+                    tiled += got > 0;
+                    tiled_wanted += wanted;
+                    /* (where the stack bound leaves fewer than 4 rows, the blocked form:
+                     * 64-bit trees of three tiles over runs of 2049) */
+                    fallbacks += wanted && got == 0;
+                }
+    print_message("# %d kernels, %d as 2-D tiles over the transposed input (%d expected, "
+                  "%d left blocked by the stack bound)\n", checked, tiled, tiled_wanted,
+                  fallbacks);
+    assert_int_equal(failures, 0);
+    assert_true(tiled_wanted > checked / 2);
+    assert_true(tiled * 10 >= tiled_wanted * 9);
+}
+
+/* 1-D tiles of values narrower than 4 bytes hold TILE_MIN_BYTES (gen/lower.c,
+ * tile_elements): runs around 2048 and 4096 elements, through check_case's
+ * layouts, and the tile length in the source. */
+static void test_narrow_tiles(void **state)
+{
+    (void)state;
+    static const char *const exprs[] = {"a + b", "where(a > b, a, b)", "a - 3",
+                                        "(a | b) ^ c", "where(a > 100, a, 0)", "f32(a) * b"};
+    static const bcg_dtype types[] = {BCG_U8, BCG_I8, BCG_I16, BCG_U16};
+    static const int64_t runs[] = {2047, 2049, 4095, 4097, 9001};
+    tally tally = {0, 0, 0, 0, 0};
+    int failures = 0;
+    long case_index = 0;
+    for (int stream = 0; stream < 2; stream++)
+        for (int lay = 0; lay < LAYOUT_COUNT; lay++) {
+            stream_stores = stream;
+            for (size_t e = 0; e < sizeof exprs / sizeof exprs[0]; e++)
+                for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+                    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++)
+                        if (sampled(lay, case_index++) &&
+                            !check_case(exprs[e], types[t], runs[r], (layout)lay, &tally))
+                            failures++;
+        }
+    stream_stores = 0;
+    print_message("# %d cases, %d through microkernels, %d not compilable\n", tally.cases,
+                  tally.tiled, tally.skipped);
+    assert_int_equal(failures, 0);
+    assert_true(tally.tiled * 2 > tally.cases);
+    /* the tile lengths: 4096 u8 elements, 2048 i16, and 1024 as soon as an f32 is in the
+     * tree or the values are f16 */
+    static const struct {
+        const char *expr;
+        bcg_dtype t;
+        const char *tile;
+    } lengths[] = {{"where(a > 100, a, 0)", BCG_U8, "[4096]"},
+                   {"a * b + 3", BCG_I16, "[2048]"},
+                   {"f32(a) * 3", BCG_U8, "[1024]"},
+                   {"a * b + 3", BCG_F16, "[1024]"}}; /* computed in float */
+    for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
+        int64_t shape[1] = {100000};
+        bcg_operand ops[2] = {{"a", lengths[i].t, 1, shape, NULL},
+                              {"b", lengths[i].t, 1, shape, NULL}};
+        bcg_context *ctx = bcg_context_new();
+        bcg_kernel *k = NULL;
+        bcg_error err;
+        bcg_options options;
+        bcg_options_init(&options);
+        options.stream_stores = 0;
+        assert_int_equal(bcg_compile(ctx, lengths[i].expr, ops, 2, &options, &k, &err), BCG_OK);
+        if (!strstr(bcg_kernel_source(k), lengths[i].tile))
+            fail_msg("%s over %s: no tile of %s in\n%s", lengths[i].expr,
+                     bcg_dtype_name(lengths[i].t), lengths[i].tile, bcg_kernel_source(k));
+        bcg_context_free(ctx);
+    }
+}
+
 /* bcg_run_threads splits the loop outside the 2-D tiles: each piece is
  * compiled for its share of the rows (2-D tiles again, a shorter last
  * tile), and the result is the reference evaluator's. */
@@ -1054,6 +1228,8 @@ int main(void)
         cmocka_unit_test(test_periodic_rows),
         cmocka_unit_test(test_short_runs),
         cmocka_unit_test(test_short_runs_threads),
+        cmocka_unit_test(test_transposed_long_runs),
+        cmocka_unit_test(test_narrow_tiles),
         cmocka_unit_test(test_strided),
         cmocka_unit_test(test_inplace),
         cmocka_unit_test(test_rows_streamed),

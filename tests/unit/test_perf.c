@@ -229,10 +229,12 @@ static void test_blocked_in_place(void **state)
 {
     (void)state;
     /* in place into the contiguous operand; the transposed one is read
-     * (runs of 602: shorter ones take 2-D tiles) */
-    int64_t rows_long[] = {300, 602}, contiguous[] = {602, 1};
+     * (runs of 602: shorter ones take 2-D tiles; a transposed view of every
+     * other column, stride 2 outside: a plain transposed one takes the 2-D
+     * tiles of whole runs, test_microkernels' test_transposed_long_runs) */
+    int64_t rows_long[] = {300, 602}, contiguous[] = {602, 1}, transposed_2[] = {2, 600};
     blocked_case c = {"b + 2 * a", 2,
-                      {{"a", BCG_F32, 2, rows_long, transposed},
+                      {{"a", BCG_F32, 2, rows_long, transposed_2},
                        {"b", BCG_F32, 2, rows_long, contiguous}},
                       1};
     check_blocked(&c, false);
