@@ -222,6 +222,10 @@ void kir_gather_name(bcg_dtype dtype, bool scatter, char *buf, size_t cap);
 /* "bcg_mk_add_f32", "bcg_mk_add_f32_nt", "bcg_mk_add_f32_rows" into BUF. */
 void kir_microkernel_name(const kernel_ir *ir, int id, kir_variant variant, char *buf,
                           size_t cap);
+/* The microkernel of a block reduction's whole innermost reduced loop
+ * (kernel_ir.reduce_rows) into BUF: "bcg_mk_accadd_rows_f32" for a root
+ * operand, "bcg_mk_mul_accadd_rows_f32" for a binary root of two operands. */
+void kir_accadd_rows_name(const kernel_ir *ir, char *buf, size_t cap);
 /* Shortest decimal text that reads back as V (as a float when SINGLE), with
  * a '.' or an exponent so that C reads it as floating; subnormals in hex,
  * which is exact (clang warns about inexact decimal subnormals). */

@@ -1465,6 +1465,30 @@ static bool block_reduce_chosen(const lowering *w, int from)
     return reduce_tree_tiles(ir) && other_roots_tile(ir, kept, &operations, NULL);
 }
 
+/* Whether a block reduction takes its whole innermost reduced loop in one
+ * call (kernel_ir.reduce_rows): the root is an operand
+ * (bcg_mk_accadd_rows_T), or a binary operation of two operands of its own
+ * dtype whose value the call computes as it adds it
+ * (bcg_mk_OP_accadd_rows_T: no tile between the operation and the
+ * accumulators, see runtime/microkernels.c). */
+static bool accadd_rows_chosen(const kernel_ir *ir)
+{
+    const expr_node *root = ir->nodes[0];
+    if (ir->root_count != 1)
+        return false;
+    if (root->op == OP_OPERAND)
+        return true;
+    tile_shape kind;
+    if (!kir_tile_family(ir, 0, &kind) || kind != TILE_BINARY || root->arg_count != 2)
+        return false;
+    for (int k = 0; k < 2; k++)
+        if (ir->nodes[kir_child(ir, 0, k)]->op != OP_OPERAND || kir_tile_converts(ir, 0, k))
+            return false;
+    char name[64];
+    kir_accadd_rows_name(ir, name, sizeof name);
+    return microkernel_exists(name);
+}
+
 static void step_accumulators(lowering *w, kir_op op, int depth, const int64_t *zero);
 
 /* The innermost (reduced, contiguous) loop as tiles: the tree's calls as
@@ -1490,7 +1514,8 @@ static void lower_block_reduce(lowering *w, int level, int depth)
     const kernel_ir *ir = w->ir;
     const plan *p = ir->p;
     int from = ir->reduce_from;
-    tile_declarations(w, depth);
+    if (!ir->reduce_rows) /* (a _rows call declares itself) */
+        tile_declarations(w, depth);
     tile_loop(w, depth, p->extent[level], BLOCK_REDUCE_TILE);
     lower_reduce_loop(w, level + 1, depth + 1);
     bool moved = !(ir->reduce_rows && from == p->loop_count - 1);
@@ -1789,7 +1814,7 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
             if (!ir->tiled && block_reduce_chosen(&w, ir->reduce_from)) {
                 ir->tiled = true;
                 ir->tile_loop = ir->reduce_from - 1;
-                ir->reduce_rows = ir->nodes[0]->op == OP_OPERAND && ir->root_count == 1;
+                ir->reduce_rows = accadd_rows_chosen(ir);
             }
             for (int j = 0; j < ir->root_count; j++)
                 if (ir->tiled) /* tiles read operands and literals themselves */
