@@ -86,6 +86,10 @@ void kir_accadd_rows_name(const kernel_ir *ir, char *buf, size_t cap)
 {
     tile_shape kind;
     const char *family = ir->nodes[0]->op == OP_OPERAND ? NULL : kir_tile_family(ir, 0, &kind);
+    if (ir->lane_rows) {
+        snprintf(buf, cap, "bcg_mk_sum16_rows_%s", bcg_dtype_name(ir->nodes[0]->dtype));
+        return;
+    }
     snprintf(buf, cap, "bcg_mk_%s%saccadd_rows_%s", family ? family : "", family ? "_" : "",
              bcg_dtype_name(ir->nodes[0]->dtype));
 }
@@ -648,7 +652,14 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
     case KIR_ACC_TILE:
         if (other_acc_step(sb, ir, step))
             break;
-        if (step->variant == KIR_ROWS) {
+        if (step->variant == KIR_ROWS && ir->lane_rows) {
+            kir_accadd_rows_name(ir, name, sizeof name);
+            sb_printf(sb, "call %s: each of the tile's accumulators takes the sum of %lld "
+                      "elements (loop i%d) in %d partial sums, by the index mod %d, combined "
+                      "in a fixed order, of ", name,
+                      (long long)ir->p->extent[ir->p->loop_count - 1], ir->p->loop_count - 1,
+                      REDUCE_LANES, REDUCE_LANES);
+        } else if (step->variant == KIR_ROWS) {
             kir_accadd_rows_name(ir, name, sizeof name);
             sb_printf(sb, "call %s: the tile's accumulators take %lld rows (loop i%d) of ",
                       name, (long long)ir->p->extent[ir->p->loop_count - 1],

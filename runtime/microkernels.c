@@ -35,6 +35,12 @@
  *            void bcg_mk_accadd_rows_f64(double *acc, double *comp,
  *                                        const double *x, long sx, long rx,
  *                                        long rows, long n)
+ *            void bcg_mk_OP_accadd_rows_T(double *acc, [double *comp,]
+ *                                         const T *a, long sa, long ra,
+ *                                         const T *b, long sb, long rb,
+ *                                         long rows, long n)
+ *            void bcg_mk_sum16_rows_f32(double *sums, const float *x, long rx,
+ *                                       long sx, long n, long rows)
  *            (see "reductions")
  *   casts    void bcg_mk_cast_F_T(T *out, const F *a, long sa, long n)
  *            (see "conversions")
@@ -2040,58 +2046,10 @@ GATHER_SCATTER_ROWS(64, uint64_t)
 
 #define SUM_LANES 16
 
-#ifdef HAVE_AVX2_PATHS
-static bool cpu_has_avx2(void);
-
-/* bcg_mk_sum16_f32's contiguous blocks of 16 with the 16 sums in four
- * registers, two blocks a trip (each sum still takes its elements in
- * order: lane k the elements k, k + 16, k + 32, ...).  gcc kept the generic
- * loop's array in memory; the sum over the last axis of f32[4096,4096]
- * was at 0.81 of the read bound.  Returns the elements done, a multiple of
- * 16. */
-__attribute__((target("avx2"))) static long sum16_f32_avx2(double *acc, const float *x, long n)
+/* (gcc keeps the 16 sums of the contiguous loop in four AVX2 registers and
+ * converts from memory: a hand-written AVX2 loop measured slower) */
+static inline void sum16_f32(double *acc, const float *x, long sx, long n)
 {
-    __m256d s0 = _mm256_loadu_pd(acc), s1 = _mm256_loadu_pd(acc + 4);
-    __m256d s2 = _mm256_loadu_pd(acc + 8), s3 = _mm256_loadu_pd(acc + 12);
-    long i = 0;
-    for (; i + 2 * SUM_LANES <= n; i += 2 * SUM_LANES) {
-        __m256 u = _mm256_loadu_ps(x + i), v = _mm256_loadu_ps(x + i + 8);
-        __m256 w = _mm256_loadu_ps(x + i + 16), z = _mm256_loadu_ps(x + i + 24);
-        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(u)));
-        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(u, 1)));
-        s2 = _mm256_add_pd(s2, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
-        s3 = _mm256_add_pd(s3, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
-        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(w)));
-        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(w, 1)));
-        s2 = _mm256_add_pd(s2, _mm256_cvtps_pd(_mm256_castps256_ps128(z)));
-        s3 = _mm256_add_pd(s3, _mm256_cvtps_pd(_mm256_extractf128_ps(z, 1)));
-    }
-    if (i + SUM_LANES <= n) {
-        __m256 u = _mm256_loadu_ps(x + i), v = _mm256_loadu_ps(x + i + 8);
-        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(u)));
-        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(u, 1)));
-        s2 = _mm256_add_pd(s2, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
-        s3 = _mm256_add_pd(s3, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
-        i += SUM_LANES;
-    }
-    _mm256_storeu_pd(acc, s0);
-    _mm256_storeu_pd(acc + 4, s1);
-    _mm256_storeu_pd(acc + 8, s2);
-    _mm256_storeu_pd(acc + 12, s3);
-    return i;
-}
-#endif
-
-CLONES void bcg_mk_sum16_f32(double *acc, const float *x, long sx, long n)
-{
-#ifdef HAVE_AVX2_PATHS
-    if (sx == 1 && n >= SUM_LANES && cpu_has_avx2()) {
-        long done = sum16_f32_avx2(acc, x, n);
-        for (long i = done; i < n; i++)
-            acc[i % SUM_LANES] += (double)x[i];
-        return;
-    }
-#endif
     double lane[SUM_LANES];
     memcpy(lane, acc, sizeof lane);
     long i = 0;
@@ -2105,11 +2063,41 @@ CLONES void bcg_mk_sum16_f32(double *acc, const float *x, long sx, long n)
     memcpy(acc, lane, sizeof lane);
 }
 
+CLONES void bcg_mk_sum16_f32(double *acc, const float *x, long sx, long n)
+{
+    sum16_f32(acc, x, sx, n);
+}
+
+/* The finished sums of ROWS runs of N (run r at x + r * rx, its element j
+ * at j * sx further; the arguments in the order a kernel's tile writes
+ * them) into sums[r]: each run's 16 partial sums from 0, as
+ * bcg_mk_sum16_f32 adds them, then combined pairwise, ((p0 + p1) + (p2 +
+ * p3)) + ..., as templates/ops.c.tmpl's bcg_lanes_sum combines them (the
+ * same order in every path).  For a sum along the contiguous last axis: a
+ * kernel calls this once for a tile of rows instead of setting up, calling
+ * and combining per row in its own (tcc-compiled) code. */
+CLONES void bcg_mk_sum16_rows_f32(double *sums, const float *x, long rx, long sx, long n,
+                                  long rows)
+{
+    for (long r = 0; r < rows; r++) {
+        double lane[SUM_LANES] = {0.0}, q[SUM_LANES / 2];
+        sum16_f32(lane, x + r * rx, sx, n);
+        for (int i = 0; i < SUM_LANES / 2; i++)
+            q[i] = lane[2 * i] + lane[2 * i + 1];
+        for (int width = SUM_LANES / 2; width > 1; width /= 2)
+            for (int i = 0; i < width / 2; i++)
+                q[i] = q[2 * i] + q[2 * i + 1];
+        sums[r] = q[0];
+    }
+}
+
 /* Neumaier's step, branch-free so that gcc vectorises it (the same values
  * as the branchy form: both sides are computed, one is kept). */
 #define NEUMAIER(S, C, X)                                                         do {                                                                              const double t_ = (S) + (X);                                                  const double big_ = (S) - t_ + (X), small_ = (X) - t_ + (S);                  (C) += fabs(S) >= fabs(X) ? big_ : small_;                                    (S) = t_;                                                                 } while (0)
 
 #ifdef HAVE_AVX2_PATHS
+static bool cpu_has_avx2(void);
+
 /* Neumaier's step on four lanes: the NEUMAIER macro's operations in its
  * order (|S| >= |X| ordered, so a NaN takes the second form, as the
  * macro's ?: does). */
@@ -2359,20 +2347,23 @@ VOP_F32(minimum, _mm256_blendv_ps(y, x, _mm256_or_ps(_mm256_cmp_ps(x, y, _CMP_LT
 VOP_F32(maximum, _mm256_blendv_ps(y, x, _mm256_or_ps(_mm256_cmp_ps(x, y, _CMP_GT_OQ),
                                                      _mm256_cmp_ps(x, x, _CMP_UNORD_Q))))
 
-/* Runs ROWS (a multiple of ACCADD_ROWS) by blocks of ACCADD_BLOCK columns
- * (N a multiple of it), contiguous runs: accadd_rows_f32_avx2 with the
- * values computed by VOP. */
+/* Runs ROWS (a multiple of ACCADD_OP_RUNS) by blocks of ACCADD_BLOCK
+ * columns (N a multiple of it), contiguous runs: accadd_rows_f32_avx2 with
+ * the values computed by VOP, over 4 runs a pass (8 streams with the two
+ * operands, as accadd_rows_f32_avx2's 8; measured on grad_b: 8 runs, 16
+ * streams, took 1.2x as long, 16 runs 1.5x). */
+#define ACCADD_OP_RUNS 4
 #define ACCADD_OP_ROWS_F32_AVX2(OP)                                                        \
     __attribute__((target("avx2"))) static void OP##_accadd_rows_f32_avx2(                 \
         double *acc, const float *a, long ra, const float *b, long rb, long rows, long n)  \
     {                                                                                      \
-        for (long r = 0; r + ACCADD_ROWS <= rows; r += ACCADD_ROWS) {                      \
+        for (long r = 0; r + ACCADD_OP_RUNS <= rows; r += ACCADD_OP_RUNS) {                      \
             const float *abase = a + r * ra, *bbase = b + r * rb;                          \
             for (long j = 0; j + ACCADD_BLOCK <= n; j += ACCADD_BLOCK) {                   \
                 __m256d a0 = _mm256_loadu_pd(acc + j), a1 = _mm256_loadu_pd(acc + j + 4); \
                 __m256d a2 = _mm256_loadu_pd(acc + j + 8);                                 \
                 __m256d a3 = _mm256_loadu_pd(acc + j + 12);                                \
-                for (int q = 0; q < ACCADD_ROWS; q++) {                                    \
+                for (int q = 0; q < ACCADD_OP_RUNS; q++) {                                    \
                     const float *x = abase + q * ra + j, *y = bbase + q * rb + j;          \
                     _mm_prefetch((const char *)(x + ACCADD_PREFETCH), _MM_HINT_T0);        \
                     _mm_prefetch((const char *)(y + ACCADD_PREFETCH), _MM_HINT_T0);        \
@@ -2394,8 +2385,8 @@ VOP_F32(maximum, _mm256_blendv_ps(y, x, _mm256_or_ps(_mm256_cmp_ps(x, y, _CMP_GT
 /* the whole groups of runs and blocks in AVX2; then the columns after the
  * last block for the same runs (each accumulator keeps its order) */
 #define ACCADD_OP_ROWS_F32_FAST(OP, EXPR)                                                  \
-    if (sa == 1 && sb == 1 && rows >= ACCADD_ROWS && n >= ACCADD_BLOCK && cpu_has_avx2()) { \
-        long blocks = n - n % ACCADD_BLOCK, whole = rows - rows % ACCADD_ROWS;             \
+    if (sa == 1 && sb == 1 && rows >= ACCADD_OP_RUNS && n >= ACCADD_BLOCK && cpu_has_avx2()) { \
+        long blocks = n - n % ACCADD_BLOCK, whole = rows - rows % ACCADD_OP_RUNS;             \
         OP##_accadd_rows_f32_avx2(acc, a, ra, b, rb, whole, blocks);                       \
         for (long j = blocks; j < n; j++)                                                  \
             for (long q = 0; q < whole; q++) {                                             \
@@ -2492,7 +2483,7 @@ const microkernel_symbol microkernel_symbols[] = {
     FLOAT_ENTRIES(f32) FLOAT_ENTRIES(f64)
     ENTRY(log1p_f32) ENTRY(expm1_f32) ENTRY(log2_f32) ENTRY(log10_f32) ENTRY(exp2_f32)
     ENTRY(expit_f32) ENTRY(tan_f32) ENTRY(arctan_f32) ENTRY(erf_f32)
-    ENTRY(fence) ENTRY(copy_nt) ENTRY(sum16_f32) ENTRY(sum16_f64) ENTRY(accadd_f32) ENTRY(accadd_f64)
+    ENTRY(fence) ENTRY(copy_nt) ENTRY(sum16_f32) ENTRY(sum16_rows_f32) ENTRY(sum16_f64) ENTRY(accadd_f32) ENTRY(accadd_f64)
     ENTRY(accadd_rows_f32) ENTRY(accadd_rows_f64)
     ACCADD_OP_ENTRIES(add) ACCADD_OP_ENTRIES(sub) ACCADD_OP_ENTRIES(mul) ACCADD_OP_ENTRIES(div)
     ACCADD_OP_ENTRIES(minimum) ACCADD_OP_ENTRIES(maximum)

@@ -1133,6 +1133,57 @@ static void test_sum16_f32(void **state)
     }
 }
 
+/* bcg_mk_sum16_rows_f32 (the finished laned sums of many runs: a sum over
+ * the last axis, a tile of kept elements a call) against the order every
+ * path gives a laned f32 sum: 16 partial sums from 0, element i of the run
+ * into sum i % 16, then ((p0 + p1) + (p2 + p3)) + ... pairwise; bit for bit
+ * (any NaN for a NaN), over run counts and lengths from 0, contiguous,
+ * strided and backwards elements, run strides of either sign. */
+void bcg_mk_sum16_rows_f32(double *, const float *, long, long, long, long);
+
+static void test_sum16_rows_f32(void **state)
+{
+    (void)state;
+    uint64_t seed = 95;
+    enum { MAX_N = 90, MAX_ROWS = 12, SPAN = 2 * MAX_ROWS * (2 * MAX_N + 3) };
+    static float x[SPAN];
+    for (int i = 0; i < SPAN; i++) {
+        uint64_t r = xorshift64(&seed);
+        x[i] = (float)ldexp((double)(int64_t)(r % 2000001) / 1e6 - 1.0, (int)(r >> 40) % 80 - 40);
+        if (r % 23 == 0)
+            x[i] = r % 2 ? 0x1p100f : -0x1p100f;
+        if (r % 301 == 0)
+            x[i] = r % 3 ? -INFINITY : NAN;
+        if (r % 97 == 0)
+            x[i] = -0.0f;
+    }
+    for (int trial = 0; trial < 600; trial++) {
+        long n = (long)(xorshift64(&seed) % (MAX_N + 1));
+        long rows = (long)(xorshift64(&seed) % (MAX_ROWS + 1));
+        long sx = (long[]){1, 1, 1, 2, -1}[xorshift64(&seed) % 5];
+        long rx = (2 * MAX_N + 1 + (long)(xorshift64(&seed) % 3)) * (xorshift64(&seed) % 4 ? 1 : -1);
+        /* element [0] of run 0 where every element read stays inside x */
+        long base = SPAN / 2;
+        double want[MAX_ROWS], got[MAX_ROWS];
+        for (long r = 0; r < rows; r++) {
+            double lane[16] = {0.0}, q[8];
+            for (long i = 0; i < n; i++)
+                lane[i % 16] += (double)x[base + r * rx + i * sx];
+            for (int i = 0; i < 8; i++)
+                q[i] = lane[2 * i] + lane[2 * i + 1];
+            for (int width = 8; width > 1; width /= 2)
+                for (int i = 0; i < width / 2; i++)
+                    q[i] = q[2 * i] + q[2 * i + 1];
+            want[r] = q[0];
+            got[r] = 12345.0;
+        }
+        bcg_mk_sum16_rows_f32(got, x + base, rx, sx, n, rows);
+        if (!same_doubles(got, want, rows))
+            fail_msg("sum16_rows_f32: %ld runs of %ld (stride %ld, run stride %ld) differ", rows,
+                     n, sx, rx);
+    }
+}
+
 /* The f16 and bf16 microkernels against the scalar conversions of
  * runtime/half.h (what the straight-line code and the evaluator use): every
  * bit pattern times 1 and plus -0 (exact, so only the conversions act;
@@ -1201,6 +1252,7 @@ int main(void)
         cmocka_unit_test(test_accadd_op_rows),
         cmocka_unit_test(test_sum16_f64),
         cmocka_unit_test(test_sum16_f32),
+        cmocka_unit_test(test_sum16_rows_f32),
         cmocka_unit_test(test_transcendental_accuracy),
         cmocka_unit_test(test_plain_forms),
         cmocka_unit_test(test_every_row),

@@ -440,8 +440,9 @@ static void test_reductions(void **state)
 /* The microkernel forms of float sums and means (laned tiles along a
  * contiguous reduced run, blocks of accumulators along a kept loop, whole
  * rows of an operand or of a binary operation of two operands in one
- * call) against the scalar code of the same kernel (microkernel_run 0),
- * and that against the reference evaluator: bit for bit (any NaN for a
+ * call, laned sums of a tile of whole runs in one call) against the
+ * scalar code of the same kernel (microkernel_run 0), and that against
+ * the reference evaluator: bit for bit (any NaN for a
  * NaN), on 1 and 3 threads, over random shapes, reduced dimension sets,
  * negative strides, trees and bare operands, with infinities, NaN and
  * zero divisors now and then. */
@@ -454,7 +455,7 @@ static void test_reduction_microkernels_match_scalar_code(void **state)
                                         "a + a"};
     enum { EXPRS = sizeof exprs / sizeof exprs[0] };
     /* laned tiles, blocks, rows calls of an operand, of an operation */
-    int forms_seen[4] = {0, 0, 0, 0};
+    int forms_seen[5] = {0, 0, 0, 0, 0}; /* and laned sums of whole rows */
     for (int trial = 0; trial < 160; trial++) {
         int rank = 2 + (int)(xorshift64(&seed) % 2);
         int64_t shape[3], strides[3], total = 1;
@@ -524,6 +525,7 @@ static void test_reduction_microkernels_match_scalar_code(void **state)
                     forms_seen[2] += strstr(source, "bcg_mk_accadd_rows_") != NULL;
                     forms_seen[3] += strstr(source, "_accadd_rows_") != NULL &&
                                      strstr(source, "bcg_mk_accadd_rows_") == NULL;
+                    forms_seen[4] += strstr(source, "bcg_mk_sum16_rows_") != NULL;
                 }
                 assert_int_equal(bcg_run_threads(k, fast ? got : want, in, threads, &err),
                                  BCG_OK);
@@ -558,6 +560,7 @@ static void test_reduction_microkernels_match_scalar_code(void **state)
     assert_true(forms_seen[1] > 0);
     assert_true(forms_seen[2] > 0);
     assert_true(forms_seen[3] > 0);
+    assert_true(forms_seen[4] > 0);
 }
 
 int main(void)
