@@ -1700,6 +1700,9 @@ static const char *form_reason(const lowering *w, const char *not_tiled)
                                            : "a %s: %lld result elements into each output element%s",
                  reduce_name(ir->reduce), (long long)ir->reduce_count,
                  !ir->tiled ? ""
+                 : ir->lane_rows
+                     ? "; a tile of the kept loop a call, each element's run along the contiguous "
+                       "innermost loop in 16 partial sums"
                  : ir->tile_loop < p->loop_count - 1
                      ? "; a block of accumulators along the kept loop outside the reduced "
                        "ones, its values in tiles of microkernels"
