@@ -448,12 +448,7 @@ static int explain_program(const cli_args *args, const bcg_operand *ops)
             bcg_error fuse_err;
             error_clear(&fuse_err);
             compile_request r;
-            fused = arena_alloc(a, sizeof *fused);
-            if (fused) {
-                memset(fused, 0, sizeof *fused);
-                fused->arena = a;
-                fused->err = &fuse_err;
-            }
+            fused = program_compile_new(a, &fuse_err);
             if (!fused || program_fuse_setup(a, &p, &f, fused, &r)) {
                 fail(&err, BCG_ERR_NOMEM, "out of memory");
             } else {
@@ -496,13 +491,11 @@ static int explain_program(const cli_args *args, const bcg_operand *ops)
             printf("Not fused: %s\n\n", f.why);
         }
         for (int i = 0; !fused && err.status == BCG_OK && i < p.count; i++) {
-            compile *c = arena_alloc(a, sizeof *c);
+            compile *c = program_compile_new(a, &err);
             if (!c) {
                 fail(&err, BCG_ERR_NOMEM, "out of memory");
                 break;
             }
-            c->arena = a;
-            c->err = &err;
             const program_statement *st = &p.statements[i];
             compile_request r = {.text = st->expanded, .operands = ops,
                                  .operand_count = args->operand_count, .options = &st->options,

@@ -949,18 +949,26 @@ static void print_acc_tile(cprinter *e, const kir_step *step)
     strbuf *line = &e->line;
     if (step->variant == KIR_ROWS) { /* every run of the innermost loop, in order */
         const plan *p = ir->p;
-        int inner = p->loop_count - 1, k = ir->nodes[0]->operand + 1;
+        int inner = p->loop_count - 1;
+        bool binary = ir->nodes[0]->op != OP_OPERAND; /* (kir_accadd_rows_name) */
+        char name[64];
+        kir_accadd_rows_name(ir, name, sizeof name);
         line->len = 0;
-        sb_printf(line, "void bcg_mk_accadd_rows_%s(double *, %sconst %s *, long, long, long, "
-                  "long);", single ? "f32" : "f64", single ? "" : "double *, ", type);
+        sb_printf(line, "void %s(double *, %sconst %s *, long, long, %slong, long);", name,
+                  single ? "" : "double *, ", type,
+                  binary ? (single ? "const float *, long, long, " : "const double *, long, long, ")
+                         : "");
         code_line(e, step->depth);
         line->len = 0;
-        sb_printf(line, "bcg_mk_accadd_rows_%s(acc, %s", single ? "f32" : "f64",
-                  single ? "" : "acc_c, ");
-        put_tile_argument(e, line, 0);
-        sb_printf(line, p->stride[k][inner] < 0 ? ", (%lld), %lld, tile_count);"
-                                                : ", %lld, %lld, tile_count);",
-                  (long long)p->stride[k][inner], (long long)p->extent[inner]);
+        sb_printf(line, "%s(acc, %s", name, single ? "" : "acc_c, ");
+        for (int arg = 0; arg < (binary ? 2 : 1); arg++) {
+            int id = binary ? kir_child(ir, 0, arg) : 0;
+            if (arg > 0)
+                sb_puts(line, ", ");
+            put_tile_argument(e, line, id);
+            put_signed_argument(line, p->stride[ir->nodes[id]->operand + 1][inner]);
+        }
+        sb_printf(line, ", %lld, tile_count);", (long long)p->extent[inner]);
         code_line(e, step->depth);
         return;
     }

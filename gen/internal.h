@@ -708,7 +708,11 @@ typedef struct program_fusion {
  * compile leaves it unfused (the per-statement path reports the error). */
 bcg_status program_fuse_check(arena *a, const program *p, const bcg_operand *operands,
                               int operand_count, const char *text, program_fusion *f);
-/* C (in A, zeroed by the caller with arena and err set) set up as the fused
+/* A new compile in A (zeroed, owned by A) whose stages report into ERR:
+ * the front ends and kernels of a program's statements and of its fused
+ * kernel; NULL when out of memory. */
+compile *program_compile_new(arena *a, bcg_error *err);
+/* C (in A, from program_compile_new) set up as the fused
  * kernel of F's program and R as its request (goal to be set). */
 bcg_status program_fuse_setup(arena *a, const program *p, const program_fusion *f, compile *c,
                               compile_request *r);

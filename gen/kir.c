@@ -82,6 +82,18 @@ void kir_microkernel_name(const kernel_ir *ir, int id, kir_variant variant, char
              variant == KIR_STREAM ? "_nt" : variant == KIR_ROWS ? "_rows" : "");
 }
 
+void kir_accadd_rows_name(const kernel_ir *ir, char *buf, size_t cap)
+{
+    tile_shape kind;
+    const char *family = ir->nodes[0]->op == OP_OPERAND ? NULL : kir_tile_family(ir, 0, &kind);
+    if (ir->lane_rows) {
+        snprintf(buf, cap, "bcg_mk_sum16_rows_%s", bcg_dtype_name(ir->nodes[0]->dtype));
+        return;
+    }
+    snprintf(buf, cap, "bcg_mk_%s%saccadd_rows_%s", family ? family : "", family ? "_" : "",
+             bcg_dtype_name(ir->nodes[0]->dtype));
+}
+
 void kir_gather_name(bcg_dtype dtype, bool scatter, char *buf, size_t cap)
 {
     snprintf(buf, cap, "bcg_mk_%s_rows_%d", scatter ? "scatter" : "gather",
@@ -330,6 +342,31 @@ static void direct_reads(const kernel_ir *ir, int id, bool top, bool *read)
         direct_reads(ir, kir_child(ir, id, k), false, read);
 }
 
+/* NAME = the identity of REDUCE, said alike for the kernel's own
+ * accumulator and a fused program's others: a block along the tile loop,
+ * LANES partial sums. */
+static void format_acc_init(strbuf *sb, const kernel_ir *ir, const char *name, int reduce,
+                            int lanes)
+{
+    sb_printf(sb, "%s = the identity of %s", name, reduce_name(reduce));
+    if (ir->tiled && ir->tile_loop < ir->p->loop_count - 1)
+        sb_printf(sb, ", one accumulator per element of the tile along loop i%d", ir->tile_loop);
+    if (lanes > 1)
+        sb_printf(sb, " in %d partial sums, by the innermost index mod %d", lanes, lanes);
+}
+
+/* store ACCESS = NAME, the finished accumulator (the kernel's own, plan
+ * operand 0, or a fused program's other at OPERAND). */
+static void format_acc_store(strbuf *sb, const kernel_ir *ir, int operand, const char *name,
+                             int reduce, int64_t count, bcg_dtype out_dtype, int lanes)
+{
+    sb_puts(sb, "store ");
+    format_access(sb, ir, operand, 0);
+    sb_printf(sb, " = %s (%s of %lld, as %s%s)", name, reduce_name(reduce), (long long)count,
+              bcg_dtype_name(out_dtype),
+              lanes > 1 ? "; the partial sums combined in a fixed order" : "");
+}
+
 /* A fused program's other reduction's ACC step (kernel_ir.root_reduce),
  * said as the kernel's own are; whether STEP is one. */
 static bool other_acc_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
@@ -340,15 +377,12 @@ static bool other_acc_step(strbuf *sb, const kernel_ir *ir, const kir_step *step
     const fuse_reduction *r = &ir->root_reduce[j];
     int id = step->node;
     switch (step->op) {
-    case KIR_ACC_INIT:
-        sb_printf(sb, "acc%d = the identity of %s", j, reduce_name(r->reduce));
-        if (ir->tiled && ir->tile_loop < ir->p->loop_count - 1)
-            sb_printf(sb, ", one accumulator per element of the tile along loop i%d",
-                      ir->tile_loop);
-        if (r->lanes > 1)
-            sb_printf(sb, " in %d partial sums, by the innermost index mod %d", r->lanes,
-                      r->lanes);
+    case KIR_ACC_INIT: {
+        char name[16];
+        snprintf(name, sizeof name, "acc%d", j);
+        format_acc_init(sb, ir, name, r->reduce, r->lanes);
         break;
+    }
     case KIR_ACC_UPDATE: {
         bool read[BCG_MAX_OPERANDS] = {false}, first = true;
         if (ir->value[id].local && ir->value[id].level >= ir->per_element) {
@@ -385,13 +419,13 @@ static bool other_acc_step(strbuf *sb, const kernel_ir *ir, const kir_step *step
         else
             sb_printf(sb, "tile%d", kir_tile_same(ir, id));
         break;
-    default:
-        sb_puts(sb, "store ");
-        format_access(sb, ir, step->operand, 0);
-        sb_printf(sb, " = acc%d (%s of %lld, as %s%s)", j, reduce_name(r->reduce),
-                  (long long)r->count, bcg_dtype_name(r->out_dtype),
-                  r->lanes > 1 ? "; the partial sums combined in a fixed order" : "");
+    default: {
+        char name[16];
+        snprintf(name, sizeof name, "acc%d", j);
+        format_acc_store(sb, ir, step->operand, name, r->reduce, r->count, r->out_dtype,
+                         r->lanes);
         break;
+    }
     }
     return true;
 }
@@ -595,13 +629,7 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
     case KIR_ACC_INIT:
         if (other_acc_step(sb, ir, step))
             break;
-        sb_printf(sb, "acc = the identity of %s", reduce_name(ir->reduce));
-        if (ir->tiled && ir->tile_loop < ir->p->loop_count - 1)
-            sb_printf(sb, ", one accumulator per element of the tile along loop i%d",
-                      ir->tile_loop);
-        if (ir->lanes > 1)
-            sb_printf(sb, " in %d partial sums, by the innermost index mod %d", ir->lanes,
-                      ir->lanes);
+        format_acc_init(sb, ir, "acc", ir->reduce, ir->lanes);
         break;
     case KIR_ACC_UPDATE: {
         bool read[BCG_MAX_OPERANDS] = {false}, first = true;
@@ -624,11 +652,28 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
     case KIR_ACC_TILE:
         if (other_acc_step(sb, ir, step))
             break;
-        if (step->variant == KIR_ROWS)
-            sb_printf(sb, "call bcg_mk_accadd_rows_%s: the tile's accumulators take %lld "
-                      "rows (loop i%d) of ", bcg_dtype_name(ir->nodes[0]->dtype),
-                      (long long)ir->p->extent[ir->p->loop_count - 1], ir->p->loop_count - 1);
-        else if (ir->tile_loop < ir->p->loop_count - 1)
+        if (step->variant == KIR_ROWS && ir->lane_rows) {
+            kir_accadd_rows_name(ir, name, sizeof name);
+            sb_printf(sb, "call %s: each of the tile's accumulators takes the sum of %lld "
+                      "elements (loop i%d) in %d partial sums, by the index mod %d, combined "
+                      "in a fixed order, of ", name,
+                      (long long)ir->p->extent[ir->p->loop_count - 1], ir->p->loop_count - 1,
+                      REDUCE_LANES, REDUCE_LANES);
+        } else if (step->variant == KIR_ROWS) {
+            kir_accadd_rows_name(ir, name, sizeof name);
+            sb_printf(sb, "call %s: the tile's accumulators take %lld rows (loop i%d) of ",
+                      name, (long long)ir->p->extent[ir->p->loop_count - 1],
+                      ir->p->loop_count - 1);
+            if (ir->nodes[0]->op != OP_OPERAND) { /* computed in the same pass */
+                tile_shape kind;
+                sb_printf(sb, "%s(", kir_tile_family(ir, 0, &kind));
+                format_access(sb, ir, ir->nodes[kir_child(ir, 0, 0)]->operand + 1, 0);
+                sb_puts(sb, ", ");
+                format_access(sb, ir, ir->nodes[kir_child(ir, 0, 1)]->operand + 1, 0);
+                sb_puts(sb, ")");
+                break;
+            }
+        } else if (ir->tile_loop < ir->p->loop_count - 1)
             sb_printf(sb, "call bcg_mk_accadd_%s: the tile's accumulators take the tile of ",
                       bcg_dtype_name(ir->nodes[0]->dtype));
         else
@@ -642,11 +687,8 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
     case KIR_ACC_STORE:
         if (other_acc_step(sb, ir, step))
             break;
-        sb_puts(sb, "store ");
-        format_access(sb, ir, 0, 0);
-        sb_printf(sb, " = acc (%s of %lld, as %s%s)", reduce_name(ir->reduce),
-                  (long long)ir->reduce_count, bcg_dtype_name(ir->out_dtype),
-                  ir->lanes > 1 ? "; the partial sums combined in a fixed order" : "");
+        format_acc_store(sb, ir, 0, "acc", ir->reduce, ir->reduce_count, ir->out_dtype,
+                         ir->lanes);
         break;
     }
 }

@@ -147,6 +147,9 @@ typedef struct kernel_ir {
     int *same;
     bool reduce_rows;            /* a block reduction of an operand: the innermost
                                     reduced loop is one _accadd_rows call */
+    bool lane_rows;              /* and the sum is along the contiguous innermost loop:
+                                    one _sum16_rows call finishes a tile of kept
+                                    elements' laned sums (lanes is then 1) */
     /* 2-D tiles (lower.c, "2-D tiles"): a tile is tile_rows whole rows of
      * the innermost run, along loop tile_loop (the one outside it); gathered[k]:
      * plan operand k is read from its gathered tile (in<k-1>_tile), in the
@@ -222,6 +225,11 @@ void kir_gather_name(bcg_dtype dtype, bool scatter, char *buf, size_t cap);
 /* "bcg_mk_add_f32", "bcg_mk_add_f32_nt", "bcg_mk_add_f32_rows" into BUF. */
 void kir_microkernel_name(const kernel_ir *ir, int id, kir_variant variant, char *buf,
                           size_t cap);
+/* The microkernel of a block reduction's whole innermost reduced loop
+ * (kernel_ir.reduce_rows) into BUF: "bcg_mk_accadd_rows_f32" for a root
+ * operand, "bcg_mk_mul_accadd_rows_f32" for a binary root of two operands,
+ * "bcg_mk_sum16_rows_f32" for laned sums (kernel_ir.lane_rows). */
+void kir_accadd_rows_name(const kernel_ir *ir, char *buf, size_t cap);
 /* Shortest decimal text that reads back as V (as a float when SINGLE), with
  * a '.' or an exponent so that C reads it as floating; subnormals in hex,
  * which is exact (clang warns about inexact decimal subnormals). */

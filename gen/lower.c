@@ -1554,6 +1554,52 @@ static bool block_reduce_chosen(const lowering *w, int from)
     return reduce_tree_tiles(ir) && other_roots_tile(ir, kept, &operations, NULL);
 }
 
+/* Whether a block reduction takes its whole innermost reduced loop in one
+ * call (kernel_ir.reduce_rows): the root is an operand
+ * (bcg_mk_accadd_rows_T), or a binary operation of two operands of its own
+ * dtype whose value the call computes as it adds it
+ * (bcg_mk_OP_accadd_rows_T: no tile between the operation and the
+ * accumulators, see runtime/microkernels.c). */
+/* Whether a laned f32 sum of an operand along the contiguous innermost loop
+ * (the sum over the last axis), the only reduced loop, takes the block form
+ * with one bcg_mk_sum16_rows_f32 call per tile of the kept loop outside it:
+ * the call sets up each run's 16 partial sums, adds the run as
+ * bcg_mk_sum16_f32 does and combines them as bcg_lanes_sum does, so the
+ * order is the laned tiles' (kernel_ir.lane_rows).  Why: per run, the
+ * kernel's own code (tcc's) zeroed the sums, called per tile and combined
+ * them; on f32[4096,4096] that took 0.2-0.4 ms of 2.3. */
+#define LANE_ROWS_TILE 256
+static bool lane_rows_chosen(const lowering *w)
+{
+    const compile *c = w->c;
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    return c->microkernels && c->options.microkernel_run > 0 && !ir->fill && !p->empty &&
+           (ir->reduce == BCG_REDUCE_SUM || ir->reduce == BCG_REDUCE_MEAN) &&
+           ir->lanes == REDUCE_LANES && ir->root_count == 1 && ir->nodes[0]->op == OP_OPERAND &&
+           ir->nodes[0]->dtype == BCG_F32 && ir->reduce_from == inner && inner >= 1 &&
+           p->extent[inner] >= REDUCE_LANES && microkernel_exists("bcg_mk_sum16_rows_f32");
+}
+
+static bool accadd_rows_chosen(const kernel_ir *ir)
+{
+    const expr_node *root = ir->nodes[0];
+    if (ir->root_count != 1)
+        return false;
+    if (root->op == OP_OPERAND)
+        return true;
+    tile_shape kind;
+    if (!kir_tile_family(ir, 0, &kind) || kind != TILE_BINARY || root->arg_count != 2)
+        return false;
+    for (int k = 0; k < 2; k++)
+        if (ir->nodes[kir_child(ir, 0, k)]->op != OP_OPERAND || kir_tile_converts(ir, 0, k))
+            return false;
+    char name[64];
+    kir_accadd_rows_name(ir, name, sizeof name);
+    return microkernel_exists(name);
+}
+
 static void step_accumulators(lowering *w, kir_op op, int depth, const int64_t *zero);
 
 /* The innermost (reduced, contiguous) loop as tiles: the tree's calls as
@@ -1579,8 +1625,9 @@ static void lower_block_reduce(lowering *w, int level, int depth)
     const kernel_ir *ir = w->ir;
     const plan *p = ir->p;
     int from = ir->reduce_from;
-    tile_declarations(w, depth);
-    tile_loop(w, depth, p->extent[level], BLOCK_REDUCE_TILE);
+    if (!ir->reduce_rows) /* (a _rows call declares itself) */
+        tile_declarations(w, depth);
+    tile_loop(w, depth, p->extent[level], ir->lane_rows ? LANE_ROWS_TILE : BLOCK_REDUCE_TILE);
     lower_reduce_loop(w, level + 1, depth + 1);
     bool moved = !(ir->reduce_rows && from == p->loop_count - 1);
     for (int k = 0; moved && k <= ir->input_count; k++)
@@ -1742,6 +1789,9 @@ static const char *form_reason(const lowering *w, const char *not_tiled)
                                            : "a %s: %lld result elements into each output element%s",
                  reduce_name(ir->reduce), (long long)ir->reduce_count,
                  !ir->tiled ? ""
+                 : ir->lane_rows
+                     ? "; a tile of the kept loop a call, each element's run along the contiguous "
+                       "innermost loop in 16 partial sums"
                  : ir->tile_loop < p->loop_count - 1
                      ? "; a block of accumulators along the kept loop outside the reduced "
                        "ones, its values in tiles of microkernels"
@@ -1874,11 +1924,17 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
         if (!ir->fill) {
             choose_input_levels(ir);
             assign_roots_levels(ir);
-            ir->tiled = reduce_tiles_chosen(&w);
+            if (lane_rows_chosen(&w)) {
+                ir->tiled = ir->reduce_rows = ir->lane_rows = true;
+                ir->tile_loop = ir->reduce_from - 1;
+                ir->lanes = 1; /* (the call combines each run's partial sums) */
+            } else {
+                ir->tiled = reduce_tiles_chosen(&w);
+            }
             if (!ir->tiled && block_reduce_chosen(&w, ir->reduce_from)) {
                 ir->tiled = true;
                 ir->tile_loop = ir->reduce_from - 1;
-                ir->reduce_rows = ir->nodes[0]->op == OP_OPERAND && ir->root_count == 1;
+                ir->reduce_rows = accadd_rows_chosen(ir);
             }
             for (int j = 0; j < ir->root_count; j++)
                 if (ir->tiled) /* tiles read operands and literals themselves */

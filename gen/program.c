@@ -391,6 +391,16 @@ static void info_from_kernel(statement_info *info, const bcg_kernel *k)
     memcpy(info->shape, k->shape, sizeof(int64_t) * (size_t)k->rank);
 }
 
+compile *program_compile_new(arena *a, bcg_error *err)
+{
+    compile *c = arena_alloc(a, sizeof *c); /* (zeroed) */
+    if (c) {
+        c->arena = a;
+        c->err = err;
+    }
+    return c;
+}
+
 /* PROG's fused kernel, when the program fuses (else none, and no error). */
 static bcg_status compile_program_fused(bcg_context *ctx, const program *p, const char *text,
                                         const bcg_operand *operands, int operand_count,
@@ -407,15 +417,12 @@ static bcg_status compile_program_fused(bcg_context *ctx, const program *p, cons
     }
     bcg_error err;
     error_clear(&err);
-    compile *c = arena_alloc(a, sizeof *c);
+    compile *c = program_compile_new(a, &err);
     compile_request r;
     if (!c) {
         arena_free(a);
         return BCG_ERR_NOMEM;
     }
-    memset(c, 0, sizeof *c);
-    c->arena = a;
-    c->err = &err;
     if ((s = program_fuse_setup(a, p, &f, c, &r))) {
         arena_free(a);
         return s;
@@ -677,11 +684,9 @@ static bcg_status emit_statement(arena *a, const program *p, int i, const bcg_op
                                  const char **source, bcg_error *err)
 {
     const program_statement *st = &p->statements[i];
-    compile *c = arena_alloc(a, sizeof *c);
+    compile *c = program_compile_new(a, err);
     if (!c)
         return fail(err, BCG_ERR_NOMEM, "out of memory");
-    c->arena = a;
-    c->err = err;
     c->function_name = p->plain ? function_name
                                 : arena_printf(a, "%s_%s", function_name, st->name);
     c->needs_out = needs_out;
@@ -707,12 +712,9 @@ static bcg_status emit_statement(arena *a, const program *p, int i, const bcg_op
 static bcg_status emit_fused(arena *a, const program *p, const program_fusion *f,
                              const char *function_name, char **source, bcg_error *err)
 {
-    compile *c = arena_alloc(a, sizeof *c);
+    compile *c = program_compile_new(a, err);
     if (!c)
         return fail(err, BCG_ERR_NOMEM, "out of memory");
-    memset(c, 0, sizeof *c);
-    c->arena = a;
-    c->err = err;
     c->function_name = arena_printf(a, "%s_fused", function_name);
     compile_request r;
     bcg_status s = c->function_name ? program_fuse_setup(a, p, f, c, &r)
@@ -980,12 +982,9 @@ static bcg_status check_reduce_orders(arena *a, const program *p, program_fusion
         return BCG_OK;
     bcg_error err;
     error_clear(&err);
-    compile *c = arena_alloc(a, sizeof *c);
+    compile *c = program_compile_new(a, &err);
     if (!c)
         return BCG_ERR_NOMEM;
-    memset(c, 0, sizeof *c);
-    c->arena = a;
-    c->err = &err;
     compile_request r;
     bcg_status s = program_fuse_setup(a, p, f, c, &r);
     if (!s)
@@ -1039,12 +1038,9 @@ bcg_status program_fuse_check(arena *a, const program *p, const bcg_operand *ope
     f->primary = -1;
     for (int i = 0; i < p->count; i++) {
         const program_statement *st = &p->statements[i];
-        compile *c = arena_alloc(a, sizeof *c);
+        compile *c = program_compile_new(a, &err);
         if (!c)
             return BCG_ERR_NOMEM;
-        memset(c, 0, sizeof *c);
-        c->arena = a;
-        c->err = &err;
         if (compile_front(c, st->expanded, operands, operand_count, &st->options)) {
             why(f, "statement %.63s does not compile on its own", st->name);
             return err.status == BCG_ERR_NOMEM ? BCG_ERR_NOMEM : BCG_OK;

@@ -36,6 +36,12 @@
  *            void bcg_mk_accadd_rows_f64(double *acc, double *comp,
  *                                        const double *x, long sx, long rx,
  *                                        long rows, long n)
+ *            void bcg_mk_OP_accadd_rows_T(double *acc, [double *comp,]
+ *                                         const T *a, long sa, long ra,
+ *                                         const T *b, long sb, long rb,
+ *                                         long rows, long n)
+ *            void bcg_mk_sum16_rows_f32(double *sums, const float *x, long rx,
+ *                                       long sx, long n, long rows)
  *            (see "reductions")
  *   casts    void bcg_mk_cast_F_T(T *out, const F *a, long sa, long n)
  *            (see "conversions")
@@ -2192,7 +2198,9 @@ GATHER_SCATTER_ROWS(64, uint64_t)
 
 #define SUM_LANES 16
 
-CLONES void bcg_mk_sum16_f32(double *acc, const float *x, long sx, long n)
+/* (gcc keeps the 16 sums of the contiguous loop in four AVX2 registers and
+ * converts from memory: a hand-written AVX2 loop measured slower) */
+static inline void sum16_f32(double *acc, const float *x, long sx, long n)
 {
     double lane[SUM_LANES];
     memcpy(lane, acc, sizeof lane);
@@ -2205,6 +2213,34 @@ CLONES void bcg_mk_sum16_f32(double *acc, const float *x, long sx, long n)
     for (; i < n; i++)
         lane[i % SUM_LANES] += (double)x[i * sx];
     memcpy(acc, lane, sizeof lane);
+}
+
+CLONES void bcg_mk_sum16_f32(double *acc, const float *x, long sx, long n)
+{
+    sum16_f32(acc, x, sx, n);
+}
+
+/* The finished sums of ROWS runs of N (run r at x + r * rx, its element j
+ * at j * sx further; the arguments in the order a kernel's tile writes
+ * them) into sums[r]: each run's 16 partial sums from 0, as
+ * bcg_mk_sum16_f32 adds them, then combined pairwise, ((p0 + p1) + (p2 +
+ * p3)) + ..., as templates/ops.c.tmpl's bcg_lanes_sum combines them (the
+ * same order in every path).  For a sum along the contiguous last axis: a
+ * kernel calls this once for a tile of rows instead of setting up, calling
+ * and combining per row in its own (tcc-compiled) code. */
+CLONES void bcg_mk_sum16_rows_f32(double *sums, const float *x, long rx, long sx, long n,
+                                  long rows)
+{
+    for (long r = 0; r < rows; r++) {
+        double lane[SUM_LANES] = {0.0}, q[SUM_LANES / 2];
+        sum16_f32(lane, x + r * rx, sx, n);
+        for (int i = 0; i < SUM_LANES / 2; i++)
+            q[i] = lane[2 * i] + lane[2 * i + 1];
+        for (int width = SUM_LANES / 2; width > 1; width /= 2)
+            for (int i = 0; i < width / 2; i++)
+                q[i] = q[2 * i] + q[2 * i + 1];
+        sums[r] = q[0];
+    }
 }
 
 /* Neumaier's step, branch-free so that gcc vectorises it (the same values
@@ -2430,6 +2466,144 @@ CLONES void bcg_mk_accadd_rows_f64(double *acc, double *comp, const double *x, l
         bcg_mk_accadd_f64(acc, comp, x + r * rx, sx, n);
 }
 
+/* A block reduction whose root is a binary operation of two operands (the
+ * gradient of a broadcast, sum(g * a) over the rows):
+ *
+ *   void bcg_mk_OP_accadd_rows_T(double *acc, [double *comp,] const T *a,
+ *                                long sa, long ra, const T *b, long sb,
+ *                                long rb, long rows, long n)
+ *
+ * adds a OP b into the accumulators as bcg_mk_accadd_rows_T adds a tile of
+ * it (accumulator j takes run 0's a[j] OP b[j], then run 1's, ...; run r of
+ * A at a + r * ra, its element j at j * sa further), computing each value
+ * in the same pass instead of in a tile first.  The value is rounded to T
+ * before it is added, as the tile held it, so the bits are the tile
+ * path's.  Why: with a 4096-wide tile, the tile (16 KB) and the double
+ * accumulators (32 KB) did not fit L1 together, and every row's pass read
+ * them back from L2 (grad_b in `make bench`).  OP is one of the float
+ * binary operations of "the operations per dtype" with the same EXPR;
+ * VOP its AVX2 form on 8 floats or 4 doubles (minimum/maximum: x when
+ * x < y (x > y) or x is NaN, else y, as EXPR). */
+#ifdef HAVE_AVX2_PATHS
+#define VOP_F32(NAME, BODY)                                                                \
+    __attribute__((target("avx2"))) static inline __m256 vop_##NAME##_f32(__m256 x, __m256 y) \
+    {                                                                                      \
+        return BODY;                                                                       \
+    }
+VOP_F32(add, _mm256_add_ps(x, y))
+VOP_F32(sub, _mm256_sub_ps(x, y))
+VOP_F32(mul, _mm256_mul_ps(x, y))
+VOP_F32(div, _mm256_div_ps(x, y))
+VOP_F32(minimum, _mm256_blendv_ps(y, x, _mm256_or_ps(_mm256_cmp_ps(x, y, _CMP_LT_OQ),
+                                                     _mm256_cmp_ps(x, x, _CMP_UNORD_Q))))
+VOP_F32(maximum, _mm256_blendv_ps(y, x, _mm256_or_ps(_mm256_cmp_ps(x, y, _CMP_GT_OQ),
+                                                     _mm256_cmp_ps(x, x, _CMP_UNORD_Q))))
+
+/* Runs ROWS (a multiple of ACCADD_OP_RUNS) by blocks of ACCADD_BLOCK
+ * columns (N a multiple of it), contiguous runs: accadd_rows_f32_avx2 with
+ * the values computed by VOP, over 4 runs a pass (8 streams with the two
+ * operands, as accadd_rows_f32_avx2's 8; measured on grad_b: 8 runs, 16
+ * streams, took 1.2x as long, 16 runs 1.5x). */
+#define ACCADD_OP_RUNS 4
+#define ACCADD_OP_ROWS_F32_AVX2(OP)                                                        \
+    __attribute__((target("avx2"))) static void OP##_accadd_rows_f32_avx2(                 \
+        double *acc, const float *a, long ra, const float *b, long rb, long rows, long n)  \
+    {                                                                                      \
+        for (long r = 0; r + ACCADD_OP_RUNS <= rows; r += ACCADD_OP_RUNS) {                      \
+            const float *abase = a + r * ra, *bbase = b + r * rb;                          \
+            for (long j = 0; j + ACCADD_BLOCK <= n; j += ACCADD_BLOCK) {                   \
+                __m256d a0 = _mm256_loadu_pd(acc + j), a1 = _mm256_loadu_pd(acc + j + 4); \
+                __m256d a2 = _mm256_loadu_pd(acc + j + 8);                                 \
+                __m256d a3 = _mm256_loadu_pd(acc + j + 12);                                \
+                for (int q = 0; q < ACCADD_OP_RUNS; q++) {                                    \
+                    const float *x = abase + q * ra + j, *y = bbase + q * rb + j;          \
+                    _mm_prefetch((const char *)(x + ACCADD_PREFETCH), _MM_HINT_T0);        \
+                    _mm_prefetch((const char *)(y + ACCADD_PREFETCH), _MM_HINT_T0);        \
+                    __m256 v0 = vop_##OP##_f32(_mm256_loadu_ps(x), _mm256_loadu_ps(y));    \
+                    __m256 v1 = vop_##OP##_f32(_mm256_loadu_ps(x + 8),                     \
+                                               _mm256_loadu_ps(y + 8));                    \
+                    a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(v0)));   \
+                    a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(v0, 1))); \
+                    a2 = _mm256_add_pd(a2, _mm256_cvtps_pd(_mm256_castps256_ps128(v1)));   \
+                    a3 = _mm256_add_pd(a3, _mm256_cvtps_pd(_mm256_extractf128_ps(v1, 1))); \
+                }                                                                          \
+                _mm256_storeu_pd(acc + j, a0);                                             \
+                _mm256_storeu_pd(acc + j + 4, a1);                                         \
+                _mm256_storeu_pd(acc + j + 8, a2);                                         \
+                _mm256_storeu_pd(acc + j + 12, a3);                                        \
+            }                                                                              \
+        }                                                                                  \
+    }
+/* the whole groups of runs and blocks in AVX2; then the columns after the
+ * last block for the same runs (each accumulator keeps its order) */
+#define ACCADD_OP_ROWS_F32_FAST(OP, EXPR)                                                  \
+    if (sa == 1 && sb == 1 && rows >= ACCADD_OP_RUNS && n >= ACCADD_BLOCK && cpu_has_avx2()) { \
+        long blocks = n - n % ACCADD_BLOCK, whole = rows - rows % ACCADD_OP_RUNS;             \
+        OP##_accadd_rows_f32_avx2(acc, a, ra, b, rb, whole, blocks);                       \
+        for (long j = blocks; j < n; j++)                                                  \
+            for (long q = 0; q < whole; q++) {                                             \
+                float x = a[q * ra + j], y = b[q * rb + j];                                \
+                acc[j] += (double)(float)(EXPR);                                           \
+            }                                                                              \
+        r = whole;                                                                         \
+    }
+#else
+#define ACCADD_OP_ROWS_F32_AVX2(OP)
+#define ACCADD_OP_ROWS_F32_FAST(OP, EXPR)
+#endif
+
+#define ACCADD_OP_ROWS(OP, EXPR)                                                           \
+    ACCADD_OP_ROWS_F32_AVX2(OP)                                                            \
+    CLONES void bcg_mk_##OP##_accadd_rows_f32(double *acc, const float *a, long sa,        \
+                                              long ra, const float *b, long sb, long rb,   \
+                                              long rows, long n)                           \
+    {                                                                                      \
+        long r = 0;                                                                        \
+        ACCADD_OP_ROWS_F32_FAST(OP, EXPR)                                                  \
+        for (; r < rows; r++) {                                                            \
+            const float *ar = a + r * ra, *br = b + r * rb;                                \
+            if (sa == 1 && sb == 1) {                                                      \
+                for (long j = 0; j < n; j++) {                                             \
+                    float x = ar[j], y = br[j];                                            \
+                    acc[j] += (double)(float)(EXPR);                                       \
+                }                                                                          \
+            } else {                                                                       \
+                for (long j = 0; j < n; j++) {                                             \
+                    float x = ar[j * sa], y = br[j * sb];                                  \
+                    acc[j] += (double)(float)(EXPR);                                       \
+                }                                                                          \
+            }                                                                              \
+        }                                                                                  \
+    }                                                                                      \
+    CLONES void bcg_mk_##OP##_accadd_rows_f64(double *acc, double *comp, const double *a,  \
+                                              long sa, long ra, const double *b, long sb,  \
+                                              long rb, long rows, long n)                  \
+    {                                                                                      \
+        for (long r = 0; r < rows; r++) {                                                  \
+            const double *ar = a + r * ra, *br = b + r * rb;                               \
+            if (sa == 1 && sb == 1) {                                                      \
+                for (long j = 0; j < n; j++) {                                             \
+                    double x = ar[j], y = br[j];                                           \
+                    const double v = EXPR;                                                 \
+                    NEUMAIER(acc[j], comp[j], v);                                          \
+                }                                                                          \
+            } else {                                                                       \
+                for (long j = 0; j < n; j++) {                                             \
+                    double x = ar[j * sa], y = br[j * sb];                                 \
+                    const double v = EXPR;                                                 \
+                    NEUMAIER(acc[j], comp[j], v);                                          \
+                }                                                                          \
+            }                                                                              \
+        }                                                                                  \
+    }
+
+ACCADD_OP_ROWS(add, x + y)
+ACCADD_OP_ROWS(sub, x - y)
+ACCADD_OP_ROWS(mul, x * y)
+ACCADD_OP_ROWS(div, x / y)
+ACCADD_OP_ROWS(minimum, (x < y || x != x) ? x : y)
+ACCADD_OP_ROWS(maximum, (x > y || x != x) ? x : y)
+
 /* ---- the symbol table jit.c hands to tcc ------------------------------------------ */
 
 #define ENTRY(NAME) {"bcg_mk_" #NAME, (const void *)bcg_mk_##NAME},
@@ -2451,6 +2625,7 @@ CLONES void bcg_mk_accadd_rows_f64(double *acc, double *comp, const double *x, l
     ENTRY(maximum_##S) ENTRY(sqrt_##S)
 #define HALF_NT_ENTRIES ENTRY(add_f16_nt) ENTRY(sub_f16_nt) ENTRY(mul_f16_nt) ENTRY(div_f16_nt)
 
+#define ACCADD_OP_ENTRIES(OP) ENTRY(OP##_accadd_rows_f32) ENTRY(OP##_accadd_rows_f64)
 #define CAST_ENTRY(FS, FT, FK, TS, TT, TK, LO, HI, MIN, MAX) ENTRY(cast_##FS##_##TS)
 #define CAST_ENTRIES_FROM(FS, FT, FK) CAST_TARGETS(CAST_ENTRY, FS, FT, FK)
 
@@ -2460,8 +2635,10 @@ const microkernel_symbol microkernel_symbols[] = {
     FLOAT_ENTRIES(f32) FLOAT_ENTRIES(f64)
     ENTRY(log1p_f32) ENTRY(expm1_f32) ENTRY(log2_f32) ENTRY(log10_f32) ENTRY(exp2_f32)
     ENTRY(expit_f32) ENTRY(tan_f32) ENTRY(arctan_f32) ENTRY(erf_f32)
-    ENTRY(fence) ENTRY(copy_nt) ENTRY(sum16_f32) ENTRY(sum16_f64) ENTRY(accadd_f32) ENTRY(accadd_f64)
+    ENTRY(fence) ENTRY(copy_nt) ENTRY(sum16_f32) ENTRY(sum16_rows_f32) ENTRY(sum16_f64) ENTRY(accadd_f32) ENTRY(accadd_f64)
     ENTRY(accadd_rows_f32) ENTRY(accadd_rows_f64)
+    ACCADD_OP_ENTRIES(add) ACCADD_OP_ENTRIES(sub) ACCADD_OP_ENTRIES(mul) ACCADD_OP_ENTRIES(div)
+    ACCADD_OP_ENTRIES(minimum) ACCADD_OP_ENTRIES(maximum)
     HALF_ENTRIES(f16) HALF_ENTRIES(bf16) HALF_NT_ENTRIES
     ENTRY(abs_i8) ENTRY(abs_i16) ENTRY(abs_i32) ENTRY(abs_i64)
     ENTRY(abs_u8) ENTRY(abs_u16) ENTRY(abs_u32) ENTRY(abs_u64)

@@ -1116,6 +1116,123 @@ static void test_accadd_rows(void **state)
     }
 }
 
+/* bcg_mk_OP_accadd_rows_T (a binary operation of two operands computed as
+ * it is added into a block of accumulators: the gradient of a broadcast)
+ * against the order the reference evaluator defines: accumulator j takes
+ * (double)(a OP b) of run 0's element j, then run 1's, ..., the f32 value
+ * rounded to float first; f64 with Neumaier's step.  Every operation and
+ * float dtype; run counts and lengths from 0 around the 8-run groups and
+ * 16-accumulator blocks (tails on both), contiguous, broadcast (stride 0),
+ * strided and backwards elements, run strides longer than a run, values
+ * whose sums depend on the order, NaN, infinities and signed zeros. */
+#define ACCADD_OPS(X) X(add, x + y) X(sub, x - y) X(mul, x * y) X(div, x / y) \
+    X(minimum, (x < y || x != x) ? x : y) X(maximum, (x > y || x != x) ? x : y)
+#define DECLARE_ACCADD_OP(OP, EXPR)                                                           \
+    void bcg_mk_##OP##_accadd_rows_f32(double *, const float *, long, long, const float *,   \
+                                       long, long, long, long);                              \
+    void bcg_mk_##OP##_accadd_rows_f64(double *, double *, const double *, long, long,       \
+                                       const double *, long, long, long, long);              \
+    static float op_##OP##_f32(float x, float y) { return EXPR; }                            \
+    static double op_##OP##_f64(double x, double y) { return EXPR; }
+ACCADD_OPS(DECLARE_ACCADD_OP)
+
+typedef void accadd_op_f32(double *, const float *, long, long, const float *, long, long,
+                           long, long);
+typedef void accadd_op_f64(double *, double *, const double *, long, long, const double *,
+                           long, long, long, long);
+static const struct {
+    const char *name;
+    accadd_op_f32 *f32;
+    accadd_op_f64 *f64;
+    float (*scalar_f32)(float, float);
+    double (*scalar_f64)(double, double);
+} accadd_ops[] = {
+#define ACCADD_OP_ROW(OP, EXPR) {#OP, bcg_mk_##OP##_accadd_rows_f32, bcg_mk_##OP##_accadd_rows_f64, \
+                                 op_##OP##_f32, op_##OP##_f64},
+    ACCADD_OPS(ACCADD_OP_ROW)
+};
+
+static double accadd_value(uint64_t *seed)
+{
+    switch (xorshift64(seed) % 40) {
+    case 0: return NAN;
+    case 1: return INFINITY;
+    case 2: return -INFINITY;
+    case 3: return -0.0;
+    case 4: return 0.0;
+    case 5: return xorshift64(seed) % 2 ? 0x1p90 : -0x1p90; /* cancelling giants */
+    default:
+        return ldexp((double)(int64_t)(xorshift64(seed) % 2000001) / 1e6 - 1.0,
+                     (int)(xorshift64(seed) % 80) - 40);
+    }
+}
+
+/* Bit for bit, any NaN matching any NaN (which NaN an addition of two
+ * keeps depends on the order of its operands, which C does not fix). */
+static bool same_doubles(const double *got, const double *want, long n)
+{
+    for (long j = 0; j < n; j++)
+        if (memcmp(&got[j], &want[j], sizeof got[j]) != 0 && !(isnan(got[j]) && isnan(want[j])))
+            return false;
+    return true;
+}
+
+static void test_accadd_op_rows(void **state)
+{
+    (void)state;
+    uint64_t seed = 1212;
+    enum { MAX_N = 70, MAX_ROWS = 40, SPAN = MAX_ROWS * (3 * MAX_N + 5) };
+    static float af[SPAN], bf[SPAN];
+    static double ad[SPAN], bd[SPAN];
+    static const long element_strides[] = {1, 1, 1, 0, 2, -1};
+    for (int trial = 0; trial < 1200; trial++) {
+        if (trial % 100 == 0) /* new values now and then, some with many specials */
+            for (size_t i = 0; i < SPAN; i++) {
+                double v = accadd_value(&seed), w = accadd_value(&seed);
+                af[i] = (float)v;
+                bf[i] = (float)w;
+                ad[i] = v;
+                bd[i] = w;
+            }
+        int which = (int)(xorshift64(&seed) % (sizeof accadd_ops / sizeof accadd_ops[0]));
+        long n = (long)(xorshift64(&seed) % (MAX_N + 1));
+        long rows = (long)(xorshift64(&seed) % (MAX_ROWS + 1));
+        if (trial % 7 == 0) /* the whole groups and blocks exactly */
+            n = 16 * (1 + (long)(xorshift64(&seed) % 4)), rows = 8 * (1 + (long)(xorshift64(&seed) % 4));
+        long sa = element_strides[xorshift64(&seed) % 6], sb = element_strides[xorshift64(&seed) % 6];
+        long ra = 3 * MAX_N + (long)(xorshift64(&seed) % 5), rb = 3 * MAX_N + (long)(xorshift64(&seed) % 5);
+        if (xorshift64(&seed) % 4 == 0)
+            ra = 0; /* one run for every row: a broadcast operand */
+        /* element [0] of each run where a backwards run still stays inside */
+        long a0 = sa < 0 ? MAX_N : 0, b0 = sb < 0 ? MAX_N : 0;
+        double want[MAX_N], got[MAX_N], want_c[MAX_N], got_c[MAX_N];
+        for (long j = 0; j < n; j++) {
+            want[j] = got[j] = (double)(int64_t)(xorshift64(&seed) % 200) - 100.0;
+            want_c[j] = got_c[j] = (double)(int64_t)(xorshift64(&seed) % 3) * 0x1p-60;
+        }
+        bool f64 = trial % 2;
+        for (long r = 0; r < rows; r++)
+            for (long j = 0; j < n; j++) {
+                long ia = a0 + r * ra + j * sa, ib = b0 + r * rb + j * sb;
+                if (!f64) {
+                    want[j] += (double)accadd_ops[which].scalar_f32(af[ia], bf[ib]);
+                    continue;
+                }
+                double x = accadd_ops[which].scalar_f64(ad[ia], bd[ib]), t = want[j] + x;
+                want_c[j] += fabs(want[j]) >= fabs(x) ? (want[j] - t) + x : (x - t) + want[j];
+                want[j] = t;
+            }
+        if (f64)
+            accadd_ops[which].f64(got, got_c, ad + a0, sa, ra, bd + b0, sb, rb, rows, n);
+        else
+            accadd_ops[which].f32(got, af + a0, sa, ra, bf + b0, sb, rb, rows, n);
+        if (!same_doubles(got, want, n) || (f64 && !same_doubles(got_c, want_c, n)))
+            fail_msg("%s_accadd_rows_%s: %ld runs of %ld (strides %ld %ld, run strides %ld %ld) "
+                     "differ", accadd_ops[which].name, f64 ? "f64" : "f32", rows, n, sa, sb, ra,
+                     rb);
+    }
+}
+
 /* bcg_mk_sum16_f64 (16 Neumaier partial sums, element i into sum i % 16;
  * an AVX2 path for contiguous runs) against the plain loop, bit for bit
  * with the compensations: run lengths around multiples of 16, partial sums
@@ -1152,6 +1269,92 @@ static void test_sum16_f64(void **state)
         bcg_mk_sum16_f64(got, got_c, x, sx, n);
         if (memcmp(got, want, sizeof got) != 0 || memcmp(got_c, want_c, sizeof got_c) != 0)
             fail_msg("sum16_f64: %ld elements (stride %ld) differ", n, sx);
+    }
+}
+
+/* bcg_mk_sum16_f32 (16 double partial sums, element i into sum i % 16; the
+ * AVX2 path takes two blocks of 16 a trip, then one, then the tail):
+ * against that order, bit for bit, over lengths 0-299 (every tail),
+ * contiguous and strided, with infinities and NaN now and then. */
+void bcg_mk_sum16_f32(double *, const float *, long, long);
+
+static void test_sum16_f32(void **state)
+{
+    (void)state;
+    uint64_t seed = 93;
+    enum { MAX_N = 300 };
+    static float x[2 * MAX_N];
+    for (int trial = 0; trial < 600; trial++) {
+        for (int i = 0; i < 2 * MAX_N; i++) {
+            uint64_t r = xorshift64(&seed);
+            x[i] = (float)ldexp((double)(int64_t)(r % 2000001) / 1e6 - 1.0,
+                                (int)(r >> 40) % 80 - 40);
+            if (r % 23 == 0)
+                x[i] = r % 2 ? 0x1p100f : -0x1p100f;
+            if (trial % 10 == 9 && r % 37 == 0)
+                x[i] = r % 3 ? INFINITY : NAN;
+        }
+        long n = trial < MAX_N ? trial : (long)(xorshift64(&seed) % MAX_N);
+        long sx = xorshift64(&seed) % 4 ? 1 : 2;
+        double want[16], got[16];
+        for (int k = 0; k < 16; k++)
+            want[k] = got[k] = (double)(int64_t)(xorshift64(&seed) % 200) - 100.0;
+        for (long i = 0; i < n; i++)
+            want[i % 16] += (double)x[i * sx];
+        bcg_mk_sum16_f32(got, x, sx, n);
+        if (!same_doubles(got, want, 16))
+            fail_msg("sum16_f32: %ld elements (stride %ld) differ", n, sx);
+    }
+}
+
+/* bcg_mk_sum16_rows_f32 (the finished laned sums of many runs: a sum over
+ * the last axis, a tile of kept elements a call) against the order every
+ * path gives a laned f32 sum: 16 partial sums from 0, element i of the run
+ * into sum i % 16, then ((p0 + p1) + (p2 + p3)) + ... pairwise; bit for bit
+ * (any NaN for a NaN), over run counts and lengths from 0, contiguous,
+ * strided and backwards elements, run strides of either sign. */
+void bcg_mk_sum16_rows_f32(double *, const float *, long, long, long, long);
+
+static void test_sum16_rows_f32(void **state)
+{
+    (void)state;
+    uint64_t seed = 95;
+    enum { MAX_N = 90, MAX_ROWS = 12, SPAN = 2 * MAX_ROWS * (2 * MAX_N + 3) };
+    static float x[SPAN];
+    for (int i = 0; i < SPAN; i++) {
+        uint64_t r = xorshift64(&seed);
+        x[i] = (float)ldexp((double)(int64_t)(r % 2000001) / 1e6 - 1.0, (int)(r >> 40) % 80 - 40);
+        if (r % 23 == 0)
+            x[i] = r % 2 ? 0x1p100f : -0x1p100f;
+        if (r % 301 == 0)
+            x[i] = r % 3 ? -INFINITY : NAN;
+        if (r % 97 == 0)
+            x[i] = -0.0f;
+    }
+    for (int trial = 0; trial < 600; trial++) {
+        long n = (long)(xorshift64(&seed) % (MAX_N + 1));
+        long rows = (long)(xorshift64(&seed) % (MAX_ROWS + 1));
+        long sx = (long[]){1, 1, 1, 2, -1}[xorshift64(&seed) % 5];
+        long rx = (2 * MAX_N + 1 + (long)(xorshift64(&seed) % 3)) * (xorshift64(&seed) % 4 ? 1 : -1);
+        /* element [0] of run 0 where every element read stays inside x */
+        long base = SPAN / 2;
+        double want[MAX_ROWS], got[MAX_ROWS];
+        for (long r = 0; r < rows; r++) {
+            double lane[16] = {0.0}, q[8];
+            for (long i = 0; i < n; i++)
+                lane[i % 16] += (double)x[base + r * rx + i * sx];
+            for (int i = 0; i < 8; i++)
+                q[i] = lane[2 * i] + lane[2 * i + 1];
+            for (int width = 8; width > 1; width /= 2)
+                for (int i = 0; i < width / 2; i++)
+                    q[i] = q[2 * i] + q[2 * i + 1];
+            want[r] = q[0];
+            got[r] = 12345.0;
+        }
+        bcg_mk_sum16_rows_f32(got, x + base, rx, sx, n, rows);
+        if (!same_doubles(got, want, rows))
+            fail_msg("sum16_rows_f32: %ld runs of %ld (stride %ld, run stride %ld) differ", rows,
+                     n, sx, rx);
     }
 }
 
@@ -1220,7 +1423,10 @@ int main(void)
         cmocka_unit_test(test_symbol_table),
         cmocka_unit_test(test_half_conversions),
         cmocka_unit_test(test_accadd_rows),
+        cmocka_unit_test(test_accadd_op_rows),
         cmocka_unit_test(test_sum16_f64),
+        cmocka_unit_test(test_sum16_f32),
+        cmocka_unit_test(test_sum16_rows_f32),
         cmocka_unit_test(test_transcendental_accuracy),
         cmocka_unit_test(test_plain_forms),
         cmocka_unit_test(test_every_row),

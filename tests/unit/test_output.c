@@ -439,16 +439,23 @@ static void test_reductions(void **state)
 
 /* The microkernel forms of float sums and means (laned tiles along a
  * contiguous reduced run, blocks of accumulators along a kept loop, whole
- * rows of an operand in one call) against the scalar code of the same
- * kernel (microkernel_run 0), which reduce_numpy checks against the
- * reference evaluator: bit for bit, on 1 and 3 threads, over random shapes,
- * reduced dimension sets, negative strides, and trees and bare operands. */
+ * rows of an operand or of a binary operation of two operands in one
+ * call, laned sums of a tile of whole runs in one call) against the
+ * scalar code of the same kernel (microkernel_run 0), and that against
+ * the reference evaluator: bit for bit (any NaN for a
+ * NaN), on 1 and 3 threads, over random shapes, reduced dimension sets,
+ * negative strides, trees and bare operands, with infinities, NaN and
+ * zero divisors now and then. */
 static void test_reduction_microkernels_match_scalar_code(void **state)
 {
     (void)state;
     uint64_t seed = 2026;
-    static const char *const exprs[] = {"a", "a * b", "a * b + 1.5", "sqrt(a * a) - b"};
-    int forms_seen[3] = {0, 0, 0}; /* laned tiles, blocks, rows calls */
+    static const char *const exprs[] = {"a", "a * b", "a * b + 1.5", "sqrt(a * a) - b",
+                                        "b - a", "a / b", "minimum(a, b)", "maximum(b, a)",
+                                        "a + a"};
+    enum { EXPRS = sizeof exprs / sizeof exprs[0] };
+    /* laned tiles, blocks, rows calls of an operand, of an operation */
+    int forms_seen[5] = {0, 0, 0, 0, 0}; /* and laned sums of whole rows */
     for (int trial = 0; trial < 160; trial++) {
         int rank = 2 + (int)(xorshift64(&seed) % 2);
         int64_t shape[3], strides[3], total = 1;
@@ -473,6 +480,10 @@ static void test_reduction_microkernels_match_scalar_code(void **state)
             double w = (double)(int64_t)(xorshift64(&seed) % 2001) / 1000.0;
             if (xorshift64(&seed) % 16 == 0) /* huge values that cancel: order shows */
                 v = xorshift64(&seed) % 2 ? 0x1p90 : -0x1p90;
+            if (trial % 8 == 7 && xorshift64(&seed) % 64 == 0) /* and specials, now and then */
+                v = (double[]){NAN, INFINITY, -INFINITY, -0.0}[xorshift64(&seed) % 4];
+            if (xorshift64(&seed) % 128 == 0) /* a zero divisor, a zero product */
+                w = 0.0;
             if (t == BCG_F32) {
                 ((float *)a)[i] = (float)v;
                 ((float *)b)[i] = (float)w;
@@ -484,7 +495,7 @@ static void test_reduction_microkernels_match_scalar_code(void **state)
         int64_t target[3];
         for (int d = 0; d < rank; d++)
             target[d] = xorshift64(&seed) % 2 ? 1 : shape[d];
-        const char *expr = exprs[xorshift64(&seed) % 4];
+        const char *expr = exprs[xorshift64(&seed) % EXPRS];
         int reduce = xorshift64(&seed) % 3 ? BCG_REDUCE_SUM : BCG_REDUCE_MEAN;
         bcg_operand ops[2] = {{"a", t, rank, shape, flip ? flipped : NULL},
                               {"b", t, rank, shape, NULL}};
@@ -512,10 +523,27 @@ static void test_reduction_microkernels_match_scalar_code(void **state)
                     forms_seen[0] += strstr(source, "bcg_mk_sum16_") != NULL;
                     forms_seen[1] += strstr(source, "bcg_mk_accadd_f") != NULL;
                     forms_seen[2] += strstr(source, "bcg_mk_accadd_rows_") != NULL;
+                    forms_seen[3] += strstr(source, "_accadd_rows_") != NULL &&
+                                     strstr(source, "bcg_mk_accadd_rows_") == NULL;
+                    forms_seen[4] += strstr(source, "bcg_mk_sum16_rows_") != NULL;
                 }
                 assert_int_equal(bcg_run_threads(k, fast ? got : want, in, threads, &err),
                                  BCG_OK);
-                if (fast && memcmp(got, want, size * (size_t)out_elements) != 0)
+                if (!fast) { /* the scalar code is the reference evaluator's, bit for bit */
+                    unsigned char *reference = calloc((size_t)out_elements, size);
+                    compile front = {.arena = arena_new(), .err = &err};
+                    assert_non_null(front.arena);
+                    assert_int_equal(compile_front(&front, expr, ops, 2, &options), BCG_OK);
+                    assert_int_equal(eval_run(&front, reference, in, &err), BCG_OK);
+                    arena_free(front.arena);
+                    if (first_difference((const char *)reference, (const char *)want, t,
+                                         out_elements, false) >= 0)
+                        fail_msg("trial %d: %s %s: the scalar code differs from the reference "
+                                 "evaluator", trial, reduce_name(reduce), expr);
+                    free(reference);
+                }
+                if (fast && first_difference((const char *)got, (const char *)want, t,
+                                             out_elements, false) >= 0)
                     fail_msg("trial %d: %s %s over [%lld %lld %lld] differs from the scalar "
                              "code (%d threads)", trial, reduce_name(reduce), expr,
                              (long long)shape[0], (long long)shape[1],
@@ -531,6 +559,8 @@ static void test_reduction_microkernels_match_scalar_code(void **state)
     assert_true(forms_seen[0] > 0);
     assert_true(forms_seen[1] > 0);
     assert_true(forms_seen[2] > 0);
+    assert_true(forms_seen[3] > 0);
+    assert_true(forms_seen[4] > 0);
 }
 
 int main(void)
