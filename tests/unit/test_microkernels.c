@@ -194,6 +194,7 @@ static bool check_case(const char *expr, bcg_dtype t, int64_t n, layout lay, tal
     bcg_options_init(&options);
     options.microkernel_run = 1;
     options.stream_stores = stream_stores;
+    options.disable_vector_code = 1; /* the microkernels, not gen/vex.c (test_vex.c) */
     if (lay == LAYOUT_INPLACE)
         options.inplace = 0;
     bcg_context *ctx = bcg_context_new();
