@@ -887,7 +887,12 @@ static void lower_tiles(lowering *w, int depth)
         if (ir->gathered[k])
             gather_declare(w, depth, k, declared);
     }
-    tile_loop(w, depth, extent, TILE_ELEMENTS);
+    /* the fused function needs no tiles of temporaries: one call takes the
+     * whole run unless an operand is gathered into a tile */
+    bool whole = ir->vex != NULL;
+    for (int k = 1; k <= ir->input_count; k++)
+        whole = whole && !ir->gathered[k];
+    tile_loop(w, depth, extent, whole ? extent : TILE_ELEMENTS);
     for (int k = 1; k <= ir->input_count; k++)
         if (ir->gathered[k])
             step_gather(w, depth + 1, k, size, true, false);
