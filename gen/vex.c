@@ -292,6 +292,9 @@ typedef struct generator {
     int leaf_node[LEAF_MAX];
     bool tail;                /* writing the tail's body: contiguous leaves in slots */
     unsigned free;            /* ymm registers free (bit r) */
+    unsigned reserved;        /* ymm registers holding constants */
+    int peak;                 /* the most registers the body holds at once */
+    int constant_register[POOL_MAX]; /* > 0: pool slot i is in this register */
     bool failed;
 } generator;
 
@@ -307,6 +310,9 @@ static int take_register(generator *g)
     for (int r = 0; r < 16; r++)
         if (g->free >> r & 1) {
             g->free &= ~(1u << r);
+            int used = 16 - __builtin_popcount(g->free | g->reserved);
+            if (used > g->peak)
+                g->peak = used;
             return r;
         }
     g->failed = true;
@@ -447,6 +453,15 @@ static int constant(generator *g, const void *v, int size)
 
 static memory pool_memory(int slot) { return (memory){RIP, NONE, 1, 0, slot}; }
 
+/* Pool constant SLOT as an operand: the register it was loaded into
+ * before the loop when there was room (write_function), else memory. */
+static rm_operand constant_operand(generator *g, int slot)
+{
+    if (slot < POOL_MAX && g->constant_register[slot] > 0)
+        return in_register(g->constant_register[slot]);
+    return in_memory(pool_memory(slot));
+}
+
 /* A lane constant: X as the lane dtype. */
 static int lane_constant(generator *g, double x)
 {
@@ -516,7 +531,7 @@ static value nonzero(generator *g, value v)
     if (v.mask)
         return v;
     int zero = lane_constant(g, 0.0);
-    vex(g->b, V_CMP, true, g->dbl, v.reg, v.reg, in_memory(pool_memory(zero)), 4 /* NEQ_UQ */);
+    vex(g->b, V_CMP, true, g->dbl, v.reg, v.reg, constant_operand(g, (zero)), 4 /* NEQ_UQ */);
     return (value){v.reg, true, false};
 }
 
@@ -525,7 +540,7 @@ static value polarity(generator *g, value m, bool want_inverted)
 {
     if (m.inverted != want_inverted) {
         int ones = bits_constant(g, ~0ull);
-        vex(g->b, V_XOR, true, g->dbl, m.reg, m.reg, in_memory(pool_memory(ones)), -1);
+        vex(g->b, V_XOR, true, g->dbl, m.reg, m.reg, constant_operand(g, (ones)), -1);
         m.inverted = want_inverted;
     }
     return m;
@@ -578,12 +593,12 @@ static value compute(generator *g, int id, bool want_value)
         double v = literal_value(n);
         int r = take_register(g);
         int slot = bits_constant(g, v != 0 || v != v ? ~0ull : 0);
-        vex(b, V_MOVU_LOAD, true, dbl, r, 0, in_memory(pool_memory(slot)), -1);
+        vex(b, V_MOVU_LOAD, true, dbl, r, 0, constant_operand(g, (slot)), -1);
         return (value){r, true, false};
     }
     if (n->op == OP_LITERAL) {
         int r = take_register(g);
-        vex(b, V_MOVU_LOAD, true, dbl, r, 0, in_memory(pool_memory(lane_constant(g, literal_value(n)))),
+        vex(b, V_MOVU_LOAD, true, dbl, r, 0, constant_operand(g, (lane_constant(g, literal_value(n)))),
             -1);
         return (value){r, false, false};
     }
@@ -595,11 +610,11 @@ static value compute(generator *g, int id, bool want_value)
             int zero = constant(g, &(uint64_t){0}, 8);
             if (g->leaves[i].broadcast) {
                 vex(b, V_PBROADCASTB, true, false, r, 0, in_memory(m), -1);
-                vex(b, V_PCMPEQB, true, false, r, r, in_memory(pool_memory(zero)), -1);
+                vex(b, V_PCMPEQB, true, false, r, r, constant_operand(g, (zero)), -1);
             } else {
                 vex(b, dbl ? V_PMOVZXBQ : V_PMOVZXBD, true, false, r, 0, in_memory(m), -1);
                 vex(b, dbl ? V_PCMPEQQ : V_PCMPEQD, true, false, r, r,
-                    in_memory(pool_memory(zero)), -1);
+                    constant_operand(g, (zero)), -1);
             }
             return (value){r, true, true};
         }
@@ -666,17 +681,17 @@ static value compute(generator *g, int id, bool want_value)
     case OP_POS: break;
     case OP_NEG:
         vex(b, V_XOR, true, dbl, v.reg, v.reg,
-            in_memory(pool_memory(bits_constant(g, dbl ? 1ull << 63 : 1ull << 31))), -1);
+            constant_operand(g, (bits_constant(g, dbl ? 1ull << 63 : 1ull << 31))), -1);
         break;
     case OP_ABS:
         vex(b, V_AND, true, dbl, v.reg, v.reg,
-            in_memory(pool_memory(bits_constant(g, dbl ? ~(1ull << 63) : 0x7fffffffull))), -1);
+            constant_operand(g, (bits_constant(g, dbl ? ~(1ull << 63) : 0x7fffffffull))), -1);
         break;
     case OP_SQRT: vex(b, V_SQRT, true, dbl, v.reg, 0, in_register(v.reg), -1); break;
     case OP_SQUARE: vex(b, V_MUL, true, dbl, v.reg, v.reg, in_register(v.reg), -1); break;
     case OP_RECIPROCAL: {
         int r = take_register(g);
-        vex(b, V_MOVU_LOAD, true, dbl, r, 0, in_memory(pool_memory(lane_constant(g, 1.0))), -1);
+        vex(b, V_MOVU_LOAD, true, dbl, r, 0, constant_operand(g, (lane_constant(g, 1.0))), -1);
         vex(b, V_DIV, true, dbl, v.reg, r, in_register(v.reg), -1);
         give_register(g, r);
         break;
@@ -702,7 +717,7 @@ static value compute(generator *g, int id, bool want_value)
  * loop, into the output slot in the tail. */
 static void body(generator *g, int out_slot)
 {
-    g->free = 0xffff;
+    g->free = 0xffffu & ~g->reserved;
     value v = compute(g, 0, true);
     memory m = g->tail ? at(RSP, NONE, 1, 32 * out_slot) : at(R11, RAX, g->width, 0);
     vex(g->b, V_MOVU_STORE, true, g->dbl, v.reg, 0, in_memory(m), -1);
@@ -745,8 +760,20 @@ static void write_function(generator *g)
         if (!g->leaves[i].broadcast)
             g->leaves[i].slot = slots++;
     int out_slot = slots++;
+    /* the constants in the registers the body leaves free, loaded once
+     * before the loop (ymm0 stays the body's: the tail zeroes with it) */
+    int constants = b->pool_count;
+    unsigned char pool[POOL_MAX][32];
+    memcpy(pool, b->pool, sizeof pool);
+    if (constants > 0 && g->peak + constants <= 16)
+        for (int i = 0; i < constants; i++) {
+            g->constant_register[i] = 15 - i;
+            g->reserved |= 1u << (15 - i);
+        }
     memset(b, 0, sizeof *b);
     b->pending_rip = -1;
+    memcpy(b->pool, pool, sizeof pool); /* the same slots, in the same order */
+    b->pool_count = constants;
 
     int saved[LEAF_MAX], saved_count = 0;
     for (int i = 0; i < g->leaf_count; i++) {
@@ -760,6 +787,10 @@ static void write_function(generator *g)
     gpr_pair(b, 0x89, R11, RSI); /* mov r11, rsi: out */
     for (int i = 0; i < g->leaf_count; i++) /* rdx, the array, is the last one */
         gpr_memory(b, 0x8b, g->leaves[i].reg, at(RDX, NONE, 1, 8 * i));
+    for (int i = 0; i < constants; i++)
+        if (g->constant_register[i] > 0)
+            vex(b, V_MOVU_LOAD, true, false, g->constant_register[i], 0,
+                in_memory(pool_memory(i)), -1);
     gpr_pair(b, 0x89, RCX, R10);              /* mov rcx, r10 */
     gpr_immediate(b, 4, RCX, -lanes);         /* and rcx, -lanes */
     byte(b, 0x31);                            /* xor eax, eax */
