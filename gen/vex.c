@@ -142,7 +142,9 @@ static void modrm_register(builder *b, int reg, int rm)
 typedef enum vex_id {
     V_MOVU_LOAD, V_MOVU_STORE, V_ADD, V_MUL, V_SUB, V_MIN, V_DIV, V_MAX, V_SQRT, V_AND,
     V_ANDN, V_OR, V_XOR, V_CMP, V_BLENDVPS, V_BLENDVPD, V_BROADCASTSS, V_BROADCASTSD,
-    V_PMOVZXBD, V_PMOVZXBQ, V_PCMPEQB, V_PCMPEQD, V_PCMPEQQ, V_PBROADCASTB, V_COUNT
+    V_PMOVZXBD, V_PMOVZXBQ, V_PCMPEQB, V_PCMPEQD, V_PCMPEQQ, V_PBROADCASTB,
+    V_PMOVSXBD, V_PMOVSXWD, V_PMOVZXWD, V_PBROADCASTW, V_PBROADCASTD, V_CVTDQ2PS,
+    V_CVTDQ2PD, V_CVTPS2PD, V_COUNT
 } vex_id;
 
 static const struct {
@@ -161,6 +163,10 @@ static const struct {
     [V_PMOVZXBD] = {1, 2, 0x31, false}, [V_PMOVZXBQ] = {1, 2, 0x32, false},
     [V_PCMPEQB] = {1, 1, 0x74, false}, [V_PCMPEQD] = {1, 1, 0x76, false},
     [V_PCMPEQQ] = {1, 2, 0x29, false}, [V_PBROADCASTB] = {1, 2, 0x78, false},
+    [V_PMOVSXBD] = {1, 2, 0x21, false}, [V_PMOVSXWD] = {1, 2, 0x23, false},
+    [V_PMOVZXWD] = {1, 2, 0x33, false}, [V_PBROADCASTW] = {1, 2, 0x79, false},
+    [V_PBROADCASTD] = {1, 2, 0x58, false}, [V_CVTDQ2PS] = {0, 1, 0x5b, false},
+    [V_CVTDQ2PD] = {2, 1, 0xe6, false}, [V_CVTPS2PD] = {0, 1, 0x5a, false},
 };
 
 /* An operand: ymm register REG (mem false) or memory M. */
@@ -329,6 +335,15 @@ static bool is_leaf(const kernel_ir *ir, int id)
     return ir->value[id].local || ir->nodes[id]->op == OP_OPERAND;
 }
 
+/* Whether a leaf of dtype T converts into LANE on loading: small
+ * integers (exact) and i32 (vcvtdq2ps rounds to nearest as C's (float)
+ * does), and f32 into f64 (exact). */
+static bool leaf_converts(bcg_dtype t, bcg_dtype lane)
+{
+    return t == BCG_I8 || t == BCG_U8 || t == BCG_I16 || t == BCG_U16 || t == BCG_I32 ||
+           (t == BCG_F32 && lane == BCG_F64);
+}
+
 /* Whether node ID computes a value (VALUE) or a mask (!VALUE) the
  * generator can write; register needs are not checked here. */
 static bool supported(const generator *g, int id, bool value);
@@ -344,10 +359,17 @@ static bool supported_value(const generator *g, int id)
                (dtype_kind_of(n->dtype) == KIND_INT && n->value.i >= -(1LL << 53) &&
                 n->value.i <= (1LL << 53)) ||
                (dtype_kind_of(n->dtype) == KIND_UINT && n->value.u <= (1ULL << 53));
+    if (is_leaf(ir, id)) /* of the lane dtype, or one converted exactly as C does */
+        return n->dtype == g->lane || leaf_converts(n->dtype, g->lane);
+    if (n->op == OP_CAST) { /* of a leaf, to the lane dtype; or an integer to f32 in f64 lanes */
+        const expr_node *child = ir->nodes[kir_child(ir, id, 0)];
+        bool via_single = n->dtype == BCG_F32 && g->lane == BCG_F64 &&
+                          dtype_kind_of(child->dtype) != KIND_FLOAT;
+        return (n->dtype == g->lane || via_single) && is_leaf(ir, kir_child(ir, id, 0)) &&
+               supported_value(g, kir_child(ir, id, 0));
+    }
     if (n->dtype != g->lane)
         return false;
-    if (is_leaf(ir, id))
-        return true;
     switch (n->op) {
     case OP_NEG: case OP_POS: case OP_ABS: case OP_SQRT: case OP_SQUARE: case OP_RECIPROCAL:
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MINIMUM: case OP_MAXIMUM:
@@ -399,15 +421,18 @@ static bool supported(const generator *g, int id, bool value)
     return value ? supported_value(g, id) : supported_mask(g, id);
 }
 
-/* The operations the function computes for value ID (not the leaves'). */
-static int operation_count(const kernel_ir *ir, int id)
+/* The operations the function computes for value ID, a leaf's conversion
+ * into the lane dtype LANE included (a cast kernel's pass otherwise). */
+static int operation_count(const kernel_ir *ir, int id, bcg_dtype lane)
 {
     const expr_node *n = ir->nodes[id];
-    if (is_leaf(ir, id) || n->op == OP_LITERAL)
+    if (n->op == OP_LITERAL)
         return 0;
+    if (is_leaf(ir, id))
+        return n->dtype != lane && n->dtype != BCG_BOOL;
     int count = 1;
     for (int k = 0; k < n->arg_count; k++)
-        count += operation_count(ir, kir_child(ir, id, k));
+        count += operation_count(ir, kir_child(ir, id, k), lane);
     return count;
 }
 
@@ -525,6 +550,53 @@ static memory leaf_memory(const generator *g, int i)
 
 static value compute(generator *g, int id, bool want_value);
 
+/* Register R = leaf I (at M) converted into the lane dtype; VIA_SINGLE:
+ * an integer rounded to f32 first (f64(f32(i32)) rounds once, in f32). */
+static void load_converted(generator *g, int r, int i, memory m, bool via_single)
+{
+    builder *b = g->b;
+    bcg_dtype t = g->leaves[i].dtype;
+    bool broadcast = g->leaves[i].broadcast, dbl = g->dbl;
+    if (t == BCG_F32) { /* into f64 lanes: 4 floats */
+        if (broadcast) {
+            vex(b, V_BROADCASTSS, false, false, r, 0, in_memory(m), -1);
+            vex(b, V_CVTPS2PD, true, false, r, 0, in_register(r), -1);
+        } else {
+            vex(b, V_CVTPS2PD, true, false, r, 0, in_memory(m), -1);
+        }
+        return;
+    }
+    /* integers: dwords first (8 in a ymm for f32 lanes, 4 in an xmm for f64) */
+    if (t == BCG_I32 && !broadcast && !via_single) {
+        vex(b, dbl ? V_CVTDQ2PD : V_CVTDQ2PS, true, false, r, 0, in_memory(m), -1);
+        return;
+    }
+    if (t == BCG_I32 && !broadcast) { /* 4 dwords into floats, then doubles */
+        vex(b, V_CVTDQ2PS, false, false, r, 0, in_memory(m), -1);
+        vex(b, V_CVTPS2PD, true, false, r, 0, in_register(r), -1);
+        return;
+    }
+    if (t == BCG_I32) {
+        vex(b, V_PBROADCASTD, !dbl, false, r, 0, in_memory(m), -1);
+    } else {
+        bool bytes = t == BCG_I8 || t == BCG_U8;
+        vex_id widen = t == BCG_I8 ? V_PMOVSXBD : t == BCG_U8 ? V_PMOVZXBD
+                       : t == BCG_I16 ? V_PMOVSXWD : V_PMOVZXWD;
+        if (broadcast) {
+            vex(b, bytes ? V_PBROADCASTB : V_PBROADCASTW, false, false, r, 0, in_memory(m), -1);
+            vex(b, widen, !dbl, false, r, 0, in_register(r), -1);
+        } else {
+            vex(b, widen, !dbl, false, r, 0, in_memory(m), -1);
+        }
+    }
+    if (via_single && t == BCG_I32) {
+        vex(b, V_CVTDQ2PS, false, false, r, 0, in_register(r), -1);
+        vex(b, V_CVTPS2PD, true, false, r, 0, in_register(r), -1);
+        return;
+    }
+    vex(b, dbl ? V_CVTDQ2PD : V_CVTDQ2PS, true, false, r, 0, in_register(r), -1);
+}
+
 /* V as a mask of the lanes where it is not zero (NaN is true). */
 static value nonzero(generator *g, value v)
 {
@@ -581,28 +653,15 @@ static value emit_extreme(generator *g, bool minimum, value a, value bv)
     return a;
 }
 
-static value compute(generator *g, int id, bool want_value)
+/* Leaf ID (an operand or a hoisted local) loaded, converted, as a value or a
+ * mask; VIA_SINGLE: an integer converted to f32 first (load_converted). */
+static value compute_leaf(generator *g, int id, bool want_value, bool via_single)
 {
     const kernel_ir *ir = g->ir;
     const expr_node *n = ir->nodes[id];
     builder *b = g->b;
     bool dbl = g->dbl;
-    if (g->failed)
-        return (value){0, false, false};
-    if (n->op == OP_LITERAL && !want_value) { /* its truth in every lane (NaN is true) */
-        double v = literal_value(n);
-        int r = take_register(g);
-        int slot = bits_constant(g, v != 0 || v != v ? ~0ull : 0);
-        vex(b, V_MOVU_LOAD, true, dbl, r, 0, constant_operand(g, (slot)), -1);
-        return (value){r, true, false};
-    }
-    if (n->op == OP_LITERAL) {
-        int r = take_register(g);
-        vex(b, V_MOVU_LOAD, true, dbl, r, 0, constant_operand(g, (lane_constant(g, literal_value(n)))),
-            -1);
-        return (value){r, false, false};
-    }
-    if (is_leaf(ir, id)) {
+    {
         int i = leaf_index(g, id);
         int r = take_register(g);
         memory m = leaf_memory(g, i);
@@ -618,13 +677,42 @@ static value compute(generator *g, int id, bool want_value)
             }
             return (value){r, true, true};
         }
-        if (g->leaves[i].broadcast)
+        if (n->dtype != g->lane)
+            load_converted(g, r, i, m, via_single);
+        else if (g->leaves[i].broadcast)
             vex(b, dbl ? V_BROADCASTSD : V_BROADCASTSS, true, false, r, 0, in_memory(m), -1);
         else
             vex(b, V_MOVU_LOAD, true, dbl, r, 0, in_memory(m), -1);
         value v = {r, false, false};
         return want_value ? v : nonzero(g, v);
     }
+}
+
+static value compute(generator *g, int id, bool want_value)
+{
+    const kernel_ir *ir = g->ir;
+    const expr_node *n = ir->nodes[id];
+    builder *b = g->b;
+    bool dbl = g->dbl;
+    if (g->failed)
+        return (value){0, false, false};
+    if (n->op == OP_CAST && !is_leaf(ir, id)) /* of a leaf: converted on loading */
+        return compute_leaf(g, kir_child(ir, id, 0), want_value, n->dtype != g->lane);
+    if (n->op == OP_LITERAL && !want_value) { /* its truth in every lane (NaN is true) */
+        double v = literal_value(n);
+        int r = take_register(g);
+        int slot = bits_constant(g, v != 0 || v != v ? ~0ull : 0);
+        vex(b, V_MOVU_LOAD, true, dbl, r, 0, constant_operand(g, (slot)), -1);
+        return (value){r, true, false};
+    }
+    if (n->op == OP_LITERAL) {
+        int r = take_register(g);
+        vex(b, V_MOVU_LOAD, true, dbl, r, 0, constant_operand(g, (lane_constant(g, literal_value(n)))),
+            -1);
+        return (value){r, false, false};
+    }
+    if (is_leaf(ir, id))
+        return compute_leaf(g, id, want_value, false);
     value a[3];
     bool values[3] = {true, true, true};
     switch (n->op) {
@@ -890,7 +978,7 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const bool *broadcast, vex_f
      * and reads a strided operand itself, where the function needs it
      * gathered (measured in the sweep: a - 0.1 over a stride of 3, 0.59
      * against 1.11 of the cc backend's time) */
-    if (root->op == OP_OPERAND || root->op == OP_LITERAL || operation_count(ir, 0) < 2 ||
+    if (root->op == OP_OPERAND || root->op == OP_LITERAL || operation_count(ir, 0, lane) < 2 ||
         !supported(g, 0, true))
         return BCG_OK;
     write_function(g);

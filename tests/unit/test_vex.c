@@ -1,6 +1,7 @@
 /* test_vex.c - the fused vector code of tiles (gen/vex.c).
  *
  * test_random_trees: seeded random trees of the operations vex.c writes
+ * (and integer operands e of i8, u8, i16, u16 or i32, converted)
  * (+ - * / unary -, abs, sqrt, square, reciprocal, minimum, maximum,
  * comparisons, !, &&, ||, where, literals) in f32 and f64, over operands
  * laid out contiguously, broadcast along the run or per row, reversed or
@@ -60,6 +61,9 @@ static const char *const literals[] = {"0.5", "-2", "3", "1e-5", "0", "-0.0", "2
 
 static void value_tree(text *t, int depth);
 
+/* the trees of this case read e, an integer operand, too */
+static bool mixed;
+
 /* A condition: a comparison, a bool operand, or logic of them. */
 static void condition_tree(text *t, int depth)
 {
@@ -100,16 +104,16 @@ static void condition_tree(text *t, int depth)
 
 static void value_tree(text *t, int depth)
 {
-    static const char *const leaves[] = {"a", "b", "c", "a", "b"};
+    static const char *const leaves[] = {"a", "b", "c", "a", "b", "e", "f32(e)", "f64(e)"};
     static const char *const binary[] = {" + ", " - ", " * ", " / "};
     static const char *const unary[] = {"-", "abs", "sqrt", "square", "reciprocal"};
     int pick = depth <= 0 ? below(2) : t->n == 0 ? 2 + below(8) : below(10); /* (the root: an operation) */
     if (pick == 0) {
-        put(t, leaves[below(5)]);
+        put(t, leaves[below(mixed ? 8 : 5)]);
         return;
     }
     if (pick == 1) {
-        put(t, below(4) ? leaves[below(5)] : literals[below(8)]);
+        put(t, below(4) ? leaves[below(mixed ? 8 : 5)] : literals[below(8)]);
         return;
     }
     if (pick <= 4) {
@@ -156,6 +160,16 @@ static void fill(void *buffer, bcg_dtype t, int64_t count)
             ((uint8_t *)buffer)[i] = (uint8_t)(r % 3); /* 2 is a true byte too */
             continue;
         }
+        if (dtype_kind_of(t) != KIND_FLOAT) { /* the extremes of the dtype too */
+            if ((r & 7) == 0)
+                r = (r & 8) ? ~0ull >> 1 : 1ull << 63;
+            if ((r & 7) == 1 && dtype_kind_of(t) == KIND_INT)
+                r = ~0ull << (8 * bcg_dtype_size(t) - 1);
+            memcpy((char *)buffer + (size_t)i * bcg_dtype_size(t),
+                   &(uint64_t){(r & 7) == 2 ? ~0ull >> (64 - 8 * bcg_dtype_size(t) + 1) : r},
+                   bcg_dtype_size(t));
+            continue;
+        }
         double v = (r & 3) == 0 ? specials[(r >> 2) % 14]
                                 : ((double)(r >> 11) / 9007199254740992.0 - 0.5) * 8.0;
         if (t == BCG_F32) {
@@ -198,7 +212,7 @@ static bool run_one(const char *expr, const bcg_operand *ops, const bcg_options 
     assert_non_null(ctx);
     bcg_kernel *kernel = NULL;
     bcg_error err;
-    bool ok = bcg_compile(ctx, expr, ops, 4, options, &kernel, &err) == BCG_OK;
+    bool ok = bcg_compile(ctx, expr, ops, 5, options, &kernel, &err) == BCG_OK;
     if (ok) {
         if (bcg_kernel_note(kernel)[0]) {
             print_error("%s: the JIT failed: %s\n", expr, bcg_kernel_note(kernel));
@@ -216,13 +230,15 @@ static bool run_one(const char *expr, const bcg_operand *ops, const bcg_options 
     return ok;
 }
 
-static bool check_case(const char *expr, bcg_dtype t, int64_t n, layout lay, tally *tally)
+static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64_t n, layout lay,
+                       tally *tally)
 {
     const int64_t m = 3;
-    operand_layout lays[4] = {
+    operand_layout lays[5] = {
         {2, {m, n}, {n, 1}, false},
         {1, {n, 0}, {1, 0}, false},
         {2, {m, 1}, {1, 1}, false},
+        {2, {m, n}, {n, 1}, false},
         {2, {m, n}, {n, 1}, false},
     };
     if (lay == LAYOUT_SCALARS) {
@@ -232,13 +248,15 @@ static bool check_case(const char *expr, bcg_dtype t, int64_t n, layout lay, tal
         lays[0] = (operand_layout){2, {m, n}, {2 * n + 1, 2}, true};
         lays[1] = (operand_layout){1, {n, 0}, {-1, 0}, true};
     }
-    const char *names[4] = {"a", "b", "c", "d"};
-    bcg_operand ops[4];
-    void *allocations[4] = {0};
-    const void *inputs[4];
-    for (int i = 0; i < 4; i++) {
+    if (lay == LAYOUT_SCALARS)
+        lays[4] = (operand_layout){2, {m, 1}, {1, 1}, false};
+    const char *names[5] = {"a", "b", "c", "d", "e"};
+    bcg_operand ops[5];
+    void *allocations[5] = {0};
+    const void *inputs[5];
+    for (int i = 0; i < 5; i++) {
         const operand_layout *o = &lays[i];
-        bcg_dtype dt = i == 3 ? BCG_BOOL : t;
+        bcg_dtype dt = i == 3 ? BCG_BOOL : i == 4 ? int_dtype : t;
         ops[i] = (bcg_operand){names[i], dt, o->rank, o->shape, o->strided ? o->strides : NULL};
         int64_t low = 0, high = 0;
         for (int d = 0; d < o->rank; d++) {
@@ -264,7 +282,7 @@ static bool check_case(const char *expr, bcg_dtype t, int64_t n, layout lay, tal
         options.inplace = 0;
 
     bool ok = true;
-    size_t out_size = bcg_dtype_size(t);
+    size_t out_size = 8; /* (f32 or f64: the tree's promotion decides) */
     int64_t elements = 0; /* (the operands the tree reads make the result's shape) */
     size_t bytes = (size_t)(m * (n + 1) + 1) * out_size; /* (a result of c alone is (m,1)) */
     char *want = malloc(bytes), *on = malloc(bytes), *off = malloc(bytes);
@@ -277,11 +295,14 @@ static bool check_case(const char *expr, bcg_dtype t, int64_t n, layout lay, tal
     bcg_error err;
     front->arena = a;
     front->err = &err;
-    if (compile_front(front, expr, ops, 4, &options) != BCG_OK ||
-        front->out_dtype != t) { /* (a tree of comparisons only: bool) */
+    if (compile_front(front, expr, ops, 5, &options) != BCG_OK ||
+        dtype_kind_of(front->out_dtype) != KIND_FLOAT || /* (comparisons only: bool) */
+        (lay == LAYOUT_INPLACE && front->out_dtype != t)) {
         tally->skipped++;
         goto done;
     }
+    out_size = bcg_dtype_size(front->out_dtype);
+    t = front->out_dtype;
     front->err = NULL;
     elements = front->plan->elements;
     bool used_on = false, used_off = false, tiled_on = false, tiled_off = false;
@@ -289,7 +310,7 @@ static bool check_case(const char *expr, bcg_dtype t, int64_t n, layout lay, tal
         char *copies[3] = {want, on, off};
         for (int i = 0; i < 3; i++)
             memcpy(copies[i], inputs[0], (size_t)elements * out_size);
-        const void *in[4] = {want, inputs[1], inputs[2], inputs[3]};
+        const void *in[5] = {want, inputs[1], inputs[2], inputs[3], inputs[4]};
         assert_int_equal(eval_run(front, want, in, NULL), BCG_OK);
         in[0] = on;
         assert_true(run_one(expr, ops, &options, on, in, &used_on, &tiled_on));
@@ -334,7 +355,7 @@ done:
     free(want);
     free(on);
     free(off);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         free(allocations[i]);
     return ok;
 }
@@ -348,20 +369,23 @@ static void test_random_trees(void **state)
     int failures = 0;
     for (int i = 0; i < count && failures < 10; i++) {
         text t = {{0}, 0};
+        mixed = below(3) == 0;
         value_tree(&t, 1 + below(4));
         bcg_dtype dt = below(2) ? BCG_F32 : BCG_F64;
+        static const bcg_dtype ints[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32};
+        bcg_dtype int_dtype = ints[below(5)];
         int lanes = dt == BCG_F32 ? 8 : 4;
         int64_t runs[] = {0, 1, lanes - 1, lanes, lanes + 1, 2 * lanes + 3, 1023, 1025,
                           1 + below(3000)};
         int64_t n = runs[below(9)];
-        if (!check_case(t.s, dt, n, (layout)below(LAYOUT_COUNT), &tally))
+        if (!check_case(t.s, dt, int_dtype, n, (layout)below(LAYOUT_COUNT), &tally))
             failures++;
     }
     print_message("# random trees: %d cases, %d with 2+ tile calls, %d through the fused "
                   "vector code, %d skipped\n", tally.cases, tally.tiled, tally.vex, tally.skipped);
     assert_int_equal(failures, 0);
     if (vex_cpu_ok() && count > 0) /* most trees are the fused function's, or this tests nothing */
-        assert_true(tally.vex * 10 > tally.tiled * 9 && tally.vex * 2 > tally.cases);
+        assert_true(tally.vex * 20 > tally.tiled * 17 && tally.vex * 2 > tally.cases);
 }
 
 /* ---- the encoder ---- */
