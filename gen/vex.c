@@ -26,8 +26,11 @@
  *
  * Scope: f32 and f64 trees of + - * / unary -, abs, sqrt, square,
  * reciprocal, minimum, maximum, comparisons, !, &&, ||, logical_xor and
- * where, over operands of the tree's dtype (bool ones as conditions),
- * hoisted locals and literals.  Anything else: vex_build says no and the
+ * where, over operands of the tree's dtype (bool ones as conditions; i8,
+ * u8, i16, u16, i32 and, in f64 trees, f32 ones converted on loading, as
+ * are casts of them), hoisted locals and literals, at least two
+ * operations (one is its microkernel's, as fast).  Constants sit in the
+ * registers the tree leaves free.  Anything else: vex_build says no and the
  * tile keeps its microkernel calls.  Bytes depend only on the kernel IR.
  */
 #include <string.h>
