@@ -39,7 +39,7 @@ TEMPLATES = $(wildcard templates/*.tmpl)
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNIT_BIN = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 HEADERS  = runtime/bcgen.h runtime/runtime.h gen/internal.h gen/ops.h gen/kir.h gen/cprint.h \
-           gen/cli.h gen/npy.h
+           gen/cli.h gen/npy.h gen/vex.h
 
 # Each part of the project that needs its own build steps or Debian packages
 # (cross compilers, sanitizer builds, benchmarks) keeps them in mk/NAME.mk,

@@ -5,7 +5,7 @@
  * times both interleaved, checks that they agree, and reports the
  * distribution of ratio = cc time / JIT time (1.0 parity, > 1 JIT faster).
  *
- *   sweep [--quick] [--cases N] [--seed S] [--json PATH] [--verbose]
+ *   sweep [--quick] [--cases N] [--seed S] [--json PATH] [--verbose] [--no-vex]
  *   sweep --compile-only [--cases N] [--seed S] [--verbose]
  *   sweep --small [--cases N] [--seed S] [--json PATH] [--verbose]
  *
@@ -19,6 +19,9 @@
  * and judges each by the issue's small-kernel target: a call (bcg_run, its
  * checks included) at most 3x the cc kernel's and at most 30 ns + 0.5 ns
  * per element.
+ *
+ * --no-vex: the JIT's tiles call a microkernel per operation
+ * (bcg_options.disable_vector_code) instead of the fused AVX2 function.
  *
  * Environment: SWEEP_SEED (default 1), SWEEP_CASES (default 300; --quick
  * 30), SWEEP_JSON (default bench/sweep.json).
@@ -756,6 +759,7 @@ int main(int argc, char **argv)
     int cases = (env = getenv("SWEEP_CASES")) && *env ? atoi(env) : -1;
     const char *json_path = (env = getenv("SWEEP_JSON")) && *env ? env : "bench/sweep.json";
     bool quick = false, verbose = false, only_compile = false, small_only = false;
+    bool no_vex = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = true;
@@ -763,6 +767,8 @@ int main(int argc, char **argv)
             only_compile = true;
         else if (!strcmp(argv[i], "--small"))
             small_only = true;
+        else if (!strcmp(argv[i], "--no-vex"))
+            no_vex = true;
         else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v"))
             verbose = true;
         else if (!strcmp(argv[i], "--cases") && i + 1 < argc)
@@ -772,7 +778,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--json") && i + 1 < argc)
             json_path = argv[++i];
         else {
-            fprintf(stderr, "usage: sweep [--quick | --compile-only | --small] [--cases N] [--seed S] [--json PATH] [--verbose]\n");
+            fprintf(stderr, "usage: sweep [--quick | --compile-only | --small] [--cases N] [--seed S] [--json PATH] [--verbose] [--no-vex]\n");
             return 2;
         }
     }
@@ -792,6 +798,7 @@ int main(int argc, char **argv)
     bcg_options_init(&cc_opt);
     cc_opt.backend = BCG_BACKEND_CC;
     cc_opt.native = 1;
+    jit_opt.disable_vector_code = no_vex;
 
     result *results = calloc((size_t)cases + 1, sizeof *results);
     /* first compiles (distinct keys: a cache miss each) and cache hits, seconds */

@@ -251,6 +251,7 @@ static void walk_key(key_walk *w, const char *expr, size_t expr_length, const bc
     key_feed(w, expr, expr_length);
     key_feed(w, &count, sizeof count);
     key_feed(w, o, OPTION_BYTES);
+    key_feed(w, &o->disable_vector_code, sizeof o->disable_vector_code);
     const bcg_output *out = o->output;
     bool reduce = out && out->reduce != BCG_REDUCE_NONE;
     int output[5] = {out != NULL, out ? out->dtype : 0, out ? out->rank : 0,
@@ -312,11 +313,14 @@ bool cache_key_decode(arena *a, const unsigned char *key, size_t length, const c
     const unsigned char *text = take(&r, expr_length);
     int output[5];
     const unsigned char *option_bytes;
+    int disable_vector_code;
     if (!text || !TAKE(&r, count) || !(option_bytes = take(&r, OPTION_BYTES)) ||
-        !TAKE(&r, output) || count < 1 || count > BCG_MAX_OPERANDS)
+        !TAKE(&r, disable_vector_code) || !TAKE(&r, output) || count < 1 ||
+        count > BCG_MAX_OPERANDS)
         return false;
     memset(options, 0, sizeof *options);
     memcpy(options, option_bytes, OPTION_BYTES);
+    options->disable_vector_code = disable_vector_code;
     if (output[0]) {
         bcg_output *out = arena_alloc(a, sizeof *out);
         if (!out || output[2] < 0 || output[2] > BCG_MAX_RANK)

@@ -488,6 +488,8 @@ int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, uns
             args->options.warn_legacy = 1;
         } else if (strcmp(arg, "--no-fuse") == 0) { /* a program: one kernel per statement */
             args->options.separate_statements = 1;
+        } else if (strcmp(arg, "--no-vex") == 0) { /* tiles call microkernels (gen/vex.c) */
+            args->options.disable_vector_code = 1;
         } else if ((allowed & ARG_JSON) && strcmp(arg, "--json") == 0) {
             args->json = true;
         } else if ((allowed & ARG_TIME) && strcmp(arg, "--time") == 0) {

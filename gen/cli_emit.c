@@ -48,6 +48,8 @@ static const char help[] =
     "                         kernels touching at least 16 MiB)\n"
     "  --backend tcc|cc, --native   with --jit: the backend (cc: plain C, no\n"
     "                         microkernels; --native adds -march=native)\n"
+    "  --no-vex               with --jit: tiles call a microkernel per operation\n"
+    "                         instead of the tree's fused AVX2 function (bcg_vex)\n"
     "  --                     ends the options: every later argument is the EXPR\n"
     "                         (one starting with '-' goes here: -- '-a')\n"
     "\n"

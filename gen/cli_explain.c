@@ -36,6 +36,8 @@ static const char help[] =
     "  --axis K               Paddle's axis for two operands (-1: right alignment)\n"
     "  --no-fuse              a program of statements: a kernel per statement, not\n"
     "                         one fused kernel\n"
+    "  --no-vex               tiles call a microkernel per operation, not the\n"
+    "                         tree's fused AVX2 function (bcg_vex)\n"
     "  --strict-rank          reject rank-0 operands\n"
     "  --warn-legacy          warn when shapes differ but hold as many elements and\n"
     "                         the old pointwise rule would differ (bcgen shape --help)\n"

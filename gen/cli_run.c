@@ -50,6 +50,8 @@ static const char help[] =
     "                         touching at least 16 MiB; see bcgen emit --jit)\n"
     "  --backend tcc|cc       libtcc in-process (default) or the system's cc -O3\n"
     "                         (cached on disk); --native adds -march=native\n"
+    "  --no-vex               tiles call a microkernel per operation instead of\n"
+    "                         the tree's fused AVX2 function\n"
     "  --axis K, --strict-rank: as for explain\n"
     "  --warn-legacy          print the legacy broadcast warning on stderr (see\n"
     "                         bcgen shape --help)\n"

@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "kir.h"
+#include "vex.h"
 
 /* ---- kernels ------------------------------------------------------------------
  *
@@ -181,7 +183,10 @@ bcg_status compile_code(const compile *c, const char *source, jit_code **code,
             snprintf(note, note_size, "the cc backend failed (%s); compiled with libtcc",
                      cc_err.message);
     }
-    return jit_compile(source, c->function_name, code, fn, err);
+    /* the fused vector function the JIT form's tiles call (vex.c) */
+    const vex_function *vex = c->microkernels && c->ir ? c->ir->vex : NULL;
+    return jit_compile(source, c->function_name, vex ? vex->code : NULL, vex ? vex->size : 0,
+                       code, fn, err);
 }
 
 /* The bytes one run of C writes and reads (each operand's elements once):

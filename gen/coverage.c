@@ -44,6 +44,7 @@ tile_cover tile_coverage(bcg_context *ctx, expr_op op, bcg_dtype t, char *expr, 
     bcg_options options;
     bcg_options_init(&options);
     options.microkernel_run = 1;
+    options.disable_vector_code = 1; /* the microkernels' coverage, not gen/vex.c's */
     bcg_kernel *kernel = NULL;
     bcg_error err;
     if (bcg_compile(ctx, expr, ops, op_table[op].arity, &options, &kernel, &err) != BCG_OK)

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "cprint.h"
+#include "vex.h"
 
 static bool is_float(bcg_dtype t) { return dtype_kind_of(t) == KIND_FLOAT; }
 static bool is_signed(bcg_dtype t) { return dtype_kind_of(t) == KIND_INT; }
@@ -439,6 +440,66 @@ static void print_tile_call(cprinter *e, const kir_step *step, int64_t tile)
             put_tile_argument(e, line, kir_child(ir, id, k));
     }
     sb_puts(line, ", tile_count);");
+    code_line(e, step->depth);
+}
+
+/* Leaf ID's first element in the tile, for the fused function (vex.c): a
+ * hoisted local's address, a gathered tile, a 2-D tile's first row, or
+ * the 1-D tile's start (the operand contiguous or one value there). */
+static void put_vex_pointer(cprinter *e, strbuf *sb, int id)
+{
+    const kernel_ir *ir = e->ir;
+    const expr_node *n = ir->nodes[id];
+    int k = n->operand + 1;
+    if (ir->value[id].local)
+        sb_printf(sb, "&%s", ir->value[id].local);
+    else if (ir->gathered[k])
+        sb_printf(sb, "in%d_tile", n->operand);
+    else if (ir->tiles2d)
+        put_row_start(ir, sb, k);
+    else {
+        put_base(ir, sb, k);
+        if (ir->p->stride[k][ir->tile_loop] != 0)
+            sb_puts(sb, " + tile_start");
+    }
+}
+
+/* The tile's whole tree by its fused vector function (kernel_ir.vex),
+ * declared here as the microkernels are; jit.c binds the name. */
+static void print_vex_call(cprinter *e, const kir_step *step, int64_t tile)
+{
+    const kernel_ir *ir = e->ir;
+    const vex_function *f = ir->vex;
+    strbuf *line = &e->line;
+    bool to_out = kir_root_writes_output(ir, 0) && !ir->scatter;
+    line->len = 0;
+    sb_puts(line, "void " VEX_SYMBOL "(long, void *, const void *const *);");
+    code_line(e, step->depth);
+    if (!to_out) {
+        line->len = 0;
+        sb_printf(line, "%s tile0[%lld];", dtype_ctype(ir->nodes[0]->dtype), (long long)tile);
+        code_line(e, step->depth);
+    }
+    if (f->leaf_count > 0) {
+        line->len = 0;
+        sb_printf(line, "const void *const vex_in[%d] = {", f->leaf_count);
+        for (int j = 0; j < f->leaf_count; j++) {
+            if (j)
+                sb_puts(line, ", ");
+            put_vex_pointer(e, line, f->leaf_node[j]);
+        }
+        sb_puts(line, "};");
+        code_line(e, step->depth);
+    }
+    line->len = 0;
+    sb_puts(line, VEX_SYMBOL "(tile_count, ");
+    if (to_out && ir->tiles2d)
+        put_row_start(ir, line, 0);
+    else if (to_out)
+        put_tile_source(e, line, 0);
+    else
+        sb_puts(line, "tile0");
+    sb_puts(line, f->leaf_count > 0 ? ", vex_in);" : ", 0);");
     code_line(e, step->depth);
 }
 
@@ -1230,6 +1291,7 @@ static void print_steps(cprinter *e)
             print_tile_loop(e, step);
             break;
         case KIR_TILE_CALL: print_tile_call(e, step, tile); break;
+        case KIR_VEX_CALL: print_vex_call(e, step, tile); break;
         case KIR_TILE_CONVERT: print_tile_convert(e, step, tile); break;
         case KIR_TILE_STORE: print_tile_store(e, step); break;
         case KIR_ELEMENT_OPEN:

@@ -865,8 +865,11 @@ bool fold_same_tree(const expr_node *a, const expr_node *b);
 
 /* ---- jit.c: libtcc -------------------------------------------------------- */
 
-/* Compiles SOURCE and returns the function FUNCTION_NAME. */
+/* Compiles SOURCE and returns the function FUNCTION_NAME.  VEX (NULL:
+ * none), VEX_SIZE bytes of machine code (vex.c), is mapped with the
+ * kernel's code and bound to the name VEX_SYMBOL that SOURCE calls. */
 bcg_status jit_compile(const char *source, const char *function_name,
+                       const unsigned char *vex, size_t vex_size,
                        jit_code **code, kernel_fn *fn, bcg_error *err);
 void jit_free(jit_code *code);
 /* The memory CODE holds: its pages and its record (0 for NULL). */

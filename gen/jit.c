@@ -26,11 +26,32 @@
 #include <libtcc.h>
 
 #include "internal.h"
+#include "vex.h"
 
 struct jit_code {
     void *memory;
     size_t size;
+    void *vex_memory;   /* the fused vector function (vex.c) the code calls, or NULL */
+    size_t vex_size;
 };
+
+/* VEX (VEX_SIZE bytes of machine code) in pages of its own: mapped
+ * read+write, written, then made read+execute before anything runs it, so
+ * it is never writable and executable at once.  NULL when it cannot be. */
+static void *map_code(const unsigned char *vex, size_t vex_size, size_t *size)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    *size = (vex_size + (size_t)page - 1) / (size_t)page * (size_t)page;
+    void *memory = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (memory == MAP_FAILED)
+        return NULL;
+    memcpy(memory, vex, vex_size);
+    if (mprotect(memory, *size, PROT_READ | PROT_EXEC) != 0) {
+        munmap(memory, *size);
+        return NULL;
+    }
+    return memory;
+}
 
 static pthread_mutex_t tcc_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -430,6 +451,7 @@ static void collect_message(void *opaque, const char *message)
 }
 
 bcg_status jit_compile(const char *source, const char *function_name,
+                       const unsigned char *vex, size_t vex_size,
                        jit_code **code_out, kernel_fn *fn_out, bcg_error *err)
 {
     tcc_messages messages = {{0}, 0};
@@ -443,6 +465,13 @@ bcg_status jit_compile(const char *source, const char *function_name,
     jit_code *code = mem_alloc(sizeof *code);
     if (!code)
         return fail(err, BCG_ERR_NOMEM, "out of memory before compiling the kernel");
+    code->vex_memory = NULL;
+    code->vex_size = 0;
+    if (vex && !(code->vex_memory = map_code(vex, vex_size, &code->vex_size))) {
+        mem_free(code);
+        return fail(err, BCG_ERR_NOMEM, "could not map %zu bytes for the fused vector code",
+                    vex_size);
+    }
 
     pthread_mutex_lock(&tcc_lock);
     TCCState *state = tcc_new();
@@ -458,6 +487,8 @@ bcg_status jit_compile(const char *source, const char *function_name,
         status = fail(err, BCG_ERR_JIT, "libtcc rejected the generated kernel: %s", messages.text);
         goto done;
     }
+    if (code->vex_memory)
+        tcc_add_symbol(state, VEX_SYMBOL, code->vex_memory);
     if (!add_used_symbols(state, source)) {
         status = fail(err, BCG_ERR_NOMEM, "out of memory naming the kernel's functions to libtcc");
         goto done;
@@ -496,6 +527,8 @@ unlock:
     if (status != BCG_OK) {
         if (memory != MAP_FAILED)
             munmap(memory, size);
+        if (code->vex_memory)
+            munmap(code->vex_memory, code->vex_size);
         mem_free(code);
         return status;
     }
@@ -513,12 +546,14 @@ void jit_free(jit_code *code)
     if (!code)
         return;
     munmap(code->memory, code->size);
+    if (code->vex_memory)
+        munmap(code->vex_memory, code->vex_size);
     mem_free(code);
 }
 
 size_t jit_code_size(const jit_code *code)
 {
-    return code ? sizeof *code + code->size : 0;
+    return code ? sizeof *code + code->size + code->vex_size : 0;
 }
 
 /* ---- test hooks (tests/unit/test_compile_cost.c) ----------------------------------- */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kir.h"
+#include "vex.h"
 
 /* ---- queries ---------------------------------------------------------------------- */
 
@@ -274,7 +275,7 @@ static const char *const kir_op_names[] = {
     "local", "store", "loop", "end", "advance", "blocks", "loop", "move",
     "declare", "literal", "tiles", "call", "rows", "fence", "acc", "accumulate", "store",
     "accumulate", "convert", "store2", "store", "element", "local", "tiles2d", "gather",
-    "scatter",
+    "scatter", "vex",
 };
 
 static void position_name(strbuf *sb, int k)
@@ -619,6 +620,17 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
                       step->subtract ? ", once (every row the same)" : "");
         break;
     }
+    case KIR_VEX_CALL: /* leaves in the order of the function's pointer array */
+        sb_printf(sb, "vex %s into %s from ", VEX_SYMBOL, ir->scatter ? "tile0" : "out");
+        for (int j = 0; j < ir->vex->leaf_count; j++) {
+            if (j)
+                sb_puts(sb, ", ");
+            format_argument(sb, ir, ir->vex->leaf_node[j]);
+        }
+        sb_puts(sb, ir->vex->leaf_count ? ": " : "nothing: ");
+        kir_format_tree(sb, ir->nodes[0]);
+        sb_puts(sb, " fused in AVX2 registers");
+        break;
     case KIR_SCATTER: {
         int inner = p->loop_count - 1;
         sb_printf(sb, "scatter tile0 into out: rows of %lld, strides %lld and %lld",

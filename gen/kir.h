@@ -74,7 +74,9 @@ typedef enum kir_op {
     KIR_GATHER,       /* operand `operand` laid out contiguously in in<k>_tile (`size`
                          elements): the 2-D tile's rows, or the 1-D tile (by_count);
                          before the tiles when subtract (it repeats every row) */
-    KIR_SCATTER       /* tile0 (the root's tile) into the output's rows */
+    KIR_SCATTER,      /* tile0 (the root's tile) into the output's rows */
+    KIR_VEX_CALL      /* the tile's whole tree by its fused vector function
+                         (kernel_ir.vex, gen/vex.c) in place of its TILE_CALLs */
 } kir_op;
 
 typedef enum kir_variant { KIR_PLAIN, KIR_STREAM, KIR_ROWS } kir_variant;
@@ -185,6 +187,9 @@ typedef struct kernel_ir {
     int element_count;           /* per-element forms: subtrees computed once an
                                     element for several roots (element<n> locals) */
     int *element_first;          /* [element_count]: the value declaring each */
+    /* the tiles' tree as one fused AVX2 function (vex.c; NULL: microkernel
+     * calls): a KIR_VEX_CALL step calls it */
+    struct vex_function *vex;
 } kernel_ir;
 
 /* ---- lower.c ---------------------------------------------------------------- */

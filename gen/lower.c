@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "kir.h"
+#include "vex.h"
 
 /* Full unrolling is skipped (loops are used) when elements x tree nodes
  * exceeds this, to keep the source of a large expression reasonable. */
@@ -716,7 +717,7 @@ static void tile_declarations(lowering *w, int depth)
                 read[kir_child(ir, id, k)] = true;
     for (int j = 1; j < ir->root_count; j++) /* a fused program's stores read them */
         read[ir->root_id[j]] = true;
-    for (int visit = 0; visit < ir->node_count; visit++) {
+    for (int visit = 0; !ir->vex && visit < ir->node_count; visit++) {
         int id = ir->post_order[visit];
         const expr_node *n = ir->nodes[id];
         if (ir->value[id].inside_local || ir->value[id].local || ir->same[id] != id)
@@ -766,6 +767,10 @@ static void tile_loop(lowering *w, int depth, int64_t extent, int64_t most)
 static void tile_calls(lowering *w, int depth)
 {
     const kernel_ir *ir = w->ir;
+    if (ir->vex) { /* the whole tree: one call of its fused function */
+        step_node(w, KIR_VEX_CALL, depth, 0, KIR_PLAIN);
+        return;
+    }
     for (int visit = 0; visit < ir->node_count; visit++) {
         int id = ir->post_order[visit];
         expr_op op = ir->nodes[id]->op;
@@ -854,6 +859,27 @@ static void step_gather(lowering *w, int depth, int k, int64_t size, bool by_cou
     }
 }
 
+/* Fused vector code (vex.c): the tile's whole tree as one machine-code
+ * function instead of a microkernel call per operation, when the CPU runs
+ * AVX2, bcg_options.disable_vector_code is 0, the root does not stream
+ * and vex_build can write the tree; ir->vex then makes tile_calls one KIR_VEX_CALL step.  BROADCAST[k]:
+ * plan operand k is one value over a tile; every other operand the tree
+ * reads must reach it contiguous (the callers gather the others). */
+static void choose_vex(lowering *w, const bool *broadcast)
+{
+    compile *c = w->c;
+    kernel_ir *ir = w->ir;
+    /* (a streaming root, one operation of leaves, keeps its _nt microkernel:
+     * its stores past the caches are what it gains) */
+    if (ir->vex || c->options.disable_vector_code || ir->reduce || ir->root_count != 1 ||
+        ir->stream || !vex_cpu_ok())
+        return;
+    vex_function *f = NULL;
+    if (vex_build(c->arena, ir, broadcast, &f) != BCG_OK)
+        fail_nomem(w);
+    ir->vex = f;
+}
+
 /* The 1-D tiles.  An operand read with a stride other than 0 and 1 (a
  * reversed or strided view) by two calls or more is gathered into a
  * contiguous tile once a tile, and every call reads that: otherwise each
@@ -868,18 +894,28 @@ static void lower_tiles(lowering *w, int depth)
     int64_t most = tile_elements(ir);
     int64_t extent = p->extent[inner], size = extent < most ? extent : most;
     bool declared[2][4] = {{false}};
+    bool broadcast[BCG_MAX_OPERANDS + 1] = {false};
+    for (int k = 1; k <= ir->input_count; k++)
+        broadcast[k] = p->stride[k][inner] == 0;
+    choose_vex(w, broadcast);
     tile_declarations(w, depth);
     if (w->status != BCG_OK)
         return;
     for (int k = 1; k <= ir->input_count; k++) {
         int64_t stride = p->stride[k][inner];
-        /* (a fused program's other roots read operands themselves) */
+        /* (a fused program's other roots read operands themselves; the
+         * fused function reads operands contiguous or broadcast only) */
         ir->gathered[k] = ir->root_count == 1 && ir->input_used[k - 1] && stride != 0 &&
-                          stride != 1 && tile_reads(ir, k) >= 2;
+                          stride != 1 && tile_reads(ir, k) >= (ir->vex ? 1 : 2);
         if (ir->gathered[k])
             gather_declare(w, depth, k, declared);
     }
-    tile_loop(w, depth, extent, most);
+    /* the fused function needs no tiles of temporaries: one call takes the
+     * whole run unless an operand is gathered into a tile */
+    bool whole = ir->vex != NULL;
+    for (int k = 1; k <= ir->input_count; k++)
+        whole = whole && !ir->gathered[k];
+    tile_loop(w, depth, extent, whole ? extent : most);
     for (int k = 1; k <= ir->input_count; k++)
         if (ir->gathered[k])
             step_gather(w, depth + 1, k, size, true, false);
@@ -993,11 +1029,12 @@ static bool expensive_function(const kernel_ir *ir, int id)
  * so the tree is one call per operation a tile.  The tiles live on the
  * stack: TRANSPOSED_TILES_MAX_BYTES bounds all of a kernel's together (the
  * gathered inputs, the temporaries and conversions, a scattered root's),
- * about what the 1-D tiles of a large tree take (12 temporaries of 8 KB)
- * times a few, else fewer rows (a line read in halves) down to
+ * about what the 1-D tiles of a large tree take (12 temporaries of 8 KB,
+ * 96 KB), since a kernel runs on its caller's stack (musl's threads have
+ * 128 KB), else fewer rows (a line read in halves) down to
  * TRANSPOSED_MIN_ROWS, else the blocked form stays.
  * Measured: see README, Performance, "Transposed inputs, narrow tiles". */
-#define TRANSPOSED_TILES_MAX_BYTES (256 * 1024)
+#define TRANSPOSED_TILES_MAX_BYTES (96 * 1024)
 #define TRANSPOSED_MIN_ROWS 4
 #define TRANSPOSED_LINE_BYTES 64
 
@@ -1098,6 +1135,10 @@ static void lower_tiles2d(lowering *w, int depth)
     int inner = p->loop_count - 1, outer = inner - 1;
     int64_t run = p->extent[inner], size = ir->tile_rows * run;
     bool declared[2][4] = {{false}};
+    bool broadcast[BCG_MAX_OPERANDS + 1] = {false};
+    for (int k = 1; k <= ir->input_count; k++)
+        broadcast[k] = tile2d_scalar(p, k, run);
+    choose_vex(w, broadcast);
     tile_declarations(w, depth);
     if (w->status != BCG_OK)
         return;

@@ -184,6 +184,13 @@ typedef struct bcg_options {
      * proven per-statement path, for comparison); 0 (the default): fused
      * where it can be (docs/semantics.md, "Programs"). */
     int separate_statements;
+    /* Compiled kernels (the libtcc path) on a CPU with AVX2: 0 (the
+     * default) computes a tile's whole tree of float arithmetic,
+     * comparisons, minimum/maximum and where in one fused vector function
+     * that bcgen writes as machine code, in place of a microkernel call
+     * per operation; 1 keeps the microkernel calls (for comparison).
+     * Results are the same either way. */
+    int disable_vector_code;
 } bcg_options;
 
 #define BCG_STREAM_AUTO (-1)

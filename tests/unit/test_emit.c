@@ -13,6 +13,8 @@
 
 /* before cmocka.h, whose fail() macro would otherwise rewrite util.c's fail */
 #include "internal.h"
+#include "kir.h"
+#include "vex.h"
 
 #include <setjmp.h>
 #include <cmocka.h>
@@ -818,7 +820,9 @@ static bool differential_case(const char *expr, bcg_dtype ta, bcg_dtype tb, int 
 
     jit_code *code = NULL;
     kernel_fn fn = NULL;
-    if (jit_compile(b.c->source, "bcg_kernel", &code, &fn, &b.err) != BCG_OK) {
+    const vex_function *vex = b.c->ir ? b.c->ir->vex : NULL;
+    if (jit_compile(b.c->source, "bcg_kernel", vex ? vex->code : NULL, vex ? vex->size : 0,
+                    &code, &fn, &b.err) != BCG_OK) {
         fprintf(stderr, "jit_compile(%s): %s\n%s\n", expr, b.err.message, b.c->source);
         fail();
     }

@@ -345,7 +345,7 @@ static void test_emitted_program_runs(void **state)
     assert_int_equal(bcg_emit_program(text, ops, 2, &o, "prog", &source, &err), BCG_OK);
     jit_code *code = NULL;
     kernel_fn fn = NULL;
-    assert_int_equal(jit_compile(source, "prog", &code, &fn, &err), BCG_OK);
+    assert_int_equal(jit_compile(source, "prog", NULL, 0, &code, &fn, &err), BCG_OK);
     bcg_free(source);
     bcg_program *p = NULL;
     assert_int_equal(bcg_compile_program(ctx, text, ops, 2, &o, &p, &err), BCG_OK);

@@ -1,0 +1,37 @@
+/* vex.h - fused AVX2 machine code for a tile's tree (vex.c). */
+#ifndef BCGEN_VEX_H
+#define BCGEN_VEX_H
+
+#include "internal.h"
+
+struct kernel_ir;
+
+#define VEX_MAX_LEAVES 9
+
+/* One tile's tree as a function
+ *     void bcg_vex(long n, void *out, const void *const *in);
+ * CODE (SIZE bytes, position-independent, in the compile's arena) computes
+ * out[0 .. n) from in[j], leaf j's first element: value LEAF_NODE[j] of
+ * the kernel IR (an operand or a hoisted local). */
+typedef struct vex_function {
+    unsigned char *code;
+    size_t size;
+    int leaf_count;
+    int leaf_node[VEX_MAX_LEAVES];
+} vex_function;
+
+/* The name the emitted C calls it by (jit.c binds it). */
+#define VEX_SYMBOL "bcg_vex"
+
+/* Whether this CPU and OS run AVX2 code. */
+bool vex_cpu_ok(void);
+
+/* The fused function of IR's root tree into *OUT (in A), or *OUT NULL when
+ * an operation, dtype or leaf is not supported or registers run out.
+ * BROADCAST[k]: plan operand k is one value over a tile (stride 0); every
+ * other operand read is contiguous (gathered when it is not).  Fails only
+ * when memory runs out. */
+bcg_status vex_build(arena *a, const struct kernel_ir *ir, const bool *broadcast,
+                     vex_function **out);
+
+#endif

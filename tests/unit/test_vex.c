@@ -1,0 +1,540 @@
+/* test_vex.c - the fused vector code of tiles (gen/vex.c).
+ *
+ * test_random_trees: seeded random trees of the operations vex.c writes
+ * (and integer operands e of i8, u8, i16, u16 or i32, converted)
+ * (+ - * / unary -, abs, sqrt, square, reciprocal, minimum, maximum,
+ * comparisons, !, &&, ||, where, literals) in f32 and f64, over operands
+ * laid out contiguously, broadcast along the run or per row, reversed or
+ * strided (gathered), and in place, with run lengths around the vector
+ * width and the tile, on data full of NaN, signed zeros, infinities and
+ * subnormals.  Each case is compiled twice, with the fused code and with
+ * bcg_options.disable_vector_code (the microkernel calls), and both
+ * outputs are compared bit for bit with the reference evaluator.  The test
+ * counts the kernels whose source calls bcg_vex and fails when too few
+ * do, so it cannot pass without the fused path.
+ *
+ * test_disassembly: the machine code of one function, disassembled by
+ * objdump, against tests/unit/vex_disassembly.txt (BCGEN_UPDATE_VEX=1
+ * rewrites it), and the encoder's instructions checked by mnemonic. */
+/* internal.h comes before cmocka.h: cmocka defines a fail() macro. */
+#include "internal.h"
+#include "kir.h"
+#include "vex.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "compare.h"
+
+static uint64_t random_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t next(void) { return xorshift64(&random_state); }
+static int below(int n) { return (int)(next() % (uint64_t)n); }
+
+/* ---- random trees ---- */
+
+typedef struct text {
+    char s[1024];
+    size_t n;
+} text;
+
+static void put(text *t, const char *s)
+{
+    size_t len = strlen(s);
+    if (t->n + len < sizeof t->s) {
+        memcpy(t->s + t->n, s, len + 1);
+        t->n += len;
+    }
+}
+
+static const char *const literals[] = {"0.5", "-2", "3", "1e-5", "0", "-0.0", "2.5e3", "7"};
+
+static void value_tree(text *t, int depth);
+
+/* the trees of this case read e, an integer operand, too */
+static bool mixed;
+
+/* A condition: a comparison, a bool operand, or logic of them. */
+static void condition_tree(text *t, int depth)
+{
+    static const char *const compares[] = {" < ", " <= ", " > ", " >= ", " == ", " != "};
+    int pick = depth <= 0 ? below(2) : below(6);
+    if (pick == 0) {
+        put(t, "d");
+        return;
+    }
+    if (pick <= 2) {
+        put(t, "(");
+        value_tree(t, depth - 1);
+        put(t, compares[below(6)]);
+        value_tree(t, depth - 1);
+        put(t, ")");
+        return;
+    }
+    if (pick == 3) {
+        put(t, "!(");
+        condition_tree(t, depth - 1);
+        put(t, ")");
+        return;
+    }
+    if (pick == 4) { /* a float as a condition: != 0 */
+        put(t, "logical_xor(");
+        condition_tree(t, depth - 1);
+        put(t, ", ");
+        value_tree(t, depth - 1);
+        put(t, ")");
+        return;
+    }
+    put(t, "(");
+    condition_tree(t, depth - 1);
+    put(t, below(2) ? " && " : " || ");
+    condition_tree(t, depth - 1);
+    put(t, ")");
+}
+
+static void value_tree(text *t, int depth)
+{
+    static const char *const leaves[] = {"a", "b", "c", "a", "b", "e", "f32(e)", "f64(e)"};
+    static const char *const binary[] = {" + ", " - ", " * ", " / "};
+    static const char *const unary[] = {"-", "abs", "sqrt", "square", "reciprocal"};
+    int pick = depth <= 0 ? below(2) : t->n == 0 ? 2 + below(8) : below(10); /* (the root: an operation) */
+    if (pick == 0) {
+        put(t, leaves[below(mixed ? 8 : 5)]);
+        return;
+    }
+    if (pick == 1) {
+        put(t, below(4) ? leaves[below(mixed ? 8 : 5)] : literals[below(8)]);
+        return;
+    }
+    if (pick <= 4) {
+        put(t, "(");
+        value_tree(t, depth - 1);
+        put(t, binary[below(4)]);
+        value_tree(t, depth - 1);
+        put(t, ")");
+        return;
+    }
+    if (pick <= 6) {
+        put(t, unary[below(5)]);
+        put(t, "(");
+        value_tree(t, depth - 1);
+        put(t, ")");
+        return;
+    }
+    if (pick <= 8) {
+        put(t, below(2) ? "minimum(" : "maximum(");
+        value_tree(t, depth - 1);
+        put(t, ", ");
+        value_tree(t, depth - 1);
+        put(t, ")");
+        return;
+    }
+    put(t, "where(");
+    condition_tree(t, depth - 1);
+    put(t, ", ");
+    value_tree(t, depth - 1);
+    put(t, ", ");
+    value_tree(t, depth - 1);
+    put(t, ")");
+}
+
+/* ---- data ---- */
+
+static void fill(void *buffer, bcg_dtype t, int64_t count)
+{
+    static const double specials[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY, NAN, -NAN,
+                                      0.5, 1e-310, -4e-320, 1e-40, 3.0, 1e300};
+    for (int64_t i = 0; i < count; i++) {
+        uint64_t r = next();
+        if (t == BCG_BOOL) {
+            ((uint8_t *)buffer)[i] = (uint8_t)(r % 3); /* 2 is a true byte too */
+            continue;
+        }
+        if (dtype_kind_of(t) != KIND_FLOAT) { /* the extremes of the dtype too */
+            if ((r & 7) == 0)
+                r = (r & 8) ? ~0ull >> 1 : 1ull << 63;
+            if ((r & 7) == 1 && dtype_kind_of(t) == KIND_INT)
+                r = ~0ull << (8 * bcg_dtype_size(t) - 1);
+            memcpy((char *)buffer + (size_t)i * bcg_dtype_size(t),
+                   &(uint64_t){(r & 7) == 2 ? ~0ull >> (64 - 8 * bcg_dtype_size(t) + 1) : r},
+                   bcg_dtype_size(t));
+            continue;
+        }
+        double v = (r & 3) == 0 ? specials[(r >> 2) % 14]
+                                : ((double)(r >> 11) / 9007199254740992.0 - 0.5) * 8.0;
+        if (t == BCG_F32) {
+            float f = (float)v;
+            if ((r >> 60) == 0) { /* an f32 subnormal */
+                uint32_t bits = (uint32_t)(r >> 20) & 0x807fffffu;
+                memcpy(&f, &bits, 4);
+            }
+            ((float *)buffer)[i] = f;
+        } else {
+            ((double *)buffer)[i] = v;
+        }
+    }
+}
+
+typedef enum layout {
+    LAYOUT_ROWS,     /* a (m,n), b (n,), c (m,1) */
+    LAYOUT_SCALARS,  /* a (m,n), b (1,), c (m,n) */
+    LAYOUT_REVERSED, /* a (m,n) stride 2 in the run, b (n,) backwards */
+    LAYOUT_INPLACE,  /* the output is a */
+    LAYOUT_COUNT
+} layout;
+
+typedef struct tally {
+    int cases, vex, tiled, skipped;
+} tally;
+
+typedef struct operand_layout {
+    int rank;
+    int64_t shape[2], strides[2];
+    bool strided;
+} operand_layout;
+
+/* Runs the kernel of C (vex on or off) into OUT; false when it did not
+ * compile.  *USED_VEX: its source calls the fused function. */
+static bool run_one(const char *expr, const bcg_operand *ops, const bcg_options *options,
+                    void *out, const void *const *inputs, bool *used_vex, bool *tiled)
+{
+    bcg_context *ctx = bcg_context_new();
+    assert_non_null(ctx);
+    bcg_kernel *kernel = NULL;
+    bcg_error err;
+    bool ok = bcg_compile(ctx, expr, ops, 5, options, &kernel, &err) == BCG_OK;
+    if (ok) {
+        if (bcg_kernel_note(kernel)[0]) {
+            print_error("%s: the JIT failed: %s\n", expr, bcg_kernel_note(kernel));
+            fail();
+        }
+        *used_vex = strstr(bcg_kernel_source(kernel), VEX_SYMBOL "(") != NULL;
+        /* tiled, with two operations or more (one stays a microkernel call) */
+        const char *calls = strstr(bcg_kernel_source(kernel), "tile_count);");
+        *tiled = *used_vex || (calls && strstr(calls + 1, "tile_count);"));
+        if (getenv("BCGEN_VEX_SHOW") && *tiled && !*used_vex && !options->disable_vector_code)
+            print_message("# not fused: %s\n", expr);
+        assert_int_equal(bcg_run(kernel, out, inputs, &err), BCG_OK);
+    }
+    bcg_context_free(ctx);
+    return ok;
+}
+
+static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64_t n, layout lay,
+                       tally *tally)
+{
+    const int64_t m = 3;
+    operand_layout lays[5] = {
+        {2, {m, n}, {n, 1}, false},
+        {1, {n, 0}, {1, 0}, false},
+        {2, {m, 1}, {1, 1}, false},
+        {2, {m, n}, {n, 1}, false},
+        {2, {m, n}, {n, 1}, false},
+    };
+    if (lay == LAYOUT_SCALARS) {
+        lays[1] = (operand_layout){1, {1, 0}, {1, 0}, false};
+        lays[2] = (operand_layout){2, {m, n}, {n, 1}, false};
+    } else if (lay == LAYOUT_REVERSED) {
+        lays[0] = (operand_layout){2, {m, n}, {2 * n + 1, 2}, true};
+        lays[1] = (operand_layout){1, {n, 0}, {-1, 0}, true};
+    }
+    if (lay == LAYOUT_SCALARS)
+        lays[4] = (operand_layout){2, {m, 1}, {1, 1}, false};
+    const char *names[5] = {"a", "b", "c", "d", "e"};
+    bcg_operand ops[5];
+    void *allocations[5] = {0};
+    const void *inputs[5];
+    for (int i = 0; i < 5; i++) {
+        const operand_layout *o = &lays[i];
+        bcg_dtype dt = i == 3 ? BCG_BOOL : i == 4 ? int_dtype : t;
+        ops[i] = (bcg_operand){names[i], dt, o->rank, o->shape, o->strided ? o->strides : NULL};
+        int64_t low = 0, high = 0;
+        for (int d = 0; d < o->rank; d++) {
+            int64_t reach = o->strides[d] * (o->shape[d] > 0 ? o->shape[d] - 1 : 0);
+            if (reach < 0)
+                low += reach;
+            else
+                high += reach;
+        }
+        size_t size = bcg_dtype_size(dt);
+        int64_t count = high - low + 2;
+        allocations[i] = malloc((size_t)count * size);
+        assert_non_null(allocations[i]);
+        fill(allocations[i], dt, count);
+        /* element-aligned, not vector-aligned */
+        inputs[i] = (char *)allocations[i] + size + (size_t)(-low) * size;
+    }
+    bcg_options options;
+    bcg_options_init(&options);
+    options.microkernel_run = 1;
+    options.unroll_limit = 0; /* small outputs too in loops, so in tiles */
+    if (lay == LAYOUT_INPLACE)
+        options.inplace = 0;
+
+    bool ok = true;
+    size_t out_size = 8; /* (f32 or f64: the tree's promotion decides) */
+    int64_t elements = 0; /* (the operands the tree reads make the result's shape) */
+    size_t bytes = (size_t)(m * (n + 1) + 1) * out_size; /* (a result of c alone is (m,1)) */
+    char *want = malloc(bytes), *on = malloc(bytes), *off = malloc(bytes);
+    assert_true(want && on && off);
+
+    /* the reference: the same front end, evaluated by eval.c */
+    arena *a = arena_new();
+    compile *front = a ? arena_alloc(a, sizeof *front) : NULL;
+    assert_non_null(front);
+    bcg_error err;
+    front->arena = a;
+    front->err = &err;
+    if (compile_front(front, expr, ops, 5, &options) != BCG_OK ||
+        dtype_kind_of(front->out_dtype) != KIND_FLOAT || /* (comparisons only: bool) */
+        (lay == LAYOUT_INPLACE && front->out_dtype != t)) {
+        tally->skipped++;
+        goto done;
+    }
+    out_size = bcg_dtype_size(front->out_dtype);
+    t = front->out_dtype;
+    front->err = NULL;
+    elements = front->plan->elements;
+    bool used_on = false, used_off = false, tiled_on = false, tiled_off = false;
+    if (lay == LAYOUT_INPLACE) { /* each writes into its own copy of a */
+        char *copies[3] = {want, on, off};
+        for (int i = 0; i < 3; i++)
+            memcpy(copies[i], inputs[0], (size_t)elements * out_size);
+        const void *in[5] = {want, inputs[1], inputs[2], inputs[3], inputs[4]};
+        assert_int_equal(eval_run(front, want, in, NULL), BCG_OK);
+        in[0] = on;
+        assert_true(run_one(expr, ops, &options, on, in, &used_on, &tiled_on));
+        options.disable_vector_code = 1;
+        in[0] = off;
+        assert_true(run_one(expr, ops, &options, off, in, &used_off, &tiled_off));
+    } else {
+        assert_int_equal(eval_run(front, want, inputs, NULL), BCG_OK);
+        /* the output only element-aligned */
+        assert_true(run_one(expr, ops, &options, on + out_size, inputs, &used_on, &tiled_on));
+        memmove(on, on + out_size, (size_t)elements * out_size);
+        options.disable_vector_code = 1;
+        assert_true(run_one(expr, ops, &options, off, inputs, &used_off, &tiled_off));
+    }
+    tally->cases++;
+    tally->vex += used_on;
+    tally->tiled += tiled_off;
+    if (used_off) {
+        print_error("%s: disable_vector_code still calls the fused function\n", expr);
+        ok = false;
+    }
+    /* bit for bit, but for which NaN (compare.h: NumPy promises a NaN, not
+     * its sign or payload, and the microkernels' gcc code orders operands
+     * as it likes) */
+    const char *outputs[2] = {on, off};
+    for (int i = 0; i < 2 && ok; i++) {
+        int64_t at = first_difference(outputs[i], want, t, elements, false);
+        if (at >= 0) {
+            uint64_t got_bits = 0, want_bits = 0;
+            memcpy(&got_bits, outputs[i] + at * (int64_t)out_size, out_size);
+            memcpy(&want_bits, want + at * (int64_t)out_size, out_size);
+            print_error("%s %s n=%lld layout %d, %s: element %lld is 0x%llx, the reference "
+                        "evaluator's 0x%llx\n", expr, bcg_dtype_name(t), (long long)n, (int)lay,
+                        i == 0 ? (used_on ? "fused" : "fused path not taken") : "microkernels",
+                        (long long)at, (unsigned long long)got_bits,
+                        (unsigned long long)want_bits);
+            ok = false;
+        }
+    }
+done:
+    arena_free(a);
+    free(want);
+    free(on);
+    free(off);
+    for (int i = 0; i < 5; i++)
+        free(allocations[i]);
+    return ok;
+}
+
+static void test_random_trees(void **state)
+{
+    (void)state;
+    const char *text_count = getenv("BCGEN_VEX_CASES");
+    int count = text_count ? atoi(text_count) : 3000;
+    tally tally = {0, 0, 0, 0};
+    int failures = 0;
+    for (int i = 0; i < count && failures < 10; i++) {
+        text t = {{0}, 0};
+        mixed = below(3) == 0;
+        value_tree(&t, 1 + below(4));
+        bcg_dtype dt = below(2) ? BCG_F32 : BCG_F64;
+        static const bcg_dtype ints[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32};
+        bcg_dtype int_dtype = ints[below(5)];
+        int lanes = dt == BCG_F32 ? 8 : 4;
+        int64_t runs[] = {0, 1, lanes - 1, lanes, lanes + 1, 2 * lanes + 3, 1023, 1025,
+                          1 + below(3000)};
+        int64_t n = runs[below(9)];
+        if (!check_case(t.s, dt, int_dtype, n, (layout)below(LAYOUT_COUNT), &tally))
+            failures++;
+    }
+    print_message("# random trees: %d cases, %d with 2+ tile calls, %d through the fused "
+                  "vector code, %d skipped\n", tally.cases, tally.tiled, tally.vex, tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count > 0) /* most trees are the fused function's, or this tests nothing */
+        assert_true(tally.vex * 20 > tally.tiled * 17 && tally.vex * 2 > tally.cases);
+}
+
+/* ---- the encoder ---- */
+
+/* The fused function of EXPR over OPS (microkernel tiles), from the
+ * pipeline itself. */
+static const vex_function *function_of(arena *a, const char *expr, const bcg_operand *ops,
+                                       int count)
+{
+    compile *c = arena_alloc(a, sizeof *c);
+    assert_non_null(c);
+    static bcg_error err;
+    c->arena = a;
+    c->err = &err;
+    bcg_options options;
+    bcg_options_init(&options);
+    options.microkernel_run = 1;
+    options.stream_stores = 0;
+    compile_request r = {.text = expr, .operands = ops, .operand_count = count,
+                         .options = &options, .goal = COMPILE_JIT, .max_source = 1 << 20};
+    assert_int_equal(compile_pipeline(c, &r), BCG_OK);
+    assert_non_null(c->ir);
+    return c->ir->vex;
+}
+
+/* objdump's listing of F: "mnemonic operands" a line, addresses and bytes
+ * cut, up to the constant pool. */
+static char *disassemble(const vex_function *f)
+{
+    char path[] = "/tmp/bcgen_vex_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, f->code, f->size), (ssize_t)f->size);
+    close(fd);
+    char command[256];
+    snprintf(command, sizeof command, "objdump -D -b binary -m i386:x86-64 %s", path);
+    FILE *p = popen(command, "r");
+    assert_non_null(p);
+    size_t cap = 1 << 16, len = 0;
+    char *out = malloc(cap), line[512];
+    assert_non_null(out);
+    out[0] = 0;
+    bool code = false;
+    while (fgets(line, sizeof line, p)) {
+        if (strstr(line, "<.data>:")) {
+            code = true;
+            continue;
+        }
+        char *tab1 = strchr(line, '\t'), *tab2 = tab1 ? strchr(tab1 + 1, '\t') : NULL;
+        if (!code || !tab2)
+            continue;
+        if (strncmp(tab2 + 1, "int3", 4) == 0)
+            break; /* the padding before the constant pool */
+        /* collapse the runs of spaces objdump aligns with */
+        char clean[512];
+        size_t n = 0;
+        for (const char *s = tab2 + 1; *s && n + 2 < sizeof clean; s++)
+            if (!(*s == ' ' && n > 0 && clean[n - 1] == ' '))
+                clean[n++] = *s;
+        clean[n] = 0;
+        if (len + n + 1 < cap) {
+            memcpy(out + len, clean, n + 1);
+            len += n;
+        }
+    }
+    pclose(p);
+    unlink(path);
+    return out;
+}
+
+static void test_disassembly(void **state)
+{
+    (void)state;
+    if (!vex_cpu_ok() || system("objdump --version > /dev/null 2>&1") != 0) {
+        print_message("# no AVX2 or no objdump: skipped\n");
+        skip();
+    }
+    arena *a = arena_new();
+    assert_non_null(a);
+    int64_t shape[2] = {4, 100}, row[1] = {100}, column[2] = {4, 1};
+    bcg_operand ops[4] = {{"a", BCG_F32, 2, shape, NULL},
+                          {"b", BCG_F32, 1, row, NULL},
+                          {"c", BCG_F32, 2, column, NULL},
+                          {"d", BCG_BOOL, 2, shape, NULL}};
+    const vex_function *f =
+        function_of(a, "where(d || a > 1e-5, minimum(a * b, c), -abs(sqrt(b) / a))", ops, 4);
+    assert_non_null(f);
+    char *listing = disassemble(f);
+    const char *golden = "tests/unit/vex_disassembly.txt";
+    if (getenv("BCGEN_UPDATE_VEX")) {
+        FILE *out = fopen(golden, "w");
+        assert_non_null(out);
+        fputs(listing, out);
+        fclose(out);
+    }
+    /* every instruction the generator writes decodes, as what it is */
+    static const char *const expected[] = {
+        "push", "mov %rdi,%r10", "mov %rsi,%r11", "mov (%rdx),%r8", "and $0xfffffffffffffff8,%rcx",
+        "xor %eax,%eax", "test %rcx,%rcx", "je", "vmovups (%r8,%rax,4),%ymm",
+        "vbroadcastss (%rbx),%ymm", "vpmovzxbd", "vpcmpeqd",
+        "vminps", "vcmpunordps", "vblendvps", "vsqrtps", "vdivps", "vandps", "vxorps",
+        "vcmpgtps", "vmovups %ymm", "add $0x8,%rax", "cmp %rcx,%rax", "jb",
+        "cmp %r10,%rax", "jae", "sub $0x", "rep movsb", "shl $0x2,%rcx", "vzeroupper", "ret",
+    };
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        if (!strstr(listing, expected[i])) {
+            print_error("no \"%s\" in:\n%s\n", expected[i], listing);
+            fail();
+        }
+    assert_null(strstr(listing, "(bad)"));
+    FILE *in = fopen(golden, "r");
+    assert_non_null(in);
+    static char want[1 << 16];
+    size_t n = fread(want, 1, sizeof want - 1, in);
+    want[n] = 0;
+    fclose(in);
+    if (strcmp(want, listing) != 0) {
+        print_error("the disassembly differs from %s (BCGEN_UPDATE_VEX=1 rewrites it):\n%s\n",
+                    golden, listing);
+        fail();
+    }
+    free(listing);
+    arena_free(a);
+}
+
+/* Trees the generator does not write keep the microkernel calls. */
+static void test_unsupported(void **state)
+{
+    (void)state;
+    arena *a = arena_new();
+    assert_non_null(a);
+    int64_t shape[1] = {100};
+    bcg_operand f32[2] = {{"a", BCG_F32, 1, shape, NULL}, {"b", BCG_F32, 1, shape, NULL}};
+    bcg_operand i32[2] = {{"a", BCG_I32, 1, shape, NULL}, {"b", BCG_I32, 1, shape, NULL}};
+    assert_null(function_of(a, "exp(a) + b", f32, 2));
+    assert_null(function_of(a, "a + b * 2", i32, 2));
+    assert_null(function_of(a, "a < b", f32, 2)); /* a bool root */
+    if (vex_cpu_ok())
+        assert_non_null(function_of(a, "a * b + 1", f32, 2));
+    assert_null(function_of(a, "a * b", f32, 2)); /* one operation: its microkernel */
+    arena_free(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_trees),
+        cmocka_unit_test(test_disassembly),
+        cmocka_unit_test(test_unsupported),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
