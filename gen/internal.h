@@ -367,6 +367,9 @@ typedef struct kernel_form {
     int64_t runs, run_length;    /* ROWS, 2-D TILES (runs > 0): runs of run_length; TILES,
                                     INNER_UNROLLED: run_length */
     int tile_elements;           /* TILES */
+    bool fused;                  /* 1-D TILES: the tile's tree is one function of fused
+                                    vector code (gen/vex.c); tile_elements 0: a call
+                                    takes the whole run */
     int64_t block_outer, block_inner; /* BLOCKS: trips per block */
     int64_t groups, group_size, rest; /* GROUPS */
     int reduce;                  /* REDUCE: BCG_REDUCE_*; reduce_count elements an output element */

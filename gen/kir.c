@@ -233,6 +233,14 @@ void form_describe(const kernel_form *f, char *buf, size_t cap)
                      "elements) call the library's vectorised microkernels, %d elements "
                      "(whole runs) a tile%s", (long long)f->runs, (long long)f->run_length,
                      f->tile_elements, streaming);
+        else if (f->fused && f->tile_elements == 0)
+            snprintf(buf, cap, "loop nest; the innermost run (%lld elements) is one call of "
+                     "fused AVX2 code (the tree in vector registers)%s",
+                     (long long)f->run_length, streaming);
+        else if (f->fused)
+            snprintf(buf, cap, "loop nest; the innermost run (%lld elements) calls fused "
+                     "AVX2 code (the tree in vector registers), %d elements a tile%s",
+                     (long long)f->run_length, f->tile_elements, streaming);
         else
             snprintf(buf, cap, "loop nest; the innermost run (%lld elements) calls the "
                      "library's vectorised microkernels, %d elements a tile%s",

@@ -1798,6 +1798,13 @@ static kernel_form form_of(const kernel_ir *ir)
         f.kind = FORM_TILES;
         f.run_length = inner;
         f.tile_elements = (int)tile_elements(ir);
+        if (ir->vex) { /* (lower_tiles: one call a run unless an operand is gathered) */
+            bool whole = true;
+            for (int k = 1; k <= ir->input_count; k++)
+                whole = whole && !ir->gathered[k];
+            f.fused = true;
+            f.tile_elements = whole ? 0 : f.tile_elements;
+        }
     } else if (ir->block > 0) {
         f.kind = FORM_BLOCKS;
         f.block_outer = ir->block;
@@ -1870,10 +1877,11 @@ static const char *form_reason(const lowering *w, const char *not_tiled)
             break;
         }
         snprintf(buf, sizeof buf, "a contiguous innermost run of %lld >= microkernel_run %d and "
-                 "a microkernel for every operation that varies along it%s%s",
+                 "a microkernel for every operation that varies along it%s%s%s",
                  (long long)ir->form.run_length, c->options.microkernel_run,
                  ir->form.kind == FORM_ROWS ? "; runs shorter than a tile and one operation "
                                               "on operands: one call for all runs" : "",
+                 ir->vex ? "; the tree written as one function of AVX2 code (gen/vex.c)" : "",
                  ir->stream ? "; streaming stores (stream_stores, output past the cache)" : "");
         break;
     case FORM_BLOCKS:
