@@ -26,7 +26,8 @@ DEPS = libtcc-dev:/usr/include/libtcc.h \
        python3-numpy:/usr/lib/python3/dist-packages/numpy/__init__.py \
        clang:/usr/bin/clang \
        pkg-config:/usr/bin/pkg-config \
-       cmake:/usr/bin/cmake
+       cmake:/usr/bin/cmake \
+       binutils:/usr/bin/objdump
 
 GEN_ALL  = $(wildcard gen/*.c)
 CLI_SRC  = $(filter gen/cli%.c,$(GEN_ALL))
