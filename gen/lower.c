@@ -441,6 +441,18 @@ static void choose_elements(lowering *w)
  * README, Performance, "Transposed inputs, narrow tiles". */
 #define TILE_MIN_BYTES 4096
 
+/* The fused function (vex.c) needs no tiles of temporaries: one call takes
+ * the whole run unless an operand is gathered into a tile. */
+static bool vex_whole_run(const kernel_ir *ir)
+{
+    if (!ir->vex)
+        return false;
+    for (int k = 1; k <= ir->input_count; k++)
+        if (ir->gathered[k])
+            return false;
+    return true;
+}
+
 static int64_t tile_elements(const kernel_ir *ir)
 {
     /* (f16 and bf16 count as the floats their microkernels compute in) */
@@ -910,12 +922,7 @@ static void lower_tiles(lowering *w, int depth)
         if (ir->gathered[k])
             gather_declare(w, depth, k, declared);
     }
-    /* the fused function needs no tiles of temporaries: one call takes the
-     * whole run unless an operand is gathered into a tile */
-    bool whole = ir->vex != NULL;
-    for (int k = 1; k <= ir->input_count; k++)
-        whole = whole && !ir->gathered[k];
-    tile_loop(w, depth, extent, whole ? extent : most);
+    tile_loop(w, depth, extent, vex_whole_run(ir) ? extent : most);
     for (int k = 1; k <= ir->input_count; k++)
         if (ir->gathered[k])
             step_gather(w, depth + 1, k, size, true, false);
@@ -1798,13 +1805,9 @@ static kernel_form form_of(const kernel_ir *ir)
         f.kind = FORM_TILES;
         f.run_length = inner;
         f.tile_elements = (int)tile_elements(ir);
-        if (ir->vex) { /* (lower_tiles: one call a run unless an operand is gathered) */
-            bool whole = true;
-            for (int k = 1; k <= ir->input_count; k++)
-                whole = whole && !ir->gathered[k];
-            f.fused = true;
-            f.tile_elements = whole ? 0 : f.tile_elements;
-        }
+        f.fused = ir->vex != NULL;
+        if (vex_whole_run(ir))
+            f.tile_elements = 0;
     } else if (ir->block > 0) {
         f.kind = FORM_BLOCKS;
         f.block_outer = ir->block;
