@@ -148,6 +148,104 @@ static void value_tree(text *t, int depth)
     put(t, ")");
 }
 
+/* ---- random integer and mixed trees ---- */
+
+/* The operands' dtypes of a typed case (test_typed_trees): a, b, c, d, e;
+ * BCG_BOOL for a: test_random_trees' own. */
+static bcg_dtype typed_dtypes[5];
+
+static const bcg_dtype all_dtypes[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
+                                       BCG_I64, BCG_U64, BCG_F32, BCG_F64};
+
+static void typed_tree(text *t, int depth);
+
+static void typed_condition(text *t, int depth)
+{
+    static const char *const compares[] = {" < ", " <= ", " > ", " >= ", " == ", " != "};
+    int pick = depth <= 0 ? 0 : below(6);
+    if (pick == 0) {
+        put(t, below(3) ? "d" : "bool(a)");
+    } else if (pick <= 2) {
+        put(t, "(");
+        typed_tree(t, depth - 1);
+        put(t, compares[below(6)]);
+        typed_tree(t, depth - 1);
+        put(t, ")");
+    } else if (pick == 3) {
+        put(t, "!(");
+        typed_condition(t, depth - 1);
+        put(t, ")");
+    } else {
+        static const char *const logic[] = {" && ", " || "};
+        bool call = below(3) == 0;
+        put(t, call ? "logical_xor(" : "(");
+        typed_condition(t, depth - 1);
+        put(t, call ? ", " : logic[below(2)]);
+        if (below(2))
+            typed_condition(t, depth - 1);
+        else
+            typed_tree(t, depth - 1); /* a number as a condition: != 0 */
+        put(t, ")");
+    }
+}
+
+static void typed_tree(text *t, int depth)
+{
+    static const char *const leaves[] = {"a", "b", "c", "e", "a", "b"};
+    static const char *const numbers[] = {"0", "1", "-1", "5", "7", "2", "127", "-128", "255",
+                                          "300", "65535", "-32768", "2147483647", "0.5", "-2.5",
+                                          "3e9", "1e-3", "100000"};
+    static const char *const binary[] = {" + ", " - ", " * ", " & ", " | ", " ^ ", " + ", " - "};
+    static const char *const unary[] = {"-", "abs", "~", "square", "+"};
+    static const char *const casts[] = {"i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64",
+                                        "f32", "f64", "bool"};
+    static const char *const counts[] = {"0", "1", "3", "7", "8", "15", "31", "33", "63", "-1"};
+    int pick = depth <= 0 ? below(2) : t->n == 0 ? 2 + below(10) : below(12);
+    if (pick == 0) {
+        put(t, leaves[below(6)]);
+    } else if (pick == 1) {
+        put(t, below(2) ? leaves[below(6)] : numbers[below(18)]);
+    } else if (pick <= 3) {
+        put(t, "(");
+        typed_tree(t, depth - 1);
+        put(t, binary[below(8)]);
+        typed_tree(t, depth - 1);
+        put(t, ")");
+    } else if (pick == 4) {
+        put(t, unary[below(5)]);
+        put(t, "(");
+        typed_tree(t, depth - 1);
+        put(t, ")");
+    } else if (pick == 5) {
+        put(t, below(2) ? "minimum(" : "maximum(");
+        typed_tree(t, depth - 1);
+        put(t, ", ");
+        typed_tree(t, depth - 1);
+        put(t, ")");
+    } else if (pick <= 7) {
+        put(t, casts[below(11)]);
+        put(t, "(");
+        typed_tree(t, depth - 1);
+        put(t, ")");
+    } else if (pick == 8) {
+        put(t, "(");
+        typed_tree(t, depth - 1);
+        put(t, below(2) ? " << " : " >> ");
+        put(t, counts[below(10)]);
+        put(t, ")");
+    } else if (pick == 9) {
+        typed_condition(t, depth);
+    } else {
+        put(t, "where(");
+        typed_condition(t, depth - 1);
+        put(t, ", ");
+        typed_tree(t, depth - 1);
+        put(t, ", ");
+        typed_tree(t, depth - 1);
+        put(t, ")");
+    }
+}
+
 /* ---- data ---- */
 
 static void fill(void *buffer, bcg_dtype t, int64_t count)
@@ -170,8 +268,12 @@ static void fill(void *buffer, bcg_dtype t, int64_t count)
                    bcg_dtype_size(t));
             continue;
         }
+        static const double limits[] = {2147483648.0, -2147483649.0, 2147483520.0, 300.5,
+                                        -129.7, 65535.9, 4294967296.0, -32768.5, 127.5,
+                                        1e10, -0.9, 255.9};
         double v = (r & 3) == 0 ? specials[(r >> 2) % 14]
-                                : ((double)(r >> 11) / 9007199254740992.0 - 0.5) * 8.0;
+                   : (r & 3) == 1 && typed_dtypes[0] != BCG_BOOL ? limits[(r >> 2) % 12]
+                   : ((double)(r >> 11) / 9007199254740992.0 - 0.5) * 8.0;
         if (t == BCG_F32) {
             float f = (float)v;
             if ((r >> 60) == 0) { /* an f32 subnormal */
@@ -257,6 +359,8 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
     for (int i = 0; i < 5; i++) {
         const operand_layout *o = &lays[i];
         bcg_dtype dt = i == 3 ? BCG_BOOL : i == 4 ? int_dtype : t;
+        if (typed_dtypes[0] != BCG_BOOL)
+            dt = typed_dtypes[i];
         ops[i] = (bcg_operand){names[i], dt, o->rank, o->shape, o->strided ? o->strides : NULL};
         int64_t low = 0, high = 0;
         for (int d = 0; d < o->rank; d++) {
@@ -296,7 +400,8 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
     front->arena = a;
     front->err = &err;
     if (compile_front(front, expr, ops, 5, &options) != BCG_OK ||
-        dtype_kind_of(front->out_dtype) != KIND_FLOAT || /* (comparisons only: bool) */
+        (typed_dtypes[0] == BCG_BOOL && /* (comparisons only: bool) */
+         dtype_kind_of(front->out_dtype) != KIND_FLOAT) ||
         (lay == LAYOUT_INPLACE && front->out_dtype != t)) {
         tally->skipped++;
         goto done;
@@ -386,6 +491,48 @@ static void test_random_trees(void **state)
     assert_int_equal(failures, 0);
     if (vex_cpu_ok() && count > 0) /* most trees are the fused function's, or this tests nothing */
         assert_true(tally.vex * 20 > tally.tiled * 17 && tally.vex * 2 > tally.cases);
+}
+
+/* Integer and mixed trees: operands of every dtype (a, b, c; e an
+ * integer, d bool), + - * & | ^, unary -, abs, ~, square, minimum,
+ * maximum, shifts by literal counts (in range and not), comparisons,
+ * where, !, &&, ||, logical_xor, casts to every dtype and literals of many
+ * sizes, over runs around every lane count (4, 8, 16, 32), data with
+ * each dtype's extremes and floats at the limits of the integer ranges,
+ * NaN and infinities; each compared with eval.c bit for bit, fused and
+ * with disable_vector_code, as test_random_trees does. */
+static void test_typed_trees(void **state)
+{
+    (void)state;
+    const char *text_count = getenv("BCGEN_VEX_CASES");
+    int count = text_count ? atoi(text_count) : 3000;
+    tally tally = {0, 0, 0, 0};
+    int failures = 0;
+    for (int i = 0; i < count && failures < 10; i++) {
+        text t = {{0}, 0};
+        typed_tree(&t, 1 + below(4));
+        bcg_dtype first = all_dtypes[below(10)];
+        for (int k = 0; k < 3; k++) /* often all one dtype: integer trees */
+            typed_dtypes[k] = below(2) ? first : all_dtypes[below(10)];
+        typed_dtypes[3] = BCG_BOOL;
+        typed_dtypes[4] = all_dtypes[below(8)];
+        static const int64_t runs[] = {0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 65,
+                                       1023, 1025};
+        int64_t n = below(5) ? runs[below(18)] : 1 + below(3000);
+        if (getenv("BCGEN_VEX_SHOW_ALL"))
+            print_message("# %s %s %s %s %s\n", t.s, bcg_dtype_name(typed_dtypes[0]),
+                          bcg_dtype_name(typed_dtypes[1]), bcg_dtype_name(typed_dtypes[2]),
+                          bcg_dtype_name(typed_dtypes[4]));
+        if (!check_case(t.s, typed_dtypes[0], typed_dtypes[4], n, (layout)below(LAYOUT_COUNT),
+                        &tally))
+            failures++;
+    }
+    typed_dtypes[0] = BCG_BOOL;
+    print_message("# typed trees: %d cases, %d with 2+ tile calls, %d through the fused "
+                  "vector code, %d skipped\n", tally.cases, tally.tiled, tally.vex, tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count > 0) /* most tiled trees are the fused function's */
+        assert_true(tally.vex * 10 > tally.tiled * 7);
 }
 
 /* ---- the encoder ---- */
@@ -521,7 +668,9 @@ static void test_unsupported(void **state)
     bcg_operand f32[2] = {{"a", BCG_F32, 1, shape, NULL}, {"b", BCG_F32, 1, shape, NULL}};
     bcg_operand i32[2] = {{"a", BCG_I32, 1, shape, NULL}, {"b", BCG_I32, 1, shape, NULL}};
     assert_null(function_of(a, "exp(a) + b", f32, 2));
-    assert_null(function_of(a, "a + b * 2", i32, 2));
+    assert_null(function_of(a, "a // b + b", i32, 2)); /* integer division */
+    if (vex_cpu_ok())
+        assert_non_null(function_of(a, "a + b * 2", i32, 2));
     assert_null(function_of(a, "a < b", f32, 2)); /* a bool root */
     if (vex_cpu_ok())
         assert_non_null(function_of(a, "a * b + 1", f32, 2));
@@ -533,6 +682,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_trees),
+        cmocka_unit_test(test_typed_trees),
         cmocka_unit_test(test_disassembly),
         cmocka_unit_test(test_unsupported),
     };
