@@ -1344,10 +1344,16 @@ static value integer_operation(generator *g, const expr_node *n, bcg_dtype t, va
         return (value){z, false, false, t};
     }
     case OP_ABS: /* vpabs wraps INT_MIN to itself as eval.c does */
-        if (is_signed && size <= 4)
+        if (is_signed && size <= 4) {
             op3(g, absolute[l], w, v.reg, 0, v.reg);
-        else if (is_signed)
-            g->failed = true;
+        } else if (is_signed) { /* (x ^ m) - m, m = x < 0 */
+            int m = take_register(g);
+            vex(g->b, V_PXOR, true, false, m, m, in_register(m), -1);
+            op3(g, V_PCMPGTQ, w, m, m, v.reg);
+            op3(g, V_PXOR, true, v.reg, v.reg, m);
+            op3(g, V_PSUBQ, w, v.reg, v.reg, m);
+            give_register(g, m);
+        }
         return v;
     case OP_BITNOT:
         op_constant(g, V_PXOR, v.reg, v.reg, ones_constant(g));
@@ -1358,8 +1364,23 @@ static value integer_operation(generator *g, const expr_node *n, bcg_dtype t, va
         give_register(g, a[1].reg);
         return v;
     case OP_MINIMUM: case OP_MAXIMUM:
-        if (size == 8) {
-            g->failed = true;
+        if (size == 8) { /* the strictly smaller (larger), else b: a blend on a > b */
+            int m = take_register(g);
+            if (!is_signed) { /* the order of x ^ sign */
+                int slot = constant(g, &(uint64_t){1ull << 63}, 8);
+                op_constant(g, V_PXOR, m, v.reg, slot);
+                int y = take_register(g);
+                op_constant(g, V_PXOR, y, a[1].reg, slot);
+                op3(g, V_PCMPGTQ, w, m, n->op == OP_MINIMUM ? y : m, n->op == OP_MINIMUM ? m : y);
+                give_register(g, y);
+            } else {
+                op3(g, V_PCMPGTQ, w, m, n->op == OP_MINIMUM ? a[1].reg : v.reg,
+                    n->op == OP_MINIMUM ? v.reg : a[1].reg);
+            }
+            /* m: a is the one; blendv dst = m ? a : b */
+            vex(g->b, V_PBLENDVB, w, false, v.reg, a[1].reg, in_register(v.reg), m << 4);
+            give_register(g, m);
+            give_register(g, a[1].reg);
             return v;
         }
         op3(g, extreme[is_signed][n->op == OP_MAXIMUM][l], w, v.reg, v.reg, a[1].reg);
@@ -1382,8 +1403,7 @@ static value typed_shift(generator *g, int id, bcg_dtype t)
     int count_id = kir_child(ir, id, 1), size = size_of(t), bits = 8 * size;
     bool is_signed = dtype_kind_of(t) == KIND_INT;
     static const vex_id shift[4] = {0, V_PSHIFTW, V_PSHIFTD, V_PSHIFTQ};
-    if (ir->nodes[count_id]->op != OP_LITERAL || size == 1 ||
-        (n->op == OP_SHR && is_signed && size == 8) || !is_integer(t)) {
+    if (ir->nodes[count_id]->op != OP_LITERAL || !is_integer(t)) {
         g->failed = true;
         return (value){0, false, false, t};
     }
@@ -1401,13 +1421,28 @@ static value typed_shift(generator *g, int id, bcg_dtype t)
     if (g->failed)
         return v;
     bool w = wide_of(g, t);
-    if (n->op == OP_SHR && is_signed)
-        vex(g->b, shift[log2_size(size)], w, false, 4 /* sra */, v.reg, in_register(v.reg), amount);
-    else if (!in_range)
+    int l = log2_size(size) > 0 ? log2_size(size) : 1; /* bytes shift as words, masked */
+    uint64_t sign = 1ull << (bits - 1);
+    if (n->op == OP_SHR && is_signed && (size == 1 || size == 8)) {
+        /* no vpsrab/vpsraq: ((x ^ sign) >>> c) - (sign >>> c) */
+        int slot = constant(g, &sign, size);
+        op_constant(g, V_PXOR, v.reg, v.reg, slot);
+        vex(g->b, shift[l], w, false, 2 /* srl */, v.reg, in_register(v.reg), amount);
+        if (size == 1)
+            op_constant(g, V_PAND, v.reg, v.reg, constant(g, &(uint8_t){0xffu >> amount}, 1));
+        uint64_t shifted = sign >> amount;
+        op_constant(g, size == 1 ? V_PSUBB : V_PSUBQ, v.reg, v.reg, constant(g, &shifted, size));
+    } else if (n->op == OP_SHR && is_signed) {
+        vex(g->b, shift[l], w, false, 4 /* sra */, v.reg, in_register(v.reg), amount);
+    } else if (!in_range) {
         op3(g, V_PXOR, true, v.reg, v.reg, v.reg);
-    else
-        vex(g->b, shift[log2_size(size)], w, false, n->op == OP_SHL ? 6 : 2, v.reg,
-            in_register(v.reg), amount);
+    } else {
+        vex(g->b, shift[l], w, false, n->op == OP_SHL ? 6 : 2, v.reg, in_register(v.reg), amount);
+        if (size == 1) { /* the bits shifted across bytes */
+            uint8_t keep = n->op == OP_SHL ? (uint8_t)(0xffu << amount) : (uint8_t)(0xffu >> amount);
+            op_constant(g, V_PAND, v.reg, v.reg, constant(g, &keep, 1));
+        }
+    }
     return v;
 }
 
@@ -1417,9 +1452,11 @@ static value typed(generator *g, int id)
     const kernel_ir *ir = g->ir;
     const expr_node *n = ir->nodes[id];
     value a[3];
-    if (g->failed || ir->value[id].folded >= 0) {
-        g->failed = true;
+    if (g->failed)
         return (value){0, false, false, n->dtype};
+    if (ir->value[id].folded >= 0) { /* an integer self-comparison: known */
+        int slot = ir->value[id].folded ? ones_constant(g) : zero_constant(g);
+        return as_type(g, (value){constant_register(g, slot), true, false, BCG_I8}, n->dtype);
     }
     if (n->op == OP_LITERAL)
         return literal_as(g, id, n->dtype);
@@ -1480,6 +1517,13 @@ static value typed(generator *g, int id)
     default:
         break;
     }
+    if (t == BCG_BOOL && n->op == OP_BITNOT) { /* on bool, logical not */
+        a[0] = typed_as(g, kir_child(ir, id, 0), BCG_BOOL);
+        a[0].inverted = !a[0].inverted;
+        return as_type(g, a[0], n->dtype);
+    }
+    if (t == BCG_BOOL) /* bools as 0 and 1: eval.c's arithmetic, then != 0 */
+        t = BCG_U8;
     if (n->arg_count > 2 || !(is_integer(t) || is_float_lane(t))) {
         g->failed = true;
         return (value){0, false, false, t};

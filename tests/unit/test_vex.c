@@ -325,7 +325,9 @@ static bool run_one(const char *expr, const bcg_operand *ops, const bcg_options 
         const char *calls = strstr(bcg_kernel_source(kernel), "tile_count);");
         *tiled = *used_vex || (calls && strstr(calls + 1, "tile_count);"));
         if (getenv("BCGEN_VEX_SHOW") && *tiled && !*used_vex && !options->disable_vector_code)
-            print_message("# not fused: %s\n", expr);
+            print_message("# not fused: %s (%s %s %s %s)\n", expr, bcg_dtype_name(ops[0].dtype),
+                          bcg_dtype_name(ops[1].dtype), bcg_dtype_name(ops[2].dtype),
+                          bcg_dtype_name(ops[4].dtype));
         assert_int_equal(bcg_run(kernel, out, inputs, &err), BCG_OK);
     }
     bcg_context_free(ctx);
