@@ -660,6 +660,86 @@ static void test_disassembly(void **state)
     arena_free(a);
 }
 
+/* LISTING against the golden file PATH (BCGEN_UPDATE_VEX=1 rewrites it). */
+static void compare_golden(const char *listing, const char *path)
+{
+    if (getenv("BCGEN_UPDATE_VEX")) {
+        FILE *out = fopen(path, "w");
+        assert_non_null(out);
+        fputs(listing, out);
+        fclose(out);
+    }
+    FILE *in = fopen(path, "r");
+    assert_non_null(in);
+    static char want[1 << 16];
+    size_t n = fread(want, 1, sizeof want - 1, in);
+    want[n] = 0;
+    fclose(in);
+    if (strcmp(want, listing) != 0) {
+        print_error("the disassembly differs from %s (BCGEN_UPDATE_VEX=1 rewrites it):\n%s\n",
+                    path, listing);
+        fail();
+    }
+}
+
+/* The typed forms (integer and mixed trees): loads of 16, 8 and 4 bytes,
+ * broadcasts, widening, wrapping and saturating narrowing, conversions,
+ * integer comparisons, blends, shifts, 64-bit minimum. */
+static void test_disassembly_typed(void **state)
+{
+    (void)state;
+    if (!vex_cpu_ok() || system("objdump --version > /dev/null 2>&1") != 0) {
+        print_message("# no AVX2 or no objdump: skipped\n");
+        skip();
+    }
+    arena *a = arena_new();
+    assert_non_null(a);
+    int64_t shape[2] = {4, 100}, row[1] = {100}, column[2] = {4, 1};
+    bcg_operand ops[4] = {{"a", BCG_I16, 2, shape, NULL},
+                          {"b", BCG_U8, 1, row, NULL},
+                          {"c", BCG_F32, 2, column, NULL},
+                          {"d", BCG_BOOL, 2, shape, NULL}};
+    const vex_function *f = function_of(
+        a, "where(d || a > 3, i16(maximum(u8(a * 3) >> 2, b)), i16(f32(a) * c)) - a",
+        ops, 4);
+    assert_non_null(f);
+    char *listing = disassemble(f);
+    int64_t wide[1] = {100};
+    bcg_operand ops64[3] = {{"a", BCG_I32, 1, wide, NULL},
+                            {"b", BCG_I64, 1, wide, NULL},
+                            {"c", BCG_U16, 1, wide, NULL}};
+    f = function_of(a, "i32(minimum(i64(a) >> 3, b)) != u16(-c)", ops64, 3);
+    assert_non_null(f);
+    char *listing64 = disassemble(f);
+    static const char *const expected[] = {
+        "vmovdqu (%r8,%rax,2),%xmm", "vmovq (%r", "vpbroadcastd 0x0(%rbp)", "vpcmpgtw", "vpcmpeqb",
+        "vpmovsxbw", "vpmovzxbw", "vpmullw", "vpsrlw $0x2", "vpmaxub", "vcvtdq2ps",
+        "vcvttps2dq", "vcmpordps", "vpackssdw", "vpblendvb", "vpsubw", "vpacksswb", "vpand",
+        "vmovdqu %xmm", "vpxor",
+    };
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        if (!strstr(listing, expected[i])) {
+            print_error("no \"%s\" in:\n%s\n", expected[i], listing);
+            fail();
+        }
+    static const char *const expected64[] = {
+        "vpmovsxdq", "vpsrlq $0x3", "vpsubq", "vpcmpgtq", "vpblendvb", "vextracti128",
+        "vshufps $0x88", "vpcmpeqd", "vmovq (%", "vpsubw", "vpmovzxwd", "vmovd %xmm",
+    };
+    for (size_t i = 0; i < sizeof expected64 / sizeof expected64[0]; i++)
+        if (!strstr(listing64, expected64[i])) {
+            print_error("no \"%s\" in:\n%s\n", expected64[i], listing64);
+            fail();
+        }
+    assert_null(strstr(listing, "(bad)"));
+    assert_null(strstr(listing64, "(bad)"));
+    compare_golden(listing, "tests/unit/vex_disassembly_typed.txt");
+    compare_golden(listing64, "tests/unit/vex_disassembly_i64.txt");
+    free(listing);
+    free(listing64);
+    arena_free(a);
+}
+
 /* Trees the generator does not write keep the microkernel calls. */
 static void test_unsupported(void **state)
 {
@@ -686,6 +766,7 @@ int main(void)
         cmocka_unit_test(test_random_trees),
         cmocka_unit_test(test_typed_trees),
         cmocka_unit_test(test_disassembly),
+        cmocka_unit_test(test_disassembly_typed),
         cmocka_unit_test(test_unsupported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
