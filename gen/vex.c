@@ -32,6 +32,11 @@
  * operations (one is its microkernel's, as fast).  Constants sit in the
  * registers the tree leaves free.  Anything else: vex_build says no and the
  * tile keeps its microkernel calls.  Bytes depend only on the kernel IR.
+ *
+ * Integer and mixed trees (any tree the f32/f64 path above does not take)
+ * are written by the typed_* functions ("integer and mixed trees" below):
+ * every value at its own dtype, lanes = 32 bytes over the widest value's
+ * size, narrower values in the low part of their register.
  */
 #include <string.h>
 
