@@ -866,9 +866,9 @@ static value compute(generator *g, int id, bool want_value)
  * (as_type, eval.c's convert: integers wrap, floats truncate and saturate,
  * NaN gives 0), the operation, the result converted to its dtype.  A bool
  * value is a mask (all ones per element, or all zeros, of some width).
- * What is not written (64-bit products, minimum, maximum and abs, 8-bit
- * shifts, integer division, 64-bit integers to or from floats, u32 from
- * floats, f16) sets failed: the tile keeps its microkernel calls. */
+ * What is not written (64-bit products, integer division, floats into
+ * 64-bit integers or u32, 64-bit integers into f32, f16) sets failed: the
+ * tile keeps its microkernel calls. */
 
 static int size_of(bcg_dtype t) { return (int)bcg_dtype_size(t); }
 static int log2_size(int size) { return size == 8 ? 3 : size == 4 ? 2 : size == 2 ? 1 : 0; }
@@ -1045,6 +1045,29 @@ static value integer_to_float(generator *g, value v, bcg_dtype to)
         vex(g->b, V_MUL, w, false, t, t, constant_operand(g, float_constant(g, to, 65536.0)), -1);
         vex(g->b, V_ADD, w, false, r, r, in_register(t), -1);
         give_register(g, t);
+    } else if (size_of(v.dtype) == 8 && dbl) {
+        /* high dwords * 2^32 + low dwords (unsigned): both parts exact in
+         * double, the sum rounded once, as C's (double) of the integer */
+        int t = take_register(g), u = take_register(g);
+        vex(g->b, V_EXTRACTI128, true, false, r, 0, in_register(t), 1);
+        vex(g->b, V_SHUFPS, false, false, u, r, in_register(t), 0xdd);
+        vex(g->b, V_SHUFPS, false, false, r, r, in_register(t), 0x88);
+        give_register(g, t);
+        int sign = constant(g, &(uint32_t){0x80000000u}, 4);
+        int offset = float_constant(g, BCG_F64, 2147483648.0);
+        bool w = wide_of(g, to);
+        if (dtype_kind_of(v.dtype) == KIND_UINT)
+            op_constant(g, V_PXOR, u, u, sign);
+        vex(g->b, V_CVTDQ2PD, w, false, u, 0, in_register(u), -1);
+        if (dtype_kind_of(v.dtype) == KIND_UINT)
+            vex(g->b, V_ADD, w, true, u, u, constant_operand(g, offset), -1);
+        vex(g->b, V_MUL, w, true, u, u,
+            constant_operand(g, float_constant(g, BCG_F64, 4294967296.0)), -1);
+        op_constant(g, V_PXOR, r, r, sign);
+        vex(g->b, V_CVTDQ2PD, w, false, r, 0, in_register(r), -1);
+        vex(g->b, V_ADD, w, true, r, r, constant_operand(g, offset), -1);
+        vex(g->b, V_ADD, w, true, r, r, in_register(u), -1);
+        give_register(g, u);
     } else {
         g->failed = true;
     }
