@@ -162,7 +162,7 @@ typedef enum vex_id {
     V_PCMPEQW, V_PCMPGTB, V_PCMPGTW, V_PCMPGTD, V_PCMPGTQ, V_PBLENDVB,
     V_PMOVSXBW, V_PMOVSXBQ, V_PMOVSXWQ, V_PMOVSXDQ, V_PMOVZXBW, V_PMOVZXWQ, V_PMOVZXDQ,
     V_PACKSSWB, V_PACKUSWB, V_PACKSSDW, V_PACKUSDW, V_EXTRACTI128, V_SHUFPS,
-    V_CVTTPS2DQ, V_CVTTPD2DQ, V_CVTPD2PS, V_PSHIFTW, V_PSHIFTD, V_PSHIFTQ, V_COUNT
+    V_CVTTPS2DQ, V_CVTTPD2DQ, V_CVTPD2PS, V_PSHIFTW, V_PSHIFTD, V_PSHIFTQ, V_PMULUDQ, V_COUNT
 } vex_id;
 
 static const struct {
@@ -216,7 +216,7 @@ static const struct {
     [V_CVTTPS2DQ] = {2, 1, 0x5b, false}, [V_CVTTPD2DQ] = {1, 1, 0xe6, false},
     [V_CVTPD2PS] = {1, 1, 0x5a, false},
     [V_PSHIFTW] = {1, 1, 0x71, false}, [V_PSHIFTD] = {1, 1, 0x72, false},
-    [V_PSHIFTQ] = {1, 1, 0x73, false},
+    [V_PSHIFTQ] = {1, 1, 0x73, false}, [V_PMULUDQ] = {1, 1, 0xf4, false},
 };
 
 /* An operand: ymm register REG (mem false) or memory M. */
@@ -866,7 +866,7 @@ static value compute(generator *g, int id, bool want_value)
  * (as_type, eval.c's convert: integers wrap, floats truncate and saturate,
  * NaN gives 0), the operation, the result converted to its dtype.  A bool
  * value is a mask (all ones per element, or all zeros, of some width).
- * What is not written (64-bit products, integer division, floats into
+ * What is not written (integer division, floats into
  * 64-bit integers or u32, 64-bit integers into f32, f16) sets failed: the
  * tile keeps its microkernel calls. */
 
@@ -1357,8 +1357,18 @@ static value integer_operation(generator *g, const expr_node *n, bcg_dtype t, va
                 widen(g, y, 1, false, BCG_I16);
             op3(g, V_PMULLW, wide_of(g, BCG_I16), v.reg, v.reg, y);
             narrow(g, v.reg, BCG_U16, 1, false);
-        } else {
-            g->failed = true;
+        } else { /* lo*lo + ((hi*lo + lo*hi) << 32), the 32-bit halves by vpmuludq */
+            int t = take_register(g), u = take_register(g);
+            vex(g->b, V_PSHIFTQ, w, false, 2 /* srl */, t, in_register(v.reg), 32);
+            op3(g, V_PMULUDQ, w, t, t, y);
+            vex(g->b, V_PSHIFTQ, w, false, 2, u, in_register(y), 32);
+            op3(g, V_PMULUDQ, w, u, u, v.reg);
+            op3(g, V_PADDQ, w, t, t, u);
+            vex(g->b, V_PSHIFTQ, w, false, 6 /* sll */, t, in_register(t), 32);
+            op3(g, V_PMULUDQ, w, v.reg, v.reg, y);
+            op3(g, V_PADDQ, w, v.reg, v.reg, t);
+            give_register(g, t);
+            give_register(g, u);
         }
         if (y != v.reg)
             give_register(g, y);
