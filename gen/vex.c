@@ -1222,8 +1222,15 @@ static value typed_as(generator *g, int id, bcg_dtype to)
 {
     if (g->failed)
         return (value){0, false, false, to};
-    if (g->ir->nodes[id]->op == OP_LITERAL)
+    const kernel_ir *ir = g->ir;
+    const expr_node *n = ir->nodes[id];
+    if (n->op == OP_LITERAL)
         return literal_as(g, id, to);
+    /* a bool cast to a number is 0 or 1 in every numeric dtype: the mask
+     * straight into TO (u8(a == b) * c in i16: no bytes and back) */
+    if (n->op == OP_CAST && ir->value[id].folded < 0 &&
+        ir->nodes[kir_child(ir, id, 0)]->dtype == BCG_BOOL)
+        return typed_as(g, kir_child(ir, id, 0), to);
     return as_type(g, typed(g, id), to);
 }
 
