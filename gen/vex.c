@@ -162,7 +162,7 @@ typedef enum vex_id {
     V_PCMPEQW, V_PCMPGTB, V_PCMPGTW, V_PCMPGTD, V_PCMPGTQ, V_PBLENDVB,
     V_PMOVSXBW, V_PMOVSXBQ, V_PMOVSXWQ, V_PMOVSXDQ, V_PMOVZXBW, V_PMOVZXWQ, V_PMOVZXDQ,
     V_PACKSSWB, V_PACKUSWB, V_PACKSSDW, V_PACKUSDW, V_EXTRACTI128, V_SHUFPS,
-    V_CVTTPS2DQ, V_CVTTPD2DQ, V_CVTPD2PS, V_PSHIFTW, V_PSHIFTD, V_PSHIFTQ, V_PMULUDQ, V_COUNT
+    V_CVTTPS2DQ, V_CVTTPD2DQ, V_CVTPD2PS, V_PSHIFTW, V_PSHIFTD, V_PSHIFTQ, V_PMULUDQ, V_ROUNDPS, V_ROUNDPD, V_COUNT
 } vex_id;
 
 static const struct {
@@ -217,6 +217,7 @@ static const struct {
     [V_CVTPD2PS] = {1, 1, 0x5a, false},
     [V_PSHIFTW] = {1, 1, 0x71, false}, [V_PSHIFTD] = {1, 1, 0x72, false},
     [V_PSHIFTQ] = {1, 1, 0x73, false}, [V_PMULUDQ] = {1, 1, 0xf4, false},
+    [V_ROUNDPS] = {1, 3, 0x08, false}, [V_ROUNDPD] = {1, 3, 0x09, false},
 };
 
 /* An operand: ymm register REG (mem false) or memory M. */
@@ -867,7 +868,7 @@ static value compute(generator *g, int id, bool want_value)
  * NaN gives 0), the operation, the result converted to its dtype.  A bool
  * value is a mask (all ones per element, or all zeros, of some width).
  * What is not written (integer division, floats into
- * 64-bit integers or u32, 64-bit integers into f32, f16) sets failed: the
+ * 64-bit integers, 64-bit integers into f32, f16) sets failed: the
  * tile keeps its microkernel calls. */
 
 static int size_of(bcg_dtype t) { return (int)bcg_dtype_size(t); }
@@ -1074,6 +1075,49 @@ static value integer_to_float(generator *g, value v, bcg_dtype to)
     return (value){r, false, false, to};
 }
 
+/* Floats V into u32 as eval.c's float_to_integer (M a register taken):
+ * NaN and <= 0 give 0, >= 2^32 the maximum; the rest truncated, through
+ * i32 by an offset of 2^31 (exact: f64 truncated first, f32 only offset
+ * from 2^31 up, where the subtraction is exact). */
+static value float_to_u32(generator *g, value v, int m)
+{
+    int r = v.reg;
+    bool dbl = v.dtype == BCG_F64, w = wide_of(g, v.dtype);
+    bcg_dtype t = v.dtype;
+    int sign = constant(g, &(uint32_t){0x80000000u}, 4);
+    vex(g->b, V_CMP, w, dbl, m, r, in_register(r), 7 /* ORD_Q */);
+    vex(g->b, V_AND, w, dbl, r, r, in_register(m), -1); /* NaN: +0 */
+    vex(g->b, V_MAX, w, dbl, r, r, constant_operand(g, float_constant(g, t, 0.0)), -1);
+    if (dbl) {
+        vex(g->b, V_ROUNDPD, w, false, r, 0, in_register(r), 3 /* toward zero */);
+        vex(g->b, V_MIN, w, true, r, r,
+            constant_operand(g, float_constant(g, t, 4294967295.0)), -1);
+        vex(g->b, V_SUB, w, true, r, r,
+            constant_operand(g, float_constant(g, t, 2147483648.0)), -1);
+        vex(g->b, V_CVTTPD2DQ, w, false, r, 0, in_register(r), -1);
+        op_constant(g, V_PXOR, r, r, sign);
+        give_register(g, m);
+        return (value){r, false, false, BCG_U32};
+    }
+    int big = take_register(g);
+    vex(g->b, V_CMP, w, false, m, r, constant_operand(g, float_constant(g, t, 4294967296.0)),
+        13 /* GE_OS: saturates */);
+    vex(g->b, V_CMP, w, false, big, r, constant_operand(g, float_constant(g, t, 2147483648.0)),
+        13);
+    int offset = take_register(g);
+    vex(g->b, V_AND, w, false, offset, big,
+        constant_operand(g, float_constant(g, t, 2147483648.0)), -1);
+    vex(g->b, V_SUB, w, false, r, r, in_register(offset), -1);
+    vex(g->b, V_CVTTPS2DQ, w, false, r, 0, in_register(r), -1);
+    op_constant(g, V_PAND, big, big, sign);
+    op3(g, V_PXOR, true, r, r, big);
+    op3(g, V_POR, true, r, r, m);
+    give_register(g, offset);
+    give_register(g, big);
+    give_register(g, m);
+    return (value){r, false, false, BCG_U32};
+}
+
 /* Floats into integer dtype TO as eval.c's float_to_integer: truncated,
  * NaN 0, saturated at TO's limits (through i32, then packs that
  * saturate). */
@@ -1081,10 +1125,12 @@ static value float_to_integer(generator *g, value v, bcg_dtype to)
 {
     int r = v.reg, m = take_register(g);
     bool dbl = v.dtype == BCG_F64, w = wide_of(g, v.dtype);
-    if (size_of(to) > 4 || to == BCG_U32) {
+    if (size_of(to) > 4) {
         g->failed = true;
         return v;
     }
+    if (to == BCG_U32)
+        return float_to_u32(g, v, m);
     vex(g->b, V_CMP, w, dbl, m, r, in_register(r), 7 /* ORD_Q */);
     vex(g->b, V_AND, w, dbl, r, r, in_register(m), -1); /* NaN: +0 */
     if (dbl) { /* clamped in double, where the i32 limits are exact */

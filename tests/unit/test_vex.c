@@ -510,6 +510,22 @@ static void test_typed_trees(void **state)
     int count = text_count ? atoi(text_count) : 3000;
     tally tally = {0, 0, 0, 0};
     int failures = 0;
+    /* every conversion between floats and integers over data with the
+     * limits (the random trees reach a given one rarely) */
+    static const bcg_dtype floats[] = {BCG_F32, BCG_F64};
+    static const bcg_dtype wide[] = {BCG_I32, BCG_U32, BCG_I64, BCG_U64};
+    for (int f = 0; f < 2 && count > 0; f++)
+        for (int k = 0; k < 12; k++) {
+            /* floats into each integer; i32, u32, i64 and u64 into floats */
+            bcg_dtype from = k < 8 ? floats[f] : wide[k - 8];
+            const char *name = bcg_dtype_name(k < 8 ? all_dtypes[k] : floats[f]);
+            char expr[64];
+            snprintf(expr, sizeof expr, "%s(a) - %s(b)", name, name);
+            for (int i = 0; i < 5; i++)
+                typed_dtypes[i] = i == 3 ? BCG_BOOL : i == 4 ? BCG_I32 : from;
+            if (!check_case(expr, from, BCG_I32, 1025, LAYOUT_SCALARS, &tally))
+                failures++;
+        }
     for (int i = 0; i < count && failures < 10; i++) {
         text t = {{0}, 0};
         typed_tree(&t, 1 + below(4));
