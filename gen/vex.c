@@ -1225,6 +1225,123 @@ static value literal_as(generator *g, int id, bcg_dtype to)
     return (value){constant_register(g, slot), false, false, to};
 }
 
+static value typed_as(generator *g, int id, bcg_dtype to);
+
+/* Literal ID as numeric dtype TO: its pool slot, the bits xor FLIP. */
+static int literal_slot(generator *g, int id, bcg_dtype to, uint64_t flip)
+{
+    expr_node cast, out;
+    memset(&cast, 0, sizeof cast);
+    cast.op = OP_CAST;
+    cast.dtype = to;
+    cast.arg_count = 1;
+    const expr_node *args[1] = {g->ir->nodes[id]};
+    eval_fold(&cast, args, &out);
+    if (is_float_lane(to))
+        return float_constant(g, to, out.value.f);
+    uint64_t bits = dtype_kind_of(to) == KIND_UINT ? out.value.u : (uint64_t)out.value.i;
+    bits ^= flip;
+    return constant(g, &bits, size_of(to));
+}
+
+/* Which child of binary node N (operation type T) is a literal that its
+ * instruction can take as its memory (or constant register) operand: 1,
+ * or 0 where the operation commutes or mirrors; -1 for none. */
+static int literal_operand(const generator *g, int id, bcg_dtype t)
+{
+    const kernel_ir *ir = g->ir;
+    const expr_node *n = ir->nodes[id];
+    if (n->arg_count != 2 || !(is_integer(t) || is_float_lane(t)))
+        return -1;
+    bool right = ir->nodes[kir_child(ir, id, 1)]->op == OP_LITERAL;
+    bool left = ir->nodes[kir_child(ir, id, 0)]->op == OP_LITERAL;
+    if (left == right)
+        return -1;
+    int size = size_of(t);
+    bool integer = is_integer(t);
+    switch (n->op) {
+    case OP_ADD: case OP_EQ: case OP_NE:
+        return right ? 1 : 0;
+    case OP_MUL:
+        return integer && size != 2 && size != 4 ? -1 : right ? 1 : 0;
+    case OP_BITAND: case OP_BITOR: case OP_BITXOR:
+        return integer ? (right ? 1 : 0) : -1;
+    case OP_MINIMUM: case OP_MAXIMUM:
+        return integer && size <= 4 ? (right ? 1 : 0) : -1;
+    case OP_SUB:
+        return right ? 1 : -1;
+    case OP_DIV:
+        return !integer && right ? 1 : -1;
+    case OP_GT: case OP_LE: /* x > c */
+        return integer ? (right ? 1 : -1) : (right ? 1 : 0);
+    case OP_LT: case OP_GE: /* c < x: x > c */
+        return integer ? (left ? 0 : -1) : (right ? 1 : 0);
+    default:
+        return -1;
+    }
+}
+
+/* Binary node ID at operation type T with its literal child K as the
+ * instruction's constant operand (literal_operand). */
+static value typed_with_literal(generator *g, int id, bcg_dtype t, int k)
+{
+    static const vex_id add[4] = {V_PADDB, V_PADDW, V_PADDD, V_PADDQ};
+    static const vex_id sub[4] = {V_PSUBB, V_PSUBW, V_PSUBD, V_PSUBQ};
+    static const vex_id equal[4] = {V_PCMPEQB, V_PCMPEQW, V_PCMPEQD, V_PCMPEQQ};
+    static const vex_id greater[4] = {V_PCMPGTB, V_PCMPGTW, V_PCMPGTD, V_PCMPGTQ};
+    static const vex_id extreme[2][2][3] = {
+        {{V_PMINUB, V_PMINUW, V_PMINUD}, {V_PMAXUB, V_PMAXUW, V_PMAXUD}},
+        {{V_PMINSB, V_PMINSW, V_PMINSD}, {V_PMAXSB, V_PMAXSW, V_PMAXSD}}};
+    static const int predicate[] = {[OP_EQ] = 0, [OP_NE] = 4, [OP_LT] = 1, [OP_LE] = 2,
+                                    [OP_GT] = 14, [OP_GE] = 13};
+    static const expr_op mirror[] = {[OP_EQ] = OP_EQ, [OP_NE] = OP_NE, [OP_LT] = OP_GT,
+                                     [OP_LE] = OP_GE, [OP_GT] = OP_LT, [OP_GE] = OP_LE};
+    const kernel_ir *ir = g->ir;
+    const expr_node *n = ir->nodes[id];
+    expr_op op = n->op;
+    int size = size_of(t), l = log2_size(size);
+    bool w = wide_of(g, t), is_signed = dtype_kind_of(t) == KIND_INT;
+    bool order = op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE;
+    uint64_t sign = is_integer(t) && !is_signed && order ? 1ull << (8 * size - 1) : 0;
+    value x = typed_as(g, kir_child(ir, id, 1 - k), t);
+    if (g->failed)
+        return x;
+    rm_operand c = constant_operand(g, literal_slot(g, kir_child(ir, id, k), t, sign));
+    int r = x.reg;
+    if (is_float_lane(t)) {
+        bool dbl = t == BCG_F64;
+        if (op >= OP_EQ && op <= OP_GE) { /* ORDER OP: the comparisons */
+            vex(g->b, V_CMP, w, dbl, r, r, c, predicate[k == 1 ? op : mirror[op]]);
+            return (value){r, true, false, mask_dtype(size)};
+        }
+        vex_id id2 = op == OP_ADD ? V_ADD : op == OP_SUB ? V_SUB : op == OP_MUL ? V_MUL : V_DIV;
+        vex(g->b, id2, w, dbl, r, r, c, -1);
+        return (value){r, false, false, t};
+    }
+    vex_id instruction;
+    switch (op) {
+    case OP_ADD: instruction = add[l]; break;
+    case OP_SUB: instruction = sub[l]; break;
+    case OP_MUL: instruction = size == 2 ? V_PMULLW : V_PMULLD; break;
+    case OP_BITAND: instruction = V_PAND; break;
+    case OP_BITOR: instruction = V_POR; break;
+    case OP_BITXOR: instruction = V_PXOR; break;
+    case OP_MINIMUM: case OP_MAXIMUM:
+        instruction = extreme[is_signed][op == OP_MAXIMUM][l];
+        break;
+    case OP_EQ: case OP_NE:
+        vex(g->b, equal[l], w, false, r, r, c, -1);
+        return (value){r, true, op == OP_NE, mask_dtype(size)};
+    default: /* x > c; LE and GE its negation */
+        if (sign)
+            op_constant(g, V_PXOR, r, r, constant(g, &sign, size));
+        vex(g->b, greater[l], w, false, r, r, c, -1);
+        return (value){r, true, op == OP_LE || op == OP_GE, mask_dtype(size)};
+    }
+    vex(g->b, instruction, w, false, r, r, c, -1);
+    return (value){r, false, false, t};
+}
+
 /* BYTES of leaf memory M into R: one element of SIZE bytes repeated when
  * BROADCAST. */
 static void load_bytes(generator *g, int r, memory m, bool broadcast, int size, int bytes)
@@ -1619,6 +1736,9 @@ static value typed(generator *g, int id)
         g->failed = true;
         return (value){0, false, false, t};
     }
+    int literal = literal_operand(g, id, t);
+    if (literal >= 0)
+        return as_type(g, typed_with_literal(g, id, t, literal), n->dtype);
     bcg_dtype to[3] = {t, t, t};
     typed_children(g, id, a, to);
     if (g->failed)
