@@ -162,12 +162,13 @@ typedef enum vex_id {
     V_PCMPEQW, V_PCMPGTB, V_PCMPGTW, V_PCMPGTD, V_PCMPGTQ, V_PBLENDVB,
     V_PMOVSXBW, V_PMOVSXBQ, V_PMOVSXWQ, V_PMOVSXDQ, V_PMOVZXBW, V_PMOVZXWQ, V_PMOVZXDQ,
     V_PACKSSWB, V_PACKUSWB, V_PACKSSDW, V_PACKUSDW, V_EXTRACTI128, V_SHUFPS,
-    V_CVTTPS2DQ, V_CVTTPD2DQ, V_CVTPD2PS, V_PSHIFTW, V_PSHIFTD, V_PSHIFTQ, V_PMULUDQ, V_ROUNDPS, V_ROUNDPD, V_COUNT
+    V_CVTTPS2DQ, V_CVTTPD2DQ, V_CVTPD2PS, V_PSHIFTW, V_PSHIFTD, V_PSHIFTQ, V_PMULUDQ, V_ROUNDPS, V_ROUNDPD, V_PSLLVQ, V_PSRLVQ, V_COUNT
 } vex_id;
 
 static const struct {
     unsigned char pp, map, opcode;
     bool fp;        /* ps/pd pair: pp chosen by the lane dtype */
+    bool w1;        /* VEX.W = 1 (64-bit elements of the variable shifts) */
 } vex_rows[V_COUNT] = {
     [V_MOVU_LOAD] = {0, 1, 0x10, true}, [V_MOVU_STORE] = {0, 1, 0x11, true},
     [V_ADD] = {0, 1, 0x58, true},  [V_MUL] = {0, 1, 0x59, true},
@@ -218,6 +219,7 @@ static const struct {
     [V_PSHIFTW] = {1, 1, 0x71, false}, [V_PSHIFTD] = {1, 1, 0x72, false},
     [V_PSHIFTQ] = {1, 1, 0x73, false}, [V_PMULUDQ] = {1, 1, 0xf4, false},
     [V_ROUNDPS] = {1, 3, 0x08, false}, [V_ROUNDPD] = {1, 3, 0x09, false},
+    [V_PSLLVQ] = {1, 2, 0x47, false, true}, [V_PSRLVQ] = {1, 2, 0x45, false, true},
 };
 
 /* An operand: ymm register REG (mem false) or memory M. */
@@ -239,8 +241,8 @@ static void vex(builder *b, vex_id id, bool wide, bool dbl, int reg, int src, rm
     int pp = vex_rows[id].fp ? (dbl ? 1 : 0) : vex_rows[id].pp, map = vex_rows[id].map;
     int r = reg >> 3 & 1, x = rm.mem && rm.m.index != NONE ? rm.m.index >> 3 & 1 : 0;
     int bb = rm.mem ? (rm.m.base >= 0 ? rm.m.base >> 3 & 1 : 0) : rm.reg >> 3 & 1;
-    int last = (~src & 15) << 3 | (wide ? 4 : 0) | pp;
-    if (!x && !bb && map == 1) {
+    int last = (vex_rows[id].w1 ? 0x80 : 0) | (~src & 15) << 3 | (wide ? 4 : 0) | pp;
+    if (!x && !bb && map == 1 && !vex_rows[id].w1) {
         byte(b, 0xc5);
         byte(b, (!r) << 7 | last);
     } else {
@@ -867,8 +869,8 @@ static value compute(generator *g, int id, bool want_value)
  * (as_type, eval.c's convert: integers wrap, floats truncate and saturate,
  * NaN gives 0), the operation, the result converted to its dtype.  A bool
  * value is a mask (all ones per element, or all zeros, of some width).
- * What is not written (integer division, floats into
- * 64-bit integers, 64-bit integers into f32, f16) sets failed: the
+ * What is not written (integer division, 64-bit integers into f32, f16)
+ * sets failed: the
  * tile keeps its microkernel calls. */
 
 static int size_of(bcg_dtype t) { return (int)bcg_dtype_size(t); }
@@ -1075,6 +1077,59 @@ static value integer_to_float(generator *g, value v, bcg_dtype to)
     return (value){r, false, false, to};
 }
 
+/* Floats V into i64 or u64 (TO) as eval.c's float_to_integer (M a
+ * register taken): AVX2 has no such conversion, so the double's mantissa
+ * is shifted by its exponent (vpsllvq and vpsrlvq give 0 for counts past
+ * 63, so one of the two shifts is the truncated magnitude), the sign
+ * applied, NaN 0 and the values past the range saturated. */
+static value float_to_64(generator *g, value v, bcg_dtype to, int m)
+{
+    int r = v.reg;
+    if (v.dtype == BCG_F32) { /* exact */
+        vex(g->b, V_CVTPS2PD, wide_of(g, BCG_F64), false, r, 0, in_register(r), -1);
+        v.dtype = BCG_F64;
+    }
+    bool w = wide_of(g, BCG_F64), is_signed = to == BCG_I64;
+    vex(g->b, V_CMP, w, true, m, r, in_register(r), 7 /* ORD_Q */);
+    vex(g->b, V_AND, w, true, r, r, in_register(m), -1); /* NaN: +0 */
+    if (!is_signed) /* <= 0: 0 */
+        vex(g->b, V_MAX, w, true, r, r, constant_operand(g, float_constant(g, BCG_F64, 0.0)), -1);
+    int e = take_register(g), mantissa = take_register(g), z = take_register(g);
+    vex(g->b, V_PSHIFTQ, w, false, 2 /* srl */, e, in_register(r), 52);
+    op_constant(g, V_PAND, e, e, constant(g, &(uint64_t){0x7ff}, 8));
+    op_constant(g, V_PSUBQ, e, e, constant(g, &(uint64_t){1075}, 8)); /* the left shift */
+    op_constant(g, V_PAND, mantissa, r, constant(g, &(uint64_t){(1ull << 52) - 1}, 8));
+    op_constant(g, V_POR, mantissa, mantissa, constant(g, &(uint64_t){1ull << 52}, 8));
+    op3(g, V_PXOR, true, z, z, z);
+    op3(g, V_PSUBQ, w, z, z, e); /* the right shift */
+    op3(g, V_PSRLVQ, w, z, mantissa, z);
+    op3(g, V_PSLLVQ, w, mantissa, mantissa, e);
+    op3(g, V_POR, true, mantissa, mantissa, z);
+    give_register(g, e);
+    if (is_signed) { /* (magnitude ^ s) - s, s = x < 0 */
+        op3(g, V_PXOR, true, z, z, z);
+        op3(g, V_PCMPGTQ, w, z, z, r);
+        op3(g, V_PXOR, true, mantissa, mantissa, z);
+        op3(g, V_PSUBQ, w, mantissa, mantissa, z);
+        vex(g->b, V_CMP, w, true, m, r,
+            constant_operand(g, float_constant(g, BCG_F64, 9223372036854775808.0)), 13);
+        vex(g->b, V_PBLENDVB, w, false, mantissa, mantissa,
+            constant_operand(g, constant(g, &(uint64_t){INT64_MAX}, 8)), m << 4);
+        vex(g->b, V_CMP, w, true, m, r,
+            constant_operand(g, float_constant(g, BCG_F64, -9223372036854775808.0)), 1 /* LT */);
+        vex(g->b, V_PBLENDVB, w, false, mantissa, mantissa,
+            constant_operand(g, constant(g, &(uint64_t){1ull << 63}, 8)), m << 4);
+    } else {
+        vex(g->b, V_CMP, w, true, m, r,
+            constant_operand(g, float_constant(g, BCG_F64, 18446744073709551616.0)), 13);
+        op3(g, V_POR, true, mantissa, mantissa, m);
+    }
+    give_register(g, z);
+    give_register(g, m);
+    give_register(g, r);
+    return (value){mantissa, false, false, to};
+}
+
 /* Floats V into u32 as eval.c's float_to_integer (M a register taken):
  * NaN and <= 0 give 0, >= 2^32 the maximum; the rest truncated, through
  * i32 by an offset of 2^31 (exact: f64 truncated first, f32 only offset
@@ -1125,10 +1180,8 @@ static value float_to_integer(generator *g, value v, bcg_dtype to)
 {
     int r = v.reg, m = take_register(g);
     bool dbl = v.dtype == BCG_F64, w = wide_of(g, v.dtype);
-    if (size_of(to) > 4) {
-        g->failed = true;
-        return v;
-    }
+    if (size_of(to) == 8)
+        return float_to_64(g, v, to, m);
     if (to == BCG_U32)
         return float_to_u32(g, v, m);
     vex(g->b, V_CMP, w, dbl, m, r, in_register(r), 7 /* ORD_Q */);

@@ -724,7 +724,7 @@ static void test_disassembly_typed(void **state)
     bcg_operand ops64[3] = {{"a", BCG_I32, 1, wide, NULL},
                             {"b", BCG_I64, 1, wide, NULL},
                             {"c", BCG_U16, 1, wide, NULL}};
-    f = function_of(a, "i32(minimum(i64(a) >> 3, b)) != u16(-c)", ops64, 3);
+    f = function_of(a, "i32(minimum(i64(a) >> 3, b) + i64(f64(c) * 0.5)) != u16(-c)", ops64, 3);
     assert_non_null(f);
     char *listing64 = disassemble(f);
     static const char *const expected[] = {
@@ -741,6 +741,7 @@ static void test_disassembly_typed(void **state)
     static const char *const expected64[] = {
         "vpmovsxdq", "vpsrlq $0x3", "vpsubq", "vpcmpgtq", "vpblendvb", "vextracti128",
         "vshufps $0x88", "vpcmpeqd", "vmovq (%", "vpsubw", "vpmovzxwd", "vmovd %xmm",
+        "vcvtdq2pd", "vmulpd", "vcmpordpd", "vpsrlvq", "vpsllvq", "vcmpgepd",
     };
     for (size_t i = 0; i < sizeof expected64 / sizeof expected64[0]; i++)
         if (!strstr(listing64, expected64[i])) {
