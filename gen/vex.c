@@ -1250,38 +1250,9 @@ static value as_type(generator *g, value v, bcg_dtype to)
     return (value){v.reg, false, false, to};
 }
 
-/* Literal ID as dtype TO (converted by eval.c itself), in a register. */
-static value literal_as(generator *g, int id, bcg_dtype to)
-{
-    const expr_node *n = g->ir->nodes[id];
-    expr_node cast, out;
-    memset(&cast, 0, sizeof cast);
-    cast.op = OP_CAST;
-    cast.dtype = to;
-    cast.arg_count = 1;
-    const expr_node *args[1] = {n};
-    eval_fold(&cast, args, &out);
-    if (to == BCG_BOOL) {
-        int slot = out.value.i ? ones_constant(g) : zero_constant(g);
-        return (value){constant_register(g, slot), true, false, BCG_I8};
-    }
-    int slot;
-    if (is_float_lane(to)) {
-        slot = float_constant(g, to, out.value.f);
-    } else if (is_integer(to)) {
-        uint64_t bits = dtype_kind_of(to) == KIND_UINT ? out.value.u : (uint64_t)out.value.i;
-        slot = constant(g, &bits, size_of(to));
-    } else {
-        g->failed = true;
-        return (value){0, false, false, to};
-    }
-    return (value){constant_register(g, slot), false, false, to};
-}
-
-static value typed_as(generator *g, int id, bcg_dtype to);
-
-/* Literal ID as numeric dtype TO: its pool slot, the bits xor FLIP. */
-static int literal_slot(generator *g, int id, bcg_dtype to, uint64_t flip)
+/* Literal ID's value as dtype TO, converted by eval.c itself (eval_fold
+ * of a cast). */
+static expr_node converted_literal(const generator *g, int id, bcg_dtype to)
 {
     expr_node cast, out;
     memset(&cast, 0, sizeof cast);
@@ -1290,12 +1261,35 @@ static int literal_slot(generator *g, int id, bcg_dtype to, uint64_t flip)
     cast.arg_count = 1;
     const expr_node *args[1] = {g->ir->nodes[id]};
     eval_fold(&cast, args, &out);
+    return out;
+}
+
+/* Literal ID as numeric dtype TO: its pool slot, the bits xor XOR_BITS. */
+static int literal_slot(generator *g, int id, bcg_dtype to, uint64_t xor_bits)
+{
+    expr_node out = converted_literal(g, id, to);
     if (is_float_lane(to))
         return float_constant(g, to, out.value.f);
     uint64_t bits = dtype_kind_of(to) == KIND_UINT ? out.value.u : (uint64_t)out.value.i;
-    bits ^= flip;
+    bits ^= xor_bits;
     return constant(g, &bits, size_of(to));
 }
+
+/* Literal ID as dtype TO in a register (a bool: a mask). */
+static value literal_as(generator *g, int id, bcg_dtype to)
+{
+    if (to == BCG_BOOL) {
+        int slot = converted_literal(g, id, to).value.i ? ones_constant(g) : zero_constant(g);
+        return (value){constant_register(g, slot), true, false, BCG_I8};
+    }
+    if (!is_float_lane(to) && !is_integer(to)) {
+        g->failed = true;
+        return (value){0, false, false, to};
+    }
+    return (value){constant_register(g, literal_slot(g, id, to, 0)), false, false, to};
+}
+
+static value typed_as(generator *g, int id, bcg_dtype to);
 
 /* Which child of binary node N (operation type T) is a literal that its
  * instruction can take as its memory (or constant register) operand: 1,
@@ -1668,13 +1662,7 @@ static value typed_shift(generator *g, int id, bcg_dtype t)
         g->failed = true;
         return (value){0, false, false, t};
     }
-    expr_node cast, count;
-    memset(&cast, 0, sizeof cast);
-    cast.op = OP_CAST;
-    cast.dtype = t;
-    cast.arg_count = 1;
-    const expr_node *args[1] = {ir->nodes[count_id]};
-    eval_fold(&cast, args, &count);
+    expr_node count = converted_literal(g, count_id, t);
     bool in_range = is_signed ? count.value.i >= 0 && count.value.i < bits
                               : count.value.u < (uint64_t)bits;
     int amount = in_range ? (int)(is_signed ? count.value.i : (int64_t)count.value.u) : bits - 1;
