@@ -1045,6 +1045,30 @@ static bool expensive_function(const kernel_ir *ir, int id)
 #define TRANSPOSED_MIN_ROWS 4
 #define TRANSPOSED_LINE_BYTES 64
 
+/* Whether the 2-D tiles of long runs over a transposed input call the tree
+ * once per row of a tile (kernel_ir.row_calls): when an operand is one
+ * value per row (m of (a.T - m), b (n, 1) against a transposed (n, n)).
+ * Gathered, such an operand filled a whole tile of copies of its values,
+ * which took half of the stack bound (4 rows a tile of 2048 f32 instead of
+ * 8: each line of the transposed input read in quarters), and its gather
+ * wrote as many bytes as the output; a call per row reads it in place as
+ * one value, and a call of 512 or more elements costs little more than
+ * the tile's.  The output must be contiguous over the tile (no scatter). */
+static bool row_calls_wanted(const kernel_ir *ir)
+{
+    const plan *p = ir->p;
+    return p->loop_count >= 2 && 2 * p->extent[p->loop_count - 1] > TILE_ELEMENTS &&
+           per_row_operand(ir) && tile2d_contiguous(p, 0, p->extent[p->loop_count - 1]);
+}
+
+/* Whether plan operand K is one value per row of a tile (row_calls). */
+static bool per_row_value(const kernel_ir *ir, int k)
+{
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    return ir->input_used[k - 1] && p->stride[k][inner] == 0 && p->stride[k][inner - 1] != 0;
+}
+
 static int64_t transposed_tile_rows(const lowering *w)
 {
     const compile *c = w->c;
@@ -1056,21 +1080,28 @@ static int64_t transposed_tile_rows(const lowering *w)
     int64_t run = p->extent[inner], rows = 0;
     if (2 * run <= TILE_ELEMENTS)
         return 0; /* the 2-D tiles of short runs */
+    bool row_calls = row_calls_wanted(ir);
     int tiles = !tile2d_contiguous(p, 0, run); /* a scattered root's */
+    int run_tiles = 0; /* a call per row: temporaries of one row */
     size_t widest = bcg_dtype_size(ir->out_dtype);
     for (int id = 0; id < ir->node_count; id++) {
         size_t size = bcg_dtype_size(ir->nodes[id]->dtype);
         widest = size > widest ? size : widest;
         if (ir->nodes[id]->op == OP_OPERAND || ir->nodes[id]->op == OP_LITERAL)
             continue;
-        tiles += id != 0; /* the root writes the output */
+        int temporaries = id != 0; /* the root writes the output */
         for (int k = 0; k < ir->nodes[id]->arg_count; k++)
-            tiles += kir_tile_converts(ir, id, k);
+            temporaries += kir_tile_converts(ir, id, k);
+        if (row_calls)
+            run_tiles += temporaries;
+        else
+            tiles += temporaries;
     }
     for (int i = 0; i < ir->input_count; i++) {
         if (!ir->input_used[i])
             continue;
-        tiles += !tile2d_contiguous(p, i + 1, run) && !tile2d_scalar(p, i + 1, run);
+        tiles += !tile2d_contiguous(p, i + 1, run) && !tile2d_scalar(p, i + 1, run) &&
+                 !(row_calls && per_row_value(ir, i + 1));
         int64_t size = (int64_t)bcg_dtype_size(c->operands[i].dtype);
         int64_t across = p->stride[i + 1][inner], along = p->stride[i + 1][outer];
         /* spans of real memory: the product fits */
@@ -1082,7 +1113,8 @@ static int64_t transposed_tile_rows(const lowering *w)
     if (rows > p->extent[outer])
         rows = p->extent[outer];
     while (rows >= TRANSPOSED_MIN_ROWS &&
-           (double)tiles * (double)rows * (double)run * (double)widest > TRANSPOSED_TILES_MAX_BYTES)
+           ((double)tiles * (double)rows + run_tiles) * (double)run * (double)widest >
+               TRANSPOSED_TILES_MAX_BYTES)
         rows /= 2;
     return rows >= TRANSPOSED_MIN_ROWS ? rows : 0;
 }
@@ -1144,14 +1176,15 @@ static void lower_tiles2d(lowering *w, int depth)
     bool declared[2][4] = {{false}};
     bool broadcast[BCG_MAX_OPERANDS + 1] = {false};
     for (int k = 1; k <= ir->input_count; k++)
-        broadcast[k] = tile2d_scalar(p, k, run);
+        broadcast[k] = tile2d_scalar(p, k, run) || (ir->row_calls && per_row_value(ir, k));
     choose_vex(w, broadcast);
     tile_declarations(w, depth);
     if (w->status != BCG_OK)
         return;
     for (int k = 1; k <= ir->input_count; k++) {
         ir->gathered[k] = ir->input_used[k - 1] && !tile2d_contiguous(p, k, run) &&
-                          !tile2d_scalar(p, k, run) && tile_reads(ir, k) > 0;
+                          !tile2d_scalar(p, k, run) && tile_reads(ir, k) > 0 &&
+                          !(ir->row_calls && per_row_value(ir, k));
         if (ir->gathered[k])
             gather_declare(w, depth, k, declared);
     }
@@ -1169,7 +1202,13 @@ static void lower_tiles2d(lowering *w, int depth)
     for (int k = 1; k <= ir->input_count; k++)
         if (ir->gathered[k] && p->stride[k][outer] != 0)
             step_gather(w, depth + 1, k, size, false, false);
-    tile_calls(w, depth + 1);
+    if (ir->row_calls) {
+        add_step(w, KIR_ROW_CALLS, depth + 1);
+        tile_calls(w, depth + 2);
+        step_end(w, depth + 1);
+    } else {
+        tile_calls(w, depth + 1);
+    }
     if (ir->scatter && (step = add_step(w, KIR_SCATTER, depth + 1)))
         step->size = size;
     step_end(w, depth);
@@ -2029,6 +2068,7 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
         if (transposed) /* long runs over a transposed input */
             ir->tile_rows = transposed;
         ir->scatter = !tile2d_contiguous(p, 0, run);
+        ir->row_calls = transposed && row_calls_wanted(ir);
     }
     ir->stream = (ir->tiled || short_rows) && c->stream && !ir->scatter && stream_chosen(ir);
     if (short_rows) /* the rows call reads operands and literals itself */
