@@ -362,13 +362,17 @@ static void put_base(const kernel_ir *ir, strbuf *sb, int k)
 static void put_tile_row(const kernel_ir *ir, strbuf *sb)
 {
     if (ir->row_calls)
-        sb_printf(sb, " + tile_row * %lld", (long long)ir->p->extent[ir->p->loop_count - 1]);
+        sb_puts(sb, " + tile_row * column_count");
 }
 
+/* Operand K's first element in the row (and with calls per row, the
+ * column) of the tile. */
 static void put_row_start(const kernel_ir *ir, strbuf *sb, int k)
 {
     put_base(ir, sb, k);
     put_scaled(sb, "row_start", ir->p->stride[k][ir->tile_loop]);
+    if (ir->row_calls)
+        put_scaled(sb, "column_start", ir->p->stride[k][ir->p->loop_count - 1]);
 }
 
 /* The argument pair "pointer, stride" of value ID in a tile call. */
@@ -613,8 +617,24 @@ static void print_row_calls(cprinter *e, const kir_step *step)
     sb_puts(line, "const long row_start = tile_first_row + tile_row;");
     code_line(e, step->depth + 1);
     line->len = 0;
-    sb_printf(line, "const long tile_count = %lld;",
-              (long long)e->ir->p->extent[e->ir->p->loop_count - 1]);
+    sb_puts(line, "const long tile_count = column_count;");
+    code_line(e, step->depth + 1);
+}
+
+/* The run in columns (kernel_ir.row_calls), each gathered and called. */
+static void print_column_tiles(cprinter *e, const kir_step *step)
+{
+    long long run = (long long)e->ir->p->extent[e->ir->p->loop_count - 1];
+    long long columns = (long long)step->size;
+    strbuf *line = &e->line;
+    line->len = 0;
+    sb_printf(line, "for (long column_start = 0; column_start < %lld; column_start += %lld) {",
+              run, columns);
+    code_line(e, step->depth);
+    line->len = 0;
+    sb_printf(line,
+              "const long column_count = %lld - column_start < %lld ? %lld - column_start : %lld;",
+              run, columns, run, columns);
     code_line(e, step->depth + 1);
 }
 
@@ -649,7 +669,10 @@ static void print_gather(cprinter *e, const kir_step *step)
             sb_printf(line, ", %lld", (long long)ir->tile_rows);
         else
             sb_puts(line, ", row_count");
-        sb_printf(line, ", %lld", (long long)p->extent[inner]);
+        if (ir->row_calls) /* a column of the tile */
+            sb_puts(line, ", column_count");
+        else
+            sb_printf(line, ", %lld", (long long)p->extent[inner]);
         put_signed_argument(line, outer);
         put_signed_argument(line, along);
         sb_puts(line, ");");
@@ -1341,9 +1364,10 @@ static void print_steps(cprinter *e)
             print_row_tiles(e, step);
             break;
         case KIR_ROW_CALLS:
-            tile = ir->p->extent[ir->p->loop_count - 1]; /* a row's temporaries */
+            tile = ir->tile_columns; /* a row's temporaries */
             print_row_calls(e, step);
             break;
+        case KIR_COLUMN_TILES: print_column_tiles(e, step); break;
         case KIR_GATHER: print_gather(e, step); break;
         case KIR_SCATTER: print_scatter(e, step); break;
         case KIR_ACC_INIT:

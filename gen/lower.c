@@ -1046,30 +1046,65 @@ static bool expensive_function(const kernel_ir *ir, int id)
 #define TRANSPOSED_LINE_BYTES 64
 
 /* Whether the 2-D tiles of long runs over a transposed input call the tree
- * once per row of a tile (kernel_ir.row_calls): when an operand is one
- * value per row (m of (a.T - m), b (n, 1) against a transposed (n, n)).
- * Gathered, such an operand filled a whole tile of copies of its values,
- * which took half of the stack bound (4 rows a tile of 2048 f32 instead of
- * 8: each line of the transposed input read in quarters), and its gather
- * wrote as many bytes as the output; a call per row reads it in place as
- * one value, and a call of 512 or more elements costs little more than
- * the tile's.  The output must be contiguous over the tile (no scatter). */
-static bool row_calls_wanted(const kernel_ir *ir)
-{
-    const plan *p = ir->p;
-    return p->loop_count >= 2 && 2 * p->extent[p->loop_count - 1] > TILE_ELEMENTS &&
-           per_row_operand(ir) && tile2d_contiguous(p, 0, p->extent[p->loop_count - 1]);
-}
+ * once per row of a tile (kernel_ir.row_calls), over columns of the run
+ * (tile_columns) when whole runs would not fit.  Every operand whose
+ * stride along the run is 0 or 1 is then read in place, a row at a time:
+ * one value per row (m of (a.T - m), b (n, 1) against a transposed (n, n))
+ * or the same row every tile, which the tiles gathered into a whole tile
+ * of copies each.  Only the transposed inputs are gathered, and a tile has
+ * the rows of a whole line of theirs (16 f32) within the stack bound:
+ * measured (bench transposed_out, 2048 x 2048 f32, interleaved), whole
+ * runs of 4 rows (b gathered too) 8.0 ms, 8 rows 4.9 ms, 16 rows of
+ * columns of 1024 3.6 ms, against 7.5 ms for the gcc -O3 hand loop.  A
+ * call of ROW_CALL_MIN_COLUMNS elements or more costs little more than
+ * the tile's.  The output must be contiguous along the run (no scatter). */
+#define ROW_CALL_MIN_COLUMNS 512
 
-/* Whether plan operand K is one value per row of a tile (row_calls). */
-static bool per_row_value(const kernel_ir *ir, int k)
+/* Whether plan operand K is read in place by calls per row (row_calls). */
+static bool row_call_in_place(const kernel_ir *ir, int k)
 {
     const plan *p = ir->p;
     int inner = p->loop_count - 1;
-    return ir->input_used[k - 1] && p->stride[k][inner] == 0 && p->stride[k][inner - 1] != 0;
+    return p->stride[k][inner] == 0 || p->stride[k][inner] == 1;
 }
 
-static int64_t transposed_tile_rows(const lowering *w)
+/* (only where an operand is then read in place that a tile would gather:
+ * with the transposed input alone, bench transposed_b, 16 rows of columns
+ * of 1024 ran at 6.0 ms against 4.7-4.9 ms for 8 rows of whole runs) */
+static bool row_calls_wanted(const kernel_ir *ir)
+{
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    if (p->loop_count < 2 || 2 * p->extent[inner] <= TILE_ELEMENTS || p->stride[0][inner] != 1)
+        return false;
+    for (int k = 1; k <= ir->input_count; k++)
+        if (ir->input_used[k - 1] && row_call_in_place(ir, k) &&
+            !tile2d_contiguous(p, k, p->extent[inner]) && !tile2d_scalar(p, k, p->extent[inner]))
+            return true;
+    return false;
+}
+
+/* The columns of a tile of ROWS rows of calls per row: the whole run when
+ * it fits the bound, else a multiple of 64 elements, 0 when under
+ * ROW_CALL_MIN_COLUMNS. */
+static int64_t row_call_columns(int64_t run, int64_t rows, int tiles, int run_tiles,
+                                size_t widest)
+{
+    double per_column = ((double)tiles * (double)rows + run_tiles) * (double)widest;
+    double columns = (double)TRANSPOSED_TILES_MAX_BYTES / per_column;
+    if (columns >= (double)run)
+        return run;
+    int64_t most = (int64_t)columns / 64 * 64;
+    if (most < ROW_CALL_MIN_COLUMNS)
+        return 0;
+    /* as even as the columns go: 2048 in 1024 and 1024, not 1536 and 512 */
+    int64_t pieces = (run + most - 1) / most, even = (run + pieces - 1) / pieces;
+    return (even + 63) / 64 * 64;
+}
+
+/* The rows of a tile, 0 for no tiles; with calls per row also their
+ * columns into *COLUMNS (when not NULL). */
+static int64_t transposed_tile_rows(const lowering *w, int64_t *columns)
 {
     const compile *c = w->c;
     const kernel_ir *ir = w->ir;
@@ -1101,7 +1136,7 @@ static int64_t transposed_tile_rows(const lowering *w)
         if (!ir->input_used[i])
             continue;
         tiles += !tile2d_contiguous(p, i + 1, run) && !tile2d_scalar(p, i + 1, run) &&
-                 !(row_calls && per_row_value(ir, i + 1));
+                 !(row_calls && row_call_in_place(ir, i + 1));
         int64_t size = (int64_t)bcg_dtype_size(c->operands[i].dtype);
         int64_t across = p->stride[i + 1][inner], along = p->stride[i + 1][outer];
         /* spans of real memory: the product fits */
@@ -1112,9 +1147,15 @@ static int64_t transposed_tile_rows(const lowering *w)
     }
     if (rows > p->extent[outer])
         rows = p->extent[outer];
+    if (row_calls) {
+        while (rows >= TRANSPOSED_MIN_ROWS && !row_call_columns(run, rows, tiles, run_tiles, widest))
+            rows /= 2;
+        if (columns && rows >= TRANSPOSED_MIN_ROWS)
+            *columns = row_call_columns(run, rows, tiles, run_tiles, widest);
+        return rows >= TRANSPOSED_MIN_ROWS ? rows : 0;
+    }
     while (rows >= TRANSPOSED_MIN_ROWS &&
-           ((double)tiles * (double)rows + run_tiles) * (double)run * (double)widest >
-               TRANSPOSED_TILES_MAX_BYTES)
+           (double)tiles * (double)rows * (double)run * (double)widest > TRANSPOSED_TILES_MAX_BYTES)
         rows /= 2;
     return rows >= TRANSPOSED_MIN_ROWS ? rows : 0;
 }
@@ -1136,7 +1177,7 @@ static bool tiles2d_chosen(lowering *w)
      * of 16 to 64 of a transposed f32 (m, n) + (m, 1) ops: 1.6-7x faster
      * than the per-element code with m 2000 and 20000, 4-20x for
      * minimum(2, maximum(a, b * b))) */
-    int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(w);
+    int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(w, NULL);
     if (run >= c->options.microkernel_run && !transposed &&
         ((run > TILES2D_MAX_RUN && per_row_operand(ir)) || (ir->tiled && rows_chosen(ir))))
         return false;
@@ -1175,8 +1216,8 @@ static void lower_tiles2d(lowering *w, int depth)
     int64_t run = p->extent[inner], size = ir->tile_rows * run;
     bool declared[2][4] = {{false}};
     bool broadcast[BCG_MAX_OPERANDS + 1] = {false};
-    for (int k = 1; k <= ir->input_count; k++)
-        broadcast[k] = tile2d_scalar(p, k, run) || (ir->row_calls && per_row_value(ir, k));
+    for (int k = 1; k <= ir->input_count; k++) /* (calls per row: one value a row) */
+        broadcast[k] = ir->row_calls ? p->stride[k][inner] == 0 : tile2d_scalar(p, k, run);
     choose_vex(w, broadcast);
     tile_declarations(w, depth);
     if (w->status != BCG_OK)
@@ -1184,14 +1225,14 @@ static void lower_tiles2d(lowering *w, int depth)
     for (int k = 1; k <= ir->input_count; k++) {
         ir->gathered[k] = ir->input_used[k - 1] && !tile2d_contiguous(p, k, run) &&
                           !tile2d_scalar(p, k, run) && tile_reads(ir, k) > 0 &&
-                          !(ir->row_calls && per_row_value(ir, k));
+                          !(ir->row_calls && row_call_in_place(ir, k));
         if (ir->gathered[k])
             gather_declare(w, depth, k, declared);
     }
     if (ir->scatter)
         gather_declare(w, depth, 0, declared);
     for (int k = 1; k <= ir->input_count; k++) /* the same rows every tile */
-        if (ir->gathered[k] && p->stride[k][outer] == 0)
+        if (ir->gathered[k] && p->stride[k][outer] == 0 && !ir->row_calls)
             step_gather(w, depth, k, size, false, true);
     kir_step *step = add_step(w, KIR_ROW_TILES, depth);
     if (step) {
@@ -1199,16 +1240,23 @@ static void lower_tiles2d(lowering *w, int depth)
         step->trips = p->extent[outer];
         step->size = ir->tile_rows;
     }
+    if (ir->row_calls) { /* columns of the run, then a call per row */
+        if ((step = add_step(w, KIR_COLUMN_TILES, depth + 1)))
+            step->size = ir->tile_columns;
+        for (int k = 1; k <= ir->input_count; k++)
+            if (ir->gathered[k])
+                step_gather(w, depth + 2, k, ir->tile_rows * ir->tile_columns, false, false);
+        add_step(w, KIR_ROW_CALLS, depth + 2);
+        tile_calls(w, depth + 3);
+        step_end(w, depth + 2);
+        step_end(w, depth + 1);
+        step_end(w, depth);
+        return;
+    }
     for (int k = 1; k <= ir->input_count; k++)
         if (ir->gathered[k] && p->stride[k][outer] != 0)
             step_gather(w, depth + 1, k, size, false, false);
-    if (ir->row_calls) {
-        add_step(w, KIR_ROW_CALLS, depth + 1);
-        tile_calls(w, depth + 2);
-        step_end(w, depth + 1);
-    } else {
-        tile_calls(w, depth + 1);
-    }
+    tile_calls(w, depth + 1);
     if (ir->scatter && (step = add_step(w, KIR_SCATTER, depth + 1)))
         step->size = size;
     step_end(w, depth);
@@ -2062,13 +2110,15 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
     /* (a fused program's other roots take 1-D tiles or the loop nest) */
     if (!short_rows && ir->root_count == 1 && tiles2d_chosen(&w)) {
         int64_t run = p->extent[p->loop_count - 1], rows = p->extent[p->loop_count - 2];
-        int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(&w); /* as tiles2d_chosen */
+        int64_t columns = run;
+        int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(&w, &columns); /* as tiles2d_chosen */
         ir->tiled = ir->tiles2d = true;
         ir->tile_rows = rows < TILE_ELEMENTS / run ? rows : TILE_ELEMENTS / run;
         if (transposed) /* long runs over a transposed input */
             ir->tile_rows = transposed;
         ir->scatter = !tile2d_contiguous(p, 0, run);
         ir->row_calls = transposed && row_calls_wanted(ir);
+        ir->tile_columns = ir->row_calls ? columns : run;
     }
     ir->stream = (ir->tiled || short_rows) && c->stream && !ir->scatter && stream_chosen(ir);
     if (short_rows) /* the rows call reads operands and literals itself */

@@ -937,8 +937,8 @@ static void test_transposed_long_runs(void **state)
 }
 
 /* A call per row of a 2-D tile over a transposed input (gen/lower.c,
- * row_calls_wanted): a per-row operand d (m, 1) is read in place, one
- * value a call.  Either a is the transposed view (strides (1, m)) and the
+ * row_calls_wanted), over columns of the run: a per-row operand d (m, 1)
+ * is read in place, one value a call, and a row c (n,) in place.  Either a is the transposed view (strides (1, m)) and the
  * output C-contiguous, or a is C-contiguous and the output a transposed
  * view (strides (1, m)); e is a C-contiguous (m, n), c a row (n,).  Runs
  * longer than half a tile, a last tile of fewer rows, with and without
@@ -1062,6 +1062,9 @@ static void test_transposed_row_calls(void **state)
     const char *source = bcg_kernel_source(k);
     if (!strstr(source, "tile_row") || strstr(source, "in1_tile"))
         fail_msg("transposed_out: no call per row, or b gathered:\n%s", source);
+    /* a whole line of a per gather: 16 rows, in columns of 1024 */
+    if (!strstr(source, "row_start += 16") || !strstr(source, "column_start += 1024"))
+        fail_msg("transposed_out: not 16 rows in columns of 1024:\n%s", source);
     bcg_context_free(ctx);
 }
 
