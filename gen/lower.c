@@ -1055,7 +1055,8 @@ static bool expensive_function(const kernel_ir *ir, int id)
  * the rows of a whole line of theirs (16 f32) within the stack bound:
  * measured (bench transposed_out, 2048 x 2048 f32, interleaved), whole
  * runs of 4 rows (b gathered too) 8.0 ms, 8 rows 4.9 ms, 16 rows of
- * columns of 1024 3.6 ms, against 7.5 ms for the gcc -O3 hand loop.  A
+ * columns of 1024 3.8 ms, of 704 3.2 ms, against 6.8-7.5 ms for the gcc
+ * -O3 hand loop.  A
  * call of ROW_CALL_MIN_COLUMNS elements or more costs little more than
  * the tile's.  The output must be contiguous along the run (no scatter). */
 #define ROW_CALL_MIN_COLUMNS 512
@@ -1085,13 +1086,26 @@ static bool row_calls_wanted(const kernel_ir *ir)
 }
 
 /* The columns of a tile of ROWS rows of calls per row: the whole run when
- * it fits the bound, else a multiple of 64 elements, 0 when under
- * ROW_CALL_MIN_COLUMNS. */
+ * it fits the bound, else (GATHERED_SIZE, the narrowest gathered element,
+ * 4 bytes or more) a multiple of 64 elements whose tiles fit
+ * ROW_CALL_COLUMN_BYTES, 0 when that is under ROW_CALL_MIN_COLUMNS or the
+ * elements are narrower.  Measured (interleaved, 2048 x 2048): columns
+ * whose tiles fill L1 (48 KB, 16 rows of 704 f32) ran transposed_out in
+ * 3.2-3.4 ms against 4.2 ms for 64 KB of them (16 x 1024), f64 (8 x 704)
+ * within 2% either way; i16 over runs of 2000 (the 16-bit gather has no
+ * register transposes) was 15% slower in columns of 704 or 1024 than in
+ * whole runs of half the rows, which it keeps. */
+#define ROW_CALL_COLUMN_BYTES (48 * 1024)
+
 static int64_t row_call_columns(int64_t run, int64_t rows, int tiles, int run_tiles,
-                                size_t widest)
+                                size_t widest, size_t gathered_size)
 {
     double per_column = ((double)tiles * (double)rows + run_tiles) * (double)widest;
-    double columns = (double)TRANSPOSED_TILES_MAX_BYTES / per_column;
+    if ((double)TRANSPOSED_TILES_MAX_BYTES / per_column >= (double)run)
+        return run;
+    if (gathered_size < 4)
+        return 0;
+    double columns = (double)ROW_CALL_COLUMN_BYTES / per_column;
     if (columns >= (double)run)
         return run;
     int64_t most = (int64_t)columns / 64 * 64;
@@ -1132,12 +1146,16 @@ static int64_t transposed_tile_rows(const lowering *w, int64_t *columns)
         else
             tiles += temporaries;
     }
+    size_t gathered_size = 8; /* the narrowest gathered element */
     for (int i = 0; i < ir->input_count; i++) {
         if (!ir->input_used[i])
             continue;
-        tiles += !tile2d_contiguous(p, i + 1, run) && !tile2d_scalar(p, i + 1, run) &&
-                 !(row_calls && row_call_in_place(ir, i + 1));
+        bool gathered = !tile2d_contiguous(p, i + 1, run) && !tile2d_scalar(p, i + 1, run) &&
+                        !(row_calls && row_call_in_place(ir, i + 1));
+        tiles += gathered;
         int64_t size = (int64_t)bcg_dtype_size(c->operands[i].dtype);
+        if (gathered && (size_t)size < gathered_size)
+            gathered_size = (size_t)size;
         int64_t across = p->stride[i + 1][inner], along = p->stride[i + 1][outer];
         /* spans of real memory: the product fits */
         if (along == 1 && /* the gather's transposed path (ro 1) */
@@ -1148,10 +1166,11 @@ static int64_t transposed_tile_rows(const lowering *w, int64_t *columns)
     if (rows > p->extent[outer])
         rows = p->extent[outer];
     if (row_calls) {
-        while (rows >= TRANSPOSED_MIN_ROWS && !row_call_columns(run, rows, tiles, run_tiles, widest))
+        while (rows >= TRANSPOSED_MIN_ROWS &&
+               !row_call_columns(run, rows, tiles, run_tiles, widest, gathered_size))
             rows /= 2;
         if (columns && rows >= TRANSPOSED_MIN_ROWS)
-            *columns = row_call_columns(run, rows, tiles, run_tiles, widest);
+            *columns = row_call_columns(run, rows, tiles, run_tiles, widest, gathered_size);
         return rows >= TRANSPOSED_MIN_ROWS ? rows : 0;
     }
     while (rows >= TRANSPOSED_MIN_ROWS &&
