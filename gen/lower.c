@@ -1974,13 +1974,18 @@ static const char *form_reason(const lowering *w, const char *not_tiled)
         /* fall through */
     case FORM_TILES:
         if (ir->tiles2d) {
+            char columns[96] = "";
+            if (ir->row_calls)
+                snprintf(columns, sizeof columns, ", in columns of %lld with a call per row "
+                         "(operands of stride 0 or 1 along the run read in place)",
+                         (long long)ir->tile_columns);
             snprintf(buf, sizeof buf, "runs of %lld (%s microkernel_run %d), several to a tile, "
                      "and a microkernel for every operation that varies along them: 2-D tiles "
                      "of %lld rows (%d elements), operands not contiguous over a tile gathered "
                      "once a tile%s%s", (long long)ir->form.run_length,
                      ir->form.run_length < c->options.microkernel_run ? "<" : ">=",
                      c->options.microkernel_run, (long long)ir->tile_rows,
-                     ir->form.tile_elements, ir->scatter ? ", the output scattered" : "",
+                     ir->form.tile_elements, ir->scatter ? ", the output scattered" : columns,
                      ir->stream ? "; streaming stores (stream_stores, output past the cache)"
                                 : "");
             break;
