@@ -940,7 +940,8 @@ static void test_transposed_long_runs(void **state)
  * row_calls_wanted), over columns of the run: a per-row operand d (m, 1)
  * is read in place, one value a call, and a row c (n,) in place.  Either a is the transposed view (strides (1, m)) and the
  * output C-contiguous, or a is C-contiguous and the output a transposed
- * view (strides (1, m)); e is a C-contiguous (m, n), c a row (n,).  Runs
+ * view (strides (1, m)); e is a C-contiguous (m, n), c a row (n,), read
+ * backwards in one variant (gathered a column at a time then).  Runs
  * longer than half a tile, a last tile of fewer rows, with and without
  * streaming stores and fused code, on two threads; bit for bit against the
  * reference evaluator.  Returns 1 when the kernel called per row (the
@@ -949,8 +950,10 @@ static int check_row_calls_case(const char *expr, bcg_dtype t, int64_t m, int64_
                                 int variant, bool out_transposed)
 {
     int64_t shape[2] = {m, n}, transposed[2] = {1, m}, column[2] = {m, 1}, row[1] = {n};
+    int64_t reversed[1] = {-1}; /* c backwards in variant 2: gathered, or per row */
     bcg_operand ops[4] = {{"a", t, 2, shape, out_transposed ? NULL : transposed},
-                          {"d", t, 2, column, NULL}, {"c", t, 1, row, NULL},
+                          {"d", t, 2, column, NULL},
+                          {"c", t, 1, row, variant == 2 ? reversed : NULL},
                           {"e", t, 2, shape, NULL}};
     size_t size = bcg_dtype_size(t);
     void *a = malloc((size_t)(m * n) * size), *d = malloc((size_t)m * size);
@@ -960,7 +963,7 @@ static int check_row_calls_case(const char *expr, bcg_dtype t, int64_t m, int64_
     fill(d, t, m);
     fill(c, t, n);
     fill(e, t, m * n);
-    const void *in[4] = {a, d, c, e};
+    const void *in[4] = {a, d, variant == 2 ? (char *)c + (size_t)(n - 1) * size : c, e};
     bcg_options options;
     bcg_options_init(&options);
     options.stream_stores = variant == 1;
