@@ -357,10 +357,22 @@ static void put_base(const kernel_ir *ir, strbuf *sb, int k)
 }
 
 /* The 2-D tile's first element of plan operand K. */
+/* A gathered tile's row in a call per row (kernel_ir.row_calls): the
+ * KIR_ROW_CALLS loop's tile_row. */
+static void put_tile_row(const kernel_ir *ir, strbuf *sb)
+{
+    if (ir->row_calls)
+        sb_puts(sb, " + tile_row * column_count");
+}
+
+/* Operand K's first element in the row (and with calls per row, the
+ * column) of the tile. */
 static void put_row_start(const kernel_ir *ir, strbuf *sb, int k)
 {
     put_base(ir, sb, k);
     put_scaled(sb, "row_start", ir->p->stride[k][ir->tile_loop]);
+    if (ir->row_calls)
+        put_scaled(sb, "column_start", ir->p->stride[k][ir->p->loop_count - 1]);
 }
 
 /* The argument pair "pointer, stride" of value ID in a tile call. */
@@ -383,12 +395,16 @@ static void put_tile_argument(cprinter *e, strbuf *sb, int id)
     }
     int k = n->operand + 1;
     if (ir->gathered[k]) {
-        sb_printf(sb, "in%d_tile, 1", n->operand);
+        sb_printf(sb, "in%d_tile", n->operand);
+        put_tile_row(ir, sb);
+        sb_puts(sb, ", 1");
         return;
     }
     if (ir->tiles2d) { /* contiguous over the tile, or one value (lower.c, "2-D tiles") */
         put_row_start(ir, sb, k);
-        sb_puts(sb, ir->p->stride[k][ir->tile_loop] == 0 ? ", 0" : ", 1");
+        /* (a call per row: one value per row too) */
+        int level = ir->row_calls ? ir->p->loop_count - 1 : ir->tile_loop;
+        sb_puts(sb, ir->p->stride[k][level] == 0 ? ", 0" : ", 1");
         return;
     }
     long long stride = (long long)ir->p->stride[k][ir->tile_loop];
@@ -453,9 +469,10 @@ static void put_vex_pointer(cprinter *e, strbuf *sb, int id)
     int k = n->operand + 1;
     if (ir->value[id].local)
         sb_printf(sb, "&%s", ir->value[id].local);
-    else if (ir->gathered[k])
+    else if (ir->gathered[k]) {
         sb_printf(sb, "in%d_tile", n->operand);
-    else if (ir->tiles2d)
+        put_tile_row(ir, sb);
+    } else if (ir->tiles2d)
         put_row_start(ir, sb, k);
     else {
         put_base(ir, sb, k);
@@ -578,8 +595,46 @@ static void print_row_tiles(cprinter *e, const kir_step *step)
     sb_printf(line, "const long row_count = %lld - row_start < %lld ? %lld - row_start : %lld;",
               extent, rows, extent, rows);
     code_line(e, step->depth + 1);
+    if (e->ir->row_calls) /* (each row's calls have their own) */
+        return;
     line->len = 0;
     sb_printf(line, "const long tile_count = row_count * %lld;", run);
+    code_line(e, step->depth + 1);
+}
+
+/* A 2-D tile's rows one at a time (kernel_ir.row_calls): row_start and
+ * tile_count, which the calls inside read, are the row's own there. */
+static void print_row_calls(cprinter *e, const kir_step *step)
+{
+    strbuf *line = &e->line;
+    line->len = 0;
+    sb_puts(line, "const long tile_first_row = row_start;");
+    code_line(e, step->depth);
+    line->len = 0;
+    sb_puts(line, "for (long tile_row = 0; tile_row < row_count; tile_row++) {");
+    code_line(e, step->depth);
+    line->len = 0;
+    sb_puts(line, "const long row_start = tile_first_row + tile_row;");
+    code_line(e, step->depth + 1);
+    line->len = 0;
+    sb_puts(line, "const long tile_count = column_count;");
+    code_line(e, step->depth + 1);
+}
+
+/* The run in columns (kernel_ir.row_calls), each gathered and called. */
+static void print_column_tiles(cprinter *e, const kir_step *step)
+{
+    long long run = (long long)e->ir->p->extent[e->ir->p->loop_count - 1];
+    long long columns = (long long)step->size;
+    strbuf *line = &e->line;
+    line->len = 0;
+    sb_printf(line, "for (long column_start = 0; column_start < %lld; column_start += %lld) {",
+              run, columns);
+    code_line(e, step->depth);
+    line->len = 0;
+    sb_printf(line,
+              "const long column_count = %lld - column_start < %lld ? %lld - column_start : %lld;",
+              run, columns, run, columns);
     code_line(e, step->depth + 1);
 }
 
@@ -614,7 +669,10 @@ static void print_gather(cprinter *e, const kir_step *step)
             sb_printf(line, ", %lld", (long long)ir->tile_rows);
         else
             sb_puts(line, ", row_count");
-        sb_printf(line, ", %lld", (long long)p->extent[inner]);
+        if (ir->row_calls) /* a column of the tile */
+            sb_puts(line, ", column_count");
+        else
+            sb_printf(line, ", %lld", (long long)p->extent[inner]);
         put_signed_argument(line, outer);
         put_signed_argument(line, along);
         sb_puts(line, ");");
@@ -1305,6 +1363,11 @@ static void print_steps(cprinter *e)
             tile = step->size * ir->p->extent[ir->p->loop_count - 1];
             print_row_tiles(e, step);
             break;
+        case KIR_ROW_CALLS:
+            tile = ir->tile_columns; /* a row's temporaries */
+            print_row_calls(e, step);
+            break;
+        case KIR_COLUMN_TILES: print_column_tiles(e, step); break;
         case KIR_GATHER: print_gather(e, step); break;
         case KIR_SCATTER: print_scatter(e, step); break;
         case KIR_ACC_INIT:

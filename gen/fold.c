@@ -16,6 +16,10 @@
  *   where(c, x, x)                    -> x (kernels have no side effects)
  *   K && x, x && K, K || x, x || K    -> K, or bool(x)
  *   where(c, 1, 0), where(c, 0, 1)    -> bool(c), !c (integer types)
+ *   where(p == q, p, q), where(p != q, q, p) -> q (integer types whose
+ *                                        values the comparison keeps)
+ *   where(p > q, p, q), where(p <= q, q, p) ... -> maximum(p, q); < and >=
+ *                                        likewise minimum (the same types)
  *   x & 0, x * 0 (integer types)      -> 0
  *   x - x, x ^ x, sub_sat(x, x) (integer types) -> 0
  *   T(x) with x of dtype T            -> x
@@ -200,6 +204,96 @@ static int identity_argument(const expr_node *n, expr_node *const *args)
     }
 }
 
+/* Whether dtype T (an integer or bool type) holds integer N's value: a
+ * literal's own value, else every value of N's dtype. */
+static bool integer_fits(const expr_node *n, bcg_dtype t)
+{
+    dtype_kind from = dtype_kind_of(n->dtype), to = dtype_kind_of(t);
+    if (from == KIND_FLOAT || to == KIND_FLOAT)
+        return false;
+    int bits = dtype_bits(t);
+    if (is_literal(n)) {
+        if (from == KIND_UINT || n->value.i >= 0) {
+            uint64_t v = from == KIND_UINT ? n->value.u : (uint64_t)n->value.i;
+            uint64_t most = to == KIND_BOOL ? 1 : to == KIND_UINT ? UINT64_MAX >> (64 - bits)
+                                                                  : UINT64_MAX >> (65 - bits);
+            return v <= most;
+        }
+        return to == KIND_INT && (bits == 64 || n->value.i >= -((int64_t)1 << (bits - 1)));
+    }
+    if (from == KIND_BOOL)
+        return true;
+    if (to == KIND_BOOL)
+        return false;
+    if (from == KIND_UINT)
+        return to == KIND_UINT ? bits >= dtype_bits(n->dtype) : bits > dtype_bits(n->dtype);
+    return to == KIND_INT && bits >= dtype_bits(n->dtype);
+}
+
+/* Whether X and Y are the same value: the same tree, or integer literals of
+ * the same value in any dtypes (a == 3 types its 3 as a's dtype, where()
+ * as the other branch's). */
+static bool same_value(const expr_node *x, const expr_node *y)
+{
+    if (fold_same_tree(x, y))
+        return true;
+    if (!is_literal(x) || !is_literal(y) || dtype_kind_of(x->dtype) == KIND_FLOAT ||
+        dtype_kind_of(y->dtype) == KIND_FLOAT)
+        return false;
+    bool x_negative = dtype_kind_of(x->dtype) != KIND_UINT && x->value.i < 0;
+    bool y_negative = dtype_kind_of(y->dtype) != KIND_UINT && y->value.i < 0;
+    uint64_t xv = dtype_kind_of(x->dtype) == KIND_UINT ? x->value.u : (uint64_t)x->value.i;
+    uint64_t yv = dtype_kind_of(y->dtype) == KIND_UINT ? y->value.u : (uint64_t)y->value.i;
+    return x_negative == y_negative && xv == yv;
+}
+
+/* where(p CMP q, x, y) with {x, y} the same values as {p, q} (N, its
+ * folded arguments ARGS), on integers: the select gcc folds.  When p and q
+ * reach the comparison's operation type unchanged (it holds all their
+ * values), the comparison is the one of their mathematical values, so
+ *
+ *   where(p == q, x, y) -> y      where(p != q, x, y) -> x
+ *
+ * (when the select would take the other branch, the two are the same
+ * value, and an integer conversion of a value does not depend on the
+ * dtype it comes from), and when where's dtype holds them too, so that
+ * its order is theirs (ties are equal values):
+ *
+ *   where(p > q, p, q), where(p >= q, p, q), where(p < q, q, p) ... -> maximum
+ *   where(p < q, p, q), where(p <= q, p, q), where(p > q, q, p) ... -> minimum
+ *
+ * Not on floats: -0.0 == 0.0 picks a sign, NaN compares false and
+ * minimum/maximum propagate it (eval.c, extreme); nor into a float where
+ * (an integer's conversion to it rounds, and the branches are not the same
+ * dtype).  Returns NULL for no fold, FAILED on no memory. */
+static expr_node *select_of_compared(arena *a, const expr_node *n, expr_node *const *args,
+                                     bool *failed)
+{
+    const expr_node *test = args[0];
+    if (!is_comparison(test->op) || dtype_kind_of(n->dtype) == KIND_FLOAT)
+        return NULL;
+    bcg_dtype t = expr_operation_type(test);
+    expr_node *p = test->args[0], *q = test->args[1];
+    if (dtype_kind_of(t) == KIND_FLOAT || !integer_fits(p, t) || !integer_fits(q, t))
+        return NULL;
+    bool straight = same_value(args[1], p) && same_value(args[2], q);
+    bool crossed = same_value(args[1], q) && same_value(args[2], p);
+    if (!straight && !crossed)
+        return NULL;
+    expr_node *out;
+    if (test->op == OP_EQ || test->op == OP_NE) {
+        out = as_dtype(a, args[test->op == OP_EQ ? 2 : 1], n->dtype);
+    } else {
+        if (!integer_fits(args[1], n->dtype) || !integer_fits(args[2], n->dtype))
+            return NULL;
+        bool greater = test->op == OP_GT || test->op == OP_GE;
+        out = extreme_of(a, greater == straight ? OP_MAXIMUM : OP_MINIMUM, args[1], args[2],
+                         n->dtype, n->column);
+    }
+    *failed = out == NULL;
+    return out;
+}
+
 static expr_node *fold(arena *a, expr_node *n)
 {
     if (n->op == OP_OPERAND || n->op == OP_LITERAL)
@@ -241,6 +335,10 @@ static expr_node *fold(arena *a, expr_node *n)
             return as_dtype(a, literal_truth(args[0]) ? args[1] : args[2], n->dtype);
         if (fold_same_tree(args[1], args[2]))
             return as_dtype(a, args[1], n->dtype);
+        bool failed = false;
+        expr_node *select = select_of_compared(a, n, args, &failed);
+        if (select || failed)
+            return select;
         bool one_zero = is_integer_literal(args[1], 1) && is_integer_literal(args[2], 0);
         bool zero_one = is_integer_literal(args[1], 0) && is_integer_literal(args[2], 1);
         if (one_zero || zero_one) {

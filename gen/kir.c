@@ -283,7 +283,7 @@ static const char *const kir_op_names[] = {
     "local", "store", "loop", "end", "advance", "blocks", "loop", "move",
     "declare", "literal", "tiles", "call", "rows", "fence", "acc", "accumulate", "store",
     "accumulate", "convert", "store2", "store", "element", "local", "tiles2d", "gather",
-    "scatter", "vex",
+    "scatter", "vex", "rows", "columns",
 };
 
 static void position_name(strbuf *sb, int k)
@@ -326,6 +326,8 @@ static void format_argument(strbuf *sb, const kernel_ir *ir, int id)
     } else if (n->op == OP_OPERAND) {
         const plan *p = ir->p;
         int64_t stride = p->stride[n->operand + 1][ir->tile_loop];
+        if (ir->row_calls) /* a call per row: the stride along it */
+            stride = p->stride[n->operand + 1][p->loop_count - 1];
         sb_printf(sb, "in%d stride %lld", n->operand,
                   ir->tiles2d ? (long long)(stride != 0) : (long long)stride);
     } else if (kir_root_writes_output(ir, kir_tile_same(ir, id))) {
@@ -623,7 +625,8 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
             sb_printf(sb, ": the tile's run, stride %lld", (long long)p->stride[k][inner]);
         else
             sb_printf(sb, ": rows of %lld, strides %lld and %lld%s",
-                      (long long)p->extent[inner], (long long)p->stride[k][inner - 1],
+                      (long long)(ir->row_calls ? ir->tile_columns : p->extent[inner]),
+                      (long long)p->stride[k][inner - 1],
                       (long long)p->stride[k][inner],
                       step->subtract ? ", once (every row the same)" : "");
         break;
@@ -638,6 +641,13 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         sb_puts(sb, ir->vex->leaf_count ? ": " : "nothing: ");
         kir_format_tree(sb, ir->nodes[0]);
         sb_puts(sb, " fused in AVX2 registers");
+        break;
+    case KIR_ROW_CALLS:
+        sb_puts(sb, "each row of the tile: one call per operation over its columns");
+        break;
+    case KIR_COLUMN_TILES:
+        sb_printf(sb, "columns of %lld of the run of %lld", (long long)step->size,
+                  (long long)p->extent[p->loop_count - 1]);
         break;
     case KIR_SCATTER: {
         int inner = p->loop_count - 1;

@@ -75,8 +75,12 @@ typedef enum kir_op {
                          elements): the 2-D tile's rows, or the 1-D tile (by_count);
                          before the tiles when subtract (it repeats every row) */
     KIR_SCATTER,      /* tile0 (the root's tile) into the output's rows */
-    KIR_VEX_CALL      /* the tile's whole tree by its fused vector function
+    KIR_VEX_CALL,     /* the tile's whole tree by its fused vector function
                          (kernel_ir.vex, gen/vex.c) in place of its TILE_CALLs */
+    KIR_ROW_CALLS,    /* 2-D tiles with row_calls: for each row of the tile (closed by an
+                         END), the tree's calls over that row's columns (tile_count) */
+    KIR_COLUMN_TILES  /* 2-D tiles with row_calls: the run in columns of `size`
+                         (column_start, column_count; closed by an END) */
 } kir_op;
 
 typedef enum kir_variant { KIR_PLAIN, KIR_STREAM, KIR_ROWS } kir_variant;
@@ -158,6 +162,12 @@ typedef struct kernel_ir {
      * 1-D tiles too; scatter: the root's tile is scattered into the output */
     bool tiles2d, scatter;
     int64_t tile_rows;
+    /* row_calls: the tree is called once per row of a 2-D tile (a
+     * KIR_ROW_CALLS loop), so a per-row operand (strides 0 along the run)
+     * is read in place as one value a call instead of gathered into a tile
+     * (lower.c, "2-D tiles of long runs over a transposed input") */
+    bool row_calls;
+    int64_t tile_columns;        /* row_calls: a tile's columns of the run */
     bool gathered[BCG_MAX_OPERANDS + 1];
 
     int step_count, step_capacity;

@@ -1045,7 +1045,80 @@ static bool expensive_function(const kernel_ir *ir, int id)
 #define TRANSPOSED_MIN_ROWS 4
 #define TRANSPOSED_LINE_BYTES 64
 
-static int64_t transposed_tile_rows(const lowering *w)
+/* Whether the 2-D tiles of long runs over a transposed input call the tree
+ * once per row of a tile (kernel_ir.row_calls), over columns of the run
+ * (tile_columns) when whole runs would not fit.  Every operand whose
+ * stride along the run is 0 or 1 is then read in place, a row at a time:
+ * one value per row (m of (a.T - m), b (n, 1) against a transposed (n, n))
+ * or the same row every tile, which the tiles gathered into a whole tile
+ * of copies each.  Only the transposed inputs are gathered, and a tile has
+ * the rows of a whole line of theirs (16 f32) within the stack bound:
+ * measured (bench transposed_out, 2048 x 2048 f32, interleaved), whole
+ * runs of 4 rows (b gathered too) 8.0 ms, 8 rows 4.9 ms, 16 rows of
+ * columns of 1024 3.8 ms, of 704 3.2 ms, against 6.8-7.5 ms for the gcc
+ * -O3 hand loop.  A
+ * call of ROW_CALL_MIN_COLUMNS elements or more costs little more than
+ * the tile's.  The output must be contiguous along the run (no scatter). */
+#define ROW_CALL_MIN_COLUMNS 512
+
+/* Whether plan operand K is read in place by calls per row (row_calls). */
+static bool row_call_in_place(const kernel_ir *ir, int k)
+{
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    return p->stride[k][inner] == 0 || p->stride[k][inner] == 1;
+}
+
+/* (only where an operand is then read in place that a tile would gather:
+ * with the transposed input alone, bench transposed_b, 16 rows of columns
+ * of 1024 ran at 6.0 ms against 4.7-4.9 ms for 8 rows of whole runs) */
+static bool row_calls_wanted(const kernel_ir *ir)
+{
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    if (p->loop_count < 2 || 2 * p->extent[inner] <= TILE_ELEMENTS || p->stride[0][inner] != 1)
+        return false;
+    for (int k = 1; k <= ir->input_count; k++)
+        if (ir->input_used[k - 1] && row_call_in_place(ir, k) &&
+            !tile2d_contiguous(p, k, p->extent[inner]) && !tile2d_scalar(p, k, p->extent[inner]))
+            return true;
+    return false;
+}
+
+/* The columns of a tile of ROWS rows of calls per row: the whole run when
+ * it fits the bound, else (GATHERED_SIZE, the narrowest gathered element,
+ * 4 bytes or more) a multiple of 64 elements whose tiles fit
+ * ROW_CALL_COLUMN_BYTES, 0 when that is under ROW_CALL_MIN_COLUMNS or the
+ * elements are narrower.  Measured (interleaved, 2048 x 2048): columns
+ * whose tiles fill L1 (48 KB, 16 rows of 704 f32) ran transposed_out in
+ * 3.2-3.4 ms against 4.2 ms for 64 KB of them (16 x 1024), f64 (8 x 704)
+ * within 2% either way; i16 over runs of 2000 (the 16-bit gather has no
+ * register transposes) was 15% slower in columns of 704 or 1024 than in
+ * whole runs of half the rows, which it keeps. */
+#define ROW_CALL_COLUMN_BYTES (48 * 1024)
+
+static int64_t row_call_columns(int64_t run, int64_t rows, int tiles, int run_tiles,
+                                size_t widest, size_t gathered_size)
+{
+    double per_column = ((double)tiles * (double)rows + run_tiles) * (double)widest;
+    if ((double)TRANSPOSED_TILES_MAX_BYTES / per_column >= (double)run)
+        return run;
+    if (gathered_size < 4)
+        return 0;
+    double columns = (double)ROW_CALL_COLUMN_BYTES / per_column;
+    if (columns >= (double)run)
+        return run;
+    int64_t most = (int64_t)columns / 64 * 64;
+    if (most < ROW_CALL_MIN_COLUMNS)
+        return 0;
+    /* as even as the columns go: 2048 in 1024 and 1024, not 1536 and 512 */
+    int64_t pieces = (run + most - 1) / most, even = (run + pieces - 1) / pieces;
+    return (even + 63) / 64 * 64;
+}
+
+/* The rows of a tile, 0 for no tiles; with calls per row also their
+ * columns into *COLUMNS (when not NULL). */
+static int64_t transposed_tile_rows(const lowering *w, int64_t *columns)
 {
     const compile *c = w->c;
     const kernel_ir *ir = w->ir;
@@ -1056,22 +1129,33 @@ static int64_t transposed_tile_rows(const lowering *w)
     int64_t run = p->extent[inner], rows = 0;
     if (2 * run <= TILE_ELEMENTS)
         return 0; /* the 2-D tiles of short runs */
+    bool row_calls = row_calls_wanted(ir);
     int tiles = !tile2d_contiguous(p, 0, run); /* a scattered root's */
+    int run_tiles = 0; /* a call per row: temporaries of one row */
     size_t widest = bcg_dtype_size(ir->out_dtype);
     for (int id = 0; id < ir->node_count; id++) {
         size_t size = bcg_dtype_size(ir->nodes[id]->dtype);
         widest = size > widest ? size : widest;
         if (ir->nodes[id]->op == OP_OPERAND || ir->nodes[id]->op == OP_LITERAL)
             continue;
-        tiles += id != 0; /* the root writes the output */
+        int temporaries = id != 0; /* the root writes the output */
         for (int k = 0; k < ir->nodes[id]->arg_count; k++)
-            tiles += kir_tile_converts(ir, id, k);
+            temporaries += kir_tile_converts(ir, id, k);
+        if (row_calls)
+            run_tiles += temporaries;
+        else
+            tiles += temporaries;
     }
+    size_t gathered_size = 8; /* the narrowest gathered element */
     for (int i = 0; i < ir->input_count; i++) {
         if (!ir->input_used[i])
             continue;
-        tiles += !tile2d_contiguous(p, i + 1, run) && !tile2d_scalar(p, i + 1, run);
+        bool gathered = !tile2d_contiguous(p, i + 1, run) && !tile2d_scalar(p, i + 1, run) &&
+                        !(row_calls && row_call_in_place(ir, i + 1));
+        tiles += gathered;
         int64_t size = (int64_t)bcg_dtype_size(c->operands[i].dtype);
+        if (gathered && (size_t)size < gathered_size)
+            gathered_size = (size_t)size;
         int64_t across = p->stride[i + 1][inner], along = p->stride[i + 1][outer];
         /* spans of real memory: the product fits */
         if (along == 1 && /* the gather's transposed path (ro 1) */
@@ -1081,6 +1165,14 @@ static int64_t transposed_tile_rows(const lowering *w)
     }
     if (rows > p->extent[outer])
         rows = p->extent[outer];
+    if (row_calls) {
+        while (rows >= TRANSPOSED_MIN_ROWS &&
+               !row_call_columns(run, rows, tiles, run_tiles, widest, gathered_size))
+            rows /= 2;
+        if (columns && rows >= TRANSPOSED_MIN_ROWS)
+            *columns = row_call_columns(run, rows, tiles, run_tiles, widest, gathered_size);
+        return rows >= TRANSPOSED_MIN_ROWS ? rows : 0;
+    }
     while (rows >= TRANSPOSED_MIN_ROWS &&
            (double)tiles * (double)rows * (double)run * (double)widest > TRANSPOSED_TILES_MAX_BYTES)
         rows /= 2;
@@ -1104,7 +1196,7 @@ static bool tiles2d_chosen(lowering *w)
      * of 16 to 64 of a transposed f32 (m, n) + (m, 1) ops: 1.6-7x faster
      * than the per-element code with m 2000 and 20000, 4-20x for
      * minimum(2, maximum(a, b * b))) */
-    int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(w);
+    int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(w, NULL);
     if (run >= c->options.microkernel_run && !transposed &&
         ((run > TILES2D_MAX_RUN && per_row_operand(ir)) || (ir->tiled && rows_chosen(ir))))
         return false;
@@ -1143,28 +1235,42 @@ static void lower_tiles2d(lowering *w, int depth)
     int64_t run = p->extent[inner], size = ir->tile_rows * run;
     bool declared[2][4] = {{false}};
     bool broadcast[BCG_MAX_OPERANDS + 1] = {false};
-    for (int k = 1; k <= ir->input_count; k++)
-        broadcast[k] = tile2d_scalar(p, k, run);
+    for (int k = 1; k <= ir->input_count; k++) /* (calls per row: one value a row) */
+        broadcast[k] = ir->row_calls ? p->stride[k][inner] == 0 : tile2d_scalar(p, k, run);
     choose_vex(w, broadcast);
     tile_declarations(w, depth);
     if (w->status != BCG_OK)
         return;
     for (int k = 1; k <= ir->input_count; k++) {
         ir->gathered[k] = ir->input_used[k - 1] && !tile2d_contiguous(p, k, run) &&
-                          !tile2d_scalar(p, k, run) && tile_reads(ir, k) > 0;
+                          !tile2d_scalar(p, k, run) && tile_reads(ir, k) > 0 &&
+                          !(ir->row_calls && row_call_in_place(ir, k));
         if (ir->gathered[k])
             gather_declare(w, depth, k, declared);
     }
     if (ir->scatter)
         gather_declare(w, depth, 0, declared);
     for (int k = 1; k <= ir->input_count; k++) /* the same rows every tile */
-        if (ir->gathered[k] && p->stride[k][outer] == 0)
+        if (ir->gathered[k] && p->stride[k][outer] == 0 && !ir->row_calls)
             step_gather(w, depth, k, size, false, true);
     kir_step *step = add_step(w, KIR_ROW_TILES, depth);
     if (step) {
         step->loop = outer;
         step->trips = p->extent[outer];
         step->size = ir->tile_rows;
+    }
+    if (ir->row_calls) { /* columns of the run, then a call per row */
+        if ((step = add_step(w, KIR_COLUMN_TILES, depth + 1)))
+            step->size = ir->tile_columns;
+        for (int k = 1; k <= ir->input_count; k++)
+            if (ir->gathered[k])
+                step_gather(w, depth + 2, k, ir->tile_rows * ir->tile_columns, false, false);
+        add_step(w, KIR_ROW_CALLS, depth + 2);
+        tile_calls(w, depth + 3);
+        step_end(w, depth + 2);
+        step_end(w, depth + 1);
+        step_end(w, depth);
+        return;
     }
     for (int k = 1; k <= ir->input_count; k++)
         if (ir->gathered[k] && p->stride[k][outer] != 0)
@@ -1868,13 +1974,18 @@ static const char *form_reason(const lowering *w, const char *not_tiled)
         /* fall through */
     case FORM_TILES:
         if (ir->tiles2d) {
+            char columns[96] = "";
+            if (ir->row_calls)
+                snprintf(columns, sizeof columns, ", in columns of %lld with a call per row "
+                         "(operands of stride 0 or 1 along the run read in place)",
+                         (long long)ir->tile_columns);
             snprintf(buf, sizeof buf, "runs of %lld (%s microkernel_run %d), several to a tile, "
                      "and a microkernel for every operation that varies along them: 2-D tiles "
                      "of %lld rows (%d elements), operands not contiguous over a tile gathered "
                      "once a tile%s%s", (long long)ir->form.run_length,
                      ir->form.run_length < c->options.microkernel_run ? "<" : ">=",
                      c->options.microkernel_run, (long long)ir->tile_rows,
-                     ir->form.tile_elements, ir->scatter ? ", the output scattered" : "",
+                     ir->form.tile_elements, ir->scatter ? ", the output scattered" : columns,
                      ir->stream ? "; streaming stores (stream_stores, output past the cache)"
                                 : "");
             break;
@@ -2023,12 +2134,15 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
     /* (a fused program's other roots take 1-D tiles or the loop nest) */
     if (!short_rows && ir->root_count == 1 && tiles2d_chosen(&w)) {
         int64_t run = p->extent[p->loop_count - 1], rows = p->extent[p->loop_count - 2];
-        int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(&w); /* as tiles2d_chosen */
+        int64_t columns = run;
+        int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(&w, &columns); /* as tiles2d_chosen */
         ir->tiled = ir->tiles2d = true;
         ir->tile_rows = rows < TILE_ELEMENTS / run ? rows : TILE_ELEMENTS / run;
         if (transposed) /* long runs over a transposed input */
             ir->tile_rows = transposed;
         ir->scatter = !tile2d_contiguous(p, 0, run);
+        ir->row_calls = transposed && row_calls_wanted(ir);
+        ir->tile_columns = ir->row_calls ? columns : run;
     }
     ir->stream = (ir->tiled || short_rows) && c->stream && !ir->scatter && stream_chosen(ir);
     if (short_rows) /* the rows call reads operands and literals itself */

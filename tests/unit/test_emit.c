@@ -903,6 +903,9 @@ static const char *const folded_expressions[] = {
     "(a ^ 0) >> 0", "1 * (0 ^ a) + 0.0", "-0.0 + a", "clip(a, b, c)", "clip(a, c, 2) + i32(a)",
     "clip(b, 0, 1) * a", "clip(a, 2.5, c)", "f32(f32(a)) * f64(1)", "maximum(a, a) * 2",
     "minimum(c, c) + abs(a) + abs(b)", "+a - (+c)", "minimum(a + 1, a + 1) / maximum(b, b)",
+    /* selects of compared values (fold.c, select_of_compared) */
+    "where(a == 3, a, 3)", "where(3 != a, a, 3) + 1", "where(a > b, a, b)", "where(a >= c, c, a)",
+    "where(b < a, a, b) - where(a <= 2, a, 2)", "where(a == b, b, a) * 2", "where(c > a, c, a)",
 };
 
 static void test_differential_folded_constants(void **state)
@@ -998,6 +1001,93 @@ static void test_fold_leaves_no_decided_constant(void **state)
     built_free(&b);
 }
 
+/* where(p CMP q, p, q) and its mirrors (fold.c, select_of_compared) on
+ * every pair of dtypes: the JIT of the folded tree matches the evaluator of
+ * the tree as written (fill_random draws half of the integers from -8..8,
+ * so equal values and ties are frequent), and the select is gone exactly
+ * when the comparison and the select are on integers or bool. */
+static const char *const select_expressions[] = {
+    "where(a == 3, a, 3)", "where(a != 3, 3, a)", "where(3 == a, 3, a)", "where(a != b, a, b)",
+    "where(a == b, b, a)", "where(a > b, a, b)", "where(a >= b, b, a)", "where(a < b, a, b)",
+    "where(b <= a, b, a)", "where(a > 2, a, 2)", "where(-3 >= a, -3, a)", "where(a < c, c, a)",
+    "where(a <= 7, 7, a) + b",
+};
+
+static bool has_where(const expr_node *n)
+{
+    bool found = n->op == OP_WHERE;
+    for (int k = 0; k < n->arg_count; k++)
+        found = found || has_where(n->args[k]);
+    return found;
+}
+
+static void test_fold_compared_selects(void **state)
+{
+    (void)state;
+    int compiled = 0, folded_count = 0, kept_count = 0;
+    size_t count = sizeof select_expressions / sizeof select_expressions[0];
+    for (int ta = 0; ta < BCG_DTYPE_COUNT; ta++)
+        for (int tb = 0; tb < BCG_DTYPE_COUNT; tb++)
+            for (size_t e = 0; e < count; e++) {
+                const char *expr = select_expressions[e];
+                if (!differential_case(expr, (bcg_dtype)ta, (bcg_dtype)tb, 0))
+                    continue; /* a literal that does not fit, a bool operator */
+                compiled++;
+                int64_t a_shape[] = {4}, b_shape[] = {1};
+                bcg_operand ops[] = {{"a", (bcg_dtype)ta, 1, a_shape, NULL},
+                                     {"b", (bcg_dtype)tb, 1, b_shape, NULL},
+                                     {"c", (bcg_dtype)tb, 0, NULL, NULL}};
+                built b;
+                assert_true(build(&b, expr, ops, 3, NULL));
+                const expr_node *select = b.c->root;
+                while (select->op != OP_WHERE) /* the + b */
+                    select = select->args[0];
+                bool integers =
+                    dtype_kind_of(expr_operation_type(select->args[0])) != KIND_FLOAT &&
+                    dtype_kind_of(select->dtype) != KIND_FLOAT;
+                expr_node *folded;
+                assert_int_equal(fold_tree(b.arena, b.c->root, &folded, &b.err), BCG_OK);
+                if (has_where(folded) == integers) {
+                    fprintf(stderr, "%s with a %s, b %s: the select %s\n", expr,
+                            bcg_dtype_name((bcg_dtype)ta), bcg_dtype_name((bcg_dtype)tb),
+                            integers ? "was kept" : "was folded");
+                    fail();
+                }
+                folded_count += integers;
+                kept_count += !integers;
+                built_free(&b);
+            }
+    print_message("# %d selects matched the evaluator, %d folded, %d kept\n", compiled,
+                  folded_count, kept_count);
+    assert_true(folded_count >= 500 && kept_count >= 500);
+    /* the shapes: a literal, an operand, maximum and minimum */
+    int64_t a_shape[] = {4};
+    bcg_operand ops[] = {{"a", BCG_I16, 1, a_shape, NULL}, {"b", BCG_U8, 1, a_shape, NULL}};
+    static const struct { const char *expr; expr_op op; } shapes[] = {
+        {"where(a == 3, a, 3)", OP_LITERAL}, {"where(a != 3, a, 3)", OP_OPERAND},
+        {"where(3 == a, a, 3)", OP_LITERAL}, {"where(a == b, b, a)", OP_OPERAND},
+        {"where(a > b, a, b)", OP_MAXIMUM},  {"where(a >= 3, a, 3)", OP_MAXIMUM},
+        {"where(a < b, b, a)", OP_MAXIMUM},  {"where(3 <= a, 3, a)", OP_MINIMUM},
+        {"where(a < 3, a, 3)", OP_MINIMUM},  {"where(b > a, a, b)", OP_MINIMUM},
+        {"where(a > b, b, b)", OP_OPERAND},     {"where(a > 3, 3, b)", OP_WHERE},
+        {"where(a > 3, a, 4)", OP_WHERE},    {"where(a + 1 > a, a + 1, a)", OP_MAXIMUM},
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        built b;
+        assert_true(build(&b, shapes[s].expr, ops, 2, NULL));
+        expr_node *folded;
+        assert_int_equal(fold_tree(b.arena, b.c->root, &folded, &b.err), BCG_OK);
+        if (folded->op != shapes[s].op) {
+            fprintf(stderr, "%s folded to op %d, not %d\n", shapes[s].expr, (int)folded->op,
+                    (int)shapes[s].op);
+            fail();
+        }
+        if (folded->op == OP_LITERAL)
+            assert_int_equal(folded->value.i, 3);
+        built_free(&b);
+    }
+}
+
 /* Every operator on every dtype through gcc and clang with -Werror; several
  * operators share a kernel so the compilers run a few dozen times only. */
 static void test_strict_compilers_accept_every_kernel(void **state)
@@ -1067,6 +1157,7 @@ int main(void)
         cmocka_unit_test(test_differential_fully_unrolled),
         cmocka_unit_test(test_differential_folded_constants),
         cmocka_unit_test(test_fold_leaves_no_decided_constant),
+        cmocka_unit_test(test_fold_compared_selects),
         cmocka_unit_test(test_strict_compilers_accept_every_kernel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -936,6 +936,141 @@ static void test_transposed_long_runs(void **state)
     assert_true(tiled * 10 >= tiled_wanted * 6); /* 204 of 272 unsampled */
 }
 
+/* A call per row of a 2-D tile over a transposed input (gen/lower.c,
+ * row_calls_wanted), over columns of the run: a per-row operand d (m, 1)
+ * is read in place, one value a call, and a row c (n,) in place.  Either a is the transposed view (strides (1, m)) and the
+ * output C-contiguous, or a is C-contiguous and the output a transposed
+ * view (strides (1, m)); e is a C-contiguous (m, n), c a row (n,), read
+ * backwards in one variant (gathered a column at a time then).  Runs
+ * longer than half a tile, a last tile of fewer rows, with and without
+ * streaming stores and fused code, on two threads; bit for bit against the
+ * reference evaluator.  Returns 1 when the kernel called per row (the
+ * source's tile_row), 0 for another form, -1 on a mismatch. */
+static int check_row_calls_case(const char *expr, bcg_dtype t, int64_t m, int64_t n,
+                                int variant, bool out_transposed)
+{
+    int64_t shape[2] = {m, n}, transposed[2] = {1, m}, column[2] = {m, 1}, row[1] = {n};
+    int64_t reversed[1] = {-1}; /* c backwards in variant 2: gathered, or per row */
+    bcg_operand ops[4] = {{"a", t, 2, shape, out_transposed ? NULL : transposed},
+                          {"d", t, 2, column, NULL},
+                          {"c", t, 1, row, variant == 2 ? reversed : NULL},
+                          {"e", t, 2, shape, NULL}};
+    size_t size = bcg_dtype_size(t);
+    void *a = malloc((size_t)(m * n) * size), *d = malloc((size_t)m * size);
+    void *c = malloc((size_t)n * size), *e = malloc((size_t)(m * n) * size);
+    assert_true(a && d && c && e);
+    fill(a, t, m * n);
+    fill(d, t, m);
+    fill(c, t, n);
+    fill(e, t, m * n);
+    const void *in[4] = {a, d, variant == 2 ? (char *)c + (size_t)(n - 1) * size : c, e};
+    bcg_options options;
+    bcg_options_init(&options);
+    options.stream_stores = variant == 1;
+    options.disable_vector_code = variant == 2;
+    bcg_output output = {.dtype = BCG_DTYPE_AUTO, .rank = 2, .strides = transposed};
+    if (out_transposed)
+        options.output = &output;
+    bcg_context *ctx = bcg_context_new();
+    bcg_kernel *k = NULL;
+    bcg_error err;
+    int result = 0;
+    if (bcg_compile(ctx, expr, ops, 4, &options, &k, &err) != BCG_OK) {
+        print_error("%s %s: %s\n", expr, bcg_dtype_name(t), err.message);
+        bcg_context_free(ctx);
+        result = -1;
+        goto done;
+    }
+    if (strstr(bcg_kernel_source(k), "tile_row"))
+        result = 1;
+    arena *ar = arena_new();
+    compile *front = ar ? arena_alloc(ar, sizeof *front) : NULL;
+    assert_non_null(front);
+    front->arena = ar;
+    front->err = &err;
+    assert_int_equal(compile_front(front, expr, ops, 4, &options), BCG_OK);
+    front->err = NULL;
+    size_t bytes = (size_t)(m * n) * bcg_dtype_size(bcg_kernel_dtype(k));
+    char *want = malloc(bytes), *got = malloc(bytes);
+    assert_true(want && got);
+    memset(want, 0, bytes);
+    memset(got, 0, bytes);
+    assert_int_equal(eval_run(front, want, in, NULL), BCG_OK);
+    if (variant == 3) /* pieces of the rows, each compiled for its share */
+        assert_int_equal(bcg_run_threads(k, got, in, 2, &err), BCG_OK);
+    else
+        assert_int_equal(bcg_run(k, got, in, &err), BCG_OK);
+    int64_t at = first_difference(got, want, bcg_kernel_dtype(k), m * n, false);
+    if (at >= 0) {
+        print_error("%s %s (%lld, %lld), %s transposed, variant %d: element %lld differs "
+                    "from the reference\n", expr, bcg_dtype_name(t), (long long)m, (long long)n,
+                    out_transposed ? "the output" : "a", variant, (long long)at);
+        result = -1;
+    }
+    free(want);
+    free(got);
+    arena_free(ar);
+    bcg_context_free(ctx);
+done:
+    free(a);
+    free(d);
+    free(c);
+    free(e);
+    return result;
+}
+
+static void test_transposed_row_calls(void **state)
+{
+    (void)state;
+    /* (d is the per-row operand of a transposed a, c of a transposed output) */
+    static const char *const exprs[] = {"a + d - c", "(a - d) * (c + 2)", "where(a > d, a, e - c)",
+                                        "minimum(2, maximum(a, d)) + c"};
+    static const bcg_dtype types[] = {BCG_F32, BCG_F64, BCG_I16, BCG_U8, BCG_I64};
+    static const int64_t shapes[][2] = {{69, 513}, {37, 1000}, {21, 2049}, {133, 1025}};
+    int checked = 0, per_row = 0, failures = 0;
+    long case_index = 0;
+    for (size_t x = 0; x < sizeof exprs / sizeof exprs[0]; x++)
+        for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+                for (int variant = 0; variant < 4; variant++) {
+                    if (!sampled(0, case_index++))
+                        continue;
+                    /* the transposed output: the plan's innermost run is along m */
+                    bool out_transposed = (case_index & 1) != 0;
+                    int64_t m = shapes[s][0], n = shapes[s][1];
+                    if (out_transposed) { /* runs of n over the output's rows */
+                        m = shapes[s][1];
+                        n = shapes[s][0];
+                    }
+                    int got = check_row_calls_case(exprs[x], types[t], m, n, variant,
+                                                   out_transposed);
+                    checked++;
+                    failures += got < 0;
+                    per_row += got > 0;
+                }
+    print_message("# %d kernels, %d called per row of a 2-D tile\n", checked, per_row);
+    assert_int_equal(failures, 0);
+    assert_true(per_row * 2 > checked);
+    /* the bench's transposed_out: a + b into a transposed view, b a row */
+    int64_t shape[2] = {2048, 2048}, transposed[2] = {1, 2048}, row[1] = {2048};
+    bcg_operand ops[2] = {{"a", BCG_F32, 2, shape, NULL}, {"b", BCG_F32, 1, row, NULL}};
+    bcg_options options;
+    bcg_options_init(&options);
+    bcg_output output = {.dtype = BCG_DTYPE_AUTO, .rank = 2, .strides = transposed};
+    options.output = &output;
+    bcg_context *ctx = bcg_context_new();
+    bcg_kernel *k = NULL;
+    bcg_error err;
+    assert_int_equal(bcg_compile(ctx, "a + b", ops, 2, &options, &k, &err), BCG_OK);
+    const char *source = bcg_kernel_source(k);
+    if (!strstr(source, "tile_row") || strstr(source, "in1_tile"))
+        fail_msg("transposed_out: no call per row, or b gathered:\n%s", source);
+    /* a whole line of a per gather: 16 rows, in 3 columns of 704 (48 KB tiles) */
+    if (!strstr(source, "row_start += 16") || !strstr(source, "column_start += 704"))
+        fail_msg("transposed_out: not 16 rows in columns of 704:\n%s", source);
+    bcg_context_free(ctx);
+}
+
 /* 1-D tiles of values narrower than 4 bytes hold TILE_MIN_BYTES (gen/lower.c,
  * tile_elements): runs around 2048 and 4096 elements, through check_case's
  * layouts, and the tile length in the source. */
@@ -1440,6 +1575,7 @@ int main(void)
         cmocka_unit_test(test_short_runs),
         cmocka_unit_test(test_short_runs_threads),
         cmocka_unit_test(test_transposed_long_runs),
+        cmocka_unit_test(test_transposed_row_calls),
         cmocka_unit_test(test_narrow_tiles),
         cmocka_unit_test(test_strided),
         cmocka_unit_test(test_inplace),
