@@ -559,6 +559,13 @@ run_token run_begin(const bcg_kernel *k)
 
 static void reap(bcg_context *ctx);
 
+void run_function(const bcg_kernel *k, void *output, const void *const *inputs)
+{
+    run_token token = run_begin(k);
+    k->fn(output, inputs);
+    run_end(k, token);
+}
+
 void run_end(const bcg_kernel *k, run_token token)
 {
     if (!token) {

@@ -358,7 +358,8 @@ typedef enum form_kind {
     FORM_BLOCKS,         /* the two innermost loops run in cache blocks */
     FORM_GROUPS,         /* the innermost loop runs groups of statements (+ a rest) */
     FORM_INNER_UNROLLED, /* loops, the innermost fully unrolled */
-    FORM_REDUCE          /* loops, the reduced ones innermost, into accumulators */
+    FORM_REDUCE,         /* loops, the reduced ones innermost, into accumulators */
+    FORM_SMALL           /* no loops: one function of straight-line vector code */
 } form_kind;
 
 typedef struct kernel_form {
@@ -544,6 +545,15 @@ typedef struct run_operand {
     const char *name;     /* for error messages */
 } run_operand;
 
+/* bcg_run's fast path (run.c): an operand check_run checks (it reads
+ * memory), precomputed at compile time. */
+typedef struct run_check {
+    int64_t low, high;    /* as run_operand's */
+    uint32_t index;       /* the operand */
+    uint32_t mask;        /* size - 1: the alignment bits */
+    bool may_alias;
+} run_check;
+
 /* A compiled kernel.  Small on purpose (issue 9): the tree, the plan and the
  * source are not kept; kernel_recompile rebuilds them from the key when a
  * threaded split or bcg_kernel_source needs them.  Only a kernel that runs
@@ -583,6 +593,8 @@ struct bcg_kernel {
     size_t output_size;
     int64_t output_low, output_high;
     run_operand *run;
+    int check_count;                   /* the operands that read memory, compact */
+    run_check *checks;                 /* (in run's block) */
 
     int loop_count;                    /* threaded runs cut the outermost loop */
     int64_t outer_extent;
@@ -624,6 +636,9 @@ bcg_kernel *cache_insert(bcg_kernel *k);
 typedef void *run_token;
 run_token run_begin(const bcg_kernel *k);
 void run_end(const bcg_kernel *k, run_token token);
+/* run_begin, K's function on OUTPUT and INPUTS, run_end: one call (bcg_run's
+ * fast path). */
+void run_function(const bcg_kernel *k, void *output, const void *const *inputs);
 /* Drops a reference; the last one retires the kernel (freed once no run
  * of it is in progress). */
 void kernel_drop(const bcg_kernel *k);
@@ -874,6 +889,11 @@ bool fold_same_tree(const expr_node *a, const expr_node *b);
 bcg_status jit_compile(const char *source, const char *function_name,
                        const unsigned char *vex, size_t vex_size,
                        jit_code **code, kernel_fn *fn, bcg_error *err);
+/* MACHINE (SIZE bytes of position-independent code of the kernel_fn
+ * signature: vex_build_small) mapped as a kernel's whole code, no libtcc;
+ * jit_free frees it. */
+bcg_status jit_bind(const unsigned char *machine, size_t size, jit_code **code, kernel_fn *fn,
+                    bcg_error *err);
 void jit_free(jit_code *code);
 /* The memory CODE holds: its pages and its record (0 for NULL). */
 size_t jit_code_size(const jit_code *code);

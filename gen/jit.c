@@ -541,6 +541,27 @@ unlock:
     return BCG_OK;
 }
 
+bcg_status jit_bind(const unsigned char *machine, size_t size, jit_code **code_out,
+                    kernel_fn *fn_out, bcg_error *err)
+{
+    *code_out = NULL;
+    *fn_out = NULL;
+    jit_code *code = mem_alloc(sizeof *code);
+    if (!code)
+        return fail(err, BCG_ERR_NOMEM, "out of memory before mapping the kernel's code");
+    code->vex_memory = NULL;
+    code->vex_size = 0;
+    if (!(code->memory = map_code(machine, size, &code->size))) {
+        mem_free(code);
+        return fail(err, BCG_ERR_NOMEM, "could not map %zu bytes for the kernel's vector code",
+                    size);
+    }
+    void *symbol = code->memory;
+    memcpy(fn_out, &symbol, sizeof symbol); /* as jit_compile: POSIX's representation */
+    *code_out = code;
+    return BCG_OK;
+}
+
 void jit_free(jit_code *code)
 {
     if (!code)

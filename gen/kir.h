@@ -75,8 +75,10 @@ typedef enum kir_op {
                          elements): the 2-D tile's rows, or the 1-D tile (by_count);
                          before the tiles when subtract (it repeats every row) */
     KIR_SCATTER,      /* tile0 (the root's tile) into the output's rows */
-    KIR_VEX_CALL      /* the tile's whole tree by its fused vector function
+    KIR_VEX_CALL,     /* the tile's whole tree by its fused vector function
                          (kernel_ir.vex, gen/vex.c) in place of its TILE_CALLs */
+    KIR_SMALL_CALL    /* the whole kernel: its straight-line vector function
+                         (kernel_ir.small; `size` elements in `trips` vectors) */
 } kir_op;
 
 typedef enum kir_variant { KIR_PLAIN, KIR_STREAM, KIR_ROWS } kir_variant;
@@ -190,6 +192,10 @@ typedef struct kernel_ir {
     /* the tiles' tree as one fused AVX2 function (vex.c; NULL: microkernel
      * calls): a KIR_VEX_CALL step calls it */
     struct vex_function *vex;
+    /* a small output's whole kernel as one function of straight-line AVX2
+     * code (vex_build_small; NULL: none): the only step is a KIR_SMALL_CALL,
+     * and jit.c binds the code as the kernel's function (no libtcc) */
+    struct vex_function *small;
 } kernel_ir;
 
 /* ---- lower.c ---------------------------------------------------------------- */
