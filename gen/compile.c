@@ -195,7 +195,7 @@ bcg_status compile_code(const compile *c, const char *source, jit_code **code,
     /* a small kernel's whole code (vex.c): the function itself, no libtcc */
     const vex_function *small = c->microkernels && c->ir ? c->ir->small : NULL;
     if (small)
-        return jit_bind(small->code, small->size, code, fn, err);
+        return jit_bind(small->code, small->size, small->entry, code, fn, err);
     /* the fused vector function the JIT form's tiles call (vex.c) */
     const vex_function *vex = c->microkernels && c->ir ? c->ir->vex : NULL;
     return jit_compile(source, c->function_name, vex ? vex->code : NULL, vex ? vex->size : 0,
@@ -384,10 +384,15 @@ bcg_status bcg_compile(bcg_context *ctx, const char *expr, const bcg_operand *op
         s = prepare_run(k, c, err);
     char note[600] = "";
     bool work = !s && (!c->plan->empty || c->fill_plan); /* code to run */
+    /* a small kernel's code checks bcg_run's pointers itself (run.c) */
+    if (work && c->microkernels && c->ir && c->ir->small &&
+        vex_small_checks(c->arena, c->ir->small, k) != BCG_OK)
+        s = fail(err, BCG_ERR_NOMEM, "out of memory");
     if (!s && work) {
         bcg_error jit_err;
         error_clear(&jit_err);
         s = compile_code(c, c->source, &k->code, &k->cc, &k->fn, note, sizeof note, &jit_err);
+        k->checked = jit_checked_entry(k->code);
         cache_count_compile(ctx);
         if (s == BCG_ERR_JIT) {
             /* The reference evaluator computes the same result, slower. */

@@ -112,8 +112,18 @@ bcg_status bcg_run(const bcg_kernel *k, void *output, const void *const *inputs,
 {
     if (err && err->status != BCG_OK)
         error_clear(err);
-    /* the common case: checks without a branch each, then one call */
-    if (k && k->fn && k->elements > 0 && inputs && checks_pass(k, &output, inputs)) {
+    /* the common cases: a small kernel checks the pointers in its own code
+     * (vex_small_checks; when one fails nothing ran and check_run below
+     * says which), others without a branch a check, then one call
+     * (measured, bench small_16 in one process: bcg_run 8.3 ns -> 5.0, the
+     * kernel alone 1.45) */
+    if (k && k->checked && inputs) {
+        if (k->inplace < 0 && run_checked(k, output, inputs) == 0)
+            return BCG_OK;
+        if (k->inplace >= 0 && (!output || output == inputs[k->inplace]) &&
+            run_checked(k, (void *)inputs[k->inplace], inputs) == 0)
+            return BCG_OK;
+    } else if (k && k->fn && k->elements > 0 && inputs && checks_pass(k, &output, inputs)) {
         run_function(k, output, inputs);
         return BCG_OK;
     }

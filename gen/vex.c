@@ -1493,6 +1493,8 @@ static void small_function(small_kernel *s)
     byte(b, 0x77);
     for (int i = saved_count - 1; i >= 0; i--)
         push_pop(b, saved[i], true);
+    byte(b, 0x31); /* xor eax, eax: 0 for the checked entry (vex_small_checks) */
+    byte(b, 0xc0);
     byte(b, 0xc3); /* ret */
     g->small = NULL;
 }
@@ -1590,5 +1592,121 @@ bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
     f->leaf_count = g->leaf_count;
     memcpy(f->leaf_node, g->leaf_node, sizeof f->leaf_node);
     *out = f;
+    return BCG_OK;
+}
+
+/* ---- small kernels: bcg_run's checks in the code ----------------------------------
+ *
+ * bcg_run's checks (run.c, check_run) cost more than a small kernel: a
+ * dozen loads and compares per operand from the kernel's record.  Here
+ * they are code before the function, K's byte ranges as displacements:
+ *
+ *     test rdi, rdi; jz fail; test edi, size - 1; jnz fail
+ *     lea r10, [rdi + output_low]; lea r11, [rdi + output_high]
+ *     per operand that reads memory:
+ *         mov rax, [rsi + 8 * index]; test rax, rax; jz fail
+ *         test eax, size - 1; jnz fail
+ *         lea rcx, [rax + high]; cmp r10, rcx; jae next      (unsigned, as
+ *         lea rcx, [rax + low]; cmp rcx, r11; jae next        run.c's overlaps)
+ *         [cmp rax, rdi; je next]                             (may alias)
+ *         jmp fail
+ *     next: ...
+ *     jmp function
+ *     fail: mov eax, 1; ret
+ *
+ * A failed check runs nothing and returns 1: bcg_run then calls check_run,
+ * which says what failed, so the messages are check_run's own. */
+
+enum { LABEL_FAIL, LABEL_FUNCTION };
+
+/* A jcc (CC) or jmp (CC < 0) to the next patch_here: where its rel32 is. */
+static int jump_ahead(builder *b, int cc)
+{
+    if (cc < 0) {
+        byte(b, 0xe9);
+    } else {
+        byte(b, 0x0f);
+        byte(b, 0x80 + cc);
+    }
+    int at = b->length;
+    word32(b, 0);
+    return at;
+}
+
+static void patch_here(builder *b, int at)
+{
+    int32_t rel = b->length - (at + 4);
+    for (int k = 0; k < 4 && at + k < CODE_MAX; k++)
+        b->code[at + k] = (unsigned char)((uint32_t)rel >> (8 * k));
+}
+
+static bool fits32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+
+bcg_status vex_small_checks(arena *a, vex_function *f, const bcg_kernel *k)
+{
+    if (f->entry > 0 || !fits32(k->output_low) || !fits32(k->output_high))
+        return BCG_OK;
+    for (int i = 0; i < k->check_count; i++)
+        if (!fits32(k->checks[i].low) || !fits32(k->checks[i].high))
+            return BCG_OK;
+    builder *b = arena_alloc(a, sizeof *b);
+    if (!b)
+        return BCG_ERR_NOMEM;
+    builder_reset(b);
+    gpr_pair(b, 0x85, RDI, RDI);                       /* test rdi, rdi */
+    jump(b, 0x4, LABEL_FAIL);                          /* jz fail */
+    byte(b, 0xf7);                                     /* test edi, size - 1 */
+    modrm_register(b, 0, RDI);
+    word32(b, (int32_t)(k->output_size - 1));
+    jump(b, 0x5, LABEL_FAIL);                          /* jnz fail */
+    gpr_memory(b, 0x8d, R10, at(RDI, NONE, 1, (int32_t)k->output_low));
+    gpr_memory(b, 0x8d, R11, at(RDI, NONE, 1, (int32_t)k->output_high));
+    for (int i = 0; i < k->check_count; i++) {
+        const run_check *r = &k->checks[i];
+        gpr_memory(b, 0x8b, RAX, at(RSI, NONE, 1, 8 * (int32_t)r->index));
+        gpr_pair(b, 0x85, RAX, RAX);                   /* test rax, rax */
+        jump(b, 0x4, LABEL_FAIL);
+        if (r->mask) {
+            byte(b, 0xa9);                             /* test eax, mask */
+            word32(b, (int32_t)r->mask);
+            jump(b, 0x5, LABEL_FAIL);
+        }
+        gpr_memory(b, 0x8d, RCX, at(RAX, NONE, 1, (int32_t)r->high));
+        gpr_pair(b, 0x39, R10, RCX);                   /* cmp r10, rcx */
+        int below = jump_ahead(b, 0x3);                /* jae next: out_low >= in_high */
+        gpr_memory(b, 0x8d, RCX, at(RAX, NONE, 1, (int32_t)r->low));
+        gpr_pair(b, 0x39, RCX, R11);                   /* cmp rcx, r11 */
+        int above = jump_ahead(b, 0x3);                /* jae next: in_low >= out_high */
+        int same = -1;
+        if (r->may_alias) {
+            gpr_pair(b, 0x39, RAX, RDI);               /* cmp rax, rdi */
+            same = jump_ahead(b, 0x4);                 /* je next */
+        }
+        jump(b, -1, LABEL_FAIL);
+        patch_here(b, below);
+        patch_here(b, above);
+        if (same >= 0)
+            patch_here(b, same);
+    }
+    jump(b, -1, LABEL_FUNCTION);
+    b->label[LABEL_FAIL] = b->length;
+    byte(b, 0xb8);                                     /* mov eax, 1 */
+    word32(b, 1);
+    byte(b, 0xc3);                                     /* ret */
+    if (b->overflow)
+        return BCG_OK;
+    size_t entry = ((size_t)b->length + 31) / 32 * 32; /* the function 32-byte aligned */
+    b->label[LABEL_FUNCTION] = (int)entry;
+    size_t size = 0;
+    unsigned char *checks = finish(a, b, &size);       /* (no pool: SIZE is the code's) */
+    unsigned char *code = arena_alloc(a, entry + f->size);
+    if (!checks || !code)
+        return BCG_ERR_NOMEM;
+    memset(code, 0xcc, entry);
+    memcpy(code, checks, size);
+    memcpy(code + entry, f->code, f->size);            /* position-independent */
+    f->code = code;
+    f->size = entry + f->size;
+    f->entry = entry;
     return BCG_OK;
 }

@@ -16,6 +16,8 @@ struct kernel_ir;
 typedef struct vex_function {
     unsigned char *code;
     size_t size;
+    size_t entry;       /* small kernels: the function's offset after the checks
+                           (vex_small_checks), else 0 */
     int leaf_count;
     int leaf_node[VEX_MAX_LEAVES];
 } vex_function;
@@ -56,5 +58,14 @@ bool vex_small_supported(const struct kernel_ir *ir);
  * *OUT NULL when the tree, a dtype or the code size is beyond it.  Fails
  * only when memory runs out. */
 bcg_status vex_build_small(arena *a, const struct kernel_ir *ir, vex_function **out);
+
+/* F (vex_build_small's) with check_run's checks of K's pointers before it,
+ * as a second entry at offset 0 of kernel_check_fn's signature (F's own
+ * moves to F->entry): the output not NULL and aligned, every operand that
+ * reads memory not NULL, aligned and not overlapping the output but as an
+ * exact alias it may be, with K's byte ranges as displacements.  F stays
+ * as it is when a range does not fit in 32 bits.  Fails only when memory
+ * runs out. */
+bcg_status vex_small_checks(arena *a, vex_function *f, const bcg_kernel *k);
 
 #endif

@@ -499,11 +499,84 @@ static void test_small_form(void **state)
     arena_free(a);
 }
 
+/* ---- bcg_run's checks in the small function's code ---- */
+
+/* Runs K and K_OFF (disable_vector_code: check_run in C) on the same
+ * pointers: the same status and message. */
+static void same_verdict(bcg_kernel *k, bcg_kernel *k_off, void *out, const void **in,
+                         bool expect_ok)
+{
+    bcg_error e1, e2;
+    bcg_status s1 = bcg_run(k, out, in, &e1), s2 = bcg_run(k_off, out, in, &e2);
+    assert_int_equal(s1, s2);
+    assert_int_equal(s1 == BCG_OK, expect_ok);
+    if (s1 != BCG_OK)
+        assert_string_equal(e1.message, e2.message);
+}
+
+static void test_small_checks(void **state)
+{
+    (void)state;
+    if (!vex_cpu_ok()) {
+        skip();
+        return;
+    }
+    int64_t a_shape[2] = {4, 4}, b_shape[1] = {4};
+    bcg_operand ops[2] = {{"a", BCG_F32, 2, a_shape, NULL}, {"b", BCG_F32, 1, b_shape, NULL}};
+    bcg_context *ctx = bcg_context_new();
+    assert_non_null(ctx);
+    bcg_options options;
+    bcg_options_init(&options);
+    bcg_kernel *k, *k_off, *in_place, *in_place_off;
+    bcg_error err;
+    assert_int_equal(bcg_compile(ctx, "a * b - 1", ops, 2, &options, &k, &err), BCG_OK);
+    assert_non_null(k->checked); /* the path under test */
+    options.inplace = 0;
+    assert_int_equal(bcg_compile(ctx, "a * b - 1", ops, 2, &options, &in_place, &err), BCG_OK);
+    options.disable_vector_code = 1;
+    assert_int_equal(bcg_compile(ctx, "a * b - 1", ops, 2, &options, &in_place_off, &err),
+                     BCG_OK);
+    options.inplace = -1;
+    assert_int_equal(bcg_compile(ctx, "a * b - 1", ops, 2, &options, &k_off, &err), BCG_OK);
+    assert_null(k_off->checked);
+    _Alignas(32) float memory[64];
+    for (int i = 0; i < 64; i++)
+        memory[i] = (float)i;
+    float *a = memory, *b = memory + 16, *out = memory + 32;
+    const void *in[2] = {a, b};
+    same_verdict(k, k_off, out, in, true);
+    for (int i = 0; i < 16; i++) /* it ran */
+        assert_true(out[i] == a[i] * b[i % 4] - 1);
+    same_verdict(k, k_off, NULL, in, false);                      /* no output */
+    same_verdict(k, k_off, (char *)out + 2, in, false);           /* misaligned */
+    in[1] = NULL;
+    same_verdict(k, k_off, out, in, false);                       /* an operand NULL */
+    in[1] = (const char *)b + 1;
+    same_verdict(k, k_off, out, in, false);                       /* misaligned */
+    in[1] = b;
+    same_verdict(k, k_off, NULL, NULL, false);                    /* no input array */
+    same_verdict(k, k_off, b + 3, in, false);                     /* overlaps b */
+    same_verdict(k, k_off, a + 1, in, false);                     /* overlaps a, shifted */
+    same_verdict(k, k_off, b - 15, in, false);                    /* its last element is b[0] */
+    same_verdict(k, k_off, b - 16, in, true);                     /* right before b */
+    same_verdict(k, k_off, b + 4, in, true);                      /* right after b */
+    same_verdict(k, k_off, a, in, true);                          /* a itself: the same elements */
+    same_verdict(in_place, in_place_off, NULL, in, true);
+    same_verdict(in_place, in_place_off, a, in, true);
+    same_verdict(in_place, in_place_off, out, in, false);         /* not the target */
+    bcg_kernel_release(k);
+    bcg_kernel_release(k_off);
+    bcg_kernel_release(in_place);
+    bcg_kernel_release(in_place_off);
+    bcg_context_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_small),
         cmocka_unit_test(test_small_form),
+        cmocka_unit_test(test_small_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
