@@ -1027,7 +1027,9 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const bool *broadcast, vex_f
  *       elements the operand reads    vpermps (the window's elements are
  *                                     all read by the kernel, so they lie
  *                                     in the operand)
- *     contiguous, the last vector   vmaskmovps: masked lanes never fault
+ *     within lanes elements, not    vmaskmovps of the elements needed (masked
+ *       all read (the last vector,    lanes never fault), and a vpermps
+ *       rows shorter than a vector)
  *     anything else                 vgatherdps of exactly the lanes needed
  *                                     (f64 as pairs of 32-bit halves)
  *
@@ -1051,8 +1053,9 @@ typedef struct small_load_plan {
     enum small_mode mode;
     int64_t first;          /* the element the load's displacement points at */
     int window;             /* SMALL_WINDOW: elements loaded (2, 4 or lanes) */
-    uint32_t index[8];      /* WINDOW, GATHER: per 32-bit chunk */
-    bool permute;           /* WINDOW: the chunks need vpermps */
+    uint32_t index[8];      /* WINDOW, MASKED, GATHER: per 32-bit chunk */
+    uint32_t mask[8];       /* MASKED: the chunks loaded */
+    bool permute;           /* WINDOW, MASKED: the chunks need vpermps */
     int slot;               /* SLOT: the stack slot */
 } small_load_plan;
 
@@ -1166,7 +1169,7 @@ static small_load_plan small_plan(small_kernel *s, int i, const int64_t *o, int 
     generator *g = s->g;
     const leaf *l = &g->leaves[i];
     int lanes = 32 / g->width, k = l->operand;
-    small_load_plan pl = {SMALL_UNIFORM, o[0], 0, {0}, false, -1};
+    small_load_plan pl = {SMALL_UNIFORM, o[0], 0, {0}, {0}, false, -1};
     bool uniform = true, contiguous = true;
     int64_t low = o[0], high = o[0];
     for (int j = 1; j < count; j++) {
@@ -1211,8 +1214,16 @@ static small_load_plan small_plan(small_kernel *s, int i, const int64_t *o, int 
             return pl;
         }
     }
-    if (contiguous) {
+    if (high - low < lanes) { /* a window of lanes, only the elements needed loaded */
         pl.mode = SMALL_MASKED;
+        pl.first = low;
+        for (int j = 0; j < count; j++)
+            for (int h = 0; h < per; h++) {
+                uint32_t chunk = (uint32_t)((o[j] - low) * per + h);
+                pl.mask[chunk] = ~0u;
+                pl.index[j * per + h] = chunk;
+                pl.permute = pl.permute || chunk != (uint32_t)(j * per + h);
+            }
         return pl;
     }
     pl.mode = SMALL_GATHER;
@@ -1285,9 +1296,16 @@ static bool small_load(generator *g, int r, int i)
         }
         break;
     }
-    case SMALL_MASKED: {
-        int mask = constant_in_register(g, mask_constant(g, g->small->count), &t);
+    case SMALL_MASKED: { /* masked lanes read nothing, so never fault */
+        int mask = constant_in_register(g, chunk_constant(g, pl->mask), &t);
         vex_form(b, VMASKMOVPS_LOAD, true, r, mask, in_memory(m), -1);
+        if (pl->permute) {
+            if (t >= 0)
+                give_register(g, t);
+            t = -1;
+            int index = constant_in_register(g, chunk_constant(g, pl->index), &t);
+            vex_form(b, VPERMPS, true, r, index, in_register(r), -1);
+        }
         break;
     }
     case SMALL_GATHER: {
