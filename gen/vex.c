@@ -33,6 +33,7 @@
  * registers the tree leaves free.  Anything else: vex_build says no and the
  * tile keeps its microkernel calls.  Bytes depend only on the kernel IR.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "kir.h"
@@ -1402,6 +1403,12 @@ static void small_store(small_kernel *s, int v, const int64_t *o, int count)
         give_register(g, high_half);
 }
 
+static int compare_offsets(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
 /* Element offsets of every plan operand for every element (plan order),
  * and the elements each operand reads, sorted. */
 static bool small_offsets(arena *a, small_kernel *s)
@@ -1433,12 +1440,7 @@ static bool small_offsets(arena *a, small_kernel *s)
         if (!t)
             return false;
         memcpy(t, s->offset + k * n, sizeof *t * (size_t)n);
-        for (int64_t i = 1; i < n; i++) /* insertion sort: n is small */
-            for (int64_t j = i; j > 0 && t[j] < t[j - 1]; j--) {
-                int64_t x = t[j];
-                t[j] = t[j - 1];
-                t[j - 1] = x;
-            }
+        qsort(t, (size_t)n, sizeof *t, compare_offsets);
         int count = 0;
         for (int64_t i = 0; i < n; i++)
             if (count == 0 || t[i] != t[count - 1])
