@@ -1031,6 +1031,7 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const bool *broadcast, vex_f
  *     within lanes elements, not    vmaskmovps of the elements needed (masked
  *       all read (the last vector,    lanes never fault), and a vpermps
  *       rows shorter than a vector)
+ *     within two vectors' width     two of those, blended
  *     anything else                 vgatherdps of exactly the lanes needed
  *                                     (f64 as pairs of 32-bit halves)
  *
@@ -1048,14 +1049,18 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const bool *broadcast, vex_f
  * gathers use the f32 instructions (no VEX.W1 forms). */
 
 enum small_mode { SMALL_UNIFORM, SMALL_CONTIGUOUS, SMALL_SLOT, SMALL_WINDOW, SMALL_MASKED,
-                  SMALL_GATHER };
+                  SMALL_TWO, SMALL_GATHER };
 
 typedef struct small_load_plan {
     enum small_mode mode;
     int64_t first;          /* the element the load's displacement points at */
     int window;             /* SMALL_WINDOW: elements loaded (2, 4 or lanes) */
-    uint32_t index[8];      /* WINDOW, MASKED, GATHER: per 32-bit chunk */
-    uint32_t mask[8];       /* MASKED: the chunks loaded */
+    uint32_t index[8];      /* WINDOW, MASKED, GATHER: per 32-bit chunk; TWO: from
+                               the first window */
+    uint32_t mask[8];       /* MASKED, TWO: the chunks loaded (of the first window) */
+    uint32_t index2[8];     /* TWO: the second window's (first + lanes) */
+    uint32_t mask2[8];
+    uint32_t from2[8];      /* TWO: the result's chunks from the second */
     bool permute;           /* WINDOW, MASKED: the chunks need vpermps */
     int slot;               /* SLOT: the stack slot */
 } small_load_plan;
@@ -1170,7 +1175,7 @@ static small_load_plan small_plan(small_kernel *s, int i, const int64_t *o, int 
     generator *g = s->g;
     const leaf *l = &g->leaves[i];
     int lanes = 32 / g->width, k = l->operand;
-    small_load_plan pl = {SMALL_UNIFORM, o[0], 0, {0}, {0}, false, -1};
+    small_load_plan pl = {SMALL_UNIFORM, o[0], 0, {0}, {0}, {0}, {0}, {0}, false, -1};
     bool uniform = true, contiguous = true;
     int64_t low = o[0], high = o[0];
     for (int j = 1; j < count; j++) {
@@ -1224,6 +1229,20 @@ static small_load_plan small_plan(small_kernel *s, int i, const int64_t *o, int 
                 pl.mask[chunk] = ~0u;
                 pl.index[j * per + h] = chunk;
                 pl.permute = pl.permute || chunk != (uint32_t)(j * per + h);
+            }
+        return pl;
+    }
+    if (high - low < 2 * lanes) { /* two such windows, permuted and blended */
+        pl.mode = SMALL_TWO;
+        pl.first = low;
+        for (int j = 0; j < count; j++)
+            for (int h = 0; h < per; h++) {
+                int64_t e = o[j] - low;
+                bool second = e >= lanes;
+                uint32_t chunk = (uint32_t)((second ? e - lanes : e) * per + h);
+                (second ? pl.mask2 : pl.mask)[chunk] = ~0u;
+                (second ? pl.index2 : pl.index)[j * per + h] = chunk;
+                pl.from2[j * per + h] = second ? ~0u : 0;
             }
         return pl;
     }
@@ -1307,6 +1326,36 @@ static bool small_load(generator *g, int r, int i)
             int index = constant_in_register(g, chunk_constant(g, pl->index), &t);
             vex_form(b, VPERMPS, true, r, index, in_register(r), -1);
         }
+        break;
+    }
+    case SMALL_TWO: {
+        int lanes = 32 / g->width;
+        int mask = constant_in_register(g, chunk_constant(g, pl->mask), &t);
+        vex_form(b, VMASKMOVPS_LOAD, true, r, mask, in_memory(m), -1);
+        if (t >= 0)
+            give_register(g, t);
+        t = -1;
+        int index = constant_in_register(g, chunk_constant(g, pl->index), &t);
+        vex_form(b, VPERMPS, true, r, index, in_register(r), -1);
+        if (t >= 0)
+            give_register(g, t);
+        t = -1;
+        u = take_register(g);
+        memory m2 = m;
+        m2.disp += lanes * g->width;
+        mask = constant_in_register(g, chunk_constant(g, pl->mask2), &t);
+        vex_form(b, VMASKMOVPS_LOAD, true, u, mask, in_memory(m2), -1);
+        if (t >= 0)
+            give_register(g, t);
+        t = -1;
+        index = constant_in_register(g, chunk_constant(g, pl->index2), &t);
+        vex_form(b, VPERMPS, true, u, index, in_register(u), -1);
+        if (t >= 0)
+            give_register(g, t);
+        t = -1;
+        int from2 = constant_in_register(g, chunk_constant(g, pl->from2), &t);
+        /* blendv: r = from2 ? u : r */
+        vex(b, V_BLENDVPS, true, false, r, r, in_register(u), from2 << 4);
         break;
     }
     case SMALL_GATHER: {

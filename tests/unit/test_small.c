@@ -499,6 +499,108 @@ static void test_small_form(void **state)
     arena_free(a);
 }
 
+/* ---- the encoder's forms ---- */
+
+/* objdump's listing of a kernel's whole code (the checks, the function; the
+ * constant pool decodes as garbage and is left in: only mnemonics are
+ * looked for). */
+static char *disassemble(const void *code, size_t size)
+{
+    char path[] = "/tmp/bcgen_small_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, code, size), (ssize_t)size);
+    close(fd);
+    char command[256];
+    snprintf(command, sizeof command, "objdump -D -b binary -m i386:x86-64 %s", path);
+    FILE *p = popen(command, "r");
+    assert_non_null(p);
+    size_t cap = 1 << 20, len = 0;
+    char *out = malloc(cap), line[512];
+    assert_non_null(out);
+    out[0] = 0;
+    while (fgets(line, sizeof line, p)) { /* the runs of spaces objdump aligns with: one */
+        size_t n = 0;
+        for (const char *c = line; *c; c++)
+            if (!(*c == ' ' && n > 0 && line[n - 1] == ' '))
+                line[n++] = *c;
+        line[n] = 0;
+        if (len + n + 1 < cap) {
+            memcpy(out + len, line, n + 1);
+            len += n;
+        }
+    }
+    pclose(p);
+    unlink(path);
+    return out;
+}
+
+/* Every load, permute and store form the small code writes decodes as
+ * itself (objdump), for kernels that need them. */
+static void test_small_disassembly(void **state)
+{
+    (void)state;
+    if (!vex_cpu_ok() || system("objdump --version > /dev/null 2>&1") != 0) {
+        print_message("# no AVX2 or no objdump: skipped\n");
+        skip();
+        return;
+    }
+    /* rows of 7 (masked windows, two windows), a transposed operand
+     * (gather), a broadcast row of 4 (vbroadcastf128), i8 (slot copies),
+     * a reversed output (lane stores) */
+    int64_t shape[2] = {6, 7}, row[1] = {7}, t_strides[2] = {1, 6};
+    int64_t four[2] = {3, 4}, row4[1] = {4}, out_strides[2] = {-1, 3};
+    bcg_operand ops[3] = {{"a", BCG_F64, 2, shape, NULL}, {"b", BCG_F64, 1, row, NULL},
+                          {"c", BCG_F64, 2, shape, t_strides}};
+    bcg_context *ctx = bcg_context_new();
+    assert_non_null(ctx);
+    bcg_kernel *k;
+    bcg_error err;
+    static const char *const wanted[] = {"vmaskmovps (", "vpermps", "vblendvps", "vgatherdps",
+                                         "vmovups %ymm", "lea ", "test "};
+    bcg_options options;
+    bcg_options_init(&options);
+    assert_int_equal(bcg_compile(ctx, "a * b + c", ops, 3, &options, &k, &err), BCG_OK);
+    assert_non_null(k->checked);
+    char *listing = disassemble((const void *)k->checked, 4096);
+    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
+        if (!strstr(listing, wanted[i])) {
+            print_error("no \"%s\" in:\n%s\n", wanted[i], listing);
+            fail();
+        }
+    free(listing);
+    bcg_kernel_release(k);
+    bcg_operand ops2[2] = {{"a", BCG_F32, 2, four, NULL}, {"b", BCG_I8, 1, row4, NULL}};
+    bcg_output view = {BCG_DTYPE_AUTO, 2, out_strides, 0, NULL};
+    options.output = &view;
+    ops2[1].dtype = BCG_F32;
+    assert_int_equal(bcg_compile(ctx, "a - b", ops2, 2, &options, &k, &err), BCG_OK);
+    assert_non_null(k->checked);
+    listing = disassemble((const void *)k->checked, 4096);
+    static const char *const wanted2[] = {"vbroadcastf128", "vextractps", "vmovss %xmm",
+                                          "vextractf128"};
+    for (size_t i = 0; i < sizeof wanted2 / sizeof wanted2[0]; i++)
+        if (!strstr(listing, wanted2[i])) {
+            print_error("no \"%s\" in:\n%s\n", wanted2[i], listing);
+            fail();
+        }
+    free(listing);
+    bcg_kernel_release(k);
+    ops2[1].dtype = BCG_I8;
+    ops2[1].strides = (int64_t[]){-1};
+    options.output = NULL;
+    assert_int_equal(bcg_compile(ctx, "a - b", ops2, 2, &options, &k, &err), BCG_OK);
+    assert_non_null(k->checked);
+    listing = disassemble((const void *)k->checked, 4096);
+    if (!strstr(listing, "movzbl ") || !strstr(listing, "mov %al,")) {
+        print_error("no lane copies of i8 in:\n%s\n", listing);
+        fail();
+    }
+    free(listing);
+    bcg_kernel_release(k);
+    bcg_context_free(ctx);
+}
+
 /* ---- bcg_run's checks in the small function's code ---- */
 
 /* Runs K and K_OFF (disable_vector_code: check_run in C) on the same
@@ -577,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_random_small),
         cmocka_unit_test(test_small_form),
         cmocka_unit_test(test_small_checks),
+        cmocka_unit_test(test_small_disassembly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
