@@ -1077,6 +1077,7 @@ typedef struct small_kernel {
     int64_t **touched;      /* per plan operand: its elements read, sorted, unique */
     int *touched_count;
     int slots;              /* stack slots (32 bytes each) */
+    bool two;               /* SMALL_TWO loads allowed (they take many constants) */
     int leaf_slot[LEAF_MAX];
 } small_kernel;
 
@@ -1232,7 +1233,7 @@ static small_load_plan small_plan(small_kernel *s, int i, const int64_t *o, int 
             }
         return pl;
     }
-    if (high - low < 2 * lanes) { /* two such windows, permuted and blended */
+    if (s->two && high - low < 2 * lanes) { /* two such windows, permuted and blended */
         pl.mode = SMALL_TWO;
         pl.first = low;
         for (int j = 0; j < count; j++)
@@ -1500,6 +1501,35 @@ static bool small_offsets(arena *a, small_kernel *s)
     return true;
 }
 
+/* Leaf L's COUNT lanes at elements O into its slot: inserted into xmm0 (and
+ * xmm1) straight from memory, then one store, which the leaf's load then
+ * takes whole (a load spanning several smaller stores waits for them to
+ * retire).  Elements of 1, 2 or 4 bytes; ymm0 and ymm1 are free here. */
+static void slot_inserts(generator *g, const small_load_plan *pl, const leaf *l,
+                         const int64_t *o, int count)
+{
+    builder *b = g->b;
+    int size = (int)bcg_dtype_size(l->dtype), per_xmm = 16 / size;
+    int bytes = (32 / g->width) * size; /* what the leaf's load reads */
+    vex(b, V_XOR, false, false, 0, 0, in_register(0), -1); /* vxorps xmm0: no stale lanes */
+    if (bytes > 16)
+        vex(b, V_XOR, false, false, 1, 1, in_register(1), -1);
+    for (int j = 0; j < count; j++) {
+        int x = j < per_xmm ? 0 : 1, lane = j % per_xmm;
+        memory m = at(l->reg, NONE, 1, small_displacement(g, o[j], (size_t)size));
+        if (size == 1) /* vpinsrb / vpinsrw / vpinsrd x, x, [m], lane */
+            vex_form(b, 1, 3, 0x20, false, x, x, in_memory(m), lane);
+        else if (size == 2)
+            vex_form(b, 1, 1, 0xc4, false, x, x, in_memory(m), lane);
+        else
+            vex_form(b, 1, 3, 0x22, false, x, x, in_memory(m), lane);
+    }
+    if (bytes > 16) /* vinsertf128 ymm0, ymm0, xmm1, 1 */
+        vex_form(b, 1, 3, 0x18, true, 0, 0, in_register(1), 1);
+    vex(b, V_MOVU_STORE, bytes > 16, false, 0, 0, in_memory(at(RSP, NONE, 1, 32 * pl->slot)),
+        -1);
+}
+
 /* One pass writing the whole function into g->b. */
 static void small_function(small_kernel *s)
 {
@@ -1543,7 +1573,9 @@ static void small_function(small_kernel *s)
             (void)small_displacement(g, pl->first, size);
             for (int j = 0; j < count; j++)
                 (void)small_displacement(g, o[j], size);
-            if (pl->mode == SMALL_SLOT)
+            if (pl->mode == SMALL_SLOT && !(g->reserved & 3))
+                slot_inserts(g, pl, l, o, count);
+            else if (pl->mode == SMALL_SLOT)
                 for (int j = 0; j < count; j++) {
                     scalar_move(b, (int)size, false,
                                 at(l->reg, NONE, 1, small_displacement(g, o[j], size)));
@@ -1631,8 +1663,19 @@ bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
     for (int i = 0; i < g->leaf_count; i++)
         s->leaf_slot[i] = g->leaves[i].dtype != g->lane ? s->slots++ : -1;
     /* a first pass finds the constants and the registers the tree needs;
-     * the second keeps the constants in the registers left free */
+     * the second keeps the constants in the registers left free.  When the
+     * constant pool or the registers run out, two-window loads (five
+     * constants a pattern, three registers) give way to gathers and the
+     * passes start again. */
+    s->two = true;
     small_function(s);
+    if (g->failed || b->overflow) {
+        s->two = false;
+        g->failed = false;
+        g->peak = 0;
+        builder_reset(b);
+        small_function(s);
+    }
     if (g->failed || b->overflow)
         return BCG_OK;
     int constants = b->pool_count;
