@@ -1,7 +1,7 @@
 /* test_small.c - small kernels as straight-line vector code (vex.c,
  * vex_build_small).
  *
- * test_random_small: seeded random trees of the operations vex.c writes
+ * test_random_small: 1500 seeded random trees of the operations vex.c writes
  * (+ - * / unary -, abs, sqrt, square, reciprocal, minimum, maximum,
  * comparisons, !, &&, ||, logical_xor, where, literals) in f32 and f64,
  * over integer operands converted on loading and bool conditions, with
@@ -429,7 +429,7 @@ static void test_random_small(void **state)
 {
     (void)state;
     const char *text_count = getenv("BCGEN_SMALL_CASES");
-    int count = text_count ? atoi(text_count) : 2000;
+    int count = text_count ? atoi(text_count) : 1500;
     tally tally = {0, 0, 0, 0, 0};
     int failures = 0;
     for (int i = 0; i < count && failures < 10; i++) {
