@@ -540,7 +540,9 @@ static run_slot *own_slot(void)
     return thread_slot;
 }
 
-run_token run_begin(const bcg_kernel *k)
+/* run_begin's first run on a thread (no slot yet) and nested runs; out
+ * of line, so that run_begin's common case inlines into its callers. */
+static __attribute__((noinline)) run_token run_begin_other(const bcg_kernel *k)
 {
     run_slot *s = thread_slot; /* set only where slots are in use */
     if (!s) {
@@ -557,7 +559,36 @@ run_token run_begin(const bcg_kernel *k)
     return NULL;
 }
 
+static inline __attribute__((always_inline)) run_token begin(const bcg_kernel *k)
+{
+    run_slot *s = thread_slot;
+    if (s && !__atomic_load_n(&s->running, __ATOMIC_RELAXED)) { /* as run_begin_other */
+        __atomic_store_n(&s->running, k, __ATOMIC_RELAXED);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        return s;
+    }
+    return run_begin_other(k);
+}
+
+run_token run_begin(const bcg_kernel *k) { return begin(k); }
+
 static void reap(bcg_context *ctx);
+
+void run_function(const bcg_kernel *k, void *output, const void *const *inputs)
+{
+    run_token token = begin(k);
+    k->fn(output, inputs);
+    run_end(k, token);
+}
+
+int run_checked(const bcg_kernel *k, void *output, const void *const *inputs)
+{
+    run_token token = begin(k);
+    int failed = k->checked(output, inputs);
+    run_end(k, token);
+    return failed;
+}
+
 
 void run_end(const bcg_kernel *k, run_token token)
 {

@@ -110,7 +110,8 @@ static bcg_status prepare_run(bcg_kernel *k, const compile *c, bcg_error *err)
     size_t names = 0;
     for (int i = 0; i < c->operand_count; i++)
         names += strlen(c->operands[i].name) + 1;
-    size_t run_bytes = sizeof *k->run * (size_t)c->operand_count;
+    size_t run_bytes = sizeof *k->run * (size_t)c->operand_count +
+                       sizeof *k->checks * (size_t)c->operand_count;
     k->run = mem_alloc(run_bytes + names);
     k->shape = mem_alloc(sizeof *k->shape * (size_t)(k->rank ? k->rank : 1));
     k->outer_stride = mem_alloc(sizeof *k->outer_stride * (size_t)(c->operand_count + 1));
@@ -145,6 +146,14 @@ static bcg_status prepare_run(bcg_kernel *k, const compile *c, bcg_error *err)
         for (int l = 0; same && l < p->loop_count; l++)
             same = p->stride[i + 1][l] == p->stride[0][l];
         r->may_alias = same;
+    }
+    k->checks = (run_check *)(k->run + c->operand_count);
+    k->check_count = 0;
+    for (int i = 0; i < c->operand_count; i++) {
+        const run_operand *r = &k->run[i];
+        if (r->low != r->high)
+            k->checks[k->check_count++] = (run_check){r->low, r->high, (uint32_t)i,
+                                                      (uint32_t)(r->size - 1), r->may_alias};
     }
     k->bytes = sizeof *k + k->key_length + run_bytes + names +
                sizeof *k->shape * (size_t)(k->rank ? k->rank : 1) +
@@ -183,6 +192,10 @@ bcg_status compile_code(const compile *c, const char *source, jit_code **code,
             snprintf(note, note_size, "the cc backend failed (%s); compiled with libtcc",
                      cc_err.message);
     }
+    /* a small kernel's whole code (vex.c): the function itself, no libtcc */
+    const vex_function *small = c->microkernels && c->ir ? c->ir->small : NULL;
+    if (small)
+        return jit_bind(small->code, small->size, small->entry, code, fn, err);
     /* the fused vector function the JIT form's tiles call (vex.c) */
     const vex_function *vex = c->microkernels && c->ir ? c->ir->vex : NULL;
     return jit_compile(source, c->function_name, vex ? vex->code : NULL, vex ? vex->size : 0,
@@ -371,10 +384,15 @@ bcg_status bcg_compile(bcg_context *ctx, const char *expr, const bcg_operand *op
         s = prepare_run(k, c, err);
     char note[600] = "";
     bool work = !s && (!c->plan->empty || c->fill_plan); /* code to run */
+    /* a small kernel's code checks bcg_run's pointers itself (run.c) */
+    if (work && c->microkernels && c->ir && c->ir->small &&
+        vex_small_checks(c->arena, c->ir->small, k) != BCG_OK)
+        s = fail(err, BCG_ERR_NOMEM, "out of memory");
     if (!s && work) {
         bcg_error jit_err;
         error_clear(&jit_err);
         s = compile_code(c, c->source, &k->code, &k->cc, &k->fn, note, sizeof note, &jit_err);
+        k->checked = jit_checked_entry(k->code);
         cache_count_compile(ctx);
         if (s == BCG_ERR_JIT) {
             /* The reference evaluator computes the same result, slower. */

@@ -520,6 +520,19 @@ static void print_vex_call(cprinter *e, const kir_step *step, int64_t tile)
     code_line(e, step->depth);
 }
 
+/* The whole kernel by its straight-line vector function (kernel_ir.small),
+ * of the kernel's own signature: jit.c makes that code the kernel itself. */
+static void print_small_call(cprinter *e, const kir_step *step)
+{
+    strbuf *line = &e->line;
+    line->len = 0;
+    sb_puts(line, "void " VEX_SMALL_SYMBOL "(void *, const void *const *);");
+    code_line(e, step->depth);
+    line->len = 0;
+    sb_puts(line, VEX_SMALL_SYMBOL "(out, inputs);");
+    code_line(e, step->depth);
+}
+
 /* A fused program's other root, a tile into its output by the copy kernel
  * (bcg_mk_cast_T_T): from the root's tile, the tile it shares, or the
  * operand or literal it is; the output is contiguous along the tiles. */
@@ -1350,6 +1363,7 @@ static void print_steps(cprinter *e)
             break;
         case KIR_TILE_CALL: print_tile_call(e, step, tile); break;
         case KIR_VEX_CALL: print_vex_call(e, step, tile); break;
+        case KIR_SMALL_CALL: print_small_call(e, step); break;
         case KIR_TILE_CONVERT: print_tile_convert(e, step, tile); break;
         case KIR_TILE_STORE: print_tile_store(e, step); break;
         case KIR_ELEMENT_OPEN:
@@ -1536,8 +1550,8 @@ static void set_body_variables(cprinter *e)
     bool any_input = false;
     tmpl_list_declare(s, "fused_outputs");
     for (int i = 0; i < e->ir->input_count; i++) {
-        if (!e->ir->input_used[i] || e->ir->p->empty)
-            continue;
+        if (!e->ir->input_used[i] || e->ir->p->empty || e->ir->small)
+            continue; /* (the small function reads inputs[] itself) */
         if (i >= e->ir->real_inputs) { /* a fused program's output: written */
             tmpl_scope *item = tmpl_list_add(s, "fused_outputs");
             tmpl_set_int(item, "index", i);

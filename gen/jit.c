@@ -33,6 +33,7 @@ struct jit_code {
     size_t size;
     void *vex_memory;   /* the fused vector function (vex.c) the code calls, or NULL */
     size_t vex_size;
+    bool checked_entry; /* jit_bind: memory starts with the checks (vex_small_checks) */
 };
 
 /* VEX (VEX_SIZE bytes of machine code) in pages of its own: mapped
@@ -467,6 +468,7 @@ bcg_status jit_compile(const char *source, const char *function_name,
         return fail(err, BCG_ERR_NOMEM, "out of memory before compiling the kernel");
     code->vex_memory = NULL;
     code->vex_size = 0;
+    code->checked_entry = false;
     if (vex && !(code->vex_memory = map_code(vex, vex_size, &code->vex_size))) {
         mem_free(code);
         return fail(err, BCG_ERR_NOMEM, "could not map %zu bytes for the fused vector code",
@@ -541,6 +543,28 @@ unlock:
     return BCG_OK;
 }
 
+bcg_status jit_bind(const unsigned char *machine, size_t size, size_t entry,
+                    jit_code **code_out, kernel_fn *fn_out, bcg_error *err)
+{
+    *code_out = NULL;
+    *fn_out = NULL;
+    jit_code *code = mem_alloc(sizeof *code);
+    if (!code)
+        return fail(err, BCG_ERR_NOMEM, "out of memory before mapping the kernel's code");
+    code->vex_memory = NULL;
+    code->vex_size = 0;
+    if (!(code->memory = map_code(machine, size, &code->size))) {
+        mem_free(code);
+        return fail(err, BCG_ERR_NOMEM, "could not map %zu bytes for the kernel's vector code",
+                    size);
+    }
+    code->checked_entry = entry > 0;
+    void *symbol = (char *)code->memory + entry;
+    memcpy(fn_out, &symbol, sizeof symbol); /* as jit_compile: POSIX's representation */
+    *code_out = code;
+    return BCG_OK;
+}
+
 void jit_free(jit_code *code)
 {
     if (!code)
@@ -549,6 +573,14 @@ void jit_free(jit_code *code)
     if (code->vex_memory)
         munmap(code->vex_memory, code->vex_size);
     mem_free(code);
+}
+
+kernel_check_fn jit_checked_entry(const jit_code *code)
+{
+    kernel_check_fn entry = NULL;
+    if (code && code->checked_entry)
+        memcpy(&entry, &code->memory, sizeof entry);
+    return entry;
 }
 
 size_t jit_code_size(const jit_code *code)

@@ -208,7 +208,7 @@ void kir_format_tree(strbuf *sb, const expr_node *root)
 const char *form_kind_name(form_kind kind)
 {
     static const char *const names[] = {"empty", "unrolled", "rows", "tiles", "blocks",
-                                        "groups", "inner unrolled", "reduce"};
+                                        "groups", "inner unrolled", "reduce", "small"};
     return (unsigned)kind < sizeof names / sizeof names[0] ? names[kind] : "?";
 }
 
@@ -264,6 +264,11 @@ void form_describe(const kernel_form *f, char *buf, size_t cap)
         snprintf(buf, cap, "loop nest; the innermost loop (%lld trips) is fully unrolled",
                  (long long)f->run_length);
         break;
+    case FORM_SMALL:
+        snprintf(buf, cap, "no loops; all %lld elements are one function of straight-line "
+                 "AVX2 code (the tree in vector registers, every offset a constant)",
+                 (long long)f->run_length);
+        break;
     case FORM_REDUCE:
         if (f->reduce_count == 0)
             snprintf(buf, cap, "the %s of nothing (the result is empty): its identity stored "
@@ -283,7 +288,7 @@ static const char *const kir_op_names[] = {
     "local", "store", "loop", "end", "advance", "blocks", "loop", "move",
     "declare", "literal", "tiles", "call", "rows", "fence", "acc", "accumulate", "store",
     "accumulate", "convert", "store2", "store", "element", "local", "tiles2d", "gather",
-    "scatter", "vex", "rows", "columns",
+    "scatter", "vex", "rows", "columns", "small",
 };
 
 static void position_name(strbuf *sb, int k)
@@ -648,6 +653,19 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
     case KIR_COLUMN_TILES:
         sb_printf(sb, "columns of %lld of the run of %lld", (long long)step->size,
                   (long long)p->extent[p->loop_count - 1]);
+        break;
+    case KIR_SMALL_CALL: /* the operands it reads, in the order it loads their pointers */
+        sb_printf(sb, "small %s into out from ", VEX_SMALL_SYMBOL);
+        for (int j = 0; j < ir->small->leaf_count; j++) {
+            if (j)
+                sb_puts(sb, ", ");
+            sb_printf(sb, "in%d", ir->nodes[ir->small->leaf_node[j]]->operand);
+        }
+        sb_puts(sb, ir->small->leaf_count ? ": " : "nothing: ");
+        kir_format_tree(sb, ir->nodes[0]);
+        sb_printf(sb, ", %lld element%s in %lld vector%s of straight-line AVX2 code",
+                  (long long)step->size, step->size == 1 ? "" : "s", (long long)step->trips,
+                  step->trips == 1 ? "" : "s");
         break;
     case KIR_SCATTER: {
         int inner = p->loop_count - 1;

@@ -79,8 +79,10 @@ typedef enum kir_op {
                          (kernel_ir.vex, gen/vex.c) in place of its TILE_CALLs */
     KIR_ROW_CALLS,    /* 2-D tiles with row_calls: for each row of the tile (closed by an
                          END), the tree's calls over that row's columns (tile_count) */
-    KIR_COLUMN_TILES  /* 2-D tiles with row_calls: the run in columns of `size`
+    KIR_COLUMN_TILES, /* 2-D tiles with row_calls: the run in columns of `size`
                          (column_start, column_count; closed by an END) */
+    KIR_SMALL_CALL    /* the whole kernel: its straight-line vector function
+                         (kernel_ir.small; `size` elements in `trips` vectors) */
 } kir_op;
 
 typedef enum kir_variant { KIR_PLAIN, KIR_STREAM, KIR_ROWS } kir_variant;
@@ -200,6 +202,10 @@ typedef struct kernel_ir {
     /* the tiles' tree as one fused AVX2 function (vex.c; NULL: microkernel
      * calls): a KIR_VEX_CALL step calls it */
     struct vex_function *vex;
+    /* a small output's whole kernel as one function of straight-line AVX2
+     * code (vex_build_small; NULL: none): the only step is a KIR_SMALL_CALL,
+     * and jit.c binds the code as the kernel's function (no libtcc) */
+    struct vex_function *small;
 } kernel_ir;
 
 /* ---- lower.c ---------------------------------------------------------------- */

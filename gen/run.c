@@ -67,6 +67,35 @@ static bcg_status check_run(const bcg_kernel *k, void **output_pointer,
     return BCG_OK;
 }
 
+/* check_run's checks in one pass whose only branch is the loop's, over the
+ * operands that read memory (bcg_kernel.checks): true when every one
+ * passes, with *OUTPUT_POINTER resolved as check_run resolves it (false:
+ * check_run finds which failed and says so).  K has elements, so the
+ * output's byte range is not empty. */
+static inline bool checks_pass(const bcg_kernel *k, void **output_pointer,
+                               const void *const *inputs)
+{
+    void *output = *output_pointer;
+    if (k->inplace >= 0) {
+        const void *target = inputs[k->inplace];
+        if (output && output != target)
+            return false;
+        output = (void *)target;
+    }
+    uintptr_t out = (uintptr_t)output;
+    uintptr_t out_low = out + (uintptr_t)k->output_low, out_high = out + (uintptr_t)k->output_high;
+    bool bad = !out || (out & (k->output_size - 1));
+    for (int i = 0; i < k->check_count; i++) {
+        const run_check *r = &k->checks[i];
+        uintptr_t in = (uintptr_t)inputs[r->index];
+        uintptr_t low = in + (uintptr_t)r->low, high = in + (uintptr_t)r->high;
+        bad |= !in | ((in & r->mask) != 0) |
+               ((out_low < high) & (low < out_high) & !((in == out) & r->may_alias));
+    }
+    *output_pointer = output;
+    return !bad;
+}
+
 /* One run of K on this thread: its code, or the reference evaluator. */
 static bcg_status run_whole(const bcg_kernel *k, void *output, const void *const *inputs,
                             bcg_error *err)
@@ -83,6 +112,21 @@ bcg_status bcg_run(const bcg_kernel *k, void *output, const void *const *inputs,
 {
     if (err && err->status != BCG_OK)
         error_clear(err);
+    /* the common cases: a small kernel checks the pointers in its own code
+     * (vex_small_checks; when one fails nothing ran and check_run below
+     * says which), others without a branch a check, then one call
+     * (measured, bench small_16 in one process: bcg_run 8.3 ns -> 5.0, the
+     * kernel alone 1.45) */
+    if (k && k->checked && inputs) {
+        if (k->inplace < 0 && run_checked(k, output, inputs) == 0)
+            return BCG_OK;
+        if (k->inplace >= 0 && (!output || output == inputs[k->inplace]) &&
+            run_checked(k, (void *)inputs[k->inplace], inputs) == 0)
+            return BCG_OK;
+    } else if (k && k->fn && k->elements > 0 && inputs && checks_pass(k, &output, inputs)) {
+        run_function(k, output, inputs);
+        return BCG_OK;
+    }
     if (!k)
         return fail(err, BCG_ERR_USAGE, "bcg_run: no kernel");
     if (k->elements == 0)

@@ -38,6 +38,7 @@
  * every value at its own dtype, lanes = 32 bytes over the widest value's
  * size, narrower values in the low part of their register.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "kir.h"
@@ -45,10 +46,10 @@
 
 /* ---- the encoder ------------------------------------------------------------------ */
 
-#define CODE_MAX 8192
-#define POOL_MAX 32 /* 32-byte constants */
+#define CODE_MAX 32768 /* (a small kernel's straight-line code: vex_build_small) */
+#define POOL_MAX 64 /* 32-byte constants */
 #define LABEL_MAX 8
-#define FIXUP_MAX 64
+#define FIXUP_MAX 1024
 
 enum { RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI, R8, R9, R10, R11, R12, R13, R14, R15 };
 #define RIP (-2)
@@ -357,6 +358,8 @@ typedef struct generator {
     int peak;                 /* the most registers the body holds at once */
     int constant_register[POOL_MAX]; /* > 0: pool slot i is in this register */
     bool failed;
+    struct small_vector *small; /* vex_build_small's loads of the vector being written;
+                                   NULL: a tile's function */
 } generator;
 
 /* A computed value: ymm REG; a mask when MASK (all ones where true, or
@@ -594,9 +597,14 @@ static int leaf_index(generator *g, int id)
 
 /* Leaf I's current vector: [pointer + i * size] in the loop, its slot in
  * the tail; one value when broadcast. */
+static memory small_memory(const generator *g, int i);
+static bool small_load(generator *g, int r, int i);
+
 static memory leaf_memory(const generator *g, int i)
 {
     const leaf *l = &g->leaves[i];
+    if (g->small) /* a small kernel's vector: constant offsets (vex_build_small) */
+        return small_memory(g, i);
     if (l->broadcast)
         return at(l->reg, NONE, 1, 0);
     if (g->tail)
@@ -735,6 +743,8 @@ static value compute_leaf(generator *g, int id, bool want_value, bool via_single
         }
         if (n->dtype != g->lane)
             load_converted(g, r, i, m, via_single);
+        else if (g->small && small_load(g, r, i)) /* permuted, masked, inserted */
+            ;
         else if (g->leaves[i].broadcast)
             vex(b, dbl ? V_BROADCASTSD : V_BROADCASTSS, true, false, r, 0, in_memory(m), -1);
         else
@@ -2053,5 +2063,837 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const bool *broadcast, vex_f
     f->leaf_count = g->leaf_count;
     memcpy(f->leaf_node, g->leaf_node, sizeof f->leaf_node);
     *out = f;
+    return BCG_OK;
+}
+
+/* ---- small kernels: the whole kernel as straight-line code ------------------------------
+ *
+ * An output of at most VEX_SMALL_MAX elements is written by one function
+ * of the kernel's own signature,
+ *
+ *     void f(void *out, const void *const *in)    (kernel_fn; in[k]: input k)
+ *
+ * with no loop at all: the shapes and strides are constants, so for every
+ * output vector (8 f32 or 4 f64 lanes, the elements in plan order) the
+ * element offset of every lane of every operand is known here.  Each
+ * operand's lanes are loaded by the cheapest exact way:
+ *
+ *     all lanes one element         a broadcast (the tile code's own)
+ *     contiguous                    one load at a constant displacement
+ *     within a window of 2, 4 or 8  a broadcast or load of the window and a
+ *       elements the operand reads    vpermps (the window's elements are
+ *                                     all read by the kernel, so they lie
+ *                                     in the operand)
+ *     within lanes elements, not    vmaskmovps of the elements needed (masked
+ *       all read (the last vector,    lanes never fault), and a vpermps
+ *       rows shorter than a vector)
+ *     within two vectors' width     two of those, blended
+ *     anything else                 the lanes needed one by one (vmovss +
+ *                                     vinsertps, vmovsd + vmovhpd: cheaper
+ *                                     than vgatherdps here)
+ *
+ * and, for an operand converted on loading (small integers, bool, f32 in
+ * f64 lanes), the lanes copied one by one into a stack slot the tile
+ * code then loads as a contiguous vector.  The tree itself is compute()'s,
+ * exactly as in a tile (generator.small only redirects leaf_memory and
+ * the lane-dtype loads).  The root is stored contiguously (vmovups, or
+ * vmaskmovps for the last partial vector), permuted into a contiguous
+ * window, or lane by lane.  Nothing outside the operands' elements is read
+ * or written.  In place: a vector reads the target's elements it writes
+ * before it stores them, and no other vector reads them.
+ *
+ * Everything is 32-bit chunks: a f64 lane is two, so permutes and masks
+ * use the f32 instructions (no VEX.W1 forms). */
+
+enum small_mode { SMALL_UNIFORM, SMALL_CONTIGUOUS, SMALL_SLOT, SMALL_WINDOW, SMALL_MASKED,
+                  SMALL_TWO, SMALL_GATHER };
+
+typedef struct small_load_plan {
+    enum small_mode mode;
+    int64_t first;          /* the element the load's displacement points at */
+    int window;             /* SMALL_WINDOW: elements loaded (2, 4 or lanes) */
+    uint32_t index[8];      /* WINDOW, MASKED, GATHER: per 32-bit chunk; TWO: from
+                               the first window */
+    uint32_t mask[8];       /* MASKED, TWO: the chunks loaded (of the first window) */
+    uint32_t index2[8];     /* TWO: the second window's (first + lanes) */
+    uint32_t mask2[8];
+    uint32_t from2[8];      /* TWO: the result's chunks from the second */
+    bool permute;           /* WINDOW, MASKED: the chunks need vpermps */
+    int slot;               /* SLOT: the stack slot */
+} small_load_plan;
+
+typedef struct small_vector {
+    int count;              /* the vector's lanes that are output elements */
+    small_load_plan leaf[LEAF_MAX];
+} small_vector;
+
+typedef struct small_kernel {
+    generator *g;
+    const plan *p;
+    int64_t *offset;        /* [k * elements + e]: plan operand k's element for element e */
+    int64_t **touched;      /* per plan operand: its elements read, sorted, unique */
+    int *touched_count;
+    int slots;              /* stack slots (32 bytes each) */
+    bool two;               /* SMALL_TWO loads allowed (they take many constants) */
+    int leaf_slot[LEAF_MAX];
+} small_kernel;
+
+/* A VEX instruction by its fields (the forms vex_rows does not hold). */
+static void vex_form(builder *b, int pp, int map, int opcode, bool wide, int reg, int src,
+                     rm_operand rm, int imm)
+{
+    int r = reg >> 3 & 1, x = rm.mem && rm.m.index != NONE ? rm.m.index >> 3 & 1 : 0;
+    int bb = rm.mem ? (rm.m.base >= 0 ? rm.m.base >> 3 & 1 : 0) : rm.reg >> 3 & 1;
+    int last = (~src & 15) << 3 | (wide ? 4 : 0) | pp;
+    if (!x && !bb && map == 1) {
+        byte(b, 0xc5);
+        byte(b, (!r) << 7 | last);
+    } else {
+        byte(b, 0xc4);
+        byte(b, (!r) << 7 | (!x) << 6 | (!bb) << 5 | map);
+        byte(b, last);
+    }
+    byte(b, opcode);
+    if (rm.mem)
+        modrm_memory(b, reg, rm.m);
+    else
+        modrm_register(b, reg, rm.reg);
+    if (imm >= 0)
+        byte(b, imm);
+    end_instruction(b);
+}
+
+/* (pp, map, opcode) of the forms above: all 66 0F38 or 66 0F3A, W0 */
+#define VPERMPS 1, 2, 0x16
+#define VBROADCASTF128 1, 2, 0x1a
+#define VMASKMOVPS_LOAD 1, 2, 0x2c
+#define VMASKMOVPS_STORE 1, 2, 0x2e
+#define VEXTRACTF128 1, 3, 0x19
+#define VEXTRACTPS 1, 3, 0x17
+#define VMOVSS_STORE 2, 1, 0x11
+#define VMOVSD_STORE 3, 1, 0x11
+#define VMOVHPS_STORE 0, 1, 0x17
+
+/* mov between eax (al, ax, rax: SIZE bytes) and M; a load zero-extends. */
+static void scalar_move(builder *b, int size, bool store, memory m)
+{
+    int rex_bits = (size == 8 ? 8 : 0) | (m.base >= 8 ? 1 : 0);
+    if (size == 2 && store)
+        byte(b, 0x66);
+    if (rex_bits)
+        byte(b, 0x40 | rex_bits);
+    if (!store && size <= 2) {
+        byte(b, 0x0f);
+        byte(b, size == 1 ? 0xb6 : 0xb7);
+    } else {
+        byte(b, store ? (size == 1 ? 0x88 : 0x89) : 0x8b);
+    }
+    modrm_memory(b, RAX, m);
+    end_instruction(b);
+}
+
+static bool small_touched(const small_kernel *s, int k, int64_t element)
+{
+    const int64_t *t = s->touched[k];
+    int low = 0, high = s->touched_count[k];
+    while (low < high) {
+        int mid = (low + high) / 2;
+        if (t[mid] < element)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    return low < s->touched_count[k] && t[low] == element;
+}
+
+/* Whether plan operand K reads every element of [FIRST, FIRST + COUNT). */
+static bool small_window_read(const small_kernel *s, int k, int64_t first, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (!small_touched(s, k, first + i))
+            return false;
+    return true;
+}
+
+/* The displacement of element E of a SIZE-byte operand, or fails. */
+static int32_t small_displacement(generator *g, int64_t e, size_t size)
+{
+    int64_t bytes = e * (int64_t)size;
+    if (bytes < INT32_MIN / 2 || bytes > INT32_MAX / 2) {
+        g->failed = true;
+        return 0;
+    }
+    return (int32_t)bytes;
+}
+
+/* How leaf I loads its lanes O[0 .. count) (elements). */
+static small_load_plan small_plan(small_kernel *s, int i, const int64_t *o, int count)
+{
+    generator *g = s->g;
+    const leaf *l = &g->leaves[i];
+    int lanes = 32 / g->width, k = l->operand;
+    small_load_plan pl = {SMALL_UNIFORM, o[0], 0, {0}, {0}, {0}, {0}, {0}, false, -1};
+    bool uniform = true, contiguous = true;
+    int64_t low = o[0], high = o[0];
+    for (int j = 1; j < count; j++) {
+        uniform = uniform && o[j] == o[0];
+        contiguous = contiguous && o[j] == o[0] + j;
+        low = o[j] < low ? o[j] : low;
+        high = o[j] > high ? o[j] : high;
+    }
+    if (uniform)
+        return pl;
+    /* a contiguous load reads `lanes` elements of the leaf's dtype */
+    if (contiguous && (count == lanes || small_window_read(s, k, o[0], lanes))) {
+        pl.mode = SMALL_CONTIGUOUS;
+        return pl;
+    }
+    if (l->dtype != g->lane) { /* converted on loading: lane by lane into a slot */
+        pl.mode = SMALL_SLOT;
+        pl.slot = s->leaf_slot[i];
+        return pl;
+    }
+    int per = g->width / 4; /* chunks a lane */
+    for (int window = 2; window <= lanes; window *= 2) {
+        if (high - low >= window)
+            continue;
+        for (int64_t first = low; first >= high - window + 1; first--) {
+            if (!small_window_read(s, k, first, window))
+                continue;
+            pl.mode = SMALL_WINDOW;
+            pl.first = first;
+            pl.window = window;
+            /* the chunks the load leaves in the register: the window
+             * repeated (broadcasts) or once (a whole vector) */
+            int loaded = window * per;
+            for (int j = 0; j < lanes; j++)
+                for (int h = 0; h < per; h++) {
+                    int chunk = j * per + h;
+                    uint32_t want = j < count ? (uint32_t)((o[j] - first) * per + h) : 0;
+                    pl.index[chunk] = want;
+                    if (j < count && want != (uint32_t)(chunk % loaded))
+                        pl.permute = true;
+                }
+            return pl;
+        }
+    }
+    if (high - low < lanes) { /* a window of lanes, only the elements needed loaded */
+        pl.mode = SMALL_MASKED;
+        pl.first = low;
+        for (int j = 0; j < count; j++)
+            for (int h = 0; h < per; h++) {
+                uint32_t chunk = (uint32_t)((o[j] - low) * per + h);
+                pl.mask[chunk] = ~0u;
+                pl.index[j * per + h] = chunk;
+                pl.permute = pl.permute || chunk != (uint32_t)(j * per + h);
+            }
+        return pl;
+    }
+    if (s->two && high - low < 2 * lanes) { /* two such windows, permuted and blended */
+        pl.mode = SMALL_TWO;
+        pl.first = low;
+        for (int j = 0; j < count; j++)
+            for (int h = 0; h < per; h++) {
+                int64_t e = o[j] - low;
+                bool second = e >= lanes;
+                uint32_t chunk = (uint32_t)((second ? e - lanes : e) * per + h);
+                (second ? pl.mask2 : pl.mask)[chunk] = ~0u;
+                (second ? pl.index2 : pl.index)[j * per + h] = chunk;
+                pl.from2[j * per + h] = second ? ~0u : 0;
+            }
+        return pl;
+    }
+    pl.mode = SMALL_GATHER;
+    pl.first = low;
+    for (int j = 0; j < count; j++)
+        for (int h = 0; h < per; h++)
+            pl.index[j * per + h] = (uint32_t)((o[j] - low) * per + h);
+    return pl;
+}
+
+/* A 32-byte constant of 8 chunks. */
+static int chunk_constant(generator *g, const uint32_t *chunks)
+{
+    return constant(g, chunks, 32);
+}
+
+/* The chunks of the first COUNT lanes all ones. */
+static int mask_constant(generator *g, int count)
+{
+    uint32_t chunks[8];
+    int per = g->width / 4;
+    for (int c = 0; c < 8; c++)
+        chunks[c] = c < count * per ? ~0u : 0;
+    return chunk_constant(g, chunks);
+}
+
+/* A register holding pool constant SLOT: its own, or T loaded with it. */
+static int constant_in_register(generator *g, int slot, int *t)
+{
+    rm_operand c = constant_operand(g, slot);
+    if (!c.mem)
+        return c.reg;
+    *t = take_register(g);
+    vex(g->b, V_MOVU_LOAD, true, false, *t, 0, c, -1);
+    return *t;
+}
+
+static memory small_memory(const generator *g, int i)
+{
+    const small_load_plan *pl = &g->small->leaf[i];
+    const leaf *l = &g->leaves[i];
+    if (pl->mode == SMALL_SLOT)
+        return at(RSP, NONE, 1, 32 * pl->slot);
+    return at(l->reg, NONE, 1, (int32_t)(pl->first * (int64_t)bcg_dtype_size(l->dtype)));
+}
+
+/* Register R = leaf I's lanes at the GATHER plan's chunks from M, loaded
+ * one element at a time into the two halves (vmovss + vinsertps, or
+ * vmovsd + vmovhpd) and joined by vinsertf128.  On this machine (AMD EPYC)
+ * vgatherdps/vgatherdpd cost more than the loads and shuffles, measured
+ * in one process: a*b+1 over a transposed 16x16, f32 70 -> 50-56 ns, f64
+ * 135-167 -> 54-59 ns; f64 c + where(b > 0.1, b, sqrt(abs(a))) over c of
+ * stride 3, 450 elements, 340 -> 250 ns. */
+static void small_inserts(generator *g, int r, int i, memory m)
+{
+    const small_load_plan *pl = &g->small->leaf[i];
+    builder *b = g->b;
+    int lanes = 32 / g->width, per = g->width / 4, half = lanes / 2, count = g->small->count;
+    int t = count > half ? take_register(g) : -1;
+    for (int j = 0; j < count; j++) {
+        int x = j < half ? r : t, lane = j % half;
+        memory e = m;
+        e.disp += (int32_t)(pl->index[j * per] * 4);
+        if (per == 2) /* vmovsd x, [e] / vmovhpd x, x, [e] */
+            vex_form(b, lane == 0 ? 3 : 1, 1, lane == 0 ? 0x10 : 0x16, false, x,
+                     lane == 0 ? 0 : x, in_memory(e), -1);
+        else if (lane == 0) /* vmovss x, [e] */
+            vex_form(b, 2, 1, 0x10, false, x, 0, in_memory(e), -1);
+        else /* vinsertps x, x, [e], lane << 4 */
+            vex_form(b, 1, 3, 0x21, false, x, x, in_memory(e), lane << 4);
+    }
+    if (t >= 0) { /* vinsertf128 r, r, t, 1 */
+        vex_form(b, 1, 3, 0x18, true, r, r, in_register(t), 1);
+        give_register(g, t);
+    }
+}
+
+/* Register R = leaf I's lanes when its plan is a window, masked, two
+ * windows or element by element (lane dtype); false: the tile code's own
+ * load (leaf_memory). */
+static bool small_load(generator *g, int r, int i)
+{
+    const small_load_plan *pl = &g->small->leaf[i];
+    builder *b = g->b;
+    memory m = small_memory(g, i);
+    int t = -1, u = -1;
+    switch (pl->mode) {
+    case SMALL_WINDOW: {
+        int lanes = 32 / g->width;
+        if (pl->window == lanes) { /* a whole vector: vpermps reads it from memory */
+            int index = constant_in_register(g, chunk_constant(g, pl->index), &t);
+            vex_form(b, VPERMPS, true, r, index, in_memory(m), -1);
+            break;
+        }
+        if (pl->window * g->width == 8)
+            vex(b, V_BROADCASTSD, true, false, r, 0, in_memory(m), -1);
+        else
+            vex_form(b, VBROADCASTF128, true, r, 0, in_memory(m), -1);
+        if (pl->permute) {
+            int index = constant_in_register(g, chunk_constant(g, pl->index), &t);
+            vex_form(b, VPERMPS, true, r, index, in_register(r), -1);
+        }
+        break;
+    }
+    case SMALL_MASKED: { /* masked lanes read nothing, so never fault */
+        int mask = constant_in_register(g, chunk_constant(g, pl->mask), &t);
+        vex_form(b, VMASKMOVPS_LOAD, true, r, mask, in_memory(m), -1);
+        if (pl->permute) {
+            if (t >= 0)
+                give_register(g, t);
+            t = -1;
+            int index = constant_in_register(g, chunk_constant(g, pl->index), &t);
+            vex_form(b, VPERMPS, true, r, index, in_register(r), -1);
+        }
+        break;
+    }
+    case SMALL_TWO: {
+        int lanes = 32 / g->width;
+        int mask = constant_in_register(g, chunk_constant(g, pl->mask), &t);
+        vex_form(b, VMASKMOVPS_LOAD, true, r, mask, in_memory(m), -1);
+        if (t >= 0)
+            give_register(g, t);
+        t = -1;
+        int index = constant_in_register(g, chunk_constant(g, pl->index), &t);
+        vex_form(b, VPERMPS, true, r, index, in_register(r), -1);
+        if (t >= 0)
+            give_register(g, t);
+        t = -1;
+        u = take_register(g);
+        memory m2 = m;
+        m2.disp += lanes * g->width;
+        mask = constant_in_register(g, chunk_constant(g, pl->mask2), &t);
+        vex_form(b, VMASKMOVPS_LOAD, true, u, mask, in_memory(m2), -1);
+        if (t >= 0)
+            give_register(g, t);
+        t = -1;
+        index = constant_in_register(g, chunk_constant(g, pl->index2), &t);
+        vex_form(b, VPERMPS, true, u, index, in_register(u), -1);
+        if (t >= 0)
+            give_register(g, t);
+        t = -1;
+        int from2 = constant_in_register(g, chunk_constant(g, pl->from2), &t);
+        /* blendv: r = from2 ? u : r */
+        vex(b, V_BLENDVPS, true, false, r, r, in_register(u), from2 << 4);
+        break;
+    }
+    case SMALL_GATHER: /* element by element (a vgatherdps costs more here) */
+        small_inserts(g, r, i, m);
+        break;
+    default:
+        return false;
+    }
+    if (t >= 0)
+        give_register(g, t);
+    if (u >= 0)
+        give_register(g, u);
+    return true;
+}
+
+/* Stores register V's first COUNT lanes at output elements O[0 .. count). */
+static void small_store(small_kernel *s, int v, const int64_t *o, int count)
+{
+    generator *g = s->g;
+    builder *b = g->b;
+    int lanes = 32 / g->width, per = g->width / 4;
+    int64_t low = o[0], high = o[0];
+    bool contiguous = true;
+    for (int j = 1; j < count; j++) {
+        contiguous = contiguous && o[j] == o[0] + j;
+        low = o[j] < low ? o[j] : low;
+        high = o[j] > high ? o[j] : high;
+    }
+    bool distinct = high - low == count - 1;
+    for (int j = 0; distinct && j < count; j++)
+        for (int i = 0; i < j; i++)
+            distinct = distinct && o[i] != o[j];
+    int t = -1;
+    if (!contiguous && distinct) { /* a permutation of a window: into order first */
+        uint32_t index[8] = {0};
+        for (int j = 0; j < count; j++)
+            for (int h = 0; h < per; h++)
+                index[(o[j] - low) * per + h] = (uint32_t)(j * per + h);
+        int r = constant_in_register(g, chunk_constant(g, index), &t);
+        vex_form(b, VPERMPS, true, v, r, in_register(v), -1);
+        contiguous = true;
+    }
+    if (t >= 0)
+        give_register(g, t);
+    if (contiguous) {
+        memory m = at(RDI, NONE, 1, small_displacement(g, low, (size_t)g->width));
+        if (count == lanes) {
+            vex(b, V_MOVU_STORE, true, false, v, 0, in_memory(m), -1);
+        } else {
+            int mt = -1;
+            int mask = constant_in_register(g, mask_constant(g, count), &mt);
+            vex_form(b, VMASKMOVPS_STORE, true, v, mask, in_memory(m), -1);
+            if (mt >= 0)
+                give_register(g, mt);
+        }
+        return;
+    }
+    /* lane by lane: the low half from V, the high half extracted */
+    int high_half = -1, half_lanes = lanes / 2;
+    for (int j = 0; j < count; j++) {
+        int x = v;
+        if (j >= half_lanes) {
+            if (high_half < 0) {
+                high_half = take_register(g);
+                vex_form(b, VEXTRACTF128, true, v, 0, in_register(high_half), 1);
+            }
+            x = high_half;
+        }
+        int lane = j % half_lanes;
+        memory m = at(RDI, NONE, 1, small_displacement(g, o[j], (size_t)g->width));
+        if (per == 1 && lane == 0)
+            vex_form(b, VMOVSS_STORE, false, x, 0, in_memory(m), -1);
+        else if (per == 1)
+            vex_form(b, VEXTRACTPS, false, x, 0, in_memory(m), lane);
+        else if (lane == 0)
+            vex_form(b, VMOVSD_STORE, false, x, 0, in_memory(m), -1);
+        else
+            vex_form(b, VMOVHPS_STORE, false, x, 0, in_memory(m), -1);
+    }
+    if (high_half >= 0)
+        give_register(g, high_half);
+}
+
+static int compare_offsets(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Element offsets of every plan operand for every element (plan order),
+ * and the elements each operand reads, sorted. */
+static bool small_offsets(arena *a, small_kernel *s)
+{
+    const plan *p = s->p;
+    int64_t n = p->elements;
+    int operands = p->operand_count;
+    s->offset = arena_alloc(a, sizeof *s->offset * (size_t)(n * operands));
+    s->touched = arena_alloc(a, sizeof *s->touched * (size_t)operands);
+    s->touched_count = arena_alloc(a, sizeof *s->touched_count * (size_t)operands);
+    if (!s->offset || !s->touched || !s->touched_count)
+        return false;
+    int64_t index[BCG_MAX_RANK] = {0};
+    for (int64_t e = 0; e < n; e++) {
+        for (int k = 0; k < operands; k++) {
+            int64_t offset = 0;
+            for (int l = 0; l < p->loop_count; l++)
+                offset += index[l] * p->stride[k][l];
+            s->offset[k * n + e] = offset;
+        }
+        for (int l = p->loop_count - 1; l >= 0; l--) {
+            if (++index[l] < p->extent[l])
+                break;
+            index[l] = 0;
+        }
+    }
+    for (int k = 0; k < operands; k++) {
+        int64_t *t = arena_alloc(a, sizeof *t * (size_t)n);
+        if (!t)
+            return false;
+        memcpy(t, s->offset + k * n, sizeof *t * (size_t)n);
+        qsort(t, (size_t)n, sizeof *t, compare_offsets);
+        int count = 0;
+        for (int64_t i = 0; i < n; i++)
+            if (count == 0 || t[i] != t[count - 1])
+                t[count++] = t[i];
+        s->touched[k] = t;
+        s->touched_count[k] = count;
+    }
+    return true;
+}
+
+/* Leaf L's COUNT lanes at elements O into its slot: inserted into xmm0 (and
+ * xmm1) straight from memory, then one store, which the leaf's load then
+ * takes whole (a load spanning several smaller stores waits for them to
+ * retire).  Elements of 1, 2 or 4 bytes; ymm0 and ymm1 are free here. */
+static void slot_inserts(generator *g, const small_load_plan *pl, const leaf *l,
+                         const int64_t *o, int count)
+{
+    builder *b = g->b;
+    int size = (int)bcg_dtype_size(l->dtype), per_xmm = 16 / size;
+    int bytes = (32 / g->width) * size; /* what the leaf's load reads */
+    vex(b, V_XOR, false, false, 0, 0, in_register(0), -1); /* vxorps xmm0: no stale lanes */
+    if (bytes > 16)
+        vex(b, V_XOR, false, false, 1, 1, in_register(1), -1);
+    for (int j = 0; j < count; j++) {
+        int x = j < per_xmm ? 0 : 1, lane = j % per_xmm;
+        memory m = at(l->reg, NONE, 1, small_displacement(g, o[j], (size_t)size));
+        if (size == 1) /* vpinsrb / vpinsrw / vpinsrd x, x, [m], lane */
+            vex_form(b, 1, 3, 0x20, false, x, x, in_memory(m), lane);
+        else if (size == 2)
+            vex_form(b, 1, 1, 0xc4, false, x, x, in_memory(m), lane);
+        else
+            vex_form(b, 1, 3, 0x22, false, x, x, in_memory(m), lane);
+    }
+    if (bytes > 16) /* vinsertf128 ymm0, ymm0, xmm1, 1 */
+        vex_form(b, 1, 3, 0x18, true, 0, 0, in_register(1), 1);
+    vex(b, V_MOVU_STORE, bytes > 16, false, 0, 0, in_memory(at(RSP, NONE, 1, 32 * pl->slot)),
+        -1);
+}
+
+/* One pass writing the whole function into g->b. */
+static void small_function(small_kernel *s)
+{
+    generator *g = s->g;
+    builder *b = g->b;
+    const plan *p = s->p;
+    int64_t n = p->elements;
+    int lanes = 32 / g->width;
+    small_vector vector;
+    g->small = &vector;
+    int saved[LEAF_MAX], saved_count = 0;
+    for (int i = 0; i < g->leaf_count; i++) {
+        int r = g->leaves[i].reg;
+        if (r == RBX || r == RBP || r >= R12)
+            saved[saved_count++] = r;
+    }
+    for (int i = 0; i < saved_count; i++)
+        push_pop(b, saved[i], false);
+    for (int i = 0; i < g->leaf_count; i++) /* in[k - 1]: plan operand k's first element */
+        gpr_memory(b, 0x8b, g->leaves[i].reg, at(RSI, NONE, 1, 8 * (g->leaves[i].operand - 1)));
+    if (s->slots > 0) { /* zeroed once: lanes past a vector's count stay harmless */
+        gpr_immediate(b, 5, RSP, 32 * s->slots);
+        vex(b, V_XOR, false, false, 0, 0, in_register(0), -1);
+        for (int slot = 0; slot < s->slots; slot++)
+            vex(b, V_MOVU_STORE, true, false, 0, 0, in_memory(at(RSP, NONE, 1, 32 * slot)), -1);
+    }
+    for (int i = 0; i < POOL_MAX; i++)
+        if (g->constant_register[i] > 0)
+            vex(b, V_MOVU_LOAD, true, false, g->constant_register[i], 0,
+                in_memory(pool_memory(i)), -1);
+    for (int64_t first = 0; first < n && !g->failed && !b->overflow; first += lanes) {
+        int count = n - first < lanes ? (int)(n - first) : lanes;
+        vector.count = count;
+        for (int i = 0; i < g->leaf_count; i++) {
+            const leaf *l = &g->leaves[i];
+            const int64_t *o = s->offset + l->operand * n + first;
+            small_load_plan *pl = &vector.leaf[i];
+            *pl = small_plan(s, i, o, count);
+            g->leaves[i].broadcast = pl->mode == SMALL_UNIFORM;
+            size_t size = bcg_dtype_size(l->dtype);
+            (void)small_displacement(g, pl->first, size);
+            for (int j = 0; j < count; j++)
+                (void)small_displacement(g, o[j], size);
+            if (pl->mode == SMALL_SLOT && !(g->reserved & 3))
+                slot_inserts(g, pl, l, o, count);
+            else if (pl->mode == SMALL_SLOT)
+                for (int j = 0; j < count; j++) {
+                    scalar_move(b, (int)size, false,
+                                at(l->reg, NONE, 1, small_displacement(g, o[j], size)));
+                    scalar_move(b, (int)size, true,
+                                at(RSP, NONE, 1, 32 * pl->slot + j * (int)size));
+                }
+        }
+        g->free = 0xffffu & ~g->reserved;
+        value v = compute(g, 0, true);
+        small_store(s, v.reg, s->offset + first, count);
+    }
+    if (s->slots > 0)
+        gpr_immediate(b, 0, RSP, 32 * s->slots);
+    byte(b, 0xc5); /* vzeroupper */
+    byte(b, 0xf8);
+    byte(b, 0x77);
+    for (int i = saved_count - 1; i >= 0; i--)
+        push_pop(b, saved[i], true);
+    byte(b, 0x31); /* xor eax, eax: 0 for the checked entry (vex_small_checks) */
+    byte(b, 0xc0);
+    byte(b, 0xc3); /* ret */
+    g->small = NULL;
+}
+
+static void builder_reset(builder *b)
+{
+    b->length = 0;
+    b->overflow = false;
+    b->pool_count = 0;
+    b->fixup_count = 0;
+    b->pending_rip = -1;
+    b->pending_pool = 0;
+}
+
+bool vex_small_supported(const kernel_ir *ir)
+{
+    const plan *p = ir->p;
+    bcg_dtype lane = ir->nodes[0]->dtype;
+    return is_float_lane(lane) && ir->root_count == 1 && !ir->reduce &&
+           ir->out_dtype == lane && !p->empty && p->elements <= VEX_SMALL_MAX;
+}
+
+bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
+{
+    *out = NULL;
+    if (!vex_small_supported(ir))
+        return BCG_OK;
+    /* the tree from the operands: no hoisted locals (they are C's) */
+    kernel_ir *copy = arena_alloc(a, sizeof *copy);
+    builder *b = arena_alloc(a, sizeof *b);
+    generator *g = arena_alloc(a, sizeof *g);
+    small_kernel *s = arena_alloc(a, sizeof *s);
+    bool *broadcast = arena_alloc(a, sizeof *broadcast * (size_t)(ir->p->operand_count + 1));
+    if (!copy || !b || !g || !s || !broadcast)
+        return BCG_ERR_NOMEM;
+    *copy = *ir;
+    copy->value = arena_alloc(a, sizeof *copy->value * (size_t)ir->node_count);
+    if (!copy->value)
+        return BCG_ERR_NOMEM;
+    memcpy(copy->value, ir->value, sizeof *copy->value * (size_t)ir->node_count);
+    for (int id = 0; id < ir->node_count; id++)
+        copy->value[id].local = NULL;
+    memset(broadcast, 0, sizeof *broadcast * (size_t)(ir->p->operand_count + 1));
+    memset(g, 0, sizeof *g);
+    memset(s, 0, sizeof *s);
+    g->ir = copy;
+    g->broadcast = broadcast;
+    g->lane = ir->nodes[0]->dtype;
+    g->dbl = g->lane == BCG_F64;
+    g->width = g->dbl ? 8 : 4;
+    g->b = b;
+    builder_reset(b);
+    if (!supported(g, 0, true))
+        return BCG_OK;
+    s->g = g;
+    s->p = ir->p;
+    if (!small_offsets(a, s))
+        return BCG_ERR_NOMEM;
+    /* the leaves in the tree's order; a slot for each converted one */
+    for (int id = 0; id < copy->node_count; id++)
+        if (copy->nodes[id]->op == OP_OPERAND)
+            leaf_index(g, id);
+    if (g->failed)
+        return BCG_OK;
+    for (int i = 0; i < g->leaf_count; i++)
+        s->leaf_slot[i] = g->leaves[i].dtype != g->lane ? s->slots++ : -1;
+    /* a first pass finds the constants and the registers the tree needs;
+     * the second keeps the constants in the registers left free.  When the
+     * constant pool or the registers run out, two-window loads (five
+     * constants a pattern, three registers) give way to gathers and the
+     * passes start again. */
+    s->two = true;
+    small_function(s);
+    if (g->failed || b->overflow) {
+        s->two = false;
+        g->failed = false;
+        g->peak = 0;
+        builder_reset(b);
+        small_function(s);
+    }
+    if (g->failed || b->overflow)
+        return BCG_OK;
+    int constants = b->pool_count;
+    unsigned char (*pool)[32] = arena_alloc(a, sizeof b->pool);
+    if (!pool)
+        return BCG_ERR_NOMEM;
+    memcpy(pool, b->pool, sizeof b->pool);
+    if (constants > 0 && g->peak + constants <= 16)
+        for (int i = 0; i < constants; i++) {
+            g->constant_register[i] = 15 - i;
+            g->reserved |= 1u << (15 - i);
+        }
+    builder_reset(b);
+    memcpy(b->pool, pool, sizeof b->pool);
+    b->pool_count = constants;
+    small_function(s);
+    if (g->failed || b->overflow || b->pool_count != constants)
+        return BCG_OK;
+    vex_function *f = arena_alloc(a, sizeof *f);
+    if (!f)
+        return BCG_ERR_NOMEM;
+    memset(f, 0, sizeof *f);
+    f->code = finish(a, b, &f->size);
+    if (!f->code)
+        return BCG_ERR_NOMEM;
+    f->leaf_count = g->leaf_count;
+    memcpy(f->leaf_node, g->leaf_node, sizeof f->leaf_node);
+    *out = f;
+    return BCG_OK;
+}
+
+/* ---- small kernels: bcg_run's checks in the code ----------------------------------
+ *
+ * bcg_run's checks (run.c, check_run) cost more than a small kernel: a
+ * dozen loads and compares per operand from the kernel's record.  Here
+ * they are code before the function, K's byte ranges as displacements:
+ *
+ *     test rdi, rdi; jz fail; test edi, size - 1; jnz fail
+ *     lea r10, [rdi + output_low]; lea r11, [rdi + output_high]
+ *     per operand that reads memory:
+ *         mov rax, [rsi + 8 * index]; test rax, rax; jz fail
+ *         test eax, size - 1; jnz fail
+ *         lea rcx, [rax + high]; cmp r10, rcx; jae next      (unsigned, as
+ *         lea rcx, [rax + low]; cmp rcx, r11; jae next        run.c's overlaps)
+ *         [cmp rax, rdi; je next]                             (may alias)
+ *         jmp fail
+ *     next: ...
+ *     jmp function
+ *     fail: mov eax, 1; ret
+ *
+ * A failed check runs nothing and returns 1: bcg_run then calls check_run,
+ * which says what failed, so the messages are check_run's own. */
+
+enum { LABEL_FAIL, LABEL_FUNCTION };
+
+/* A jcc (CC) or jmp (CC < 0) to the next patch_here: where its rel32 is. */
+static int jump_ahead(builder *b, int cc)
+{
+    if (cc < 0) {
+        byte(b, 0xe9);
+    } else {
+        byte(b, 0x0f);
+        byte(b, 0x80 + cc);
+    }
+    int at = b->length;
+    word32(b, 0);
+    return at;
+}
+
+static void patch_here(builder *b, int at)
+{
+    int32_t rel = b->length - (at + 4);
+    for (int k = 0; k < 4 && at + k < CODE_MAX; k++)
+        b->code[at + k] = (unsigned char)((uint32_t)rel >> (8 * k));
+}
+
+static bool fits32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+
+bcg_status vex_small_checks(arena *a, vex_function *f, const bcg_kernel *k)
+{
+    if (f->entry > 0 || !fits32(k->output_low) || !fits32(k->output_high))
+        return BCG_OK;
+    for (int i = 0; i < k->check_count; i++)
+        if (!fits32(k->checks[i].low) || !fits32(k->checks[i].high))
+            return BCG_OK;
+    builder *b = arena_alloc(a, sizeof *b);
+    if (!b)
+        return BCG_ERR_NOMEM;
+    builder_reset(b);
+    gpr_pair(b, 0x85, RDI, RDI);                       /* test rdi, rdi */
+    jump(b, 0x4, LABEL_FAIL);                          /* jz fail */
+    byte(b, 0xf7);                                     /* test edi, size - 1 */
+    modrm_register(b, 0, RDI);
+    word32(b, (int32_t)(k->output_size - 1));
+    jump(b, 0x5, LABEL_FAIL);                          /* jnz fail */
+    gpr_memory(b, 0x8d, R10, at(RDI, NONE, 1, (int32_t)k->output_low));
+    gpr_memory(b, 0x8d, R11, at(RDI, NONE, 1, (int32_t)k->output_high));
+    for (int i = 0; i < k->check_count; i++) {
+        const run_check *r = &k->checks[i];
+        gpr_memory(b, 0x8b, RAX, at(RSI, NONE, 1, 8 * (int32_t)r->index));
+        gpr_pair(b, 0x85, RAX, RAX);                   /* test rax, rax */
+        jump(b, 0x4, LABEL_FAIL);
+        if (r->mask) {
+            byte(b, 0xa9);                             /* test eax, mask */
+            word32(b, (int32_t)r->mask);
+            jump(b, 0x5, LABEL_FAIL);
+        }
+        gpr_memory(b, 0x8d, RCX, at(RAX, NONE, 1, (int32_t)r->high));
+        gpr_pair(b, 0x39, R10, RCX);                   /* cmp r10, rcx */
+        int below = jump_ahead(b, 0x3);                /* jae next: out_low >= in_high */
+        gpr_memory(b, 0x8d, RCX, at(RAX, NONE, 1, (int32_t)r->low));
+        gpr_pair(b, 0x39, RCX, R11);                   /* cmp rcx, r11 */
+        int above = jump_ahead(b, 0x3);                /* jae next: in_low >= out_high */
+        int same = -1;
+        if (r->may_alias) {
+            gpr_pair(b, 0x39, RAX, RDI);               /* cmp rax, rdi */
+            same = jump_ahead(b, 0x4);                 /* je next */
+        }
+        jump(b, -1, LABEL_FAIL);
+        patch_here(b, below);
+        patch_here(b, above);
+        if (same >= 0)
+            patch_here(b, same);
+    }
+    jump(b, -1, LABEL_FUNCTION);
+    b->label[LABEL_FAIL] = b->length;
+    byte(b, 0xb8);                                     /* mov eax, 1 */
+    word32(b, 1);
+    byte(b, 0xc3);                                     /* ret */
+    if (b->overflow)
+        return BCG_OK;
+    size_t entry = ((size_t)b->length + 31) / 32 * 32; /* the function 32-byte aligned */
+    b->label[LABEL_FUNCTION] = (int)entry;
+    size_t size = 0;
+    unsigned char *checks = finish(a, b, &size);       /* (no pool: SIZE is the code's) */
+    unsigned char *code = arena_alloc(a, entry + f->size);
+    if (!checks || !code)
+        return BCG_ERR_NOMEM;
+    memset(code, 0xcc, entry);
+    memcpy(code, checks, size);
+    memcpy(code + entry, f->code, f->size);            /* position-independent */
+    f->code = code;
+    f->size = entry + f->size;
+    f->entry = entry;
     return BCG_OK;
 }

@@ -16,6 +16,8 @@ struct kernel_ir;
 typedef struct vex_function {
     unsigned char *code;
     size_t size;
+    size_t entry;       /* small kernels: the function's offset after the checks
+                           (vex_small_checks), else 0 */
     int leaf_count;
     int leaf_node[VEX_MAX_LEAVES];
 } vex_function;
@@ -33,5 +35,37 @@ bool vex_cpu_ok(void);
  * when memory runs out. */
 bcg_status vex_build(arena *a, const struct kernel_ir *ir, const bool *broadcast,
                      vex_function **out);
+
+/* ---- small kernels (the end of vex.c) ---- */
+
+/* Outputs of at most this many elements may be one function of
+ * straight-line vector code (measured: see vex_build_small). */
+#define VEX_SMALL_MAX 1024
+
+/* The name the JIT form's C calls it by; jit_bind makes the code itself
+ * the kernel's function, so nothing links it. */
+#define VEX_SMALL_SYMBOL "bcg_vex_small"
+
+/* Whether IR's kernel is one vex_build_small may write: one f32 or f64
+ * root stored as its own dtype, no reduction, 1 to VEX_SMALL_MAX
+ * elements. */
+bool vex_small_supported(const struct kernel_ir *ir);
+
+/* The whole kernel of IR as one function of the kernel's signature
+ *     void f(void *out, const void *const *in)      (kernel_fn)
+ * with no loop: every output vector's loads and stores at constant
+ * displacements, into *OUT (in A; leaf_node lists the operands read), or
+ * *OUT NULL when the tree, a dtype or the code size is beyond it.  Fails
+ * only when memory runs out. */
+bcg_status vex_build_small(arena *a, const struct kernel_ir *ir, vex_function **out);
+
+/* F (vex_build_small's) with check_run's checks of K's pointers before it,
+ * as a second entry at offset 0 of kernel_check_fn's signature (F's own
+ * moves to F->entry): the output not NULL and aligned, every operand that
+ * reads memory not NULL, aligned and not overlapping the output but as an
+ * exact alias it may be, with K's byte ranges as displacements.  F stays
+ * as it is when a range does not fit in 32 bits.  Fails only when memory
+ * runs out. */
+bcg_status vex_small_checks(arena *a, vex_function *f, const bcg_kernel *k);
 
 #endif

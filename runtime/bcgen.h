@@ -143,7 +143,11 @@ typedef struct bcg_options {
     int axis;           /* BCG_AXIS_NONE, or Paddle's axis (exactly two operands) */
     int strict_rank;    /* 1: reject rank-0 operands (the "at least one dimension" rule) */
     int warn_legacy;    /* 1: warn when shapes differ, broadcast, and hold as many elements */
-    int unroll_limit;   /* outputs with at most this many elements are fully unrolled; 0: never */
+    /* Outputs with at most this many elements are fully unrolled; 0: never
+     * (then no straight-line code at all: compiled kernels on AVX2 write
+     * outputs of up to 1024 elements as one function of straight-line
+     * vector code otherwise, see disable_vector_code). */
+    int unroll_limit;
     int unroll_factor;  /* the innermost loop is unrolled by this factor; 1: not unrolled */
     /* Compiled kernels (not bcg_emit's source) hand inner runs of at least
      * this many elements to vectorised library microkernels, a tile at a
@@ -188,8 +192,10 @@ typedef struct bcg_options {
      * default) computes a tile's whole tree of float arithmetic,
      * comparisons, minimum/maximum and where in one fused vector function
      * that bcgen writes as machine code, in place of a microkernel call
-     * per operation; 1 keeps the microkernel calls (for comparison).
-     * Results are the same either way. */
+     * per operation, and writes a whole kernel of at most 1024 output
+     * elements as one function of straight-line vector code (no libtcc
+     * code, no loop); 1 keeps the microkernel calls and tcc's code (for
+     * comparison).  Results are the same either way. */
     int disable_vector_code;
 } bcg_options;
 

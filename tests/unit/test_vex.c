@@ -569,6 +569,7 @@ static const vex_function *function_of(arena *a, const char *expr, const bcg_ope
     bcg_options_init(&options);
     options.microkernel_run = 1;
     options.stream_stores = 0;
+    options.unroll_limit = 0; /* loops: not a small kernel's straight-line code */
     compile_request r = {.text = expr, .operands = ops, .operand_count = count,
                          .options = &options, .goal = COMPILE_JIT, .max_source = 1 << 20};
     assert_int_equal(compile_pipeline(c, &r), BCG_OK);

@@ -1,0 +1,686 @@
+/* test_small.c - small kernels as straight-line vector code (vex.c,
+ * vex_build_small).
+ *
+ * test_random_small: 1500 seeded random trees of the operations vex.c writes
+ * (+ - * / unary -, abs, sqrt, square, reciprocal, minimum, maximum,
+ * comparisons, !, &&, ||, logical_xor, where, literals) in f32 and f64,
+ * over integer operands converted on loading and bool conditions, with
+ * outputs of 1 to 1024 elements of rank 1 to 5 (sizes around the vector
+ * width), operands broadcast along any dimensions, strided, reversed or
+ * transposed, written in place or into a strided, reversed or transposed
+ * output view.  Every buffer sits against a page that faults when touched
+ * (after its end or before its start), so a read or write outside the
+ * operands' elements crashes the test.  Each case is run through the small
+ * function, through disable_vector_code (tcc's code) and through the
+ * reference evaluator, compared bit for bit (any NaN equals any NaN), and
+ * the whole output span is compared so that no gap between strided
+ * elements is written.  The test counts the kernels whose source calls
+ * bcg_vex_small and fails when too few do.
+ *
+ * test_small_form: the form and the IR step explain shows, and that
+ * disable_vector_code, reductions and unsupported trees keep tcc's code. */
+/* internal.h comes before cmocka.h: cmocka defines a fail() macro. */
+#include "internal.h"
+#include "kir.h"
+#include "vex.h"
+
+#include <ctype.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "compare.h"
+
+static uint64_t random_state = 0x2545f4914f6cdd1dull;
+
+static uint64_t next(void) { return xorshift64(&random_state); }
+static int below(int n) { return (int)(next() % (uint64_t)n); }
+
+/* ---- random trees ---- */
+
+typedef struct text {
+    char s[1024];
+    size_t n;
+} text;
+
+static void put(text *t, const char *s)
+{
+    size_t len = strlen(s);
+    if (t->n + len < sizeof t->s) {
+        memcpy(t->s + t->n, s, len + 1);
+        t->n += len;
+    }
+}
+
+static void value_tree(text *t, int depth);
+
+static void condition_tree(text *t, int depth)
+{
+    static const char *const compares[] = {" < ", " <= ", " > ", " >= ", " == ", " != "};
+    int pick = depth <= 0 ? below(2) : below(5);
+    if (pick == 0) {
+        put(t, "d");
+    } else if (pick <= 2) {
+        put(t, "(");
+        value_tree(t, depth - 1);
+        put(t, compares[below(6)]);
+        value_tree(t, depth - 1);
+        put(t, ")");
+    } else if (pick == 3) {
+        put(t, below(2) ? "!(" : "logical_xor(d, ");
+        condition_tree(t, depth - 1);
+        put(t, ")");
+    } else {
+        put(t, "(");
+        condition_tree(t, depth - 1);
+        put(t, below(2) ? " && " : " || ");
+        condition_tree(t, depth - 1);
+        put(t, ")");
+    }
+}
+
+static void value_tree(text *t, int depth)
+{
+    static const char *const leaves[] = {"a", "b", "c", "a", "b", "c", "a", "b", "c",
+                                         "e", "f32(e)", "f64(e)"};
+    static const char *const literals[] = {"0.5", "-2", "3", "1e-5", "0", "-0.0", "7"};
+    static const char *const binary[] = {" + ", " - ", " * ", " / "};
+    static const char *const unary[] = {"-", "abs", "sqrt", "square", "reciprocal"};
+    int pick = depth <= 0 ? below(2) : t->n == 0 ? 2 + below(7) : below(9);
+    if (pick == 0) {
+        put(t, leaves[below(12)]);
+    } else if (pick == 1) {
+        put(t, below(4) ? leaves[below(12)] : literals[below(7)]);
+    } else if (pick <= 4) {
+        put(t, "(");
+        value_tree(t, depth - 1);
+        put(t, binary[below(4)]);
+        value_tree(t, depth - 1);
+        put(t, ")");
+    } else if (pick == 5) {
+        put(t, unary[below(5)]);
+        put(t, "(");
+        value_tree(t, depth - 1);
+        put(t, ")");
+    } else if (pick == 6) {
+        put(t, below(2) ? "minimum(" : "maximum(");
+        value_tree(t, depth - 1);
+        put(t, ", ");
+        value_tree(t, depth - 1);
+        put(t, ")");
+    } else {
+        put(t, "where(");
+        condition_tree(t, depth - 1);
+        put(t, ", ");
+        value_tree(t, depth - 1);
+        put(t, ", ");
+        value_tree(t, depth - 1);
+        put(t, ")");
+    }
+}
+
+/* ---- data and guarded buffers ---- */
+
+static void fill(void *buffer, bcg_dtype t, int64_t count)
+{
+    static const double specials[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY, NAN,
+                                      0.5, 1e-310, 1e-40, 3.0, 1e300};
+    size_t size = bcg_dtype_size(t);
+    for (int64_t i = 0; i < count; i++) {
+        uint64_t r = next();
+        char *at = (char *)buffer + (size_t)i * size;
+        if (t == BCG_BOOL) {
+            *at = (char)(r % 3); /* 2 is a true byte too */
+        } else if (dtype_kind_of(t) != KIND_FLOAT) {
+            if ((r & 7) == 0)
+                r = (r & 8) ? ~0ull >> 1 : 1ull << 63;
+            memcpy(at, &r, size);
+        } else {
+            double v = (r & 3) == 0 ? specials[(r >> 2) % 12]
+                                    : ((double)(r >> 11) / 9007199254740992.0 - 0.5) * 8.0;
+            if (t == BCG_F32) {
+                float f = (float)v;
+                memcpy(at, &f, 4);
+            } else {
+                memcpy(at, &v, 8);
+            }
+        }
+    }
+}
+
+/* BYTES of memory with a page that faults right after them (AT_END) or
+ * right before them. */
+typedef struct guarded {
+    char *map;
+    size_t map_size;
+    char *data;
+} guarded;
+
+static char *guarded_alloc(guarded *gd, size_t bytes, bool at_end)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t pages = (bytes + page - 1) / page + 2;
+    gd->map_size = pages * page;
+    gd->map = mmap(NULL, gd->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    assert_true(gd->map != MAP_FAILED);
+    assert_int_equal(mprotect(gd->map, page, PROT_NONE), 0);
+    assert_int_equal(mprotect(gd->map + gd->map_size - page, page, PROT_NONE), 0);
+    gd->data = at_end ? gd->map + gd->map_size - page - bytes : gd->map + page;
+    return gd->data;
+}
+
+static void guarded_free(guarded *gd)
+{
+    if (gd->map)
+        munmap(gd->map, gd->map_size);
+    gd->map = NULL;
+}
+
+/* ---- a case ---- */
+
+#define OPERANDS 5
+
+typedef struct layout {
+    int rank;
+    int64_t shape[5], strides[5];
+    bool strided;
+    int64_t low, high; /* the elements the strides reach from element [0, ...] */
+} layout;
+
+static void reach(layout *l)
+{
+    l->low = l->high = 0;
+    for (int d = 0; d < l->rank; d++) {
+        int64_t span = l->strides[d] * (l->shape[d] - 1);
+        if (span < 0)
+            l->low += span;
+        else
+            l->high += span;
+    }
+}
+
+/* Contiguous strides of SHAPE in a random dimension order, some reversed,
+ * some doubled. */
+static void random_strides(layout *l, bool gaps)
+{
+    int order[5];
+    for (int d = 0; d < l->rank; d++)
+        order[d] = d;
+    for (int d = l->rank - 1; d > 0; d--) {
+        int j = below(d + 1), x = order[d];
+        order[d] = order[j];
+        order[j] = x;
+    }
+    int64_t step = gaps && below(2) ? 2 : 1;
+    for (int i = l->rank - 1; i >= 0; i--) {
+        int d = order[i];
+        l->strides[d] = below(3) == 0 ? -step : step;
+        step *= l->shape[d] + (gaps && below(4) == 0 ? 1 : 0);
+    }
+    l->strided = true;
+}
+
+typedef struct tally {
+    int cases, small, skipped;
+    int pure, pure_small; /* trees of float operands, bool conditions and literals only */
+} tally;
+
+/* Compiles and runs EXPR (ctx fresh) into OUT; *SMALL: its source calls
+ * the small function. */
+static void run_kernel(const char *expr, const bcg_operand *ops, const bcg_options *options,
+                       void *out, const void *const *inputs, bool *small)
+{
+    bcg_context *ctx = bcg_context_new();
+    assert_non_null(ctx);
+    bcg_kernel *kernel = NULL;
+    bcg_error err;
+    if (bcg_compile(ctx, expr, ops, OPERANDS, options, &kernel, &err) != BCG_OK) {
+        print_error("%s: %s\n", expr, err.message);
+        fail();
+    }
+    if (bcg_kernel_note(kernel)[0]) {
+        print_error("%s: the JIT failed: %s\n", expr, bcg_kernel_note(kernel));
+        fail();
+    }
+    *small = strstr(bcg_kernel_source(kernel), VEX_SMALL_SYMBOL "(") != NULL;
+    assert_int_equal(bcg_run(kernel, out, inputs, &err), BCG_OK);
+    bcg_context_free(ctx);
+}
+
+/* Whether EXPR reads the integer operand e (a word of its own). */
+static bool reads_e(const char *expr)
+{
+    for (const char *p = expr; *p; p++)
+        if (*p == 'e' && (p == expr || !isalnum((unsigned char)p[-1])) &&
+            !isalnum((unsigned char)p[1]))
+            return true;
+    return false;
+}
+
+static bool check_case(const char *expr, tally *tally)
+{
+    static const int64_t sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 31, 33, 64, 100};
+    static const bcg_dtype ints[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32};
+    bcg_dtype t = below(2) ? BCG_F32 : BCG_F64;
+    bcg_dtype int_dtype = ints[below(5)];
+    /* the result's shape: rank 1 to 5, at most 1024 elements */
+    int rank = 1 + below(5);
+    int64_t shape[5], elements;
+    do {
+        elements = 1;
+        for (int d = 0; d < rank; d++) {
+            shape[d] = sizes[below(d == rank - 1 ? 15 : 10)];
+            elements *= shape[d];
+        }
+    } while (elements > 1024);
+    int mode = below(6); /* 0: in place into a; 1: an output view; else a new array */
+    layout lays[OPERANDS];
+    for (int i = 0; i < OPERANDS; i++) {
+        layout *l = &lays[i];
+        /* leading dimensions dropped, others broadcast (size 1) */
+        int drop = i == 0 || below(3) ? 0 : below(rank + 1);
+        l->rank = rank - drop;
+        for (int d = 0; d < l->rank; d++) {
+            l->shape[d] = shape[d + drop];
+            if (i > 0 && below(4) == 0)
+                l->shape[d] = 1;
+        }
+        l->strided = false;
+        int64_t step = 1;
+        for (int d = l->rank - 1; d >= 0; d--) {
+            l->strides[d] = step;
+            step *= l->shape[d];
+        }
+        if (below(3) == 0 && !(i == 0 && mode == 0))
+            random_strides(l, true);
+        reach(l);
+    }
+    const char *names[OPERANDS] = {"a", "b", "c", "d", "e"};
+    bcg_operand ops[OPERANDS];
+    guarded buffers[OPERANDS + 3];
+    memset(buffers, 0, sizeof buffers);
+    const void *inputs[OPERANDS];
+    for (int i = 0; i < OPERANDS; i++) {
+        layout *l = &lays[i];
+        bcg_dtype dt = i == 3 ? BCG_BOOL : i == 4 ? int_dtype : t;
+        ops[i] = (bcg_operand){names[i], dt, l->rank, l->shape, l->strided ? l->strides : NULL};
+        size_t size = bcg_dtype_size(dt);
+        int64_t count = l->high - l->low + 1;
+        char *data = guarded_alloc(&buffers[i], (size_t)count * size, below(2));
+        fill(data, dt, count);
+        inputs[i] = data + (size_t)(-l->low) * size;
+    }
+    bcg_options options;
+    bcg_options_init(&options);
+    bcg_output view;
+    layout out_layout = {rank, {0}, {0}, false, 0, 0};
+    memcpy(out_layout.shape, shape, sizeof shape);
+    if (mode == 0) {
+        options.inplace = 0;
+    } else if (mode == 1) {
+        random_strides(&out_layout, below(2));
+        view = (bcg_output){BCG_DTYPE_AUTO, rank, out_layout.strides, 0, NULL};
+        options.output = &view;
+    }
+    reach(&out_layout);
+
+    bool ok = true;
+    arena *a = arena_new();
+    compile *front = a ? arena_alloc(a, sizeof *front) : NULL;
+    assert_non_null(front);
+    bcg_error err;
+    memset(front, 0, sizeof *front);
+    front->arena = a;
+    front->err = &err;
+    if (compile_front(front, expr, ops, OPERANDS, &options) != BCG_OK ||
+        dtype_kind_of(front->out_dtype) != KIND_FLOAT ||
+        (mode == 0 && front->out_dtype != t) || front->plan->elements != elements) {
+        tally->skipped++; /* a comparison at the root, or the tree reads too few operands */
+        goto done;
+    }
+    front->err = NULL;
+    if (mode != 1) { /* C-contiguous over the result's shape (the operands read make it) */
+        const struct shape *result = &front->broadcast->result;
+        out_layout.rank = result->rank;
+        int64_t step = 1;
+        for (int d = result->rank - 1; d >= 0; d--) {
+            out_layout.shape[d] = result->dims[d];
+            out_layout.strides[d] = step;
+            step *= result->dims[d];
+        }
+        reach(&out_layout);
+    }
+    bcg_dtype out_dtype = front->out_dtype;
+    size_t out_size = bcg_dtype_size(out_dtype);
+    int64_t span = out_layout.high - out_layout.low + 1;
+    size_t bytes = (size_t)span * out_size;
+    char *outputs[3];
+    bool at_end = below(2);
+    for (int r = 0; r < 3; r++) {
+        char *data = guarded_alloc(&buffers[OPERANDS + r], bytes, at_end);
+        if (mode == 0)
+            memcpy(data, inputs[0], bytes);
+        else
+            memset(data, 0x5a, bytes); /* what no store may change */
+        outputs[r] = data + (size_t)(-out_layout.low) * out_size;
+    }
+    /* 0: the reference, 1: default (small), 2: disable_vector_code */
+    const void *in[OPERANDS];
+    memcpy(in, inputs, sizeof in);
+    if (mode == 0)
+        in[0] = outputs[0];
+    assert_int_equal(eval_run(front, outputs[0], in, NULL), BCG_OK);
+    bool small = false, small_off = false;
+    if (mode == 0)
+        in[0] = outputs[1];
+    run_kernel(expr, ops, &options, outputs[1], in, &small);
+    options.disable_vector_code = 1;
+    if (mode == 0)
+        in[0] = outputs[2];
+    run_kernel(expr, ops, &options, outputs[2], in, &small_off);
+    tally->cases++;
+    tally->small += small;
+    if (!reads_e(expr)) {
+        tally->pure++;
+        tally->pure_small += small;
+    }
+    if (!small && getenv("BCGEN_SMALL_SHOW"))
+        print_message("# not small: %s %s, %lld elements\n", expr, bcg_dtype_name(out_dtype),
+                      (long long)elements);
+    if (small_off) {
+        print_error("%s: disable_vector_code still calls the small function\n", expr);
+        ok = false;
+    }
+    for (int r = 1; r < 3 && ok; r++) {
+        const char *got = buffers[OPERANDS + r].data, *want = buffers[OPERANDS].data;
+        int64_t at = first_difference(got, want, out_dtype, span, false);
+        if (at >= 0) {
+            uint64_t got_bits = 0, want_bits = 0;
+            memcpy(&got_bits, got + at * (int64_t)out_size, out_size);
+            memcpy(&want_bits, want + at * (int64_t)out_size, out_size);
+            print_error("%s %s shape rank %d, %lld elements, mode %d, %s: element %lld of the "
+                        "span is 0x%llx, the reference evaluator's 0x%llx\n",
+                        expr, bcg_dtype_name(out_dtype), rank, (long long)elements, mode,
+                        r == 1 ? (small ? "small" : "small not taken") : "tcc",
+                        (long long)(at + out_layout.low), (unsigned long long)got_bits,
+                        (unsigned long long)want_bits);
+            ok = false;
+        }
+    }
+done:
+    arena_free(a);
+    for (int i = 0; i < OPERANDS + 3; i++)
+        guarded_free(&buffers[i]);
+    return ok;
+}
+
+static void test_random_small(void **state)
+{
+    (void)state;
+    const char *text_count = getenv("BCGEN_SMALL_CASES");
+    int count = text_count ? atoi(text_count) : 1500;
+    tally tally = {0, 0, 0, 0, 0};
+    int failures = 0;
+    for (int i = 0; i < count && failures < 10; i++) {
+        text t = {{0}, 0};
+        value_tree(&t, 1 + below(4));
+        if (!check_case(t.s, &tally))
+            failures++;
+    }
+    print_message("# random small kernels: %d cases, %d through the small function (of the "
+                  "%d without the integer operand e: %d), %d skipped\n", tally.cases,
+                  tally.small, tally.pure, tally.pure_small, tally.skipped);
+    assert_int_equal(failures, 0);
+    /* the trees vex.c writes are the small function's, or this tests
+     * nothing (e's integer operations are beyond it today) */
+    if (vex_cpu_ok() && count > 0)
+        assert_true(tally.pure_small * 20 >= tally.pure * 19 && tally.small * 2 > tally.cases);
+}
+
+/* ---- the form ---- */
+
+static char *explain_ir(arena *a, const char *expr, const bcg_operand *ops, int count,
+                        const bcg_options *options)
+{
+    compile *c = arena_alloc(a, sizeof *c);
+    assert_non_null(c);
+    static bcg_error err;
+    memset(c, 0, sizeof *c);
+    c->arena = a;
+    c->err = &err;
+    compile_request r = {.text = expr, .operands = ops, .operand_count = count,
+                         .options = options, .goal = COMPILE_JIT, .max_source = 0};
+    assert_int_equal(compile_pipeline(c, &r), BCG_OK);
+    strbuf sb;
+    sb_init(&sb);
+    kir_dump(&sb, c->ir, 10);
+    char *text = arena_strndup(a, sb.data, sb.len);
+    sb_free(&sb);
+    return text;
+}
+
+static void test_small_form(void **state)
+{
+    (void)state;
+    if (!vex_cpu_ok()) {
+        skip();
+        return;
+    }
+    int64_t a_shape[2] = {4, 4}, b_shape[1] = {4}, big[1] = {VEX_SMALL_MAX + 1};
+    bcg_operand ops[2] = {{"a", BCG_F32, 2, a_shape, NULL}, {"b", BCG_F32, 1, b_shape, NULL}};
+    bcg_options options;
+    bcg_options_init(&options);
+    arena *a = arena_new();
+    assert_non_null(a);
+    char *ir = explain_ir(a, "a + b", ops, 2, &options);
+    assert_non_null(strstr(ir, "form: small"));
+    assert_non_null(strstr(ir, "small " VEX_SMALL_SYMBOL " into out from in0, in1: (in0 + in1), "
+                                "16 elements in 2 vectors"));
+    options.disable_vector_code = 1;
+    assert_null(strstr(explain_ir(a, "a + b", ops, 2, &options), "form: small"));
+    options.disable_vector_code = 0;
+    /* what vex.c does not write: tcc's code */
+    assert_null(strstr(explain_ir(a, "exp(a) + b", ops, 2, &options), "form: small"));
+    ops[0].rank = 1;
+    ops[0].shape = big;
+    ops[1].rank = 0;
+    assert_null(strstr(explain_ir(a, "a + b", ops, 2, &options), "form: small"));
+    arena_free(a);
+}
+
+/* ---- the encoder's forms ---- */
+
+/* objdump's listing of a kernel's whole code (the checks, the function; the
+ * constant pool decodes as garbage and is left in: only mnemonics are
+ * looked for). */
+static char *disassemble(const void *code, size_t size)
+{
+    char path[] = "/tmp/bcgen_small_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, code, size), (ssize_t)size);
+    close(fd);
+    char command[256];
+    snprintf(command, sizeof command, "objdump -D -b binary -m i386:x86-64 %s", path);
+    FILE *p = popen(command, "r");
+    assert_non_null(p);
+    size_t cap = 1 << 20, len = 0;
+    char *out = malloc(cap), line[512];
+    assert_non_null(out);
+    out[0] = 0;
+    while (fgets(line, sizeof line, p)) { /* the runs of spaces objdump aligns with: one */
+        size_t n = 0;
+        for (const char *c = line; *c; c++)
+            if (!(*c == ' ' && n > 0 && line[n - 1] == ' '))
+                line[n++] = *c;
+        line[n] = 0;
+        if (len + n + 1 < cap) {
+            memcpy(out + len, line, n + 1);
+            len += n;
+        }
+    }
+    pclose(p);
+    unlink(path);
+    return out;
+}
+
+/* Every load, permute and store form the small code writes decodes as
+ * itself (objdump), for kernels that need them. */
+static void test_small_disassembly(void **state)
+{
+    (void)state;
+    if (!vex_cpu_ok() || system("objdump --version > /dev/null 2>&1") != 0) {
+        print_message("# no AVX2 or no objdump: skipped\n");
+        skip();
+        return;
+    }
+    /* rows of 7 (masked windows, two windows), a transposed operand
+     * (element by element), a broadcast row of 4 (vbroadcastf128), i8
+     * (slot inserts), a reversed output (lane stores) */
+    int64_t shape[2] = {6, 7}, row[1] = {7}, t_strides[2] = {1, 6};
+    int64_t four[2] = {3, 4}, row4[1] = {4}, out_strides[2] = {-1, 3};
+    bcg_operand ops[3] = {{"a", BCG_F64, 2, shape, NULL}, {"b", BCG_F64, 1, row, NULL},
+                          {"c", BCG_F64, 2, shape, t_strides}};
+    bcg_context *ctx = bcg_context_new();
+    assert_non_null(ctx);
+    bcg_kernel *k;
+    bcg_error err;
+    static const char *const wanted[] = {"vmaskmovps (", "vpermps", "vblendvps", "vmovhpd ",
+                                         "vmovsd ", "vinsertf128", "vmovups %ymm", "lea ",
+                                         "test "};
+    bcg_options options;
+    bcg_options_init(&options);
+    assert_int_equal(bcg_compile(ctx, "a * b + c", ops, 3, &options, &k, &err), BCG_OK);
+    assert_non_null(k->checked);
+    char *listing = disassemble((const void *)k->checked, 4096);
+    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
+        if (!strstr(listing, wanted[i])) {
+            print_error("no \"%s\" in:\n%s\n", wanted[i], listing);
+            fail();
+        }
+    free(listing);
+    bcg_kernel_release(k);
+    bcg_operand ops2[2] = {{"a", BCG_F32, 2, four, NULL}, {"b", BCG_I8, 1, row4, NULL}};
+    bcg_output view = {BCG_DTYPE_AUTO, 2, out_strides, 0, NULL};
+    options.output = &view;
+    ops2[1].dtype = BCG_F32;
+    assert_int_equal(bcg_compile(ctx, "a - b", ops2, 2, &options, &k, &err), BCG_OK);
+    assert_non_null(k->checked);
+    listing = disassemble((const void *)k->checked, 4096);
+    static const char *const wanted2[] = {"vbroadcastf128", "vextractps", "vmovss %xmm",
+                                          "vextractf128"};
+    for (size_t i = 0; i < sizeof wanted2 / sizeof wanted2[0]; i++)
+        if (!strstr(listing, wanted2[i])) {
+            print_error("no \"%s\" in:\n%s\n", wanted2[i], listing);
+            fail();
+        }
+    free(listing);
+    bcg_kernel_release(k);
+    ops2[1].dtype = BCG_I8;
+    ops2[1].strides = (int64_t[]){-1};
+    options.output = NULL;
+    assert_int_equal(bcg_compile(ctx, "a - b", ops2, 2, &options, &k, &err), BCG_OK);
+    assert_non_null(k->checked);
+    listing = disassemble((const void *)k->checked, 4096);
+    if (!strstr(listing, "vpinsrb ") || !strstr(listing, "vpmovsxbd ")) {
+        print_error("no lane copies of i8 in:\n%s\n", listing);
+        fail();
+    }
+    free(listing);
+    bcg_kernel_release(k);
+    bcg_context_free(ctx);
+}
+
+/* ---- bcg_run's checks in the small function's code ---- */
+
+/* Runs K and K_OFF (disable_vector_code: check_run in C) on the same
+ * pointers: the same status and message. */
+static void same_verdict(bcg_kernel *k, bcg_kernel *k_off, void *out, const void **in,
+                         bool expect_ok)
+{
+    bcg_error e1, e2;
+    bcg_status s1 = bcg_run(k, out, in, &e1), s2 = bcg_run(k_off, out, in, &e2);
+    assert_int_equal(s1, s2);
+    assert_int_equal(s1 == BCG_OK, expect_ok);
+    if (s1 != BCG_OK)
+        assert_string_equal(e1.message, e2.message);
+}
+
+static void test_small_checks(void **state)
+{
+    (void)state;
+    if (!vex_cpu_ok()) {
+        skip();
+        return;
+    }
+    int64_t a_shape[2] = {4, 4}, b_shape[1] = {4};
+    bcg_operand ops[2] = {{"a", BCG_F32, 2, a_shape, NULL}, {"b", BCG_F32, 1, b_shape, NULL}};
+    bcg_context *ctx = bcg_context_new();
+    assert_non_null(ctx);
+    bcg_options options;
+    bcg_options_init(&options);
+    bcg_kernel *k, *k_off, *in_place, *in_place_off;
+    bcg_error err;
+    assert_int_equal(bcg_compile(ctx, "a * b - 1", ops, 2, &options, &k, &err), BCG_OK);
+    assert_non_null(k->checked); /* the path under test */
+    options.inplace = 0;
+    assert_int_equal(bcg_compile(ctx, "a * b - 1", ops, 2, &options, &in_place, &err), BCG_OK);
+    options.disable_vector_code = 1;
+    assert_int_equal(bcg_compile(ctx, "a * b - 1", ops, 2, &options, &in_place_off, &err),
+                     BCG_OK);
+    options.inplace = -1;
+    assert_int_equal(bcg_compile(ctx, "a * b - 1", ops, 2, &options, &k_off, &err), BCG_OK);
+    assert_null(k_off->checked);
+    _Alignas(32) float memory[64];
+    for (int i = 0; i < 64; i++)
+        memory[i] = (float)i;
+    float *a = memory, *b = memory + 16, *out = memory + 32;
+    const void *in[2] = {a, b};
+    same_verdict(k, k_off, out, in, true);
+    for (int i = 0; i < 16; i++) /* it ran */
+        assert_true(out[i] == a[i] * b[i % 4] - 1);
+    same_verdict(k, k_off, NULL, in, false);                      /* no output */
+    same_verdict(k, k_off, (char *)out + 2, in, false);           /* misaligned */
+    in[1] = NULL;
+    same_verdict(k, k_off, out, in, false);                       /* an operand NULL */
+    in[1] = (const char *)b + 1;
+    same_verdict(k, k_off, out, in, false);                       /* misaligned */
+    in[1] = b;
+    same_verdict(k, k_off, NULL, NULL, false);                    /* no input array */
+    same_verdict(k, k_off, b + 3, in, false);                     /* overlaps b */
+    same_verdict(k, k_off, a + 1, in, false);                     /* overlaps a, shifted */
+    same_verdict(k, k_off, b - 15, in, false);                    /* its last element is b[0] */
+    same_verdict(k, k_off, b - 16, in, true);                     /* right before b */
+    same_verdict(k, k_off, b + 4, in, true);                      /* right after b */
+    same_verdict(k, k_off, a, in, true);                          /* a itself: the same elements */
+    same_verdict(in_place, in_place_off, NULL, in, true);
+    same_verdict(in_place, in_place_off, a, in, true);
+    same_verdict(in_place, in_place_off, out, in, false);         /* not the target */
+    bcg_kernel_release(k);
+    bcg_kernel_release(k_off);
+    bcg_kernel_release(in_place);
+    bcg_kernel_release(in_place_off);
+    bcg_context_free(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_small),
+        cmocka_unit_test(test_small_form),
+        cmocka_unit_test(test_small_checks),
+        cmocka_unit_test(test_small_disassembly),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
