@@ -873,23 +873,34 @@ static void step_gather(lowering *w, int depth, int k, int64_t size, bool by_cou
 
 /* Fused vector code (vex.c): the tile's whole tree as one machine-code
  * function instead of a microkernel call per operation, when the CPU runs
- * AVX2, bcg_options.disable_vector_code is 0, the root does not stream
- * and vex_build can write the tree; ir->vex then makes tile_calls one KIR_VEX_CALL step.  BROADCAST[k]:
- * plan operand k is one value over a tile; every other operand the tree
- * reads must reach it contiguous (the callers gather the others). */
-static void choose_vex(lowering *w, const bool *broadcast)
+ * AVX2, bcg_options.disable_vector_code is 0 and vex_build can write the
+ * tree; ir->vex then makes tile_calls one KIR_VEX_CALL step.  STRIDE[k]:
+ * plan operand k's stride over a tile (0 one value, 1 contiguous, others
+ * read in place; the callers gather operands vex_reads_stride refuses and
+ * pass them as 1).  A streaming root (ir->stream) is stored with vmovntps
+ * by the function when it has a strided leaf; one of contiguous leaves
+ * keeps its _nt microkernel, as fast. */
+static void choose_vex(lowering *w, const int64_t *stride)
 {
     compile *c = w->c;
     kernel_ir *ir = w->ir;
-    /* (a streaming root, one operation of leaves, keeps its _nt microkernel:
-     * its stores past the caches are what it gains) */
     if (ir->vex || c->options.disable_vector_code || ir->reduce || ir->root_count != 1 ||
-        ir->stream || !vex_cpu_ok())
+        !vex_cpu_ok())
         return;
+    vex_layout layout = {stride, ir->stream};
     vex_function *f = NULL;
-    if (vex_build(c->arena, ir, broadcast, &f) != BCG_OK)
+    if (vex_build(c->arena, ir, &layout, &f) != BCG_OK)
         fail_nomem(w);
+    if (f && ir->stream && !f->strided)
+        f = NULL;
     ir->vex = f;
+}
+
+/* Operand K's stride along the run as the fused function reads it: in
+ * place, or 1 when it is gathered into a tile first. */
+static int64_t vex_stride(const lowering *w, int k, int64_t stride)
+{
+    return vex_reads_stride(w->c->operands[k - 1].dtype, stride) ? stride : 1;
 }
 
 /* The 1-D tiles.  An operand read with a stride other than 0 and 1 (a
@@ -906,19 +917,21 @@ static void lower_tiles(lowering *w, int depth)
     int64_t most = tile_elements(ir);
     int64_t extent = p->extent[inner], size = extent < most ? extent : most;
     bool declared[2][4] = {{false}};
-    bool broadcast[BCG_MAX_OPERANDS + 1] = {false};
+    int64_t vex_strides[BCG_MAX_OPERANDS + 1] = {0};
     for (int k = 1; k <= ir->input_count; k++)
-        broadcast[k] = p->stride[k][inner] == 0;
-    choose_vex(w, broadcast);
+        vex_strides[k] = vex_stride(w, k, p->stride[k][inner]);
+    choose_vex(w, vex_strides);
     tile_declarations(w, depth);
     if (w->status != BCG_OK)
         return;
     for (int k = 1; k <= ir->input_count; k++) {
         int64_t stride = p->stride[k][inner];
         /* (a fused program's other roots read operands themselves; the
-         * fused function reads operands contiguous or broadcast only) */
+         * fused function reads what vex_reads_stride says in place) */
         ir->gathered[k] = ir->root_count == 1 && ir->input_used[k - 1] && stride != 0 &&
-                          stride != 1 && tile_reads(ir, k) >= (ir->vex ? 1 : 2);
+                          stride != 1 &&
+                          (ir->vex ? vex_strides[k] == 1 && tile_reads(ir, k) >= 1
+                                   : tile_reads(ir, k) >= 2);
         if (ir->gathered[k])
             gather_declare(w, depth, k, declared);
     }
@@ -1142,10 +1155,10 @@ static void lower_tiles2d(lowering *w, int depth)
     int inner = p->loop_count - 1, outer = inner - 1;
     int64_t run = p->extent[inner], size = ir->tile_rows * run;
     bool declared[2][4] = {{false}};
-    bool broadcast[BCG_MAX_OPERANDS + 1] = {false};
-    for (int k = 1; k <= ir->input_count; k++)
-        broadcast[k] = tile2d_scalar(p, k, run);
-    choose_vex(w, broadcast);
+    int64_t vex_strides[BCG_MAX_OPERANDS + 1] = {0};
+    for (int k = 1; k <= ir->input_count; k++) /* contiguous over the tile, or gathered */
+        vex_strides[k] = tile2d_scalar(p, k, run) ? 0 : 1;
+    choose_vex(w, vex_strides);
     tile_declarations(w, depth);
     if (w->status != BCG_OK)
         return;

@@ -43,7 +43,7 @@
 #define CODE_MAX 8192
 #define POOL_MAX 32 /* 32-byte constants */
 #define LABEL_MAX 8
-#define FIXUP_MAX 64
+#define FIXUP_MAX 256
 
 enum { RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI, R8, R9, R10, R11, R12, R13, R14, R15 };
 #define RIP (-2)
@@ -147,12 +147,16 @@ typedef enum vex_id {
     V_ANDN, V_OR, V_XOR, V_CMP, V_BLENDVPS, V_BLENDVPD, V_BROADCASTSS, V_BROADCASTSD,
     V_PMOVZXBD, V_PMOVZXBQ, V_PCMPEQB, V_PCMPEQD, V_PCMPEQQ, V_PBROADCASTB,
     V_PMOVSXBD, V_PMOVSXWD, V_PMOVZXWD, V_PBROADCASTW, V_PBROADCASTD, V_CVTDQ2PS,
-    V_CVTDQ2PD, V_CVTPS2PD, V_COUNT
+    V_CVTDQ2PD, V_CVTPS2PD,
+    /* the leaves' strided loads and the streaming store (addressing) */
+    V_PERMD, V_PERMQ, V_PSHUFB, V_GATHERDD, V_GATHERDQ, V_MOVNT, V_MOVQ_LOAD, V_MOVD_LOAD,
+    V_COUNT
 } vex_id;
 
 static const struct {
     unsigned char pp, map, opcode;
     bool fp;        /* ps/pd pair: pp chosen by the lane dtype */
+    bool w;         /* VEX.W1 */
 } vex_rows[V_COUNT] = {
     [V_MOVU_LOAD] = {0, 1, 0x10, true}, [V_MOVU_STORE] = {0, 1, 0x11, true},
     [V_ADD] = {0, 1, 0x58, true},  [V_MUL] = {0, 1, 0x59, true},
@@ -170,6 +174,10 @@ static const struct {
     [V_PMOVZXWD] = {1, 2, 0x33, false}, [V_PBROADCASTW] = {1, 2, 0x79, false},
     [V_PBROADCASTD] = {1, 2, 0x58, false}, [V_CVTDQ2PS] = {0, 1, 0x5b, false},
     [V_CVTDQ2PD] = {2, 1, 0xe6, false}, [V_CVTPS2PD] = {0, 1, 0x5a, false},
+    [V_PERMD] = {1, 2, 0x36, false}, [V_PERMQ] = {1, 3, 0x00, false, true},
+    [V_PSHUFB] = {1, 2, 0x00, false}, [V_GATHERDD] = {1, 2, 0x90, false},
+    [V_GATHERDQ] = {1, 2, 0x90, false, true}, [V_MOVNT] = {0, 1, 0x2b, true},
+    [V_MOVQ_LOAD] = {2, 1, 0x7e, false}, [V_MOVD_LOAD] = {1, 1, 0x6e, false},
 };
 
 /* An operand: ymm register REG (mem false) or memory M. */
@@ -191,8 +199,8 @@ static void vex(builder *b, vex_id id, bool wide, bool dbl, int reg, int src, rm
     int pp = vex_rows[id].fp ? (dbl ? 1 : 0) : vex_rows[id].pp, map = vex_rows[id].map;
     int r = reg >> 3 & 1, x = rm.mem && rm.m.index != NONE ? rm.m.index >> 3 & 1 : 0;
     int bb = rm.mem ? (rm.m.base >= 0 ? rm.m.base >> 3 & 1 : 0) : rm.reg >> 3 & 1;
-    int last = (~src & 15) << 3 | (wide ? 4 : 0) | pp;
-    if (!x && !bb && map == 1) {
+    int last = vex_rows[id].w << 7 | (~src & 15) << 3 | (wide ? 4 : 0) | pp;
+    if (!x && !bb && map == 1 && !vex_rows[id].w) {
         byte(b, 0xc5);
         byte(b, (!r) << 7 | last);
     } else {
@@ -270,6 +278,61 @@ static void jump(builder *b, int cc, int label)
     word32(b, 0);
 }
 
+/* imul DST, SRC, V */
+static void gpr_multiply(builder *b, int dst, int src, int32_t v)
+{
+    rex(b, dst, NONE, src);
+    byte(b, 0x69);
+    modrm_register(b, dst, src);
+    word32(b, v);
+}
+
+/* group-2 shift by COUNT: EXT 4 shl, 5 shr */
+static void gpr_shift(builder *b, int ext, int rm, int count)
+{
+    rex(b, 0, NONE, rm);
+    byte(b, 0xc1);
+    modrm_register(b, ext, rm);
+    byte(b, count);
+}
+
+static void gpr_negate(builder *b, int rm)
+{
+    rex(b, 0, NONE, rm);
+    byte(b, 0xf7);
+    modrm_register(b, 3, rm);
+}
+
+/* test RM, V */
+static void gpr_test_immediate(builder *b, int rm, int32_t v)
+{
+    rex(b, 0, NONE, rm);
+    byte(b, 0xf7);
+    modrm_register(b, 0, rm);
+    word32(b, v);
+}
+
+/* cmova DST, SRC */
+static void gpr_move_above(builder *b, int dst, int src)
+{
+    rex(b, dst, NONE, src);
+    byte(b, 0x0f);
+    byte(b, 0x47);
+    modrm_register(b, dst, src);
+}
+
+/* jcc (CC as in jump) or jmp back to TARGET, an offset already written */
+static void jump_back(builder *b, int cc, int target)
+{
+    if (cc < 0) {
+        byte(b, 0xe9);
+    } else {
+        byte(b, 0x0f);
+        byte(b, 0x80 + cc);
+    }
+    word32(b, target - (b->length + 4));
+}
+
 static memory at(int base, int index, int scale, int32_t disp)
 {
     return (memory){base, index, scale, disp, 0};
@@ -281,6 +344,7 @@ typedef struct leaf {
     int operand;      /* plan operand k, or -1: a local */
     const char *local;
     bool broadcast;   /* one value (stride 0) */
+    int64_t stride;   /* elements along the run: 1, or read in place (strided_load) */
     bcg_dtype dtype;
     int reg;          /* the GPR holding its pointer */
     int slot;         /* the tail's stack slot (contiguous leaves) */
@@ -291,7 +355,7 @@ static const int pointer_registers[] = {R8, R9, RBX, RBP, R12, R13, R14, R15, RD
 
 typedef struct generator {
     const kernel_ir *ir;
-    const bool *broadcast;    /* per plan operand: one value over the tile */
+    const vex_layout *layout; /* per plan operand: its stride along the run */
     bcg_dtype lane;           /* BCG_F32 or BCG_F64 */
     bool dbl;
     int width;                /* bytes per lane: 4 or 8 */
@@ -300,6 +364,7 @@ typedef struct generator {
     int leaf_count;
     int leaf_node[LEAF_MAX];
     bool tail;                /* writing the tail's body: contiguous leaves in slots */
+    bool streaming;           /* the loop's root store is vmovntps (aligned) */
     unsigned free;            /* ymm registers free (bit r) */
     unsigned reserved;        /* ymm registers holding constants */
     int peak;                 /* the most registers the body holds at once */
@@ -532,8 +597,8 @@ static int leaf_index(generator *g, int id)
         return 0;
     }
     int i = g->leaf_count++;
-    g->leaves[i] = (leaf){operand, ir->value[id].local,
-                          operand < 0 || g->broadcast[operand], n->dtype,
+    int64_t stride = operand < 0 ? 0 : g->layout->stride[operand];
+    g->leaves[i] = (leaf){operand, ir->value[id].local, stride == 0, stride, n->dtype,
                           pointer_registers[i], -1};
     g->leaf_node[i] = id;
     return i;
@@ -552,6 +617,91 @@ static memory leaf_memory(const generator *g, int i)
 }
 
 static value compute(generator *g, int id, bool want_value);
+
+/* Whether leaf L is read in place with a stride other than 0 and 1. */
+static bool leaf_strided(const leaf *l) { return !l->broadcast && l->stride != 1; }
+
+/* Pool constant SLOT in a ymm register: its own, or *TEMP (taken) loaded. */
+static int constant_in_register(generator *g, int slot, int *temp)
+{
+    *temp = -1;
+    if (slot < POOL_MAX && g->constant_register[slot] > 0)
+        return g->constant_register[slot];
+    *temp = take_register(g);
+    vex(g->b, V_MOVU_LOAD, true, false, *temp, 0, in_memory(pool_memory(slot)), -1);
+    return *temp;
+}
+
+/* Register R = the loop's current lanes of strided leaf I, in order, in
+ * its low lanes * size bytes.  rdi = lane 0's element (rax * stride
+ * elements from the leaf's pointer); a stride of -1 loads the bytes
+ * ending there (every one an element the vector reads) and reverses
+ * them: vpermq, vpermd, or vpshufb by element size; other strides of 4-
+ * and 8-byte elements gather (dword indices k * stride).  Nothing outside
+ * the elements read is touched. */
+static void strided_load(generator *g, int r, int i)
+{
+    builder *b = g->b;
+    const leaf *l = &g->leaves[i];
+    int size = (int)bcg_dtype_size(l->dtype), lanes = 32 / g->width, bytes = lanes * size;
+    int temp = -1;
+    gpr_multiply(b, RDI, RAX, (int32_t)(l->stride * size));
+    gpr_pair(b, 0x01, RDI, l->reg); /* add rdi, pointer */
+    if (l->stride == -1) {
+        memory m = at(RDI, NONE, 1, -(lanes - 1) * size);
+        if (bytes == 32 && size == 8) {
+            vex(b, V_PERMQ, true, false, r, 0, in_memory(m), 0x1b);
+        } else if (bytes == 32) {
+            int32_t index[8] = {7, 6, 5, 4, 3, 2, 1, 0};
+            int idx = constant_in_register(g, constant(g, index, 32), &temp);
+            vex(b, V_PERMD, true, false, r, idx, in_memory(m), -1);
+        } else { /* 16, 8 or 4 bytes into an xmm, reversed by element */
+            unsigned char pattern[32];
+            for (int k = 0; k < 32; k++)
+                pattern[k] = k < bytes ? (unsigned char)((lanes - 1 - k / size) * size + k % size)
+                                       : 0x80;
+            vex(b, bytes == 16 ? V_MOVU_LOAD : bytes == 8 ? V_MOVQ_LOAD : V_MOVD_LOAD, false,
+                false, r, 0, in_memory(m), -1);
+            vex(b, V_PSHUFB, false, false, r, r, constant_operand(g, constant(g, pattern, 32)),
+                -1);
+        }
+    } else {
+        int32_t index[8] = {0};
+        for (int k = 0; k < lanes; k++)
+            index[k] = (int32_t)(k * l->stride);
+        int idx = constant_in_register(g, constant(g, index, 32), &temp);
+        int mask = take_register(g);
+        vex(b, V_PCMPEQD, size == 8 || lanes == 8, false, mask, mask, in_register(mask), -1);
+        vex(b, V_XOR, false, false, r, r, in_register(r), -1); /* (no wait for r's old value) */
+        memory m = {RDI, idx, size, 0, 0};
+        if (size == 8)
+            vex(b, V_GATHERDQ, true, false, r, mask, in_memory(m), -1);
+        else
+            vex(b, V_GATHERDD, lanes == 8, false, r, mask, in_memory(m), -1);
+        give_register(g, mask);
+    }
+    if (temp >= 0)
+        give_register(g, temp);
+}
+
+/* Strided leaf I of another dtype than the lanes' (converted, or bool):
+ * its lanes stored into its stack slot, which the load then reads. */
+static memory stage_leaf(generator *g, int i)
+{
+    int t = take_register(g);
+    strided_load(g, t, i);
+    memory slot = at(RSP, NONE, 1, 32 * g->leaves[i].slot);
+    vex(g->b, V_MOVU_STORE, true, false, t, 0, in_memory(slot), -1);
+    give_register(g, t);
+    return slot;
+}
+
+bool vex_reads_stride(bcg_dtype dtype, int64_t stride)
+{
+    size_t size = bcg_dtype_size(dtype);
+    return stride == 0 || stride == 1 || stride == -1 ||
+           ((size == 4 || size == 8) && stride >= -(1 << 20) && stride <= (1 << 20));
+}
 
 /* Register R = leaf I (at M) converted into the lane dtype; VIA_SINGLE:
  * an integer rounded to f32 first (f64(f32(i32)) rounds once, in f32). */
@@ -668,6 +818,15 @@ static value compute_leaf(generator *g, int id, bool want_value, bool via_single
         int i = leaf_index(g, id);
         int r = take_register(g);
         memory m = leaf_memory(g, i);
+        bool loaded = false; /* strided, of the lane dtype: into r in place */
+        if (leaf_strided(&g->leaves[i]) && !g->tail) {
+            if (n->dtype == g->lane) {
+                strided_load(g, r, i);
+                loaded = true;
+            } else {
+                m = stage_leaf(g, i);
+            }
+        }
         if (n->dtype == BCG_BOOL) { /* bytes: a mask of the lanes that are 0 */
             int zero = constant(g, &(uint64_t){0}, 8);
             if (g->leaves[i].broadcast) {
@@ -682,6 +841,8 @@ static value compute_leaf(generator *g, int id, bool want_value, bool via_single
         }
         if (n->dtype != g->lane)
             load_converted(g, r, i, m, via_single);
+        else if (loaded)
+            ;
         else if (g->leaves[i].broadcast)
             vex(b, dbl ? V_BROADCASTSD : V_BROADCASTSS, true, false, r, 0, in_memory(m), -1);
         else
@@ -811,7 +972,8 @@ static void body(generator *g, int out_slot)
     g->free = 0xffffu & ~g->reserved;
     value v = compute(g, 0, true);
     memory m = g->tail ? at(RSP, NONE, 1, 32 * out_slot) : at(R11, RAX, g->width, 0);
-    vex(g->b, V_MOVU_STORE, true, g->dbl, v.reg, 0, in_memory(m), -1);
+    vex(g->b, g->streaming && !g->tail ? V_MOVNT : V_MOVU_STORE, true, g->dbl, v.reg, 0,
+        in_memory(m), -1);
 }
 
 /* rcx = (r10 - rax) << SHIFT bytes from SOURCE to DESTINATION (rep movsb). */
@@ -833,7 +995,103 @@ static void copy_bytes(builder *b, memory destination, memory source, int shift)
 
 static int shift_of(size_t size) { return size == 8 ? 3 : size == 4 ? 2 : size == 2 ? 1 : 0; }
 
-enum { LABEL_LOOP, LABEL_TAIL, LABEL_DONE };
+/* rcx = r10 - rax elements of strided leaf L (from rax * stride elements
+ * on) into the stack slot at DESTINATION, one at a time: movs, then rsi
+ * moved on by the rest of the stride. */
+static void copy_strided(builder *b, const leaf *l, memory destination)
+{
+    int size = (int)bcg_dtype_size(l->dtype);
+    gpr_memory(b, 0x8d, RDI, destination);
+    gpr_multiply(b, RSI, RAX, (int32_t)(l->stride * size));
+    gpr_pair(b, 0x01, RSI, l->reg);           /* add rsi, pointer */
+    gpr_pair(b, 0x89, RCX, R10);
+    gpr_pair(b, 0x29, RCX, RAX);
+    int loop = b->length;
+    if (size == 2)
+        byte(b, 0x66);
+    if (size == 8)
+        byte(b, 0x48);
+    byte(b, size == 1 ? 0xa4 : 0xa5);         /* movs */
+    gpr_immediate(b, 0, RSI, (int32_t)((l->stride - 1) * size));
+    gpr_immediate(b, 5, RCX, 1);              /* sub rcx, 1 */
+    jump_back(b, 0x5, loop);                  /* jne */
+}
+
+/* Elements [rax, r10) through the stack slots: each leaf's copied in
+ * (zeros past them), the body, the output slot's copied out.  FRAME: the
+ * slots are already on the stack. */
+static void write_partial(generator *g, int slots, int out_slot, bool frame)
+{
+    builder *b = g->b;
+    if (!frame)
+        gpr_immediate(b, 5, RSP, 32 * slots); /* sub rsp, slots */
+    vex(b, V_XOR, false, false, 0, 0, in_register(0), -1); /* vxorps xmm0 */
+    for (int s = 0; s < slots; s++)
+        vex(b, V_MOVU_STORE, true, false, 0, 0, in_memory(at(RSP, NONE, 1, 32 * s)), -1);
+    for (int i = 0; i < g->leaf_count; i++) {
+        const leaf *l = &g->leaves[i];
+        if (l->broadcast)
+            continue;
+        size_t size = bcg_dtype_size(l->dtype);
+        if (leaf_strided(l))
+            copy_strided(b, l, at(RSP, NONE, 1, 32 * l->slot));
+        else
+            copy_bytes(b, at(RSP, NONE, 1, 32 * l->slot), at(l->reg, RAX, (int)size, 0),
+                       shift_of(size));
+    }
+    g->tail = true;
+    body(g, out_slot);
+    g->tail = false;
+    copy_bytes(b, at(R11, RAX, g->width, 0), at(RSP, NONE, 1, 32 * out_slot),
+               shift_of((size_t)g->width));
+    if (!frame)
+        gpr_immediate(b, 0, RSP, 32 * slots); /* add rsp, slots */
+}
+
+enum { LABEL_LOOP, LABEL_TAIL, LABEL_DONE, LABEL_PLAIN, LABEL_ALIGNED };
+
+/* A streaming root: elements up to the output's first 32-byte boundary
+ * (at most n) through the slots, then vectors stored with vmovntps to the
+ * last whole vector; an output not aligned to its elements takes the
+ * plain loop (LABEL_PLAIN).  The kernel fences after its last call. */
+static void write_stream_loop(generator *g, int slots, int out_slot, int n_at)
+{
+    builder *b = g->b;
+    int lanes = 32 / g->width;
+    byte(b, 0x31);                            /* xor eax, eax */
+    byte(b, 0xc0);
+    gpr_test_immediate(b, R11, g->width - 1);
+    jump(b, 0x5, LABEL_PLAIN);                /* jne plain */
+    gpr_pair(b, 0x89, RCX, R11);              /* rcx = (-out & 31) / width */
+    gpr_negate(b, RCX);
+    gpr_immediate(b, 4, RCX, 31);
+    gpr_shift(b, 5, RCX, shift_of((size_t)g->width));
+    gpr_pair(b, 0x39, RCX, R10);              /* cmp rcx, r10 */
+    gpr_move_above(b, RCX, R10);              /* cmova rcx, r10 */
+    gpr_pair(b, 0x85, RCX, RCX);
+    jump(b, 0x4, LABEL_ALIGNED);              /* je aligned */
+    gpr_memory(b, 0x89, R10, at(RSP, NONE, 1, n_at)); /* n kept */
+    gpr_pair(b, 0x89, R10, RCX);
+    write_partial(g, slots, out_slot, true);
+    gpr_pair(b, 0x89, RAX, R10);
+    gpr_memory(b, 0x8b, R10, at(RSP, NONE, 1, n_at));
+    b->label[LABEL_ALIGNED] = b->length;
+    gpr_pair(b, 0x89, RCX, R10);              /* rcx = rax + (n - rax) & -lanes */
+    gpr_pair(b, 0x29, RCX, RAX);
+    gpr_immediate(b, 4, RCX, -lanes);
+    gpr_pair(b, 0x01, RCX, RAX);
+    gpr_pair(b, 0x39, RAX, RCX);              /* cmp rax, rcx */
+    jump(b, 0x3, LABEL_TAIL);                 /* jae tail */
+    int loop = b->length;
+    g->streaming = true;
+    body(g, out_slot);
+    g->streaming = false;
+    gpr_immediate(b, 0, RAX, lanes);
+    gpr_pair(b, 0x39, RAX, RCX);
+    jump_back(b, 0x2, loop);                  /* jb loop */
+    jump(b, -1, LABEL_TAIL);
+    b->label[LABEL_PLAIN] = b->length;
+}
 
 static void write_function(generator *g)
 {
@@ -851,6 +1109,12 @@ static void write_function(generator *g)
         if (!g->leaves[i].broadcast)
             g->leaves[i].slot = slots++;
     int out_slot = slots++;
+    /* the slots stay on the stack through the loop when a strided leaf is
+     * staged there (stage_leaf) or the streaming root keeps n there */
+    bool stream = g->layout->stream, frame = stream;
+    for (int i = 0; i < g->leaf_count; i++)
+        frame = frame || (leaf_strided(&g->leaves[i]) && g->leaves[i].dtype != g->lane);
+    int n_at = 32 * slots, frame_bytes = 32 * slots + (stream ? 16 : 0);
     /* the constants in the registers the body leaves free, loaded once
      * before the loop (ymm0 stays the body's: the tail zeroes with it) */
     int constants = b->pool_count;
@@ -882,6 +1146,10 @@ static void write_function(generator *g)
         if (g->constant_register[i] > 0)
             vex(b, V_MOVU_LOAD, true, false, g->constant_register[i], 0,
                 in_memory(pool_memory(i)), -1);
+    if (frame)
+        gpr_immediate(b, 5, RSP, frame_bytes); /* sub rsp, frame */
+    if (stream)
+        write_stream_loop(g, slots, out_slot, n_at);
     gpr_pair(b, 0x89, RCX, R10);              /* mov rcx, r10 */
     gpr_immediate(b, 4, RCX, -lanes);         /* and rcx, -lanes */
     byte(b, 0x31);                            /* xor eax, eax */
@@ -897,24 +1165,10 @@ static void write_function(generator *g)
     b->label[LABEL_TAIL] = b->length;
     gpr_pair(b, 0x39, RAX, R10);              /* cmp rax, r10 */
     jump(b, 0x3, LABEL_DONE);                 /* jae done */
-    gpr_immediate(b, 5, RSP, 32 * slots);     /* sub rsp, slots */
-    vex(b, V_XOR, false, false, 0, 0, in_register(0), -1); /* vxorps xmm0 */
-    for (int s = 0; s < slots; s++)
-        vex(b, V_MOVU_STORE, true, false, 0, 0, in_memory(at(RSP, NONE, 1, 32 * s)), -1);
-    for (int i = 0; i < g->leaf_count; i++) {
-        const leaf *l = &g->leaves[i];
-        if (l->broadcast)
-            continue;
-        size_t size = bcg_dtype_size(l->dtype);
-        copy_bytes(b, at(RSP, NONE, 1, 32 * l->slot), at(l->reg, RAX, (int)size, 0),
-                   shift_of(size));
-    }
-    g->tail = true;
-    body(g, out_slot);
-    copy_bytes(b, at(R11, RAX, g->width, 0), at(RSP, NONE, 1, 32 * out_slot),
-               shift_of((size_t)g->width));
-    gpr_immediate(b, 0, RSP, 32 * slots);     /* add rsp, slots */
+    write_partial(g, slots, out_slot, frame);
     b->label[LABEL_DONE] = b->length;
+    if (frame)
+        gpr_immediate(b, 0, RSP, frame_bytes); /* add rsp, frame */
     byte(b, 0xc5);                            /* vzeroupper */
     byte(b, 0xf8);
     byte(b, 0x77);
@@ -959,7 +1213,7 @@ bool vex_cpu_ok(void)
 #endif
 }
 
-bcg_status vex_build(arena *a, const kernel_ir *ir, const bool *broadcast, vex_function **out)
+bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, vex_function **out)
 {
     *out = NULL;
     bcg_dtype lane = ir->nodes[0]->dtype;
@@ -971,18 +1225,22 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const bool *broadcast, vex_f
         return BCG_ERR_NOMEM;
     memset(g, 0, sizeof *g);
     g->ir = ir;
-    g->broadcast = broadcast;
+    g->layout = layout;
     g->lane = lane;
     g->dbl = lane == BCG_F64;
     g->width = g->dbl ? 8 : 4;
     g->b = b;
     const expr_node *root = ir->nodes[0];
-    /* one operation gains nothing from fusion: its microkernel is as fast
-     * and reads a strided operand itself, where the function needs it
-     * gathered (measured in the sweep: a - 0.1 over a stride of 3, 0.59
-     * against 1.11 of the cc backend's time) */
-    if (root->op == OP_OPERAND || root->op == OP_LITERAL || operation_count(ir, 0, lane) < 2 ||
-        !supported(g, 0, true))
+    /* one operation of contiguous leaves gains nothing from fusion: its
+     * microkernel is as fast; one that reads a leaf with a stride other
+     * than 0 and 1 in place makes one pass where the microkernel gathers
+     * (scalar) */
+    bool strided = false;
+    for (int k = 1; k <= ir->input_count; k++)
+        strided = strided || (ir->input_used[k - 1] && layout->stride[k] != 0 &&
+                              layout->stride[k] != 1);
+    if (root->op == OP_OPERAND || root->op == OP_LITERAL ||
+        operation_count(ir, 0, lane) < (strided ? 1 : 2) || !supported(g, 0, true))
         return BCG_OK;
     write_function(g);
     if (g->failed || b->overflow)
@@ -996,6 +1254,9 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const bool *broadcast, vex_f
         return BCG_ERR_NOMEM;
     f->leaf_count = g->leaf_count;
     memcpy(f->leaf_node, g->leaf_node, sizeof f->leaf_node);
+    for (int i = 0; i < g->leaf_count; i++)
+        f->strided = f->strided || leaf_strided(&g->leaves[i]);
+    f->stream = layout->stream;
     *out = f;
     return BCG_OK;
 }
