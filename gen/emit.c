@@ -445,7 +445,7 @@ static void print_tile_call(cprinter *e, const kir_step *step, int64_t tile)
 
 /* Leaf ID's first element in the tile, for the fused function (vex.c): a
  * hoisted local's address, a gathered tile, a 2-D tile's first row, or
- * the 1-D tile's start (the operand contiguous or one value there). */
+ * the 1-D tile's start (the operand contiguous, strided or one value). */
 static void put_vex_pointer(cprinter *e, strbuf *sb, int id)
 {
     const kernel_ir *ir = e->ir;
@@ -457,10 +457,9 @@ static void put_vex_pointer(cprinter *e, strbuf *sb, int id)
         sb_printf(sb, "in%d_tile", n->operand);
     else if (ir->tiles2d)
         put_row_start(ir, sb, k);
-    else {
+    else { /* (read in place with its stride: vex.c's strided leaves) */
         put_base(ir, sb, k);
-        if (ir->p->stride[k][ir->tile_loop] != 0)
-            sb_puts(sb, " + tile_start");
+        put_scaled(sb, "tile_start", ir->p->stride[k][ir->tile_loop]);
     }
 }
 

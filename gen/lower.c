@@ -900,7 +900,9 @@ static void choose_vex(lowering *w, const int64_t *stride)
  * place, or 1 when it is gathered into a tile first. */
 static int64_t vex_stride(const lowering *w, int k, int64_t stride)
 {
-    return vex_reads_stride(w->c->operands[k - 1].dtype, stride) ? stride : 1;
+    if (getenv("BCGEN_EXP") && stride != 0 && stride != 1) return 1; /* EXPERIMENT */
+    return vex_reads_stride(w->c->operands[k - 1].dtype, w->ir->nodes[0]->dtype, stride) ? stride
+                                                                                           : 1;
 }
 
 /* The 1-D tiles.  An operand read with a stride other than 0 and 1 (a

@@ -31,9 +31,10 @@ typedef struct vex_layout {
     bool stream;
 } vex_layout;
 
-/* Whether the function reads an operand of DTYPE with STRIDE in place
- * (reversed loads, gathers); else the caller gathers it into a tile. */
-bool vex_reads_stride(bcg_dtype dtype, int64_t stride);
+/* Whether the function of a tree of dtype LANE reads an operand of DTYPE
+ * with STRIDE in place (reversed loads, even elements); else the caller
+ * gathers it into a tile. */
+bool vex_reads_stride(bcg_dtype dtype, bcg_dtype lane, int64_t stride);
 
 /* The name the emitted C calls it by (jit.c binds it). */
 #define VEX_SYMBOL "bcg_vex"
