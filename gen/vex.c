@@ -150,6 +150,7 @@ typedef enum vex_id {
     V_CVTDQ2PD, V_CVTPS2PD,
     /* the leaves' strided loads and the streaming store (addressing) */
     V_PERMD, V_PERMQ, V_PSHUFB, V_SHUFP, V_MOVNT, V_MOVQ_LOAD, V_MOVD_LOAD,
+    V_MASKMOVPS_LOAD, V_MASKMOVPD_LOAD, V_MASKMOVPS_STORE, V_MASKMOVPD_STORE, V_PCMPGTD,
     V_COUNT
 } vex_id;
 
@@ -178,6 +179,9 @@ static const struct {
     [V_PSHUFB] = {1, 2, 0x00, false}, [V_SHUFP] = {0, 1, 0xc6, true},
     [V_MOVNT] = {0, 1, 0x2b, true},
     [V_MOVQ_LOAD] = {2, 1, 0x7e, false}, [V_MOVD_LOAD] = {1, 1, 0x6e, false},
+    [V_MASKMOVPS_LOAD] = {1, 2, 0x2c, false}, [V_MASKMOVPD_LOAD] = {1, 2, 0x2d, false},
+    [V_MASKMOVPS_STORE] = {1, 2, 0x2e, false}, [V_MASKMOVPD_STORE] = {1, 2, 0x2f, false},
+    [V_PCMPGTD] = {1, 1, 0x66, false},
 };
 
 /* An operand: ymm register REG (mem false) or memory M. */
@@ -345,6 +349,7 @@ typedef struct leaf {
     const char *local;
     bool broadcast;   /* one value (stride 0) */
     int64_t stride;   /* elements along the run: 1, or read in place (strided_load) */
+    int64_t outer;    /* elements from run to run (the rows form) */
     bcg_dtype dtype;
     int reg;          /* the GPR holding its pointer */
     int slot;         /* the tail's stack slot (contiguous leaves) */
@@ -365,6 +370,8 @@ typedef struct generator {
     int leaf_node[LEAF_MAX];
     bool tail;                /* writing the tail's body: contiguous leaves in slots */
     bool streaming;           /* the loop's root store is vmovntps (aligned) */
+    bool masked;              /* the tail loads and stores with vmaskmov (write_partial) */
+    int mask_slot;            /* the stack slot holding the tail's mask */
     unsigned free;            /* ymm registers free (bit r) */
     unsigned reserved;        /* ymm registers holding constants */
     int peak;                 /* the most registers the body holds at once */
@@ -598,7 +605,8 @@ static int leaf_index(generator *g, int id)
     }
     int i = g->leaf_count++;
     int64_t stride = operand < 0 ? 0 : g->layout->stride[operand];
-    g->leaves[i] = (leaf){operand, ir->value[id].local, stride == 0, stride, n->dtype,
+    int64_t outer = operand < 0 || !g->layout->outer ? 0 : g->layout->outer[operand];
+    g->leaves[i] = (leaf){operand, ir->value[id].local, stride == 0, stride, outer, n->dtype,
                           pointer_registers[i], -1};
     g->leaf_node[i] = id;
     return i;
@@ -611,9 +619,18 @@ static memory leaf_memory(const generator *g, int i)
     const leaf *l = &g->leaves[i];
     if (l->broadcast)
         return at(l->reg, NONE, 1, 0);
-    if (g->tail)
+    if (g->tail && !g->masked)
         return at(RSP, NONE, 1, 32 * l->slot);
     return at(l->reg, RAX, (int)bcg_dtype_size(l->dtype), 0);
+}
+
+/* ID (vmaskmovps/pd) between register R and M under the tail's mask. */
+static void masked_move(generator *g, vex_id id, int r, memory m)
+{
+    int t = take_register(g);
+    vex(g->b, V_MOVU_LOAD, true, false, t, 0, in_memory(at(RSP, NONE, 1, 32 * g->mask_slot)), -1);
+    vex(g->b, id, true, false, r, t, in_memory(m), -1);
+    give_register(g, t);
 }
 
 static value compute(generator *g, int id, bool want_value);
@@ -848,6 +865,8 @@ static value compute_leaf(generator *g, int id, bool want_value, bool via_single
             load_converted(g, r, i, m, via_single);
         else if (loaded)
             ;
+        else if (g->tail && g->masked && !g->leaves[i].broadcast)
+            masked_move(g, dbl ? V_MASKMOVPD_LOAD : V_MASKMOVPS_LOAD, r, m);
         else if (g->leaves[i].broadcast)
             vex(b, dbl ? V_BROADCASTSD : V_BROADCASTSS, true, false, r, 0, in_memory(m), -1);
         else
@@ -976,6 +995,11 @@ static void body(generator *g, int out_slot)
 {
     g->free = 0xffffu & ~g->reserved;
     value v = compute(g, 0, true);
+    if (g->tail && g->masked) {
+        masked_move(g, g->dbl ? V_MASKMOVPD_STORE : V_MASKMOVPS_STORE, v.reg,
+                    at(R11, RAX, g->width, 0));
+        return;
+    }
     memory m = g->tail ? at(RSP, NONE, 1, 32 * out_slot) : at(R11, RAX, g->width, 0);
     vex(g->b, g->streaming && !g->tail ? V_MOVNT : V_MOVU_STORE, true, g->dbl, v.reg, 0,
         in_memory(m), -1);
@@ -1030,6 +1054,26 @@ static void write_partial(generator *g, int slots, int out_slot, bool frame)
     builder *b = g->b;
     if (!frame)
         gpr_immediate(b, 5, RSP, 32 * slots); /* sub rsp, slots */
+    if (g->masked) { /* the mask of lanes below r10 - rax, in the output's slot */
+        int32_t lanes_below[8];
+        for (int k = 0; k < 8; k++)
+            lanes_below[k] = g->dbl ? k / 2 : k;
+        gpr_pair(b, 0x89, RCX, R10);
+        gpr_pair(b, 0x29, RCX, RAX);
+        vex(b, V_MOVD_LOAD, false, false, 0, 0, in_register(RCX), -1); /* vmovd xmm0, ecx */
+        vex(b, V_PBROADCASTD, true, false, 0, 0, in_register(0), -1);
+        vex(b, V_PCMPGTD, true, false, 0, 0, constant_operand(g, constant(g, lanes_below, 32)),
+            -1);
+        vex(b, V_MOVU_STORE, true, false, 0, 0, in_memory(at(RSP, NONE, 1, 32 * out_slot)),
+            -1);
+        g->mask_slot = out_slot;
+        g->tail = true;
+        body(g, out_slot);
+        g->tail = false;
+        if (!frame)
+            gpr_immediate(b, 0, RSP, 32 * slots); /* add rsp, slots */
+        return;
+    }
     vex(b, V_XOR, false, false, 0, 0, in_register(0), -1); /* vxorps xmm0 */
     for (int s = 0; s < slots; s++)
         vex(b, V_MOVU_STORE, true, false, 0, 0, in_memory(at(RSP, NONE, 1, 32 * s)), -1);
@@ -1053,7 +1097,7 @@ static void write_partial(generator *g, int slots, int out_slot, bool frame)
         gpr_immediate(b, 0, RSP, 32 * slots); /* add rsp, slots */
 }
 
-enum { LABEL_LOOP, LABEL_TAIL, LABEL_DONE, LABEL_PLAIN, LABEL_ALIGNED };
+enum { LABEL_LOOP, LABEL_TAIL, LABEL_DONE, LABEL_PLAIN, LABEL_ALIGNED, LABEL_END };
 
 /* A streaming root: elements up to the output's first 32-byte boundary
  * (at most n) through the slots, then vectors stored with vmovntps to the
@@ -1114,12 +1158,21 @@ static void write_function(generator *g)
         if (!g->leaves[i].broadcast)
             g->leaves[i].slot = slots++;
     int out_slot = slots++;
+    /* the tail loads and stores under a mask (vmaskmovps) when every leaf
+     * read along the run is contiguous in the lanes' dtype; else through
+     * the stack slots (measured, rows of 20 f32: the slots' rep movsb cost
+     * about 20 ns a tail) */
+    g->masked = true;
+    for (int i = 0; i < g->leaf_count; i++)
+        if (!g->leaves[i].broadcast)
+            g->masked = g->masked && g->leaves[i].stride == 1 && g->leaves[i].dtype == g->lane;
     /* the slots stay on the stack through the loop when a strided leaf is
      * staged there (stage_leaf) or the streaming root keeps n there */
-    bool stream = g->layout->stream, frame = stream;
+    bool stream = g->layout->stream, rows = g->layout->outer != NULL, frame = stream || rows;
     for (int i = 0; i < g->leaf_count; i++)
         frame = frame || (leaf_strided(&g->leaves[i]) && g->leaves[i].dtype != g->lane);
-    int n_at = 32 * slots, frame_bytes = 32 * slots + (stream ? 16 : 0);
+    int n_at = 32 * slots, rows_at = n_at + 8;
+    int frame_bytes = 32 * slots + (stream || rows ? 16 : 0);
     /* the constants in the registers the body leaves free, loaded once
      * before the loop (ymm0 stays the body's: the tail zeroes with it) */
     int constants = b->pool_count;
@@ -1153,6 +1206,13 @@ static void write_function(generator *g)
                 in_memory(pool_memory(i)), -1);
     if (frame)
         gpr_immediate(b, 5, RSP, frame_bytes); /* sub rsp, frame */
+    int row = 0;
+    if (rows) { /* rcx, the row count, kept in the frame */
+        gpr_memory(b, 0x89, RCX, at(RSP, NONE, 1, rows_at));
+        gpr_pair(b, 0x85, RCX, RCX);
+        jump(b, 0x4, LABEL_END);              /* je end */
+        row = b->length;
+    }
     if (stream)
         write_stream_loop(g, slots, out_slot, n_at);
     gpr_pair(b, 0x89, RCX, R10);              /* mov rcx, r10 */
@@ -1172,6 +1232,20 @@ static void write_function(generator *g)
     jump(b, 0x3, LABEL_DONE);                 /* jae done */
     write_partial(g, slots, out_slot, frame);
     b->label[LABEL_DONE] = b->length;
+    if (rows) { /* the next run: every pointer moved on by its outer stride */
+        for (int i = 0; i < g->leaf_count; i++)
+            if (g->leaves[i].outer)
+                gpr_immediate(b, 0, g->leaves[i].reg,
+                              (int32_t)(g->leaves[i].outer *
+                                        (int64_t)bcg_dtype_size(g->leaves[i].dtype)));
+        if (g->layout->out_outer)
+            gpr_immediate(b, 0, R11, (int32_t)(g->layout->out_outer * g->width));
+        gpr_memory(b, 0x8b, RCX, at(RSP, NONE, 1, rows_at));
+        gpr_immediate(b, 5, RCX, 1);
+        gpr_memory(b, 0x89, RCX, at(RSP, NONE, 1, rows_at));
+        jump_back(b, 0x5, row);               /* jne row */
+    }
+    b->label[LABEL_END] = b->length;
     if (frame)
         gpr_immediate(b, 0, RSP, frame_bytes); /* add rsp, frame */
     byte(b, 0xc5);                            /* vzeroupper */
@@ -1247,6 +1321,12 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
     if (root->op == OP_OPERAND || root->op == OP_LITERAL ||
         operation_count(ir, 0, lane) < (strided ? 1 : 2) || !supported(g, 0, true))
         return BCG_OK;
+    /* (the outer strides move the pointers by an add of 32 bits) */
+    for (int k = 1; layout->outer && k <= ir->input_count; k++)
+        if (layout->outer[k] > (1 << 26) || layout->outer[k] < -(1 << 26))
+            return BCG_OK;
+    if (layout->out_outer > (1 << 26) || layout->out_outer < -(1 << 26))
+        return BCG_OK;
     write_function(g);
     if (g->failed || b->overflow)
         return BCG_OK;
@@ -1262,6 +1342,7 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
     for (int i = 0; i < g->leaf_count; i++)
         f->strided = f->strided || leaf_strided(&g->leaves[i]);
     f->stream = layout->stream;
+    f->rows = layout->outer != NULL;
     *out = f;
     return BCG_OK;
 }

@@ -20,15 +20,22 @@ typedef struct vex_function {
     int leaf_node[VEX_MAX_LEAVES];
     bool strided;   /* a leaf is read in place with a stride other than 0 and 1 */
     bool stream;    /* the root is stored past the caches (the kernel fences) */
+    bool rows;      /* void f(long n, void *out, const void *const *in, long rows):
+                       ROWS runs of n, each pointer moved on by its outer
+                       stride (vex_layout.outer) from run to run */
 } vex_function;
 
 /* How the function reads its leaves: STRIDE[k] (k >= 1, a plan operand)
  * is operand k's stride along the run in elements: 0 one value, 1
  * contiguous, any other read in place (vex_reads_stride says which);
- * STREAM: the root stored with vmovntps (peeled to 32-byte alignment). */
+ * STREAM: the root stored with vmovntps (peeled to 32-byte alignment).
+ * OUTER (NULL: one run a call): OUTER[k] operand k's stride from run to
+ * run and OUT_OUTER the output's, in elements (the rows form). */
 typedef struct vex_layout {
     const int64_t *stride;
     bool stream;
+    const int64_t *outer;
+    int64_t out_outer;
 } vex_layout;
 
 /* Whether the function of a tree of dtype LANE reads an operand of DTYPE
