@@ -199,6 +199,7 @@ typedef struct tally {
     int cases, vex, tiled, skipped;
     int in_place; /* fused, a strided operand read in place (no gather) */
     int streamed; /* fused, the root stored past the caches */
+    int rows;     /* fused in the rows form (2-D tiles read in place row by row) */
 } tally;
 
 /* this case's strides along the run (LAYOUT_STRIDED) and streaming stores */
@@ -215,7 +216,7 @@ typedef struct operand_layout {
  * compile.  *USED_VEX: its source calls the fused function. */
 static bool run_one(const char *expr, const bcg_operand *ops, const bcg_options *options,
                     void *out, const void *const *inputs, bool *used_vex, bool *tiled,
-                    bool *in_place, bool *streamed)
+                    bool *in_place, bool *streamed, bool *rows)
 {
     bcg_context *ctx = bcg_context_new();
     assert_non_null(ctx);
@@ -230,6 +231,7 @@ static bool run_one(const char *expr, const bcg_operand *ops, const bcg_options 
         *used_vex = strstr(bcg_kernel_source(kernel), VEX_SYMBOL "(") != NULL;
         *in_place = *used_vex && !strstr(bcg_kernel_source(kernel), "bcg_mk_gather");
         *streamed = *used_vex && strstr(bcg_kernel_source(kernel), "bcg_mk_fence");
+        *rows = *used_vex && strstr(bcg_kernel_source(kernel), ", row_count);");
         /* tiled, with two operations or more (one stays a microkernel call) */
         const char *calls = strstr(bcg_kernel_source(kernel), "tile_count);");
         *tiled = *used_vex || (calls && strstr(calls + 1, "tile_count);"));
@@ -327,7 +329,7 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
     front->err = NULL;
     elements = front->plan->elements;
     bool used_on = false, used_off = false, tiled_on = false, tiled_off = false;
-    bool in_place = false, streamed = false, unused;
+    bool in_place = false, streamed = false, rows = false, unused;
     if (lay == LAYOUT_INPLACE) { /* each writes into its own copy of a */
         char *copies[3] = {want, on, off};
         for (int i = 0; i < 3; i++)
@@ -336,25 +338,26 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
         assert_int_equal(eval_run(front, want, in, NULL), BCG_OK);
         in[0] = on;
         assert_true(run_one(expr, ops, &options, on, in, &used_on, &tiled_on, &in_place,
-                            &streamed));
+                            &streamed, &rows));
         options.disable_vector_code = 1;
         in[0] = off;
         assert_true(run_one(expr, ops, &options, off, in, &used_off, &tiled_off, &unused,
-                            &unused));
+                            &unused, &unused));
     } else {
         assert_int_equal(eval_run(front, want, inputs, NULL), BCG_OK);
         /* the output only element-aligned */
         assert_true(run_one(expr, ops, &options, on + out_size, inputs, &used_on, &tiled_on,
-                            &in_place, &streamed));
+                            &in_place, &streamed, &rows));
         memmove(on, on + out_size, (size_t)elements * out_size);
         options.disable_vector_code = 1;
         assert_true(run_one(expr, ops, &options, off, inputs, &used_off, &tiled_off, &unused,
-                            &unused));
+                            &unused, &unused));
     }
     tally->cases++;
     tally->vex += used_on;
     tally->in_place += lay == LAYOUT_STRIDED && in_place;
     tally->streamed += streamed;
+    tally->rows += rows;
     tally->tiled += tiled_off;
     if (used_off) {
         print_error("%s: disable_vector_code still calls the fused function\n", expr);
@@ -417,13 +420,14 @@ static void test_random_trees(void **state)
             failures++;
     }
     print_message("# random trees: %d cases, %d with 2+ tile calls, %d through the fused "
-                  "vector code (%d of %d strided layouts reading in place, %d streaming), "
-                  "%d skipped\n", tally.cases, tally.tiled, tally.vex, tally.in_place,
-                  strided_cases, tally.streamed, tally.skipped);
+                  "vector code (%d of %d strided layouts reading in place, %d streaming, %d "
+                  "row by row), %d skipped\n", tally.cases, tally.tiled, tally.vex,
+                  tally.in_place, strided_cases, tally.streamed, tally.rows, tally.skipped);
     assert_int_equal(failures, 0);
     if (vex_cpu_ok() && count > 0) { /* most trees are the fused function's, or this tests nothing */
         assert_true(tally.vex * 20 > tally.tiled * 17 && tally.vex * 2 > tally.cases);
-        assert_true(tally.in_place * 4 > strided_cases && tally.streamed * 200 > count);
+        assert_true(tally.in_place * 4 > strided_cases && tally.streamed * 200 > count &&
+                    tally.rows * 100 > count);
     }
 }
 
