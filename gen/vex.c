@@ -10,12 +10,16 @@
  *     void f(long n, void *out, const void *const *in)    (SysV x86-64)
  *
  * in[j] is leaf j's first element (kernel_ir.vex->leaf_node[j] says which
- * operand or hoisted local), read contiguously or as one value
- * (broadcast); literals live in a constant pool after the code.  The loop
- * runs over n in vectors of 8 f32 or 4 f64 lanes; the last n % lanes
- * elements are copied (rep movsb) into zeroed stack slots, computed by a
+ * operand or hoisted local), read contiguously, as one value (broadcast)
+ * or in place with a stride of -1 or +-2 (strided_load); literals live in
+ * a constant pool after the code.  The loop runs over n in vectors of 8
+ * f32 or 4 f64 lanes; the last n % lanes elements are loaded and stored
+ * under a mask (vmaskmov) or copied into zeroed stack slots, computed by a
  * second copy of the body and copied out, so no lane outside the arrays is
- * ever read or written.  Results are those of the reference evaluator bit
+ * ever read or written.  The rows form (vex_layout.outer) adds a 4th
+ * argument, long rows, and runs that many runs of n, moving every pointer
+ * by its outer stride; a streaming root (vex_layout.stream) peels to the
+ * output's 32-byte boundary and stores with vmovntps.  Results are those of the reference evaluator bit
  * for bit: no FMA, NumPy's minimum/maximum (see emit_extreme), comparisons
  * with the ordered/unordered predicate C uses.
  *
