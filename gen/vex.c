@@ -376,6 +376,7 @@ typedef struct generator {
     bool streaming;           /* the loop's root store is vmovntps (aligned) */
     bool masked;              /* the tail loads and stores with vmaskmov (write_partial) */
     int mask_slot;            /* the stack slot holding the tail's mask */
+    int reversed_mask_slot;   /* and its reverse, for reversed leaves (or -1) */
     unsigned free;            /* ymm registers free (bit r) */
     unsigned reserved;        /* ymm registers holding constants */
     int peak;                 /* the most registers the body holds at once */
@@ -628,13 +629,48 @@ static memory leaf_memory(const generator *g, int i)
     return at(l->reg, RAX, (int)bcg_dtype_size(l->dtype), 0);
 }
 
-/* ID (vmaskmovps/pd) between register R and M under the tail's mask. */
-static void masked_move(generator *g, vex_id id, int r, memory m)
+/* ID (vmaskmovps/pd) between register R and M under the tail's mask (its
+ * reverse when REVERSED). */
+static void masked_move(generator *g, vex_id id, int r, memory m, bool reversed)
 {
     int t = take_register(g);
-    vex(g->b, V_MOVU_LOAD, true, false, t, 0, in_memory(at(RSP, NONE, 1, 32 * g->mask_slot)), -1);
+    int slot = reversed ? g->reversed_mask_slot : g->mask_slot;
+    vex(g->b, V_MOVU_LOAD, true, false, t, 0, in_memory(at(RSP, NONE, 1, 32 * slot)), -1);
     vex(g->b, id, true, false, r, t, in_memory(m), -1);
     give_register(g, t);
+}
+
+static int constant(generator *g, const void *v, int size);
+static rm_operand constant_operand(generator *g, int slot);
+
+/* The tail's lanes of reversed leaf I (of the lanes' dtype) into R: the
+ * vector ending at lane 0's element loaded under the reversed mask (the
+ * lanes past the tail, below the operand, not accessed), then reversed. */
+static void masked_reversed_load(generator *g, int r, int i)
+{
+    builder *b = g->b;
+    const leaf *l = &g->leaves[i];
+    int lanes = 32 / g->width;
+    gpr_multiply(b, RDI, RAX, -g->width);
+    gpr_pair(b, 0x01, RDI, l->reg);
+    masked_move(g, g->dbl ? V_MASKMOVPD_LOAD : V_MASKMOVPS_LOAD, r,
+                at(RDI, NONE, 1, -(lanes - 1) * g->width), true);
+    if (g->dbl) {
+        vex(b, V_PERMQ, true, false, r, 0, in_register(r), 0x1b);
+    } else {
+        int32_t index[8] = {7, 6, 5, 4, 3, 2, 1, 0};
+        int slot = constant(g, index, 32);
+        rm_operand idx = constant_operand(g, slot);
+        int t = -1;
+        if (idx.mem) { /* (vpermd takes its index in a register) */
+            t = take_register(g);
+            vex(b, V_MOVU_LOAD, true, false, t, 0, idx, -1);
+            idx = in_register(t);
+        }
+        vex(b, V_PERMD, true, false, r, idx.reg, in_register(r), -1);
+        if (t >= 0)
+            give_register(g, t);
+    }
 }
 
 static value compute(generator *g, int id, bool want_value);
@@ -852,6 +888,9 @@ static value compute_leaf(generator *g, int id, bool want_value, bool via_single
             } else {
                 m = stage_leaf(g, i);
             }
+        } else if (leaf_strided(&g->leaves[i]) && g->masked) { /* reversed, the lanes' */
+            masked_reversed_load(g, r, i);
+            loaded = true;
         }
         if (n->dtype == BCG_BOOL) { /* bytes: a mask of the lanes that are 0 */
             int zero = constant(g, &(uint64_t){0}, 8);
@@ -870,7 +909,7 @@ static value compute_leaf(generator *g, int id, bool want_value, bool via_single
         else if (loaded)
             ;
         else if (g->tail && g->masked && !g->leaves[i].broadcast)
-            masked_move(g, dbl ? V_MASKMOVPD_LOAD : V_MASKMOVPS_LOAD, r, m);
+            masked_move(g, dbl ? V_MASKMOVPD_LOAD : V_MASKMOVPS_LOAD, r, m, false);
         else if (g->leaves[i].broadcast)
             vex(b, dbl ? V_BROADCASTSD : V_BROADCASTSS, true, false, r, 0, in_memory(m), -1);
         else
@@ -1001,7 +1040,7 @@ static void body(generator *g, int out_slot)
     value v = compute(g, 0, true);
     if (g->tail && g->masked) {
         masked_move(g, g->dbl ? V_MASKMOVPD_STORE : V_MASKMOVPS_STORE, v.reg,
-                    at(R11, RAX, g->width, 0));
+                    at(R11, RAX, g->width, 0), false);
         return;
     }
     memory m = g->tail ? at(RSP, NONE, 1, 32 * out_slot) : at(R11, RAX, g->width, 0);
@@ -1071,6 +1110,16 @@ static void write_partial(generator *g, int slots, int out_slot, bool frame)
         vex(b, V_MOVU_STORE, true, false, 0, 0, in_memory(at(RSP, NONE, 1, 32 * out_slot)),
             -1);
         g->mask_slot = out_slot;
+        if (g->reversed_mask_slot >= 0) { /* lane k set when lanes - 1 - k is in the tail */
+            for (int k = 0; k < 8; k++)
+                lanes_below[k] = g->dbl ? 3 - k / 2 : 7 - k;
+            vex(b, V_MOVD_LOAD, false, false, 0, 0, in_register(RCX), -1);
+            vex(b, V_PBROADCASTD, true, false, 0, 0, in_register(0), -1);
+            vex(b, V_PCMPGTD, true, false, 0, 0,
+                constant_operand(g, constant(g, lanes_below, 32)), -1);
+            vex(b, V_MOVU_STORE, true, false, 0, 0,
+                in_memory(at(RSP, NONE, 1, 32 * g->reversed_mask_slot)), -1);
+        }
         g->tail = true;
         body(g, out_slot);
         g->tail = false;
@@ -1167,9 +1216,14 @@ static void write_function(generator *g)
      * the stack slots (measured, rows of 20 f32: the slots' rep movsb cost
      * about 20 ns a tail) */
     g->masked = true;
+    g->reversed_mask_slot = -1;
     for (int i = 0; i < g->leaf_count; i++)
         if (!g->leaves[i].broadcast)
-            g->masked = g->masked && g->leaves[i].stride == 1 && g->leaves[i].dtype == g->lane;
+            g->masked = g->masked && (g->leaves[i].stride == 1 || g->leaves[i].stride == -1) &&
+                        g->leaves[i].dtype == g->lane;
+    for (int i = 0; g->masked && i < g->leaf_count; i++)
+        if (!g->leaves[i].broadcast && g->leaves[i].stride == -1 && g->reversed_mask_slot < 0)
+            g->reversed_mask_slot = slots++; /* (reversed leaves: measured, rows of 300) */
     /* the slots stay on the stack through the loop when a strided leaf is
      * staged there (stage_leaf) or the streaming root keeps n there */
     bool stream = g->layout->stream, rows = g->layout->outer != NULL, frame = stream || rows;
