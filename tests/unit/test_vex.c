@@ -611,9 +611,26 @@ static void test_disassembly_strided(void **state)
     assert_non_null(f);
     assert_true(!f->stream && f->strided);
     char *second = disassemble(f);
+    /* the rows form: a reversed x and a per-row m read in place row by row,
+     * the masked tail (vmaskmovps, the reversed mask for x) */
+    int64_t short_rows[2] = {50, 20}, short_reversed[2] = {24, -1}, per_row[2] = {50, 1};
+    bcg_operand row_ops[2] = {{"x", BCG_F32, 2, short_rows, short_reversed},
+                              {"m", BCG_F32, 2, per_row, NULL}};
+    f = function_of(a, "(x - m) * x", row_ops, 2);
+    assert_non_null(f);
+    assert_true(f->rows && f->strided);
+    char *third = disassemble(f);
+    size_t second_length = strlen(second);
+    second = realloc(second, second_length + strlen(third) + 8);
+    assert_non_null(second);
+    strcpy(second + second_length, "----\n");
+    strcat(second, third);
+    free(third);
     static const char *const expected[] = {
         "imul $0xfffffffffffffffc,%rax,%rdi", "vpermd", "vshufps $0xd8", "vpermq $0xd8",
         "vmovntps %ymm", "cmova", "vpshufb", "vpmovsxwd", "movsw", "movsl",
+        "vmaskmovps -0x1c(%rdi)", "vmaskmovps %ymm", "vpcmpgtd", "vpbroadcastd %xmm0,%ymm0",
+        "vbroadcastss (%r9),%ymm",
     };
     size_t length = strlen(listing);
     listing = realloc(listing, length + strlen(second) + 16);
