@@ -880,6 +880,8 @@ static void step_gather(lowering *w, int depth, int k, int64_t size, bool by_cou
  * pass them as 1).  A streaming root (ir->stream, one operation of
  * leaves) is stored with vmovntps by the function when it has a strided
  * leaf; one of contiguous leaves keeps its _nt microkernel, as fast. */
+#define VEX_STREAM_MIN_RUN 1024
+
 static void choose_vex(lowering *w, const int64_t *stride, const int64_t *outer,
                        int64_t out_outer)
 {
@@ -893,8 +895,10 @@ static void choose_vex(lowering *w, const int64_t *stride, const int64_t *outer,
      * Measured (same process, streaming against plain stores of the fused
      * function): a * b + c f32 (4096,4096) 1.08-1.11x faster, f64
      * minimum(a, 2) * b - a (1024,2048) 1.42x, (x - m) / sqrt(v + 1e-5)
-     * (4096,1024) 1.23x */
-    bool stream = ir->stream || (c->stream && !ir->scatter && !ir->tiles2d);
+     * (4096,1024) 1.23x; but runs of 66 6.4x slower, 192 and 256 1.2-1.6x
+     * slower (where(b + a > 0.1, b, b + a), b per run), so only long runs */
+    bool stream = ir->stream || (c->stream && !ir->scatter && !ir->tiles2d &&
+                                 ir->p->extent[ir->p->loop_count - 1] >= VEX_STREAM_MIN_RUN);
     vex_layout layout = {stride, stream, outer, out_outer};
     vex_function *f = NULL;
     if (vex_build(c->arena, ir, &layout, &f) != BCG_OK)
