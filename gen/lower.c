@@ -871,6 +871,10 @@ static void step_gather(lowering *w, int depth, int k, int64_t size, bool by_cou
     }
 }
 
+/* Trees with temporaries stream through the fused function over runs at
+ * least this long (see choose_vex) */
+#define VEX_STREAM_MIN_RUN 1024
+
 /* Fused vector code (vex.c): the tile's whole tree as one machine-code
  * function instead of a microkernel call per operation, when the CPU runs
  * AVX2, bcg_options.disable_vector_code is 0 and vex_build can write the
@@ -879,9 +883,8 @@ static void step_gather(lowering *w, int depth, int k, int64_t size, bool by_cou
  * read in place; the callers gather operands vex_reads_stride refuses and
  * pass them as 1).  A streaming root (ir->stream, one operation of
  * leaves) is stored with vmovntps by the function when it has a strided
- * leaf; one of contiguous leaves keeps its _nt microkernel, as fast. */
-#define VEX_STREAM_MIN_RUN 1024
-
+ * leaf; one of contiguous leaves keeps its _nt microkernel, as fast.
+ * OUTER, OUT_OUTER: the rows form's outer strides (vex_layout), or NULL. */
 static void choose_vex(lowering *w, const int64_t *stride, const int64_t *outer,
                        int64_t out_outer)
 {
@@ -1175,6 +1178,7 @@ static bool tiles2d_chosen(lowering *w)
  * rows form against the gathers): f32 runs of 4 2x slower, 8 1.3x
  * faster, 12 0.9-1.7x, 20 1.9x, 28 3.6x, 44 1.8x, 60 2.6x, 100 1.07x; f64
  * runs of 4 1.6x faster, 6 1.1x, 8 1.8x, 10 even, 16 1.3x. */
+
 /* Whether plan operand K of a 2-D tile is read in place by the rows form. */
 static bool vex_in_place(const lowering *w, int k)
 {
