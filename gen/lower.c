@@ -893,6 +893,8 @@ static void choose_vex(lowering *w, const int64_t *stride, const int64_t *outer,
     if (ir->vex || c->options.disable_vector_code || ir->reduce || ir->root_count != 1 ||
         !vex_cpu_ok())
         return;
+    if (ir->stream && outer) /* (short runs stream slowly: the _nt microkernel's flat tile) */
+        return;
     /* a tree with temporaries whose output passes the cache (c->stream)
      * streams too: the function keeps no tiles of temporaries in the cache.
      * Measured (same process, streaming against plain stores of the fused
@@ -1213,8 +1215,6 @@ static void lower_tiles2d(lowering *w, int depth)
     int64_t run = p->extent[inner], size = ir->tile_rows * run;
     bool declared[2][4] = {{false}};
     int64_t vex_strides[BCG_MAX_OPERANDS + 1] = {0};
-    for (int k = 1; k <= ir->input_count; k++) /* contiguous over the tile, or gathered */
-        vex_strides[k] = tile2d_scalar(p, k, run) ? 0 : 1;
     bool rows = vex_rows_chosen(w);
     if (rows) { /* the rows form: operands read in place row by row */
         int64_t outer_strides[BCG_MAX_OPERANDS + 1] = {0};
@@ -1227,7 +1227,10 @@ static void lower_tiles2d(lowering *w, int depth)
                    p->stride[0][inner] == 1 ? p->stride[0][outer] : run);
         if (ir->vex && p->stride[0][inner] == 1)
             ir->scatter = false; /* written row by row in place */
-    } else {
+    }
+    if (!ir->vex) { /* one run of the tile: contiguous over it, or gathered */
+        for (int k = 1; k <= ir->input_count; k++)
+            vex_strides[k] = tile2d_scalar(p, k, run) ? 0 : 1;
         choose_vex(w, vex_strides, NULL, 0);
     }
     rows = ir->vex && ir->vex->rows;
