@@ -461,7 +461,7 @@ static void print_tile_call(cprinter *e, const kir_step *step, int64_t tile)
 
 /* Leaf ID's first element in the tile, for the fused function (vex.c): a
  * hoisted local's address, a gathered tile, a 2-D tile's first row, or
- * the 1-D tile's start (the operand contiguous or one value there). */
+ * the 1-D tile's start (the operand contiguous, strided or one value). */
 static void put_vex_pointer(cprinter *e, strbuf *sb, int id)
 {
     const kernel_ir *ir = e->ir;
@@ -474,10 +474,9 @@ static void put_vex_pointer(cprinter *e, strbuf *sb, int id)
         put_tile_row(ir, sb);
     } else if (ir->tiles2d)
         put_row_start(ir, sb, k);
-    else {
+    else { /* (read in place with its stride: vex.c's strided leaves) */
         put_base(ir, sb, k);
-        if (ir->p->stride[k][ir->tile_loop] != 0)
-            sb_puts(sb, " + tile_start");
+        put_scaled(sb, "tile_start", ir->p->stride[k][ir->tile_loop]);
     }
 }
 
@@ -490,7 +489,8 @@ static void print_vex_call(cprinter *e, const kir_step *step, int64_t tile)
     strbuf *line = &e->line;
     bool to_out = kir_root_writes_output(ir, 0) && !ir->scatter;
     line->len = 0;
-    sb_puts(line, "void " VEX_SYMBOL "(long, void *, const void *const *);");
+    sb_puts(line, f->rows ? "void " VEX_SYMBOL "(long, void *, const void *const *, long);"
+                          : "void " VEX_SYMBOL "(long, void *, const void *const *);");
     code_line(e, step->depth);
     if (!to_out) {
         line->len = 0;
@@ -509,14 +509,18 @@ static void print_vex_call(cprinter *e, const kir_step *step, int64_t tile)
         code_line(e, step->depth);
     }
     line->len = 0;
-    sb_puts(line, VEX_SYMBOL "(tile_count, ");
+    if (f->rows) /* the rows form: row_count runs */
+        sb_printf(line, VEX_SYMBOL "(%lld, ", (long long)ir->p->extent[ir->p->loop_count - 1]);
+    else
+        sb_puts(line, VEX_SYMBOL "(tile_count, ");
     if (to_out && ir->tiles2d)
         put_row_start(ir, line, 0);
     else if (to_out)
         put_tile_source(e, line, 0);
     else
         sb_puts(line, "tile0");
-    sb_puts(line, f->leaf_count > 0 ? ", vex_in);" : ", 0);");
+    sb_puts(line, f->leaf_count > 0 ? ", vex_in" : ", 0");
+    sb_puts(line, f->rows ? ", row_count);" : ");");
     code_line(e, step->depth);
 }
 

@@ -639,10 +639,19 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
     case KIR_VEX_CALL: /* leaves in the order of the function's pointer array */
         sb_printf(sb, "vex %s into %s from ", VEX_SYMBOL, ir->scatter ? "tile0" : "out");
         for (int j = 0; j < ir->vex->leaf_count; j++) {
+            const expr_node *leaf = ir->nodes[ir->vex->leaf_node[j]];
+            int k = leaf->operand + 1, inner = p->loop_count - 1;
             if (j)
                 sb_puts(sb, ", ");
-            format_argument(sb, ir, ir->vex->leaf_node[j]);
+            if (ir->vex->rows && leaf->op == OP_OPERAND && !ir->value[ir->vex->leaf_node[j]].local &&
+                !ir->gathered[k]) /* the rows form: from row to row, then along the run */
+                sb_printf(sb, "in%d strides %lld and %lld", k - 1,
+                          (long long)p->stride[k][inner - 1], (long long)p->stride[k][inner]);
+            else
+                format_argument(sb, ir, ir->vex->leaf_node[j]);
         }
+        if (ir->vex->rows)
+            sb_puts(sb, ", row by row");
         sb_puts(sb, ir->vex->leaf_count ? ": " : "nothing: ");
         kir_format_tree(sb, ir->nodes[0]);
         sb_puts(sb, " fused in AVX2 registers");

@@ -20,7 +20,30 @@ typedef struct vex_function {
                            (vex_small_checks), else 0 */
     int leaf_count;
     int leaf_node[VEX_MAX_LEAVES];
+    bool strided;   /* a leaf is read in place with a stride other than 0 and 1 */
+    bool stream;    /* the root is stored past the caches (the kernel fences) */
+    bool rows;      /* void f(long n, void *out, const void *const *in, long rows):
+                       ROWS runs of n, each pointer moved on by its outer
+                       stride (vex_layout.outer) from run to run */
 } vex_function;
+
+/* How the function reads its leaves: STRIDE[k] (k >= 1, a plan operand)
+ * is operand k's stride along the run in elements: 0 one value, 1
+ * contiguous, any other read in place (vex_reads_stride says which);
+ * STREAM: the root stored with vmovntps (peeled to 32-byte alignment).
+ * OUTER (NULL: one run a call): OUTER[k] operand k's stride from run to
+ * run and OUT_OUTER the output's, in elements (the rows form). */
+typedef struct vex_layout {
+    const int64_t *stride;
+    bool stream;
+    const int64_t *outer;
+    int64_t out_outer;
+} vex_layout;
+
+/* Whether the function of a tree of dtype LANE reads an operand of DTYPE
+ * with STRIDE in place (reversed loads, even elements); else the caller
+ * gathers it into a tile. */
+bool vex_reads_stride(bcg_dtype dtype, bcg_dtype lane, int64_t stride);
 
 /* The name the emitted C calls it by (jit.c binds it). */
 #define VEX_SYMBOL "bcg_vex"
@@ -30,10 +53,9 @@ bool vex_cpu_ok(void);
 
 /* The fused function of IR's root tree into *OUT (in A), or *OUT NULL when
  * an operation, dtype or leaf is not supported or registers run out.
- * BROADCAST[k]: plan operand k is one value over a tile (stride 0); every
- * other operand read is contiguous (gathered when it is not).  Fails only
- * when memory runs out. */
-bcg_status vex_build(arena *a, const struct kernel_ir *ir, const bool *broadcast,
+ * LAYOUT: how each operand is read along the run.  Fails only when memory
+ * runs out. */
+bcg_status vex_build(arena *a, const struct kernel_ir *ir, const vex_layout *layout,
                      vex_function **out);
 
 /* ---- small kernels (the end of vex.c) ---- */

@@ -733,7 +733,9 @@ static int check_short_case(const char *expr, bcg_dtype t, int64_t n, short_layo
         result = -1;
         goto done;
     }
-    *gathers += strstr(source, "bcg_mk_gather_rows_") != NULL;
+    /* (or read in place row by row by the fused function: vex.c's rows form) */
+    *gathers += strstr(source, "bcg_mk_gather_rows_") != NULL ||
+                strstr(source, ", row_count);") != NULL;
     *scatters += strstr(source, "bcg_mk_scatter_rows_") != NULL;
     arena *a = arena_new();
     compile *front = a ? arena_alloc(a, sizeof *front) : NULL;

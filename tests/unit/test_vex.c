@@ -292,12 +292,21 @@ typedef enum layout {
     LAYOUT_SCALARS,  /* a (m,n), b (1,), c (m,n) */
     LAYOUT_REVERSED, /* a (m,n) stride 2 in the run, b (n,) backwards */
     LAYOUT_INPLACE,  /* the output is a */
+    LAYOUT_STRIDED,  /* a, b, d and e read with strides of -1, 2, -2 or 3 (random), rows
+                        apart by more than a run, from the end of their memory too */
     LAYOUT_COUNT
 } layout;
 
 typedef struct tally {
     int cases, vex, tiled, skipped;
+    int in_place; /* fused, a strided operand read in place (no gather) */
+    int streamed; /* fused, the root stored past the caches */
+    int rows;     /* fused in the rows form (2-D tiles read in place row by row) */
 } tally;
+
+/* this case's strides along the run (LAYOUT_STRIDED) and streaming stores */
+static int64_t case_stride[5];
+static bool case_stream;
 
 typedef struct operand_layout {
     int rank;
@@ -308,7 +317,8 @@ typedef struct operand_layout {
 /* Runs the kernel of C (vex on or off) into OUT; false when it did not
  * compile.  *USED_VEX: its source calls the fused function. */
 static bool run_one(const char *expr, const bcg_operand *ops, const bcg_options *options,
-                    void *out, const void *const *inputs, bool *used_vex, bool *tiled)
+                    void *out, const void *const *inputs, bool *used_vex, bool *tiled,
+                    bool *in_place, bool *streamed, bool *rows)
 {
     bcg_context *ctx = bcg_context_new();
     assert_non_null(ctx);
@@ -321,6 +331,9 @@ static bool run_one(const char *expr, const bcg_operand *ops, const bcg_options 
             fail();
         }
         *used_vex = strstr(bcg_kernel_source(kernel), VEX_SYMBOL "(") != NULL;
+        *in_place = *used_vex && !strstr(bcg_kernel_source(kernel), "bcg_mk_gather");
+        *streamed = *used_vex && strstr(bcg_kernel_source(kernel), "bcg_mk_fence");
+        *rows = *used_vex && strstr(bcg_kernel_source(kernel), ", row_count);");
         /* tiled, with two operations or more (one stays a microkernel call) */
         const char *calls = strstr(bcg_kernel_source(kernel), "tile_count);");
         *tiled = *used_vex || (calls && strstr(calls + 1, "tile_count);"));
@@ -354,6 +367,15 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
     }
     if (lay == LAYOUT_SCALARS)
         lays[4] = (operand_layout){2, {m, 1}, {1, 1}, false};
+    if (lay == LAYOUT_STRIDED) {
+        int64_t s = case_stride[0], reach = (s < 0 ? -s : s) * n + 5;
+        lays[0] = (operand_layout){2, {m, n}, {below(2) ? reach : -reach, s}, true};
+        lays[1] = (operand_layout){1, {n, 0}, {case_stride[1], 0}, true};
+        s = case_stride[3];
+        lays[3] = (operand_layout){2, {m, n}, {(s < 0 ? -s : s) * n + 1, s}, true};
+        s = case_stride[4];
+        lays[4] = (operand_layout){2, {m, n}, {-(s < 0 ? -s : s) * n - 2, s}, true};
+    }
     const char *names[5] = {"a", "b", "c", "d", "e"};
     bcg_operand ops[5];
     void *allocations[5] = {0};
@@ -386,6 +408,7 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
     options.unroll_limit = 0; /* small outputs too in loops, so in tiles */
     if (lay == LAYOUT_INPLACE)
         options.inplace = 0;
+    options.stream_stores = case_stream ? 1 : 0;
 
     bool ok = true;
     size_t out_size = 8; /* (f32 or f64: the tree's promotion decides) */
@@ -413,6 +436,7 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
     front->err = NULL;
     elements = front->plan->elements;
     bool used_on = false, used_off = false, tiled_on = false, tiled_off = false;
+    bool in_place = false, streamed = false, rows = false, unused;
     if (lay == LAYOUT_INPLACE) { /* each writes into its own copy of a */
         char *copies[3] = {want, on, off};
         for (int i = 0; i < 3; i++)
@@ -420,20 +444,27 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
         const void *in[5] = {want, inputs[1], inputs[2], inputs[3], inputs[4]};
         assert_int_equal(eval_run(front, want, in, NULL), BCG_OK);
         in[0] = on;
-        assert_true(run_one(expr, ops, &options, on, in, &used_on, &tiled_on));
+        assert_true(run_one(expr, ops, &options, on, in, &used_on, &tiled_on, &in_place,
+                            &streamed, &rows));
         options.disable_vector_code = 1;
         in[0] = off;
-        assert_true(run_one(expr, ops, &options, off, in, &used_off, &tiled_off));
+        assert_true(run_one(expr, ops, &options, off, in, &used_off, &tiled_off, &unused,
+                            &unused, &unused));
     } else {
         assert_int_equal(eval_run(front, want, inputs, NULL), BCG_OK);
         /* the output only element-aligned */
-        assert_true(run_one(expr, ops, &options, on + out_size, inputs, &used_on, &tiled_on));
+        assert_true(run_one(expr, ops, &options, on + out_size, inputs, &used_on, &tiled_on,
+                            &in_place, &streamed, &rows));
         memmove(on, on + out_size, (size_t)elements * out_size);
         options.disable_vector_code = 1;
-        assert_true(run_one(expr, ops, &options, off, inputs, &used_off, &tiled_off));
+        assert_true(run_one(expr, ops, &options, off, inputs, &used_off, &tiled_off, &unused,
+                            &unused, &unused));
     }
     tally->cases++;
     tally->vex += used_on;
+    tally->in_place += lay == LAYOUT_STRIDED && in_place;
+    tally->streamed += streamed;
+    tally->rows += rows;
     tally->tiled += tiled_off;
     if (used_off) {
         print_error("%s: disable_vector_code still calls the fused function\n", expr);
@@ -472,7 +503,8 @@ static void test_random_trees(void **state)
     (void)state;
     const char *text_count = getenv("BCGEN_VEX_CASES");
     int count = text_count ? atoi(text_count) : 3000;
-    tally tally = {0, 0, 0, 0};
+    tally tally = {0};
+    int strided_cases = 0;
     int failures = 0;
     for (int i = 0; i < count && failures < 10; i++) {
         text t = {{0}, 0};
@@ -485,14 +517,25 @@ static void test_random_trees(void **state)
         int64_t runs[] = {0, 1, lanes - 1, lanes, lanes + 1, 2 * lanes + 3, 1023, 1025,
                           1 + below(3000)};
         int64_t n = runs[below(9)];
-        if (!check_case(t.s, dt, int_dtype, n, (layout)below(LAYOUT_COUNT), &tally))
+        static const int64_t strides[] = {-1, 2, -2, 3, -1, 2};
+        for (int k = 0; k < 5; k++)
+            case_stride[k] = strides[below(6)];
+        case_stream = below(2) == 0;
+        layout lay = (layout)below(LAYOUT_COUNT);
+        strided_cases += lay == LAYOUT_STRIDED;
+        if (!check_case(t.s, dt, int_dtype, n, lay, &tally))
             failures++;
     }
     print_message("# random trees: %d cases, %d with 2+ tile calls, %d through the fused "
-                  "vector code, %d skipped\n", tally.cases, tally.tiled, tally.vex, tally.skipped);
+                  "vector code (%d of %d strided layouts reading in place, %d streaming, %d "
+                  "row by row), %d skipped\n", tally.cases, tally.tiled, tally.vex,
+                  tally.in_place, strided_cases, tally.streamed, tally.rows, tally.skipped);
     assert_int_equal(failures, 0);
-    if (vex_cpu_ok() && count > 0) /* most trees are the fused function's, or this tests nothing */
+    if (vex_cpu_ok() && count > 0) { /* most trees are the fused function's, or this tests nothing */
         assert_true(tally.vex * 20 > tally.tiled * 17 && tally.vex * 2 > tally.cases);
+        assert_true(tally.in_place * 4 > strided_cases && tally.streamed * 200 > count &&
+                    tally.rows * 100 > count);
+    }
 }
 
 /* Integer and mixed trees: operands of every dtype (a, b, c; e an
@@ -508,7 +551,7 @@ static void test_typed_trees(void **state)
     (void)state;
     const char *text_count = getenv("BCGEN_VEX_CASES");
     int count = text_count ? atoi(text_count) : 3000;
-    tally tally = {0, 0, 0, 0};
+    tally tally = {0};
     int failures = 0;
     /* every conversion between floats and integers over data with the
      * limits (the random trees reach a given one rarely) */
@@ -557,8 +600,8 @@ static void test_typed_trees(void **state)
 
 /* The fused function of EXPR over OPS (microkernel tiles), from the
  * pipeline itself. */
-static const vex_function *function_of(arena *a, const char *expr, const bcg_operand *ops,
-                                       int count)
+static const vex_function *function_of_streaming(arena *a, const char *expr,
+                                                 const bcg_operand *ops, int count, int stream)
 {
     compile *c = arena_alloc(a, sizeof *c);
     assert_non_null(c);
@@ -568,13 +611,41 @@ static const vex_function *function_of(arena *a, const char *expr, const bcg_ope
     bcg_options options;
     bcg_options_init(&options);
     options.microkernel_run = 1;
-    options.stream_stores = 0;
+    options.stream_stores = stream;
     options.unroll_limit = 0; /* loops: not a small kernel's straight-line code */
     compile_request r = {.text = expr, .operands = ops, .operand_count = count,
                          .options = &options, .goal = COMPILE_JIT, .max_source = 1 << 20};
     assert_int_equal(compile_pipeline(c, &r), BCG_OK);
     assert_non_null(c->ir);
     return c->ir->vex;
+}
+
+static const vex_function *function_of(arena *a, const char *expr, const bcg_operand *ops,
+                                       int count)
+{
+    return function_of_streaming(a, expr, ops, count, 0);
+}
+
+/* LISTING against the golden file PATH (BCGEN_UPDATE_VEX=1 rewrites it). */
+static void compare_golden(const char *listing, const char *golden)
+{
+    if (getenv("BCGEN_UPDATE_VEX")) {
+        FILE *out = fopen(golden, "w");
+        assert_non_null(out);
+        fputs(listing, out);
+        fclose(out);
+    }
+    FILE *in = fopen(golden, "r");
+    assert_non_null(in);
+    static char want[1 << 16];
+    size_t n = fread(want, 1, sizeof want - 1, in);
+    want[n] = 0;
+    fclose(in);
+    if (strcmp(want, listing) != 0) {
+        print_error("the disassembly differs from %s (BCGEN_UPDATE_VEX=1 rewrites it):\n%s\n",
+                    golden, listing);
+        fail();
+    }
 }
 
 /* objdump's listing of F: "mnemonic operands" a line, addresses and bytes
@@ -677,28 +748,6 @@ static void test_disassembly(void **state)
     arena_free(a);
 }
 
-/* LISTING against the golden file PATH (BCGEN_UPDATE_VEX=1 rewrites it). */
-static void compare_golden(const char *listing, const char *path)
-{
-    if (getenv("BCGEN_UPDATE_VEX")) {
-        FILE *out = fopen(path, "w");
-        assert_non_null(out);
-        fputs(listing, out);
-        fclose(out);
-    }
-    FILE *in = fopen(path, "r");
-    assert_non_null(in);
-    static char want[1 << 16];
-    size_t n = fread(want, 1, sizeof want - 1, in);
-    want[n] = 0;
-    fclose(in);
-    if (strcmp(want, listing) != 0) {
-        print_error("the disassembly differs from %s (BCGEN_UPDATE_VEX=1 rewrites it):\n%s\n",
-                    path, listing);
-        fail();
-    }
-}
-
 /* The typed forms (integer and mixed trees): loads of 16, 8 and 4 bytes,
  * broadcasts, widening, wrapping and saturating narrowing, conversions,
  * integer comparisons, blends, shifts, 64-bit minimum. */
@@ -778,6 +827,73 @@ static void test_unsupported(void **state)
     arena_free(a);
 }
 
+/* Strided leaves read in place and a streaming root: a reversed f32 (vpermd),
+ * one of stride -2 (vshufps, vpermd), one of stride 2 (vshufps, vpermq), a
+ * reversed i16 (vpshufb, staged in its slot, widened) and the root stored
+ * with vmovntps after the peel; the tail copies with movs. */
+static void test_disassembly_strided(void **state)
+{
+    (void)state;
+    if (!vex_cpu_ok() || system("objdump --version > /dev/null 2>&1") != 0) {
+        print_message("# no AVX2 or no objdump: skipped\n");
+        skip();
+    }
+    arena *a = arena_new();
+    assert_non_null(a);
+    int64_t shape[2] = {4, 2000}, reversed[2] = {2000, -1}, back2[2] = {8000, -2},
+            even[2] = {4000, 2};
+    bcg_operand ops[4] = {{"a", BCG_F32, 2, shape, reversed},
+                          {"b", BCG_F32, 2, shape, back2},
+                          {"c", BCG_F32, 2, shape, even},
+                          {"e", BCG_I16, 2, shape, reversed}};
+    const vex_function *f = function_of_streaming(a, "a * b + c", ops, 4, 1);
+    assert_true(f && f->stream); /* a tree with temporaries streams too */
+    f = function_of_streaming(a, "a + b", ops, 4, 1);
+    assert_non_null(f);
+    assert_true(f->stream && f->strided);
+    char *listing = disassemble(f);
+    f = function_of(a, "(a * b + c) / e", ops, 4);
+    assert_non_null(f);
+    assert_true(!f->stream && f->strided);
+    char *second = disassemble(f);
+    /* the rows form: a reversed x and a per-row m read in place row by row,
+     * the masked tail (vmaskmovps, the reversed mask for x) */
+    int64_t short_rows[2] = {50, 20}, short_reversed[2] = {24, -1}, per_row[2] = {50, 1};
+    bcg_operand row_ops[2] = {{"x", BCG_F32, 2, short_rows, short_reversed},
+                              {"m", BCG_F32, 2, per_row, NULL}};
+    f = function_of(a, "(x - m) * x", row_ops, 2);
+    assert_non_null(f);
+    assert_true(f->rows && f->strided);
+    char *third = disassemble(f);
+    size_t second_length = strlen(second);
+    second = realloc(second, second_length + strlen(third) + 8);
+    assert_non_null(second);
+    strcpy(second + second_length, "----\n");
+    strcat(second, third);
+    free(third);
+    static const char *const expected[] = {
+        "imul $0xfffffffffffffffc,%rax,%rdi", "vpermd", "vshufps $0xd8", "vpermq $0xd8",
+        "vmovntps %ymm", "cmova", "vpshufb", "vpmovsxwd", "movsw", "movsl",
+        "vmaskmovps -0x1c(%rdi)", "vmaskmovps %ymm", "vpcmpgtd", "vpbroadcastd %xmm0,%ymm0",
+        "vbroadcastss (%r9),%ymm",
+    };
+    size_t length = strlen(listing);
+    listing = realloc(listing, length + strlen(second) + 16);
+    assert_non_null(listing);
+    strcpy(listing + length, "----\n");
+    strcat(listing, second);
+    free(second);
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        if (!strstr(listing, expected[i])) {
+            print_error("no \"%s\" in:\n%s\n", expected[i], listing);
+            fail();
+        }
+    assert_null(strstr(listing, "(bad)"));
+    compare_golden(listing, "tests/unit/vex_disassembly_strided.txt");
+    free(listing);
+    arena_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -785,6 +901,7 @@ int main(void)
         cmocka_unit_test(test_typed_trees),
         cmocka_unit_test(test_disassembly),
         cmocka_unit_test(test_disassembly_typed),
+        cmocka_unit_test(test_disassembly_strided),
         cmocka_unit_test(test_unsupported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
