@@ -891,11 +891,11 @@ static value polarity(generator *g, value m, bool want_inverted)
     return m;
 }
 
-/* Computes the children of ID into OUT[k], the neediest first. */
-static void children(generator *g, int id, value *out, const bool *want_value)
+/* ORDER = ID's children by falling register need (Sethi-Ullman); returns
+ * their count. */
+static int need_order(const kernel_ir *ir, int id, int order[3])
 {
-    const kernel_ir *ir = g->ir;
-    int count = ir->nodes[id]->arg_count, needs[3], order[3];
+    int count = ir->nodes[id]->arg_count, needs[3];
     for (int k = 0; k < count; k++) {
         needs[k] = need(ir, kir_child(ir, id, k));
         order[k] = k;
@@ -906,6 +906,14 @@ static void children(generator *g, int id, value *out, const bool *want_value)
             order[j] = order[j - 1];
             order[j - 1] = t;
         }
+    return count;
+}
+
+/* Computes the children of ID into OUT[k], the neediest first. */
+static void children(generator *g, int id, value *out, const bool *want_value)
+{
+    const kernel_ir *ir = g->ir;
+    int order[3], count = need_order(ir, id, order);
     for (int i = 0; i < count; i++)
         out[order[i]] = compute(g, kir_child(ir, id, order[i]), want_value[order[i]]);
 }
@@ -1684,17 +1692,7 @@ static value typed_as(generator *g, int id, bcg_dtype to)
 static void typed_children(generator *g, int id, value *out, const bcg_dtype *to)
 {
     const kernel_ir *ir = g->ir;
-    int count = ir->nodes[id]->arg_count, needs[3], order[3];
-    for (int k = 0; k < count; k++) {
-        needs[k] = need(ir, kir_child(ir, id, k));
-        order[k] = k;
-    }
-    for (int i = 1; i < count; i++)
-        for (int j = i; j > 0 && needs[order[j]] > needs[order[j - 1]]; j--) {
-            int t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
-        }
+    int order[3], count = need_order(ir, id, order);
     for (int i = 0; i < count; i++)
         out[order[i]] = typed_as(g, kir_child(ir, id, order[i]), to[order[i]]);
 }
