@@ -2468,6 +2468,7 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
     for (int i = 0; i < g->leaf_count; i++)
         f->strided = f->strided || leaf_strided(&g->leaves[i]);
     f->stream = g->layout->stream;
+    f->typed = g->typed;
     f->rows = g->layout->outer != NULL;
     *out = f;
     return BCG_OK;

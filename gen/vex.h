@@ -21,6 +21,7 @@ typedef struct vex_function {
     int leaf_count;
     int leaf_node[VEX_MAX_LEAVES];
     bool strided;   /* a leaf is read in place with a stride other than 0 and 1 */
+    bool typed;     /* an integer or mixed tree (its leaves contiguous or one value) */
     bool stream;    /* the root is stored past the caches (the kernel fences) */
     bool rows;      /* void f(long n, void *out, const void *const *in, long rows):
                        ROWS runs of n, each pointer moved on by its outer
