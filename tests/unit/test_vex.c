@@ -693,13 +693,19 @@ static char *disassemble(const vex_function *f)
     return out;
 }
 
-static void test_disassembly(void **state)
+/* Skips the test on a CPU without AVX2 or a machine without objdump. */
+static void need_objdump(void)
 {
-    (void)state;
     if (!vex_cpu_ok() || system("objdump --version > /dev/null 2>&1") != 0) {
         print_message("# no AVX2 or no objdump: skipped\n");
         skip();
     }
+}
+
+static void test_disassembly(void **state)
+{
+    (void)state;
+    need_objdump();
     arena *a = arena_new();
     assert_non_null(a);
     int64_t shape[2] = {4, 100}, row[1] = {100}, column[2] = {4, 1};
@@ -754,10 +760,7 @@ static void test_disassembly(void **state)
 static void test_disassembly_typed(void **state)
 {
     (void)state;
-    if (!vex_cpu_ok() || system("objdump --version > /dev/null 2>&1") != 0) {
-        print_message("# no AVX2 or no objdump: skipped\n");
-        skip();
-    }
+    need_objdump();
     arena *a = arena_new();
     assert_non_null(a);
     int64_t shape[2] = {4, 100}, row[1] = {100}, column[2] = {4, 1};
@@ -834,10 +837,7 @@ static void test_unsupported(void **state)
 static void test_disassembly_strided(void **state)
 {
     (void)state;
-    if (!vex_cpu_ok() || system("objdump --version > /dev/null 2>&1") != 0) {
-        print_message("# no AVX2 or no objdump: skipped\n");
-        skip();
-    }
+    need_objdump();
     arena *a = arena_new();
     assert_non_null(a);
     int64_t shape[2] = {4, 2000}, reversed[2] = {2000, -1}, back2[2] = {8000, -2},
