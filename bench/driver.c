@@ -28,6 +28,7 @@
  * the driver links libbcgen.a and includes internal.h for it alone.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,6 +368,47 @@ static double time_calls(timed_body body, void *state, int repeats, double targe
     return median(samples, repeats);
 }
 
+/* ---- the machine's own two-thread capacity ---------------------------------
+ * This machine's two cores are shared, so what two threads can gain moves
+ * from run to run.  spin_capacity measures it next to each threaded timing:
+ * a plain compute loop (four independent multiply-add chains, no memory
+ * traffic) on one thread, then the same loop on two threads at once; the
+ * capacity is 2 x one thread's time / the pair's time (2.0 on two idle
+ * cores).  bench.py prints it beside the threaded column and the threads
+ * target. */
+#define SPIN_STEPS 4000000L
+
+static void *spin(void *result)
+{
+    double x[4] = {1.0, 1.5, 2.0, 2.5};
+    for (long i = 0; i < SPIN_STEPS; i++)
+        for (int k = 0; k < 4; k++)
+            x[k] = x[k] * 0.999999 + 1e-7;
+    *(double *)result = x[0] + x[1] + x[2] + x[3];
+    return NULL;
+}
+
+/* One thread's time over the time of two threads at once, times 2; the
+ * median of five alternating rounds.  0 when no thread could be started. */
+static double spin_capacity(void)
+{
+    double ratios[5], sink[2];
+    for (int r = 0; r < 5; r++) {
+        double start = now_seconds();
+        spin(&sink[0]);
+        double one = now_seconds() - start;
+        pthread_t other;
+        start = now_seconds();
+        if (pthread_create(&other, NULL, spin, &sink[1]) != 0)
+            return 0;
+        spin(&sink[0]);
+        pthread_join(other, NULL);
+        double two = now_seconds() - start;
+        ratios[r] = two > 0 ? 2 * one / two : 0;
+    }
+    return median(ratios, 5);
+}
+
 typedef struct run_state {
     const bcg_kernel *kernel;
     const compile *front;
@@ -663,7 +705,9 @@ static int bench_one(bench_case *c, bool quick)
     int repeats = quick ? 3 : 11;
     double target = quick ? 0.02 : 0.1;
     double bcgen_s = time_calls(run_bcgen, &state, repeats, target);
+    double capacity_before = spin_capacity();
     double threads_s = time_calls(run_bcgen_threads, &state, repeats, target);
+    double capacity = (capacity_before + spin_capacity()) / 2;
     double reference_s = time_calls(run_reference, &state, quick ? 1 : 3, target);
     double memcpy_s = time_calls(run_memcpy, &state, repeats, target);
     /* the hand loop and the non-temporal bound, then bcgen again: the
@@ -708,11 +752,11 @@ static int bench_one(bench_case *c, bool quick)
     printf(", \"reduce\": %s, \"output_elements\": %lld", view->reduce ? "true" : "false",
            (long long)elements);
     printf(", \"elements\": %lld, \"bytes\": %zu, \"bcgen_tcc_s\": %.9g, \"bcgen_threads_s\": %.9g,"
-           " \"threads\": %d, \"reference_s\": %.9g,"
+           " \"threads\": %d, \"thread_capacity\": %.4g, \"reference_s\": %.9g,"
            " \"memcpy_s\": %.9g, \"compile_ms\": %.6g, \"cache_hit_us\": %.6g, \"jit\": %s,"
            " \"hand_s\": %.9g, \"hand_ratio\": %.4g, \"hand_differences\": %lld, \"nt_bound_s\": %.9g,"
            " \"bcgen_cc_s\": %.9g, \"cc_note\": ",
-           (long long)computed, moved, bcgen_s, threads_s, BENCH_THREADS, reference_s, memcpy_s, compile_ms, hit_us,
+           (long long)computed, moved, bcgen_s, threads_s, BENCH_THREADS, capacity, reference_s, memcpy_s, compile_ms, hit_us,
            bcg_kernel_note(kernel)[0] ? "false" : "true", hand_s, hand_s > 0 ? bcgen_again_s / hand_s : 0.0,
            hand_bad, nt_s, cc_s);
     json_string(cc_note);

@@ -5,12 +5,15 @@
  * workers start lazily, as many as a run asks for (at most
  * POOL_MAX_WORKERS), then sleep on a condition variable between runs.
  *
- * A run is PARTS independent pieces of one task.  The calling thread posts
- * the task, wakes the workers and takes pieces itself; pieces are claimed
+ * A run is PARTS independent pieces of one task on up to THREADS threads.
+ * The calling thread posts the task, wakes the workers and takes pieces
+ * itself; at most THREADS - 1 workers join it (a pool started for more
+ * threads by an earlier run leaves the others asleep).  Pieces are claimed
  * one at a time under the lock, so the result never depends on how many
  * workers exist or wake in time (a worker that could not be started, or is
- * still asleep, simply leaves its pieces to the others).  One run at a time
- * per pool: a second caller waits on `run_lock`.
+ * still asleep, simply leaves its pieces to the others), and a thread that
+ * another process slows down takes fewer pieces.  One run at a time per
+ * pool: a second caller waits on `run_lock`.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -30,6 +33,7 @@ struct pool {
     pool_task task;
     void *arg;
     int parts, next_part, finished_parts;
+    int helpers, joined;        /* workers allowed to join this run, and joined */
 };
 
 /* Takes and runs pieces of the current run until none is left.  Called and
@@ -59,7 +63,10 @@ static void *worker_main(void *argument)
         if (p->stopping)
             break;
         seen = p->generation;
-        take_pieces(p);
+        if (p->joined < p->helpers) {
+            p->joined++;
+            take_pieces(p);
+        }
     }
     pthread_mutex_unlock(&p->lock);
     return NULL;
@@ -96,13 +103,16 @@ pool *pool_new(void)
     return p;
 }
 
-void pool_run(pool *p, int parts, pool_task task, void *arg)
+void pool_run(pool *p, int threads, int parts, pool_task task, void *arg)
 {
     if (parts <= 0)
         return;
     pthread_mutex_lock(&p->run_lock);
-    /* Start the missing workers.  A failure only means fewer helpers. */
-    int want = parts - 1 < POOL_MAX_WORKERS ? parts - 1 : POOL_MAX_WORKERS;
+    /* Start the missing workers: THREADS - 1 besides the caller, never more
+     * than there are pieces for.  A failure only means fewer helpers. */
+    int want = threads < parts ? threads - 1 : parts - 1;
+    if (want > POOL_MAX_WORKERS)
+        want = POOL_MAX_WORKERS;
     pthread_mutex_lock(&p->lock);
     while (p->worker_count < want) {
         if (pthread_create(&p->workers[p->worker_count], NULL, worker_main, p) != 0)
@@ -114,6 +124,8 @@ void pool_run(pool *p, int parts, pool_task task, void *arg)
     p->parts = parts;
     p->next_part = 0;
     p->finished_parts = 0;
+    p->helpers = want;
+    p->joined = 0;
     p->generation++;
     pthread_cond_broadcast(&p->wake);
     take_pieces(p);

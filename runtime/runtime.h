@@ -37,10 +37,10 @@ typedef struct pool pool;
 typedef void (*pool_task)(void *arg, int part);
 pool *pool_new(void);           /* no threads yet; NULL when memory runs out */
 /* Runs task(arg, 0) .. task(arg, PARTS - 1), each once, on the calling
- * thread and up to PARTS - 1 workers (started on first need), and returns
- * when all are done.  If workers cannot be started the caller runs the
- * pieces itself. */
-void pool_run(pool *p, int parts, pool_task task, void *arg);
+ * thread and up to min(THREADS, PARTS) - 1 workers (started on first need),
+ * and returns when all are done.  If workers cannot be started the caller
+ * runs the pieces itself. */
+void pool_run(pool *p, int threads, int parts, pool_task task, void *arg);
 int pool_worker_count(pool *p);
 void pool_free(pool *p);        /* joins the workers; NULL allowed */
 

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -309,9 +310,60 @@ static void test_concurrent_callers(void **state)
     free(out[1]);
 }
 
+/* The pool's pieces: each runs once, and a run asked for THREADS threads
+ * uses at most THREADS distinct threads even when an earlier run started
+ * more workers (bcg_run_threads cuts each thread's share into several
+ * pieces, so the pool must not hand them to every worker it has). */
+#define POOL_PIECES 24
+
+typedef struct pool_record {
+    pthread_mutex_t lock;
+    int runs[POOL_PIECES];
+    pthread_t seen[POOL_PIECES];
+    int seen_count;
+} pool_record;
+
+static void record_piece(void *arg, int part)
+{
+    pool_record *r = arg;
+    struct timespec nap = {0, 200000}; /* 0.2 ms: time for every worker to wake */
+    nanosleep(&nap, NULL);
+    pthread_mutex_lock(&r->lock);
+    r->runs[part]++;
+    bool known = false;
+    for (int i = 0; i < r->seen_count; i++)
+        known |= pthread_equal(r->seen[i], pthread_self()) != 0;
+    if (!known)
+        r->seen[r->seen_count++] = pthread_self();
+    pthread_mutex_unlock(&r->lock);
+}
+
+static void test_pool_thread_limit(void **state)
+{
+    (void)state;
+    pool *p = pool_new();
+    assert_non_null(p);
+    static const int threads[] = {4, 2, 1, 3, 2};
+    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+        pool_record r;
+        memset(&r, 0, sizeof r);
+        pthread_mutex_init(&r.lock, NULL);
+        pool_run(p, threads[t], POOL_PIECES, record_piece, &r);
+        for (int i = 0; i < POOL_PIECES; i++)
+            assert_int_equal(r.runs[i], 1);
+        if (r.seen_count > threads[t])
+            print_error("a run asked for %d threads used %d\n", threads[t], r.seen_count);
+        assert_true(r.seen_count >= 1 && r.seen_count <= threads[t]);
+        pthread_mutex_destroy(&r.lock);
+    }
+    assert_int_equal(pool_worker_count(p), 3); /* the first run's, kept */
+    pool_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pool_thread_limit),
         cmocka_unit_test(test_bad_thread_counts),
         cmocka_unit_test(test_against_reference),
         cmocka_unit_test(test_concurrent_callers),
