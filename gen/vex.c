@@ -345,7 +345,31 @@ static void vex_paired(builder *b, vex_id id, bool wide, bool dbl, int reg, int 
     case V_ADD: case V_MUL: case V_SUB: case V_MIN: case V_DIV: case V_MAX: case V_AND:
     case V_ANDN: case V_OR: case V_XOR: case V_CMP: case V_BLENDVPS: case V_BLENDVPD:
     case V_PCMPEQB: case V_PCMPEQD: case V_PCMPEQQ:
+    /* the typed trees' */
+    case V_PADDB: case V_PADDW: case V_PADDD: case V_PADDQ: case V_PSUBB: case V_PSUBW:
+    case V_PSUBD: case V_PSUBQ: case V_PMULLW: case V_PMULLD: case V_PAND: case V_POR:
+    case V_PXOR: case V_PMINSB: case V_PMINSW: case V_PMINSD: case V_PMINUB: case V_PMINUW:
+    case V_PMINUD: case V_PMAXSB: case V_PMAXSW: case V_PMAXSD: case V_PMAXUB: case V_PMAXUW:
+    case V_PMAXUD: case V_PCMPEQW: case V_PCMPGTB: case V_PCMPGTW: case V_PCMPGTD:
+    case V_PCMPGTQ: case V_PBLENDVB: case V_PACKSSWB: case V_PACKUSWB: case V_PACKSSDW:
+    case V_PACKUSDW: case V_SHUFPS: case V_PMULUDQ: case V_PSLLVQ: case V_PSRLVQ:
         vvvv = true;
+        break;
+    case V_PSHIFTW: case V_PSHIFTD: case V_PSHIFTQ: /* reg: the operation; vvvv the result */
+        b->dup = false;
+        vex(b, id, wide, dbl, reg, src, rm, imm);
+        vex(b, id, wide, dbl, reg, paired(b, src),
+            rm.mem ? rm : in_register(paired(b, rm.reg)), imm);
+        b->dup = true;
+        if (rm.mem)
+            b->dup_bad = true;
+        return;
+    case V_MOVDQU_LOAD: case V_MOVDQU_STORE: case V_MOVQ_LOAD: case V_MOVQ_STORE:
+    case V_MOVD_LOAD: case V_MOVD_STORE: case V_PBROADCASTQ: case V_PABSB: case V_PABSW:
+    case V_PABSD: case V_PMOVSXBW: case V_PMOVSXBQ: case V_PMOVSXWQ: case V_PMOVSXDQ:
+    case V_PMOVZXBW: case V_PMOVZXWQ: case V_PMOVZXDQ: case V_EXTRACTI128: case V_CVTTPS2DQ:
+    case V_CVTTPD2DQ: case V_CVTPD2PS: case V_ROUNDPS: case V_ROUNDPD:
+        vvvv = false;
         break;
     case V_MOVU_LOAD: case V_MOVU_STORE: case V_SQRT: case V_BROADCASTSS: case V_BROADCASTSD:
     case V_PMOVZXBD: case V_PMOVZXBQ: case V_PBROADCASTB: case V_PMOVSXBD: case V_PMOVSXWD:
@@ -357,7 +381,7 @@ static void vex_paired(builder *b, vex_id id, bool wide, bool dbl, int reg, int 
         b->dup_bad = true;
         return;
     }
-    bool is4 = id == V_BLENDVPS || id == V_BLENDVPD;
+    bool is4 = id == V_BLENDVPS || id == V_BLENDVPD || id == V_PBLENDVB;
     rm_operand rm2 = rm;
     if (rm.mem && rm.m.base != RIP) {
         if (rm.m.base < 0 || rm.m.base >= 16) {
@@ -2552,7 +2576,7 @@ static void write_function(generator *g)
     /* the paired loop (float trees of leaves read contiguously or as one
      * value): two vectors an iteration, the second copy's registers r + 8
      * (builder.dup), so the body holds at most 8 */
-    bool dup = !g->typed && !g->single && loop_peak <= 8 && vex_pairing != 0;
+    bool dup = !g->single && loop_peak <= 8 && vex_pairing != 0;
     for (int i = 0; i < g->leaf_count; i++)
         dup = dup && !leaf_strided(&g->leaves[i]);
     g->paired = dup;
