@@ -575,6 +575,12 @@ typedef struct generator {
                                         this register (loaded before the loop) */
     bool failed;
     bool single;              /* the single loop only (the pairing failed: builder.dup_bad) */
+    /* common subexpressions of the float path (compute, shared): per value
+     * shared_class gives, its uses in the tree (NULL: none shared), the
+     * uses left in the body being written, and its value once computed */
+    int *shared_uses, *shared_left;
+    int *shared_class;        /* per value: the first of the same tree (fold_same_tree) */
+    struct value *shared_value;
     bool paired;              /* write_function wrote the paired loop */
     struct small_vector *small; /* vex_build_small's loads of the vector being written;
                                    NULL: a tile's function */
@@ -1256,6 +1262,55 @@ static bool binary_in_place(generator *g, int id, value *out)
     return true;
 }
 
+/* Whether node ID is computed by compute() as an operation (not a leaf
+ * loaded, converted on loading, or a literal). */
+static bool is_operation(const kernel_ir *ir, int id)
+{
+    const expr_node *n = ir->nodes[id];
+    return !is_leaf(ir, id) && n->op != OP_LITERAL &&
+           !(n->op == OP_CAST && is_leaf(ir, kir_child(ir, id, 0)));
+}
+
+/* Counts the uses of every value under ID (generator.shared_uses): a
+ * value computed again (the same tree) counts its subtree once. */
+static void count_uses(generator *g, int id)
+{
+    const kernel_ir *ir = g->ir;
+    if (!is_operation(ir, id))
+        return;
+    int same = g->shared_class[id];
+    if (++g->shared_uses[same] > 1)
+        return;
+    for (int k = 0; k < ir->nodes[id]->arg_count; k++)
+        count_uses(g, kir_child(ir, id, k));
+}
+
+static value typed(generator *g, int id);
+
+/* Value ID of class SAME, used more than once in the tree: computed at
+ * its first use (as a value, or a mask when bool) and kept in its
+ * register, every use but the last given a copy (vmovaps: a renamed
+ * register, no execution). */
+static value shared(generator *g, int id, int same, bool want_value)
+{
+    value v;
+    if (g->shared_left[same] == g->shared_uses[same]) {
+        int uses = g->shared_uses[same];
+        g->shared_uses[same] = 0; /* (computed by compute() itself) */
+        v = g->typed ? typed(g, id) : compute(g, id, g->ir->nodes[id]->dtype != BCG_BOOL);
+        g->shared_uses[same] = uses;
+        g->shared_value[same] = v;
+    } else {
+        v = g->shared_value[same];
+    }
+    if (--g->shared_left[same] > 0) {
+        int r = take_register(g);
+        vex(g->b, V_MOVU_LOAD, true, false, r, 0, in_register(v.reg), -1);
+        v.reg = r;
+    }
+    return want_value || v.mask || g->typed ? v : nonzero(g, v);
+}
+
 static value compute(generator *g, int id, bool want_value)
 {
     const kernel_ir *ir = g->ir;
@@ -1264,6 +1319,8 @@ static value compute(generator *g, int id, bool want_value)
     bool dbl = g->dbl;
     if (g->failed)
         return (value){0, false, false, BCG_BOOL};
+    if (g->shared_uses && is_operation(ir, id) && g->shared_uses[g->shared_class[id]] > 1)
+        return shared(g, id, g->shared_class[id], want_value);
     if (n->op == OP_CAST && !is_leaf(ir, id)) /* of a leaf: converted on loading */
         return compute_leaf(g, kir_child(ir, id, 0), want_value, n->dtype != g->lane);
     if (n->op == OP_LITERAL && !want_value) { /* its truth in every lane (NaN is true) */
@@ -2213,6 +2270,8 @@ static value typed(generator *g, int id)
     value a[3];
     if (g->failed)
         return (value){0, false, false, n->dtype};
+    if (g->shared_uses && is_operation(ir, id) && g->shared_uses[g->shared_class[id]] > 1)
+        return shared(g, id, g->shared_class[id], true); /* (computed once, kept) */
     if (ir->value[id].folded >= 0) { /* an integer self-comparison: known */
         int slot = ir->value[id].folded ? ones_constant(g) : zero_constant(g);
         return as_type(g, (value){constant_register(g, slot), true, false, BCG_I8}, n->dtype);
@@ -2305,6 +2364,8 @@ static value typed(generator *g, int id)
 static void typed_body(generator *g, int out_slot)
 {
     g->free = 0xffffu & ~g->reserved;
+    if (g->shared_uses) /* every shared value's uses to come */
+        memcpy(g->shared_left, g->shared_uses, sizeof *g->shared_left * (size_t)g->ir->node_count);
     bcg_dtype t = g->ir->nodes[0]->dtype;
     value v = typed(g, 0);
     if (g->failed)
@@ -2366,6 +2427,8 @@ static void body(generator *g, int out_slot)
         return;
     }
     g->free = 0xffffu & ~g->reserved;
+    if (g->shared_uses) /* every shared value's uses to come */
+        memcpy(g->shared_left, g->shared_uses, sizeof *g->shared_left * (size_t)g->ir->node_count);
     value v = compute(g, 0, true);
     if (g->tail && g->masked) {
         masked_move(g, g->dbl ? V_MASKMOVPD_STORE : V_MASKMOVPS_STORE, v.reg,
@@ -2825,7 +2888,41 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
             return BCG_OK;
     if (layout->out_outer > (1 << 26) || layout->out_outer < -(1 << 26))
         return BCG_OK;
+    { /* the values the tree computes more than once */
+        int count = ir->node_count;
+        g->shared_uses = arena_alloc(a, sizeof *g->shared_uses * (size_t)count);
+        g->shared_left = arena_alloc(a, sizeof *g->shared_left * (size_t)count);
+        g->shared_value = arena_alloc(a, sizeof *g->shared_value * (size_t)count);
+        g->shared_class = arena_alloc(a, sizeof *g->shared_class * (size_t)count);
+        if (!g->shared_uses || !g->shared_left || !g->shared_value || !g->shared_class)
+            return BCG_ERR_NOMEM;
+        memset(g->shared_uses, 0, sizeof *g->shared_uses * (size_t)count);
+        for (int id = 0; id < count; id++) {
+            g->shared_class[id] = id;
+            for (int other = 0; other < id && g->shared_class[id] == id; other++)
+                if (g->shared_class[other] == other && is_operation(ir, other) &&
+                    is_operation(ir, id) && ir->value[other].folded < 0 &&
+                    ir->value[id].folded < 0 && ir->nodes[other]->op == ir->nodes[id]->op &&
+                    fold_same_tree(ir->nodes[other], ir->nodes[id]))
+                    g->shared_class[id] = other;
+        }
+        count_uses(g, 0);
+        bool any = false;
+        for (int id = 0; id < count; id++)
+            any = any || g->shared_uses[id] > 1;
+        if (!any)
+            g->shared_uses = NULL;
+    }
     write_function(g);
+    if (g->failed && g->shared_uses) { /* (kept values took the registers) again, each computed */
+        g->failed = false;
+        g->shared_uses = NULL;
+        g->reserved = 0;
+        g->peak = 0;
+        memset(g->constant_register, 0, sizeof g->constant_register);
+        memset(g->leaf_register, 0, sizeof g->leaf_register);
+        write_function(g);
+    }
     if (b->dup_bad && !g->failed && !b->overflow) { /* again, one vector an iteration */
         g->single = true;
         g->reserved = 0;
@@ -2850,6 +2947,7 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
     f->stream = g->layout->stream;
     f->typed = g->typed;
     f->paired = g->paired;
+    f->shared = g->shared_uses != NULL;
     f->rows = g->layout->outer != NULL;
     *out = f;
     return BCG_OK;

@@ -24,6 +24,7 @@ typedef struct vex_function {
     bool typed;     /* an integer or mixed tree (its leaves contiguous or one value) */
     bool stream;    /* the root is stored past the caches (the kernel fences) */
     bool paired;    /* the loop computes two vectors an iteration (float trees) */
+    bool shared;    /* a value the tree uses twice or more is computed once (float trees) */
     bool rows;      /* void f(long n, void *out, const void *const *in, long rows):
                        ROWS runs of n, each pointer moved on by its outer
                        stride (vex_layout.outer) from run to run */

@@ -139,6 +139,21 @@ static void value_tree(text *t, int depth)
         put(t, ")");
         return;
     }
+    if (below(2)) { /* where(x > y, x, z): x computed once, kept (vex.c's shared) */
+        static const char *const compares[] = {" < ", " <= ", " > ", " >= ", " == ", " != "};
+        text x = {{0}, 0}; /* (empty: an operation, as a root) */
+        value_tree(&x, depth - 1);
+        put(t, "where((");
+        put(t, x.s);
+        put(t, compares[below(6)]);
+        value_tree(t, depth - 1);
+        put(t, "), ");
+        put(t, x.s);
+        put(t, ", ");
+        value_tree(t, depth - 1);
+        put(t, ")");
+        return;
+    }
     put(t, "where(");
     condition_tree(t, depth - 1);
     put(t, ", ");
@@ -235,6 +250,19 @@ static void typed_tree(text *t, int depth)
         put(t, ")");
     } else if (pick == 9) {
         typed_condition(t, depth);
+    } else if (below(2)) { /* where(x > y, x, z): x computed once, kept (vex.c's shared) */
+        static const char *const compares[] = {" < ", " <= ", " > ", " >= ", " == ", " != "};
+        text x = {{0}, 0};
+        typed_tree(&x, depth - 1);
+        put(t, "where((");
+        put(t, x.s);
+        put(t, compares[below(6)]);
+        typed_tree(t, depth - 1);
+        put(t, "), ");
+        put(t, x.s);
+        put(t, ", ");
+        typed_tree(t, depth - 1);
+        put(t, ")");
     } else {
         put(t, "where(");
         typed_condition(t, depth - 1);
@@ -857,6 +885,14 @@ static void test_paired(void **state)
         assert_non_null(f);
         assert_false(f->paired);
     }
+    /* a subtree used twice is computed once (the random trees draw
+     * where(x > y, x, z)) */
+    const vex_function *f = function_of(a, "where(a / c > f32(b), a / c, c)", ops, 3);
+    assert_non_null(f);
+    assert_true(f->shared);
+    f = function_of(a, "where(a / c > f32(b), a * c, c)", ops, 3);
+    assert_non_null(f);
+    assert_false(f->shared);
     arena_free(a);
 }
 
