@@ -1356,6 +1356,27 @@ static value compute(generator *g, int id, bool want_value)
     value folded;
     if (binary_in_place(g, id, &folded))
         return want_value || folded.mask ? folded : nonzero(g, folded);
+    rm_operand x;
+    if ((n->op == OP_SQRT || n->op == OP_ABS || n->op == OP_NEG) &&
+        !is_operation(ir, kir_child(ir, id, 0)) && ir->nodes[kir_child(ir, id, 0)]->op != OP_LITERAL &&
+        in_place(g, kir_child(ir, id, 0), &x)) { /* its operand in place: no load of its own */
+        int r = take_register(g);
+        if (n->op == OP_SQRT) {
+            vex(b, V_SQRT, true, dbl, r, 0, x, -1);
+        } else {
+            uint64_t bits = n->op == OP_ABS ? (dbl ? ~(1ull << 63) : 0x7fffffffull)
+                                            : (dbl ? 1ull << 63 : 1ull << 31);
+            rm_operand c = constant_operand(g, bits_constant(g, bits));
+            if (c.mem) { /* (the constant in memory: the operand loaded) */
+                vex(b, V_MOVU_LOAD, true, dbl, r, 0, x, -1);
+                vex(b, n->op == OP_ABS ? V_AND : V_XOR, true, dbl, r, r, c, -1);
+            } else {
+                vex(b, n->op == OP_ABS ? V_AND : V_XOR, true, dbl, r, c.reg, x, -1);
+            }
+        }
+        value v = {r, false, false, BCG_BOOL};
+        return want_value ? v : nonzero(g, v);
+    }
     value a[3];
     bool values[3] = {true, true, true};
     switch (n->op) {

@@ -772,7 +772,7 @@ static void test_disassembly(void **state)
         /* the paired loop: two vectors an iteration, a load folded into
          * the operation, the divisions and square roots in zmm */
         "and $0xfffffffffffffff0,%rcx", "vmulps 0x20(%rbx,%rax,4),%ymm8,%ymm8", "vcmpltps (%r9,%rax,4),%ymm15,%ymm1",
-        "vinsertf64x4 $0x1,%ymm9,%zmm1,%zmm1", "vsqrtps %zmm1,%zmm1",
+        "vinsertf64x4 $0x1,%ymm9,%zmm1,%zmm1", "vsqrtps (%rbx,%rax,4),%zmm1",
         "vdivps (%r9,%rax,4),%zmm1,%zmm1", "vextractf64x4 $0x1,%zmm1,%ymm9",
         "vmovups %ymm8,0x20(%r11,%rax,4)", "add $0x10,%rax",
         "vminps", "vcmpunordps", "vblendvps", "vsqrtps", "vdivps", "vandps", "vxorps",
