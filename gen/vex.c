@@ -108,6 +108,7 @@ typedef struct builder {
      * instruction the pairing does not know was asked for */
     bool dup, dup_wide, dup_bad;
     unsigned dup_map;
+    unsigned dup_bases;  /* the GPRs memory may be based on (bit r): the leaves', the output's */
     int32_t dup_disp[16];
 } builder;
 
@@ -399,8 +400,8 @@ static void vex_paired(builder *b, vex_id id, bool wide, bool dbl, int reg, int 
     bool is4 = id == V_BLENDVPS || id == V_BLENDVPD || id == V_PBLENDVB;
     rm_operand rm2 = rm;
     if (rm.mem && rm.m.base != RIP) {
-        if (rm.m.base < 0 || rm.m.base >= 16) {
-            b->dup_bad = true;
+        if (rm.m.base < 0 || rm.m.base >= 16 || !(b->dup_bases >> rm.m.base & 1)) {
+            b->dup_bad = true; /* (a stack slot, a strided read's rdi: not paired) */
             return;
         }
         rm2.m.disp += b->dup_disp[rm.m.base];
@@ -2768,10 +2769,13 @@ static void write_function(generator *g)
         b->dup = true;
         b->dup_wide = wide;
         b->dup_map = body_registers;
-        for (int i = 0; i < g->leaf_count; i++)
+        for (int i = 0; i < g->leaf_count; i++) {
+            b->dup_bases |= 1u << g->leaves[i].reg;
             if (!g->leaves[i].broadcast)
                 b->dup_disp[g->leaves[i].reg] =
                     lanes * (int32_t)bcg_dtype_size(g->leaves[i].dtype);
+        }
+        b->dup_bases |= 1u << R11;
         b->dup_disp[R11] = lanes * g->width;
     }
     body(g, out_slot);
