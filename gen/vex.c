@@ -2626,6 +2626,25 @@ static void write_stream_loop(generator *g, int slots, int out_slot, int n_at)
 
 static bool vex_wide_ok(void);
 
+/* The leaves under ID numbered in the order the body first reads them
+ * when every operand is loaded into a register (the neediest child
+ * first), so operands in place (in_place) keep the leaves' order and the
+ * emitted C's vex_in array its order. */
+static void number_leaves(generator *g, int id)
+{
+    const kernel_ir *ir = g->ir;
+    const expr_node *n = ir->nodes[id];
+    if (g->failed || n->op == OP_LITERAL || ir->value[id].folded >= 0)
+        return;
+    if (is_leaf(ir, id)) {
+        leaf_index(g, id);
+        return;
+    }
+    int order[3], count = need_order(ir, id, order);
+    for (int i = 0; i < count; i++)
+        number_leaves(g, kir_child(ir, id, order[i]));
+}
+
 static void write_function(generator *g)
 {
     builder *b = g->b;
@@ -2953,6 +2972,7 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
         if (!any)
             g->shared_uses = NULL;
     }
+    number_leaves(g, 0);
     write_function(g);
     if (g->failed && g->shared_uses) { /* (kept values took the registers) again, each computed */
         g->failed = false;

@@ -767,13 +767,13 @@ static void test_disassembly(void **state)
     /* every instruction the generator writes decodes, as what it is */
     static const char *const expected[] = {
         "push", "mov %rdi,%r10", "mov %rsi,%r11", "mov (%rdx),%r8", "and $0xfffffffffffffff8,%rcx",
-        "xor %eax,%eax", "test %rcx,%rcx", "je", "vmovups (%r9,%rax,4),%ymm",
-        "vbroadcastss (%r8),%ymm7", "vpmovzxbd", "vpcmpeqd",
+        "xor %eax,%eax", "test %rcx,%rcx", "je", "vmovups (%r8,%rax,4),%ymm",
+        "vbroadcastss (%rbx),%ymm7", "vpmovzxbd", "vpcmpeqd",
         /* the paired loop: two vectors an iteration, a load folded into
          * the operation, the divisions and square roots in zmm */
-        "and $0xfffffffffffffff0,%rcx", "vmulps 0x20(%rbx,%rax,4),%ymm8,%ymm8", "vcmpltps (%r9,%rax,4),%ymm15,%ymm1",
-        "vinsertf64x4 $0x1,%ymm9,%zmm1,%zmm1", "vsqrtps (%rbx,%rax,4),%zmm1",
-        "vdivps (%r9,%rax,4),%zmm1,%zmm1", "vextractf64x4 $0x1,%zmm1,%ymm9",
+        "and $0xfffffffffffffff0,%rcx", "vmulps 0x20(%r9,%rax,4),%ymm8,%ymm8", "vcmpltps (%r8,%rax,4),%ymm15,%ymm1",
+        "vinsertf64x4 $0x1,%ymm9,%zmm1,%zmm1", "vsqrtps (%r9,%rax,4),%zmm1",
+        "vdivps (%r8,%rax,4),%zmm1,%zmm1", "vextractf64x4 $0x1,%zmm1,%ymm9",
         "vmovups %ymm8,0x20(%r11,%rax,4)", "add $0x10,%rax",
         "vminps", "vcmpunordps", "vblendvps", "vsqrtps", "vdivps", "vandps", "vxorps",
         "vmovups %ymm", "add $0x8,%rax", "cmp %rcx,%rax", "jb",
