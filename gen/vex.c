@@ -33,9 +33,24 @@
  * where, over operands of the tree's dtype (bool ones as conditions; i8,
  * u8, i16, u16, i32 and, in f64 trees, f32 ones converted on loading, as
  * are casts of them), hoisted locals and literals, at least two
- * operations (one is its microkernel's, as fast).  Constants sit in the
- * registers the tree leaves free.  Anything else: vex_build says no and the
- * tile keeps its microkernel calls.  Bytes depend only on the kernel IR.
+ * operations (one is its microkernel's, as fast).  Constants, and leaves
+ * read as one value, sit in the registers the tree leaves free (loaded
+ * before the loop); a literal or a leaf read contiguously in the lanes'
+ * dtype is an operation's r/m operand as it is (binary_in_place: no load
+ * of its own); a subtree the tree uses twice (where(x > c, x, c)) is
+ * computed once and kept (shared).  Anything else: vex_build says no and
+ * the tile keeps its microkernel calls.
+ *
+ * The paired loop (write_function, builder.dup): when the body needs at
+ * most 8 ymm registers and no leaf is read with a stride other than 0 and
+ * 1, an iteration computes two vectors, the second copy of every
+ * instruction on registers r + 8 and memory one vector on (vex_paired);
+ * at most one vector is left for the single body, then the tail.  On a
+ * CPU with AVX-512F (vex_wide) the two copies of a division or square
+ * root are one zmm instruction (vinsertf64x4, vdivps zmm, vextractf64x4):
+ * Zen 4 divides a zmm in the time of a ymm (measured: 1.5 / abs(a) over
+ * 93840 f32, 8.9 us ymm, 4.9 us paired, 4.6 us all zmm).  Bytes depend
+ * only on the kernel IR and that CPU flag.
  *
  * Integer and mixed trees (any tree the f32/f64 path above does not take)
  * are written by the typed_* functions ("integer and mixed trees" below):
@@ -85,6 +100,16 @@ typedef struct builder {
     int fixup_count;
     int pending_rip; /* the disp32 of the instruction being written, or -1 */
     int pending_pool;
+    /* the paired loop (write_function): every vex() written twice, the
+     * second copy on the next vector: ymm registers in DUP_MAP as r + 8,
+     * memory on by DUP_DISP[its base register] bytes (RIP: the same);
+     * DUP_WIDE: a division or square root of the two as one zmm operation
+     * (AVX-512: as many zmm divisions a cycle as ymm ones); DUP_BAD: an
+     * instruction the pairing does not know was asked for */
+    bool dup, dup_wide, dup_bad;
+    unsigned dup_map;
+    unsigned dup_bases;  /* the GPRs memory may be based on (bit r): the leaves', the output's */
+    int32_t dup_disp[16];
 } builder;
 
 static void byte(builder *b, int v)
@@ -249,9 +274,16 @@ static rm_operand in_memory(memory m) { return (rm_operand){true, 0, m}; }
 /* ID with ModRM.reg = REG, VEX.vvvv = SRC (0 when unused), r/m = RM, 256
  * bits when WIDE; DOUBLE picks the pd form of an fp row; IMM >= 0 is a
  * trailing byte (a predicate, or is4's register << 4). */
+static void vex_paired(builder *b, vex_id id, bool wide, bool dbl, int reg, int src,
+                       rm_operand rm, int imm);
+
 static void vex(builder *b, vex_id id, bool wide, bool dbl, int reg, int src, rm_operand rm,
                 int imm)
 {
+    if (b->dup) {
+        vex_paired(b, id, wide, dbl, reg, src, rm, imm);
+        return;
+    }
     int pp = vex_rows[id].fp ? (dbl ? 1 : 0) : vex_rows[id].pp, map = vex_rows[id].map;
     int r = reg >> 3 & 1, x = rm.mem && rm.m.index != NONE ? rm.m.index >> 3 & 1 : 0;
     int bb = rm.mem ? (rm.m.base >= 0 ? rm.m.base >> 3 & 1 : 0) : rm.reg >> 3 & 1;
@@ -272,6 +304,130 @@ static void vex(builder *b, vex_id id, bool wide, bool dbl, int reg, int src, rm
     if (imm >= 0)
         byte(b, imm);
     end_instruction(b);
+}
+
+/* EVEX.512 (AVX-512F) OPCODE in MAP with prefix PP, W: zmm REG, vvvv
+ * SRC (0 unused), r/m RM (a zmm or ymm register, or memory with a 32-bit
+ * displacement: no disp8*N compression), IMM >= 0 a trailing byte.  Only
+ * zmm0-15, no opmask, no broadcast. */
+static void evex(builder *b, int pp, int map, int opcode, bool w, int reg, int src,
+                 rm_operand rm, int imm)
+{
+    int r = reg >> 3 & 1, x = rm.mem && rm.m.index != NONE ? rm.m.index >> 3 & 1 : 0;
+    int bb = rm.mem ? (rm.m.base >= 0 ? rm.m.base >> 3 & 1 : 0) : rm.reg >> 3 & 1;
+    byte(b, 0x62);
+    byte(b, (!r) << 7 | (!x) << 6 | (!bb) << 5 | 1 << 4 | map);
+    byte(b, (w ? 0x80 : 0) | (~src & 15) << 3 | 4 | pp);
+    byte(b, 0x48); /* 512 bits, V' of zmm0-15 */
+    byte(b, opcode);
+    if (!rm.mem) {
+        modrm_register(b, reg, rm.reg);
+    } else if (rm.m.base == RIP || (rm.m.disp == 0 && (rm.m.base & 7) != RBP)) {
+        modrm_memory(b, reg, rm.m);
+    } else { /* disp32 (mod 2): a disp8 would be scaled by the vector size */
+        bool sib = rm.m.index != NONE || (rm.m.base & 7) == RSP;
+        byte(b, 2 << 6 | (reg & 7) << 3 | (sib ? 4 : (rm.m.base & 7)));
+        if (sib) {
+            int scale = rm.m.scale == 8 ? 3 : rm.m.scale == 4 ? 2 : rm.m.scale == 2 ? 1 : 0;
+            byte(b, (scale << 6) | ((rm.m.index == NONE ? RSP : rm.m.index) & 7) << 3 |
+                        (rm.m.base & 7));
+        }
+        word32(b, rm.m.disp);
+    }
+    if (imm >= 0)
+        byte(b, imm);
+    end_instruction(b);
+}
+
+/* vinsertf64x4 zmmR, zmmR, ymmY, 1: ymm Y into R's upper half. */
+static void insert_upper(builder *b, int r, int y)
+{
+    evex(b, 1, 3, 0x1a, true, r, r, in_register(y), 1);
+}
+
+/* The paired loop's copy of register R (the next vector's), or R. */
+static int paired(const builder *b, int r) { return b->dup_map >> r & 1 ? r + 8 : r; }
+
+/* ID written for both vectors of the paired loop (builder.dup): as it is,
+ * then on the second's registers and memory; a division or square root
+ * as one zmm operation when DUP_WIDE (the halves joined, the result's
+ * upper half extracted).  An instruction the pairing does not know sets
+ * dup_bad (write_function writes the plain loop then). */
+static void vex_paired(builder *b, vex_id id, bool wide, bool dbl, int reg, int src,
+                       rm_operand rm, int imm)
+{
+    bool vvvv; /* whether SRC is an operand */
+    switch (id) {
+    case V_ADD: case V_MUL: case V_SUB: case V_MIN: case V_DIV: case V_MAX: case V_AND:
+    case V_ANDN: case V_OR: case V_XOR: case V_CMP: case V_BLENDVPS: case V_BLENDVPD:
+    case V_PCMPEQB: case V_PCMPEQD: case V_PCMPEQQ:
+    /* the typed trees' */
+    case V_PADDB: case V_PADDW: case V_PADDD: case V_PADDQ: case V_PSUBB: case V_PSUBW:
+    case V_PSUBD: case V_PSUBQ: case V_PMULLW: case V_PMULLD: case V_PAND: case V_POR:
+    case V_PXOR: case V_PMINSB: case V_PMINSW: case V_PMINSD: case V_PMINUB: case V_PMINUW:
+    case V_PMINUD: case V_PMAXSB: case V_PMAXSW: case V_PMAXSD: case V_PMAXUB: case V_PMAXUW:
+    case V_PMAXUD: case V_PCMPEQW: case V_PCMPGTB: case V_PCMPGTW: case V_PCMPGTD:
+    case V_PCMPGTQ: case V_PBLENDVB: case V_PACKSSWB: case V_PACKUSWB: case V_PACKSSDW:
+    case V_PACKUSDW: case V_SHUFPS: case V_PMULUDQ: case V_PSLLVQ: case V_PSRLVQ:
+        vvvv = true;
+        break;
+    case V_PSHIFTW: case V_PSHIFTD: case V_PSHIFTQ: /* reg: the operation; vvvv the result */
+        b->dup = false;
+        vex(b, id, wide, dbl, reg, src, rm, imm);
+        vex(b, id, wide, dbl, reg, paired(b, src),
+            rm.mem ? rm : in_register(paired(b, rm.reg)), imm);
+        b->dup = true;
+        if (rm.mem)
+            b->dup_bad = true;
+        return;
+    case V_MOVDQU_LOAD: case V_MOVDQU_STORE: case V_MOVQ_LOAD: case V_MOVQ_STORE:
+    case V_MOVD_LOAD: case V_MOVD_STORE: case V_PBROADCASTQ: case V_PABSB: case V_PABSW:
+    case V_PABSD: case V_PMOVSXBW: case V_PMOVSXBQ: case V_PMOVSXWQ: case V_PMOVSXDQ:
+    case V_PMOVZXBW: case V_PMOVZXWQ: case V_PMOVZXDQ: case V_EXTRACTI128: case V_CVTTPS2DQ:
+    case V_CVTTPD2DQ: case V_CVTPD2PS: case V_ROUNDPS: case V_ROUNDPD:
+        vvvv = false;
+        break;
+    case V_MOVU_LOAD: case V_MOVU_STORE: case V_SQRT: case V_BROADCASTSS: case V_BROADCASTSD:
+    case V_PMOVZXBD: case V_PMOVZXBQ: case V_PBROADCASTB: case V_PMOVSXBD: case V_PMOVSXWD:
+    case V_PMOVZXWD: case V_PBROADCASTW: case V_PBROADCASTD: case V_CVTDQ2PS: case V_CVTDQ2PD:
+    case V_CVTPS2PD: case V_MOVNT:
+        vvvv = false;
+        break;
+    default:
+        b->dup_bad = true;
+        return;
+    }
+    bool is4 = id == V_BLENDVPS || id == V_BLENDVPD || id == V_PBLENDVB;
+    rm_operand rm2 = rm;
+    if (rm.mem && rm.m.base != RIP) {
+        if (rm.m.base < 0 || rm.m.base >= 16 || !(b->dup_bases >> rm.m.base & 1)) {
+            b->dup_bad = true; /* (a stack slot, a strided read's rdi: not paired) */
+            return;
+        }
+        rm2.m.disp += b->dup_disp[rm.m.base];
+    } else if (!rm.mem) {
+        rm2.reg = paired(b, rm.reg);
+    }
+    b->dup = false;
+    if (b->dup_wide && wide && (id == V_DIV || id == V_SQRT) && paired(b, reg) != reg &&
+        (!rm.mem || (rm.m.base != RIP && b->dup_disp[rm.m.base] == 32))) {
+        /* the two vectors' operands joined into zmm registers (the
+         * constants' upper halves were filled before the loop); a
+         * contiguous leaf's two vectors are one 64-byte operand */
+        if (id == V_DIV && paired(b, src) != src)
+            insert_upper(b, src, paired(b, src));
+        if (!rm.mem && paired(b, rm.reg) != rm.reg && !(id == V_DIV && rm.reg == src))
+            insert_upper(b, rm.reg, paired(b, rm.reg));
+        evex(b, dbl ? 1 : 0, 1, id == V_DIV ? 0x5e : 0x51, dbl, reg, id == V_DIV ? src : 0, rm,
+             -1);
+        evex(b, 1, 3, 0x1b, true, reg, 0, in_register(paired(b, reg)), 1); /* vextractf64x4 */
+        b->dup = true;
+        return;
+    }
+    vex(b, id, wide, dbl, reg, src, rm, imm);
+    vex(b, id, wide, dbl, paired(b, reg), vvvv ? paired(b, src) : src, rm2,
+        is4 ? paired(b, imm >> 4) << 4 : imm);
+    b->dup = true;
 }
 
 /* ---- GPR instructions (64-bit operands) ---- */
@@ -431,7 +587,17 @@ typedef struct generator {
     unsigned reserved;        /* ymm registers holding constants */
     int peak;                 /* the most registers the body holds at once */
     int constant_register[POOL_MAX]; /* > 0: pool slot i is in this register */
+    int leaf_register[LEAF_MAX];     /* > 0: broadcast leaf i, in the lane dtype, is in
+                                        this register (loaded before the loop) */
     bool failed;
+    bool single;              /* the single loop only (the pairing failed: builder.dup_bad) */
+    /* common subexpressions of the float path (compute, shared): per value
+     * shared_class gives, its uses in the tree (NULL: none shared), the
+     * uses left in the body being written, and its value once computed */
+    int *shared_uses, *shared_left;
+    int *shared_class;        /* per value: the first of the same tree (fold_same_tree) */
+    struct value *shared_value;
+    bool paired;              /* write_function wrote the paired loop */
     struct small_vector *small; /* vex_build_small's loads of the vector being written;
                                    NULL: a tile's function */
 } generator;
@@ -970,7 +1136,9 @@ static value compute_leaf(generator *g, int id, bool want_value, bool via_single
             }
             return (value){r, true, true, BCG_BOOL};
         }
-        if (n->dtype != g->lane)
+        if (g->leaf_register[i] > 0 && n->dtype != BCG_BOOL && !via_single)
+            vex(b, V_MOVU_LOAD, true, false, r, 0, in_register(g->leaf_register[i]), -1);
+        else if (n->dtype != g->lane)
             load_converted(g, r, i, m, via_single);
         else if (g->small && small_load(g, r, i)) /* permuted, masked, inserted */
             ;
@@ -987,6 +1155,178 @@ static value compute_leaf(generator *g, int id, bool want_value, bool via_single
     }
 }
 
+/* Whether value ID (wanted as a value) can be an instruction's r/m
+ * operand as it is, into *RM: a literal (its constant), a broadcast leaf
+ * held in a register (write_function), or in the loop a leaf of the lane
+ * dtype read contiguously (its vector in memory: the load folded into the
+ * operation). */
+static bool in_place(generator *g, int id, rm_operand *rm)
+{
+    const kernel_ir *ir = g->ir;
+    const expr_node *n = ir->nodes[id];
+    if (ir->value[id].folded >= 0)
+        return false;
+    if (n->op == OP_LITERAL) {
+        *rm = constant_operand(g, lane_constant(g, literal_value(n)));
+        return true;
+    }
+    if (!is_leaf(ir, id) || n->dtype != g->lane || g->small)
+        return false;
+    int i = leaf_index(g, id);
+    const leaf *l = &g->leaves[i];
+    if (g->leaf_register[i] > 0) {
+        *rm = in_register(g->leaf_register[i]);
+        return true;
+    }
+    if (l->broadcast || (g->tail && g->masked) || (leaf_strided(l) && !g->tail))
+        return false;
+    *rm = in_memory(leaf_memory(g, i));
+    return true;
+}
+
+/* Whether value ID is never NaN: an integer leaf or literal, or a
+ * literal that is not NaN, converted. */
+static bool never_nan(const kernel_ir *ir, int id)
+{
+    const expr_node *n = ir->nodes[id];
+    if (ir->value[id].folded >= 0)
+        return false;
+    if (n->op == OP_LITERAL)
+        return dtype_kind_of(n->dtype) != KIND_FLOAT || n->value.f == n->value.f;
+    if (n->op == OP_CAST && is_leaf(ir, kir_child(ir, id, 0)))
+        return never_nan(ir, kir_child(ir, id, 0));
+    return is_leaf(ir, id) && dtype_kind_of(n->dtype) != KIND_FLOAT && n->dtype != BCG_BOOL;
+}
+
+/* np.minimum/np.maximum of A and RM (emit_extreme's, RM in place); A
+ * never NaN (NEVER_NAN): vminps alone. */
+static value extreme_in_place(generator *g, bool minimum, value a, rm_operand rm, bool never_nan)
+{
+    builder *b = g->b;
+    if (never_nan) {
+        vex(b, minimum ? V_MIN : V_MAX, true, g->dbl, a.reg, a.reg, rm, -1);
+        return a;
+    }
+    int t = take_register(g);
+    vex(b, minimum ? V_MIN : V_MAX, true, g->dbl, t, a.reg, rm, -1);
+    int m = take_register(g);
+    vex(b, V_CMP, true, g->dbl, m, a.reg, in_register(a.reg), 3 /* UNORD_Q */);
+    vex(b, g->dbl ? V_BLENDVPD : V_BLENDVPS, true, false, a.reg, t, in_register(a.reg), m << 4);
+    give_register(g, m);
+    give_register(g, t);
+    return a;
+}
+
+/* Binary node ID with a child in place (in_place) as the instruction's
+ * r/m operand instead of a register loaded: the second; the first where
+ * the operation allows (+ and * commute, a comparison mirrors, - and /
+ * take a register as their first operand); *OUT its value, or false:
+ * compute both. */
+static bool binary_in_place(generator *g, int id, value *out)
+{
+    static const int predicate[] = {[OP_EQ] = 0, [OP_NE] = 4, [OP_LT] = 1, [OP_LE] = 2,
+                                    [OP_GT] = 14, [OP_GE] = 13};
+    static const expr_op mirror[] = {[OP_EQ] = OP_EQ, [OP_NE] = OP_NE, [OP_LT] = OP_GT,
+                                     [OP_LE] = OP_GE, [OP_GT] = OP_LT, [OP_GE] = OP_LE};
+    const kernel_ir *ir = g->ir;
+    const expr_node *n = ir->nodes[id];
+    expr_op op = n->op;
+    bool compare = op >= OP_EQ && op <= OP_GE;
+    if (!(op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_DIV || op == OP_MINIMUM ||
+          op == OP_MAXIMUM || compare))
+        return false;
+    if (compare && kir_tile_dtype(ir, id) != g->lane)
+        return false;
+    int x = kir_child(ir, id, 0), y = kir_child(ir, id, 1);
+    rm_operand rx, ry;
+    vex_id instruction = op == OP_ADD ? V_ADD : op == OP_SUB ? V_SUB : op == OP_MUL ? V_MUL
+                         : op == OP_DIV ? V_DIV : V_CMP;
+    builder *b = g->b;
+    if (op != OP_MINIMUM && op != OP_MAXIMUM && in_place(g, x, &rx) && !rx.mem &&
+        in_place(g, y, &ry)) { /* both in place, x in a register: into a new one */
+        int r = take_register(g);
+        vex(b, instruction, true, g->dbl, r, rx.reg, ry, compare ? predicate[op] : -1);
+        *out = (value){r, compare, false, BCG_BOOL};
+        return true;
+    }
+    if (op != OP_MINIMUM && op != OP_MAXIMUM && op != OP_SUB && op != OP_DIV &&
+        in_place(g, x, &rx) && in_place(g, y, &ry) && !ry.mem) { /* y's register first */
+        int r = take_register(g);
+        vex(b, instruction, true, g->dbl, r, ry.reg, rx, compare ? predicate[mirror[op]] : -1);
+        *out = (value){r, compare, false, BCG_BOOL};
+        return true;
+    }
+    if (in_place(g, y, &ry)) {
+        value v = compute(g, x, true);
+        if (op == OP_MINIMUM || op == OP_MAXIMUM) {
+            *out = extreme_in_place(g, op == OP_MINIMUM, v, ry, never_nan(ir, x));
+            return true;
+        }
+        vex(b, instruction, true, g->dbl, v.reg, v.reg, ry, compare ? predicate[op] : -1);
+        *out = compare ? (value){v.reg, true, false, BCG_BOOL} : v;
+        return true;
+    }
+    if (op == OP_MINIMUM || op == OP_MAXIMUM || !in_place(g, x, &rx) ||
+        ((op == OP_SUB || op == OP_DIV) && rx.mem))
+        return false;
+    value v = compute(g, y, true);
+    if (op == OP_SUB || op == OP_DIV) /* x - v, x / v: x the register operand */
+        vex(b, instruction, true, g->dbl, v.reg, rx.reg, in_register(v.reg), -1);
+    else
+        vex(b, instruction, true, g->dbl, v.reg, v.reg, rx, compare ? predicate[mirror[op]] : -1);
+    *out = compare ? (value){v.reg, true, false, BCG_BOOL} : v;
+    return true;
+}
+
+/* Whether node ID is computed by compute() as an operation (not a leaf
+ * loaded, converted on loading, or a literal). */
+static bool is_operation(const kernel_ir *ir, int id)
+{
+    const expr_node *n = ir->nodes[id];
+    return !is_leaf(ir, id) && n->op != OP_LITERAL &&
+           !(n->op == OP_CAST && is_leaf(ir, kir_child(ir, id, 0)));
+}
+
+/* Counts the uses of every value under ID (generator.shared_uses): a
+ * value computed again (the same tree) counts its subtree once. */
+static void count_uses(generator *g, int id)
+{
+    const kernel_ir *ir = g->ir;
+    if (!is_operation(ir, id))
+        return;
+    int same = g->shared_class[id];
+    if (++g->shared_uses[same] > 1)
+        return;
+    for (int k = 0; k < ir->nodes[id]->arg_count; k++)
+        count_uses(g, kir_child(ir, id, k));
+}
+
+static value typed(generator *g, int id);
+
+/* Value ID of class SAME, used more than once in the tree: computed at
+ * its first use (as a value, or a mask when bool) and kept in its
+ * register, every use but the last given a copy (vmovaps: a renamed
+ * register, no execution). */
+static value shared(generator *g, int id, int same, bool want_value)
+{
+    value v;
+    if (g->shared_left[same] == g->shared_uses[same]) {
+        int uses = g->shared_uses[same];
+        g->shared_uses[same] = 0; /* (computed by compute() itself) */
+        v = g->typed ? typed(g, id) : compute(g, id, g->ir->nodes[id]->dtype != BCG_BOOL);
+        g->shared_uses[same] = uses;
+        g->shared_value[same] = v;
+    } else {
+        v = g->shared_value[same];
+    }
+    if (--g->shared_left[same] > 0) {
+        int r = take_register(g);
+        vex(g->b, V_MOVU_LOAD, true, false, r, 0, in_register(v.reg), -1);
+        v.reg = r;
+    }
+    return want_value || v.mask || g->typed ? v : nonzero(g, v);
+}
+
 static value compute(generator *g, int id, bool want_value)
 {
     const kernel_ir *ir = g->ir;
@@ -995,6 +1335,8 @@ static value compute(generator *g, int id, bool want_value)
     bool dbl = g->dbl;
     if (g->failed)
         return (value){0, false, false, BCG_BOOL};
+    if (g->shared_uses && is_operation(ir, id) && g->shared_uses[g->shared_class[id]] > 1)
+        return shared(g, id, g->shared_class[id], want_value);
     if (n->op == OP_CAST && !is_leaf(ir, id)) /* of a leaf: converted on loading */
         return compute_leaf(g, kir_child(ir, id, 0), want_value, n->dtype != g->lane);
     if (n->op == OP_LITERAL && !want_value) { /* its truth in every lane (NaN is true) */
@@ -1012,6 +1354,30 @@ static value compute(generator *g, int id, bool want_value)
     }
     if (is_leaf(ir, id))
         return compute_leaf(g, id, want_value, false);
+    value folded;
+    if (binary_in_place(g, id, &folded))
+        return want_value || folded.mask ? folded : nonzero(g, folded);
+    rm_operand x;
+    if ((n->op == OP_SQRT || n->op == OP_ABS || n->op == OP_NEG) &&
+        !is_operation(ir, kir_child(ir, id, 0)) && ir->nodes[kir_child(ir, id, 0)]->op != OP_LITERAL &&
+        in_place(g, kir_child(ir, id, 0), &x)) { /* its operand in place: no load of its own */
+        int r = take_register(g);
+        if (n->op == OP_SQRT) {
+            vex(b, V_SQRT, true, dbl, r, 0, x, -1);
+        } else {
+            uint64_t bits = n->op == OP_ABS ? (dbl ? ~(1ull << 63) : 0x7fffffffull)
+                                            : (dbl ? 1ull << 63 : 1ull << 31);
+            rm_operand c = constant_operand(g, bits_constant(g, bits));
+            if (c.mem) { /* (the constant in memory: the operand loaded) */
+                vex(b, V_MOVU_LOAD, true, dbl, r, 0, x, -1);
+                vex(b, n->op == OP_ABS ? V_AND : V_XOR, true, dbl, r, r, c, -1);
+            } else {
+                vex(b, n->op == OP_ABS ? V_AND : V_XOR, true, dbl, r, c.reg, x, -1);
+            }
+        }
+        value v = {r, false, false, BCG_BOOL};
+        return want_value ? v : nonzero(g, v);
+    }
     value a[3];
     bool values[3] = {true, true, true};
     switch (n->op) {
@@ -1091,7 +1457,12 @@ static value compute(generator *g, int id, bool want_value)
         break;
     }
     case OP_MINIMUM: case OP_MAXIMUM:
-        v = emit_extreme(g, n->op == OP_MINIMUM, a[0], a[1]);
+        if (never_nan(ir, kir_child(ir, id, 0))) { /* vminps(a, b) is then NumPy's */
+            v = extreme_in_place(g, n->op == OP_MINIMUM, a[0], in_register(a[1].reg), true);
+            give_register(g, a[1].reg);
+        } else {
+            v = emit_extreme(g, n->op == OP_MINIMUM, a[0], a[1]);
+        }
         break;
     default:
         g->failed = true;
@@ -1936,6 +2307,8 @@ static value typed(generator *g, int id)
     value a[3];
     if (g->failed)
         return (value){0, false, false, n->dtype};
+    if (g->shared_uses && is_operation(ir, id) && g->shared_uses[g->shared_class[id]] > 1)
+        return shared(g, id, g->shared_class[id], true); /* (computed once, kept) */
     if (ir->value[id].folded >= 0) { /* an integer self-comparison: known */
         int slot = ir->value[id].folded ? ones_constant(g) : zero_constant(g);
         return as_type(g, (value){constant_register(g, slot), true, false, BCG_I8}, n->dtype);
@@ -2028,6 +2401,8 @@ static value typed(generator *g, int id)
 static void typed_body(generator *g, int out_slot)
 {
     g->free = 0xffffu & ~g->reserved;
+    if (g->shared_uses) /* every shared value's uses to come */
+        memcpy(g->shared_left, g->shared_uses, sizeof *g->shared_left * (size_t)g->ir->node_count);
     bcg_dtype t = g->ir->nodes[0]->dtype;
     value v = typed(g, 0);
     if (g->failed)
@@ -2089,6 +2464,8 @@ static void body(generator *g, int out_slot)
         return;
     }
     g->free = 0xffffu & ~g->reserved;
+    if (g->shared_uses) /* every shared value's uses to come */
+        memcpy(g->shared_left, g->shared_uses, sizeof *g->shared_left * (size_t)g->ir->node_count);
     value v = compute(g, 0, true);
     if (g->tail && g->masked) {
         masked_move(g, g->dbl ? V_MASKMOVPD_STORE : V_MASKMOVPS_STORE, v.reg,
@@ -2202,7 +2579,7 @@ static void write_partial(generator *g, int slots, int out_slot, bool frame)
         gpr_immediate(b, 0, RSP, 32 * slots); /* add rsp, slots */
 }
 
-enum { LABEL_LOOP, LABEL_TAIL, LABEL_DONE, LABEL_PLAIN, LABEL_ALIGNED, LABEL_END };
+enum { LABEL_LOOP, LABEL_TAIL, LABEL_DONE, LABEL_PLAIN, LABEL_ALIGNED, LABEL_END, LABEL_SINGLE };
 
 /* A streaming root: elements up to the output's first 32-byte boundary
  * (at most n) through the slots, then vectors stored with vmovntps to the
@@ -2247,6 +2624,27 @@ static void write_stream_loop(generator *g, int slots, int out_slot, int n_at)
     b->label[LABEL_PLAIN] = b->length;
 }
 
+static bool vex_wide_ok(void);
+
+/* The leaves under ID numbered in the order the body first reads them
+ * when every operand is loaded into a register (the neediest child
+ * first), so operands in place (in_place) keep the leaves' order and the
+ * emitted C's vex_in array its order. */
+static void number_leaves(generator *g, int id)
+{
+    const kernel_ir *ir = g->ir;
+    const expr_node *n = ir->nodes[id];
+    if (g->failed || n->op == OP_LITERAL || ir->value[id].folded >= 0)
+        return;
+    if (is_leaf(ir, id)) {
+        leaf_index(g, id);
+        return;
+    }
+    int order[3], count = need_order(ir, id, order);
+    for (int i = 0; i < count; i++)
+        number_leaves(g, kir_child(ir, id, order[i]));
+}
+
 static void write_function(generator *g)
 {
     builder *b = g->b;
@@ -2258,6 +2656,7 @@ static void write_function(generator *g)
     body(g, 0);
     if (g->failed || b->overflow)
         return;
+    int loop_peak = g->peak;
     int slots = 0;
     for (int i = 0; i < g->leaf_count; i++)
         if (!g->leaves[i].broadcast)
@@ -2283,16 +2682,54 @@ static void write_function(generator *g)
         frame = frame || (leaf_strided(&g->leaves[i]) && g->leaves[i].dtype != g->lane);
     int n_at = 32 * slots, rows_at = n_at + 8;
     int frame_bytes = 32 * slots + (stream || rows ? 16 : 0);
-    /* the constants in the registers the body leaves free, loaded once
-     * before the loop (ymm0 stays the body's: the tail zeroes with it) */
+    /* the tail's body, written once more here for the registers it needs
+     * (its loads under a mask take one more than the loop's) */
+    g->mask_slot = out_slot;
+    g->peak = 0;
+    g->tail = true;
+    body(g, out_slot);
+    g->tail = false;
+    if (g->failed || b->overflow)
+        return;
+    int tail_peak = g->peak;
+    /* the paired loop (float trees of leaves read contiguously or as one
+     * value): two vectors an iteration, the second copy's registers r + 8
+     * (builder.dup), so the body holds at most 8 */
+    bool dup = !g->single && loop_peak <= 8 && vex_pairing != 0;
+    for (int i = 0; i < g->leaf_count; i++)
+        dup = dup && !leaf_strided(&g->leaves[i]);
+    g->paired = dup;
+    unsigned body_registers = (1u << loop_peak) - 1;
+    unsigned allowed = dup ? 0xffffu & ~body_registers & ~(body_registers << 8)
+                           : 0xffffu & ~body_registers;
+    int room = 16 - (tail_peak > loop_peak ? tail_peak : loop_peak);
+    /* the constants, then the broadcast leaves of the lane dtype (or
+     * converted into it), in the registers the body leaves free, loaded
+     * once before the loop (ymm0 stays the body's: the tail zeroes with
+     * it) */
     int constants = b->pool_count;
     unsigned char pool[POOL_MAX][32];
     memcpy(pool, b->pool, sizeof pool);
-    if (constants > 0 && g->peak + constants <= 16)
-        for (int i = 0; i < constants; i++) {
-            g->constant_register[i] = 15 - i;
-            g->reserved |= 1u << (15 - i);
+    int next = 15;
+    for (int i = 0; i < constants + g->leaf_count && room > 0; i++) {
+        if (i >= constants) {
+            const leaf *l = &g->leaves[i - constants];
+            if (g->typed || !l->broadcast || l->outer || l->operand < 0 ||
+                !(l->dtype == g->lane || leaf_converts(l->dtype, g->lane)))
+                continue;
         }
+        while (next > 0 && !(allowed >> next & 1))
+            next--;
+        if (next <= 0)
+            break;
+        if (i < constants)
+            g->constant_register[i] = next;
+        else
+            g->leaf_register[i - constants] = next;
+        g->reserved |= 1u << next;
+        next--;
+        room--;
+    }
     memset(b, 0, sizeof *b);
     b->pending_rip = -1;
     memcpy(b->pool, pool, sizeof pool); /* the same slots, in the same order */
@@ -2314,6 +2751,20 @@ static void write_function(generator *g)
         if (g->constant_register[i] > 0)
             vex(b, V_MOVU_LOAD, true, false, g->constant_register[i], 0,
                 in_memory(pool_memory(i)), -1);
+    for (int i = 0; i < g->leaf_count; i++) { /* the broadcast leaves held */
+        int r = g->leaf_register[i];
+        if (r <= 0)
+            continue;
+        if (g->leaves[i].dtype != g->lane)
+            load_converted(g, r, i, at(g->leaves[i].reg, NONE, 1, 0), false);
+        else
+            vex(b, g->dbl ? V_BROADCASTSD : V_BROADCASTSS, true, false, r, 0,
+                in_memory(at(g->leaves[i].reg, NONE, 1, 0)), -1);
+    }
+    bool wide = dup && vex_wide_ok();
+    for (int r = 0; wide && r < 16; r++) /* their zmm upper halves: the same */
+        if (g->reserved >> r & 1)
+            insert_upper(b, r, r);
     if (frame)
         gpr_immediate(b, 5, RSP, frame_bytes); /* sub rsp, frame */
     int row = 0;
@@ -2326,17 +2777,40 @@ static void write_function(generator *g)
     if (stream)
         write_stream_loop(g, slots, out_slot, n_at);
     gpr_pair(b, 0x89, RCX, R10);              /* mov rcx, r10 */
-    gpr_immediate(b, 4, RCX, -lanes);         /* and rcx, -lanes */
+    gpr_immediate(b, 4, RCX, dup ? -2 * lanes : -lanes); /* and rcx, -lanes (paired: -2 lanes) */
     byte(b, 0x31);                            /* xor eax, eax */
     byte(b, 0xc0);
     gpr_pair(b, 0x85, RCX, RCX);              /* test rcx, rcx */
-    jump(b, 0x4, LABEL_TAIL);                 /* je tail */
+    jump(b, 0x4, dup ? LABEL_SINGLE : LABEL_TAIL); /* je tail */
     b->label[LABEL_LOOP] = b->length;
     g->tail = false;
+    if (dup) { /* both vectors' body, then at most one vector left */
+        b->dup = true;
+        b->dup_wide = wide;
+        b->dup_map = body_registers;
+        for (int i = 0; i < g->leaf_count; i++) {
+            b->dup_bases |= 1u << g->leaves[i].reg;
+            if (!g->leaves[i].broadcast)
+                b->dup_disp[g->leaves[i].reg] =
+                    lanes * (int32_t)bcg_dtype_size(g->leaves[i].dtype);
+        }
+        b->dup_bases |= 1u << R11;
+        b->dup_disp[R11] = lanes * g->width;
+    }
     body(g, out_slot);
-    gpr_immediate(b, 0, RAX, lanes);          /* add rax, lanes */
+    b->dup = false;
+    gpr_immediate(b, 0, RAX, dup ? 2 * lanes : lanes); /* add rax, lanes */
     gpr_pair(b, 0x39, RAX, RCX);              /* cmp rax, rcx */
     jump(b, 0x2, LABEL_LOOP);                 /* jb loop */
+    if (dup) {
+        b->label[LABEL_SINGLE] = b->length;
+        gpr_pair(b, 0x89, RCX, R10);          /* mov rcx, r10 */
+        gpr_immediate(b, 4, RCX, -lanes);     /* and rcx, -lanes */
+        gpr_pair(b, 0x39, RAX, RCX);          /* cmp rax, rcx */
+        jump(b, 0x3, LABEL_TAIL);             /* jae tail */
+        body(g, out_slot);
+        gpr_immediate(b, 0, RAX, lanes);      /* add rax, lanes */
+    }
     b->label[LABEL_TAIL] = b->length;
     gpr_pair(b, 0x39, RAX, R10);              /* cmp rax, r10 */
     jump(b, 0x3, LABEL_DONE);                 /* jae done */
@@ -2386,6 +2860,26 @@ static unsigned char *finish(arena *a, builder *b, size_t *size)
     }
     *size = total;
     return out;
+}
+
+int vex_wide = -1;
+int vex_pairing = -1;
+
+/* Whether the paired loop may join its divisions into zmm ones (vex_wide). */
+static bool vex_wide_ok(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    static int ok = -1; /* a data race that writes the same value */
+    if (vex_wide >= 0)
+        return vex_wide == 1;
+    if (ok < 0) {
+        __builtin_cpu_init();
+        ok = __builtin_cpu_supports("avx512f") ? 1 : 0;
+    }
+    return ok == 1;
+#else
+    return vex_wide == 1;
+#endif
 }
 
 bool vex_cpu_ok(void)
@@ -2453,7 +2947,50 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
             return BCG_OK;
     if (layout->out_outer > (1 << 26) || layout->out_outer < -(1 << 26))
         return BCG_OK;
+    { /* the values the tree computes more than once */
+        int count = ir->node_count;
+        g->shared_uses = arena_alloc(a, sizeof *g->shared_uses * (size_t)count);
+        g->shared_left = arena_alloc(a, sizeof *g->shared_left * (size_t)count);
+        g->shared_value = arena_alloc(a, sizeof *g->shared_value * (size_t)count);
+        g->shared_class = arena_alloc(a, sizeof *g->shared_class * (size_t)count);
+        if (!g->shared_uses || !g->shared_left || !g->shared_value || !g->shared_class)
+            return BCG_ERR_NOMEM;
+        memset(g->shared_uses, 0, sizeof *g->shared_uses * (size_t)count);
+        for (int id = 0; id < count; id++) {
+            g->shared_class[id] = id;
+            for (int other = 0; other < id && g->shared_class[id] == id; other++)
+                if (g->shared_class[other] == other && is_operation(ir, other) &&
+                    is_operation(ir, id) && ir->value[other].folded < 0 &&
+                    ir->value[id].folded < 0 && ir->nodes[other]->op == ir->nodes[id]->op &&
+                    fold_same_tree(ir->nodes[other], ir->nodes[id]))
+                    g->shared_class[id] = other;
+        }
+        count_uses(g, 0);
+        bool any = false;
+        for (int id = 0; id < count; id++)
+            any = any || g->shared_uses[id] > 1;
+        if (!any)
+            g->shared_uses = NULL;
+    }
+    number_leaves(g, 0);
     write_function(g);
+    if (g->failed && g->shared_uses) { /* (kept values took the registers) again, each computed */
+        g->failed = false;
+        g->shared_uses = NULL;
+        g->reserved = 0;
+        g->peak = 0;
+        memset(g->constant_register, 0, sizeof g->constant_register);
+        memset(g->leaf_register, 0, sizeof g->leaf_register);
+        write_function(g);
+    }
+    if (b->dup_bad && !g->failed && !b->overflow) { /* again, one vector an iteration */
+        g->single = true;
+        g->reserved = 0;
+        g->peak = 0;
+        memset(g->constant_register, 0, sizeof g->constant_register);
+        memset(g->leaf_register, 0, sizeof g->leaf_register);
+        write_function(g);
+    }
     if (g->failed || b->overflow)
         return BCG_OK;
     vex_function *f = arena_alloc(a, sizeof *f);
@@ -2469,6 +3006,8 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
         f->strided = f->strided || leaf_strided(&g->leaves[i]);
     f->stream = g->layout->stream;
     f->typed = g->typed;
+    f->paired = g->paired;
+    f->shared = g->shared_uses != NULL;
     f->rows = g->layout->outer != NULL;
     *out = f;
     return BCG_OK;

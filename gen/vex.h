@@ -23,6 +23,8 @@ typedef struct vex_function {
     bool strided;   /* a leaf is read in place with a stride other than 0 and 1 */
     bool typed;     /* an integer or mixed tree (its leaves contiguous or one value) */
     bool stream;    /* the root is stored past the caches (the kernel fences) */
+    bool paired;    /* the loop computes two vectors an iteration (float trees) */
+    bool shared;    /* a value the tree uses twice or more is computed once (float trees) */
     bool rows;      /* void f(long n, void *out, const void *const *in, long rows):
                        ROWS runs of n, each pointer moved on by its outer
                        stride (vex_layout.outer) from run to run */
@@ -51,6 +53,14 @@ bool vex_reads_stride(bcg_dtype dtype, bcg_dtype lane, int64_t stride);
 
 /* Whether this CPU and OS run AVX2 code. */
 bool vex_cpu_ok(void);
+
+/* The paired loop of float trees (two vectors an iteration) joins its
+ * divisions and square roots into zmm ones where the CPU has AVX-512F:
+ * VEX_WIDE -1 (the default) asks the CPU, 0 and 1 force it (tests: the
+ * disassembly alike on every machine).  VEX_PAIRING 0 writes the single
+ * loop only (tests, measurements). */
+extern int vex_wide;
+extern int vex_pairing;
 
 /* The fused function of IR's root tree into *OUT (in A), or *OUT NULL when
  * an operation, dtype or leaf is not supported or registers run out.

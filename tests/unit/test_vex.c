@@ -139,6 +139,21 @@ static void value_tree(text *t, int depth)
         put(t, ")");
         return;
     }
+    if (below(2)) { /* where(x > y, x, z): x computed once, kept (vex.c's shared) */
+        static const char *const compares[] = {" < ", " <= ", " > ", " >= ", " == ", " != "};
+        text x = {{0}, 0}; /* (empty: an operation, as a root) */
+        value_tree(&x, depth - 1);
+        put(t, "where((");
+        put(t, x.s);
+        put(t, compares[below(6)]);
+        value_tree(t, depth - 1);
+        put(t, "), ");
+        put(t, x.s);
+        put(t, ", ");
+        value_tree(t, depth - 1);
+        put(t, ")");
+        return;
+    }
     put(t, "where(");
     condition_tree(t, depth - 1);
     put(t, ", ");
@@ -235,6 +250,19 @@ static void typed_tree(text *t, int depth)
         put(t, ")");
     } else if (pick == 9) {
         typed_condition(t, depth);
+    } else if (below(2)) { /* where(x > y, x, z): x computed once, kept (vex.c's shared) */
+        static const char *const compares[] = {" < ", " <= ", " > ", " >= ", " == ", " != "};
+        text x = {{0}, 0};
+        typed_tree(&x, depth - 1);
+        put(t, "where((");
+        put(t, x.s);
+        put(t, compares[below(6)]);
+        typed_tree(t, depth - 1);
+        put(t, "), ");
+        put(t, x.s);
+        put(t, ", ");
+        typed_tree(t, depth - 1);
+        put(t, ")");
     } else {
         put(t, "where(");
         typed_condition(t, depth - 1);
@@ -521,6 +549,11 @@ static void test_random_trees(void **state)
         for (int k = 0; k < 5; k++)
             case_stride[k] = strides[below(6)];
         case_stream = below(2) == 0;
+        /* the paired loop, its divisions in zmm where the CPU has them
+         * (or ymm), or the single loop */
+        int pairing = below(6);
+        vex_wide = pairing == 0 ? 0 : -1;
+        vex_pairing = pairing == 1 ? 0 : -1;
         layout lay = (layout)below(LAYOUT_COUNT);
         strided_cases += lay == LAYOUT_STRIDED;
         if (!check_case(t.s, dt, int_dtype, n, lay, &tally))
@@ -530,6 +563,8 @@ static void test_random_trees(void **state)
                   "vector code (%d of %d strided layouts reading in place, %d streaming, %d "
                   "row by row), %d skipped\n", tally.cases, tally.tiled, tally.vex,
                   tally.in_place, strided_cases, tally.streamed, tally.rows, tally.skipped);
+    vex_wide = -1;
+    vex_pairing = -1;
     assert_int_equal(failures, 0);
     if (vex_cpu_ok() && count > 0) { /* most trees are the fused function's, or this tests nothing */
         assert_true(tally.vex * 20 > tally.tiled * 17 && tally.vex * 2 > tally.cases);
@@ -580,6 +615,7 @@ static void test_typed_trees(void **state)
         static const int64_t runs[] = {0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 65,
                                        1023, 1025};
         int64_t n = below(5) ? runs[below(18)] : 1 + below(3000);
+        vex_pairing = below(4) == 0 ? 0 : -1; /* the single loop, or the paired one */
         if (getenv("BCGEN_VEX_SHOW_ALL"))
             print_message("# %s %s %s %s %s\n", t.s, bcg_dtype_name(typed_dtypes[0]),
                           bcg_dtype_name(typed_dtypes[1]), bcg_dtype_name(typed_dtypes[2]),
@@ -589,6 +625,7 @@ static void test_typed_trees(void **state)
             failures++;
     }
     typed_dtypes[0] = BCG_BOOL;
+    vex_pairing = -1;
     print_message("# typed trees: %d cases, %d with 2+ tile calls, %d through the fused "
                   "vector code, %d skipped\n", tally.cases, tally.tiled, tally.vex, tally.skipped);
     assert_int_equal(failures, 0);
@@ -687,6 +724,8 @@ static char *disassemble(const vex_function *f)
             memcpy(out + len, clean, n + 1);
             len += n;
         }
+        if (strncmp(clean, "ret", 3) == 0)
+            break; /* (the pool follows at once when the code fills its 32 bytes) */
     }
     pclose(p);
     unlink(path);
@@ -696,6 +735,7 @@ static char *disassemble(const vex_function *f)
 /* Skips the test on a CPU without AVX2 or a machine without objdump. */
 static void need_objdump(void)
 {
+    vex_wide = 1; /* (the listings alike on every machine; they are not run) */
     if (!vex_cpu_ok() || system("objdump --version > /dev/null 2>&1") != 0) {
         print_message("# no AVX2 or no objdump: skipped\n");
         skip();
@@ -728,9 +768,15 @@ static void test_disassembly(void **state)
     static const char *const expected[] = {
         "push", "mov %rdi,%r10", "mov %rsi,%r11", "mov (%rdx),%r8", "and $0xfffffffffffffff8,%rcx",
         "xor %eax,%eax", "test %rcx,%rcx", "je", "vmovups (%r8,%rax,4),%ymm",
-        "vbroadcastss (%rbx),%ymm", "vpmovzxbd", "vpcmpeqd",
+        "vbroadcastss (%rbx),%ymm7", "vpmovzxbd", "vpcmpeqd",
+        /* the paired loop: two vectors an iteration, a load folded into
+         * the operation, the divisions and square roots in zmm */
+        "and $0xfffffffffffffff0,%rcx", "vmulps 0x20(%r9,%rax,4),%ymm8,%ymm8", "vcmpltps (%r8,%rax,4),%ymm15,%ymm1",
+        "vinsertf64x4 $0x1,%ymm9,%zmm1,%zmm1", "vsqrtps (%r9,%rax,4),%zmm1",
+        "vdivps (%r8,%rax,4),%zmm1,%zmm1", "vextractf64x4 $0x1,%zmm1,%ymm9",
+        "vmovups %ymm8,0x20(%r11,%rax,4)", "add $0x10,%rax",
         "vminps", "vcmpunordps", "vblendvps", "vsqrtps", "vdivps", "vandps", "vxorps",
-        "vcmpgtps", "vmovups %ymm", "add $0x8,%rax", "cmp %rcx,%rax", "jb",
+        "vmovups %ymm", "add $0x8,%rax", "cmp %rcx,%rax", "jb",
         "cmp %r10,%rax", "jae", "sub $0x", "rep movsb", "shl $0x2,%rcx", "vzeroupper", "ret",
     };
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
@@ -811,9 +857,49 @@ static void test_disassembly_typed(void **state)
 }
 
 /* Trees the generator does not write keep the microkernel calls. */
+/* The paired loop is the one float trees get (two vectors an iteration,
+ * registers allowing), and VEX_PAIRING 0 gives the single loop; its
+ * results are test_random_trees' (which draws both). */
+static void test_paired(void **state)
+{
+    (void)state;
+    vex_wide = -1; /* (need_objdump's) */
+    if (!vex_cpu_ok())
+        skip();
+    arena *a = arena_new();
+    assert_non_null(a);
+    int64_t shape[1] = {1000}, one[1] = {1};
+    bcg_operand ops[3] = {{"a", BCG_F32, 1, shape, NULL},
+                          {"b", BCG_I16, 1, shape, NULL},
+                          {"c", BCG_F32, 1, one, NULL}};
+    static const char *const trees[] = {"1.5 / abs(a)", "minimum(b, c) * a",
+                                        "sqrt(a * a + c) - f32(b)",
+                                        "where(a > c, a / c, f32(b))"};
+    for (size_t i = 0; i < sizeof trees / sizeof trees[0]; i++) {
+        const vex_function *f = function_of(a, trees[i], ops, 3);
+        assert_non_null(f);
+        assert_true(f->paired);
+        vex_pairing = 0;
+        f = function_of(a, trees[i], ops, 3);
+        vex_pairing = -1;
+        assert_non_null(f);
+        assert_false(f->paired);
+    }
+    /* a subtree used twice is computed once (the random trees draw
+     * where(x > y, x, z)) */
+    const vex_function *f = function_of(a, "where(a / c > f32(b), a / c, c)", ops, 3);
+    assert_non_null(f);
+    assert_true(f->shared);
+    f = function_of(a, "where(a / c > f32(b), a * c, c)", ops, 3);
+    assert_non_null(f);
+    assert_false(f->shared);
+    arena_free(a);
+}
+
 static void test_unsupported(void **state)
 {
     (void)state;
+    vex_wide = -1;
     arena *a = arena_new();
     assert_non_null(a);
     int64_t shape[1] = {100};
@@ -902,6 +988,7 @@ int main(void)
         cmocka_unit_test(test_disassembly),
         cmocka_unit_test(test_disassembly_typed),
         cmocka_unit_test(test_disassembly_strided),
+        cmocka_unit_test(test_paired),
         cmocka_unit_test(test_unsupported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
