@@ -815,12 +815,32 @@ static memory stage_leaf(generator *g, int i)
     return slot;
 }
 
-bool vex_reads_stride(bcg_dtype dtype, bcg_dtype lane, int64_t stride)
+static bool supported(const generator *g, int id, bool value);
+
+/* Whether IR's root tree takes the typed path (an integer or mixed tree). */
+static bool tree_typed(const kernel_ir *ir)
+{
+    generator g;
+    memset(&g, 0, sizeof g);
+    g.ir = ir;
+    g.lane = ir->nodes[0]->dtype;
+    g.dbl = g.lane == BCG_F64;
+    return !is_float_lane(g.lane) || !supported(&g, 0, true);
+}
+
+/* The typed path reads every dtype with a stride of -1 or +-2 in place
+ * (typed_strided_load); the f32/f64 path a stride of +-2 only of the
+ * lanes' own 4- or 8-byte dtype (strided_load). */
+bool vex_reads_stride(const kernel_ir *ir, bcg_dtype dtype, int64_t stride)
 {
     size_t size = bcg_dtype_size(dtype);
-    return stride == 0 || stride == 1 || stride == -1 ||
-           ((stride == 2 || stride == -2) && (size == 4 || size == 8) &&
-            size == bcg_dtype_size(lane));
+    if (stride == 0 || stride == 1 || stride == -1)
+        return true;
+    if (stride != 2 && stride != -2)
+        return false;
+    if (tree_typed(ir))
+        return true;
+    return (size == 4 || size == 8) && size == bcg_dtype_size(ir->nodes[0]->dtype);
 }
 
 /* Register R = leaf I (at M) converted into the lane dtype; VIA_SINGLE:
@@ -1653,6 +1673,132 @@ static void store_bytes(generator *g, int r, memory m, int bytes)
         vex(g->b, bytes == 8 ? V_MOVQ_STORE : V_MOVD_STORE, false, false, r, 0, in_memory(m), -1);
 }
 
+/* R's BYTES bytes of elements of SIZE bytes in reverse order: vpermq or
+ * vpermd for 32 bytes of 8- or 4-byte elements, else vpshufb (within each
+ * 16-byte half, which vpermq then swaps, for 32 bytes). */
+static void reverse_elements(generator *g, int r, int size, int bytes)
+{
+    builder *b = g->b;
+    if (bytes == 32 && size == 8) {
+        vex(b, V_PERMQ, true, false, r, 0, in_register(r), 0x1b);
+        return;
+    }
+    if (bytes == 32 && size == 4) {
+        int32_t index[8] = {7, 6, 5, 4, 3, 2, 1, 0};
+        int temp, idx = constant_in_register(g, constant(g, index, 32), &temp);
+        vex(b, V_PERMD, true, false, r, idx, in_register(r), -1);
+        if (temp >= 0)
+            give_register(g, temp);
+        return;
+    }
+    int half = bytes == 32 ? 16 : bytes, count = half / size;
+    unsigned char pattern[32];
+    for (int k = 0; k < 32; k++) {
+        int within = k % 16;
+        pattern[k] = bytes == 32 || k < bytes
+                         ? (unsigned char)((count - 1 - within / size) * size + within % size)
+                         : 0x80;
+    }
+    vex(b, V_PSHUFB, bytes == 32, false, r, r, constant_operand(g, constant(g, pattern, 32)), -1);
+    if (bytes == 32)
+        vex(b, V_PERMQ, true, false, r, 0, in_register(r), 0x4e);
+}
+
+/* R = the elements of SIZE bytes at element offsets 0, 2, 4, .. from M,
+ * BYTES of them in order (a leaf of stride 2): two loads, the first at M
+ * and the second ending at the last element, so every byte read lies
+ * between the first element and the last.  4- and 8-byte elements: the
+ * even ones picked by vshufps/vshufpd; 1 and 2 bytes: the first load's
+ * even elements masked, the second's odd ones shifted down, packed
+ * (vpackus, exact: they fit); 32 bytes put in order by vpermq; 8 or 4
+ * bytes: the two loads side by side, picked by vpshufb.  REVERSE (a
+ * stride of -2: M is the last lane's element): the lanes reversed. */
+static void even_elements(generator *g, int r, memory m, int size, int bytes, bool reverse)
+{
+    builder *b = g->b;
+    bool wide = bytes == 32;
+    memory second = m;
+    second.disp += bytes - size;
+    if (bytes >= 16 && size >= 4) {
+        bool dbl = size == 8;
+        vex(b, V_MOVU_LOAD, wide, dbl, r, 0, in_memory(m), -1);
+        vex(b, V_SHUFP, wide, dbl, r, r, in_memory(second), dbl ? 0x0a : 0xd8);
+        if (wide && dbl) {
+            vex(b, V_PERMQ, true, false, r, 0, in_register(r), reverse ? 0x27 : 0xd8);
+        } else if (wide && !reverse) {
+            vex(b, V_PERMQ, true, false, r, 0, in_register(r), 0xd8);
+        } else if (wide) { /* in order and reversed at once */
+            int32_t index[8] = {7, 6, 3, 2, 5, 4, 1, 0};
+            int temp, idx = constant_in_register(g, constant(g, index, 32), &temp);
+            vex(b, V_PERMD, true, false, r, idx, in_register(r), -1);
+            if (temp >= 0)
+                give_register(g, temp);
+        } else if (reverse) {
+            reverse_elements(g, r, size, bytes);
+        }
+        return;
+    }
+    int t = take_register(g);
+    if (bytes >= 16) {
+        vex(b, V_MOVDQU_LOAD, wide, false, r, 0, in_memory(m), -1);
+        vex(b, V_MOVDQU_LOAD, wide, false, t, 0, in_memory(second), -1);
+        if (size == 1) {
+            op_constant(g, V_PAND, r, r, constant(g, &(uint16_t){0xff}, 2));
+            vex(b, V_PSHIFTW, wide, false, 2 /* srl */, t, in_register(t), 8);
+            op3(g, V_PACKUSWB, wide, r, r, t);
+        } else {
+            op_constant(g, V_PAND, r, r, constant(g, &(uint32_t){0xffff}, 4));
+            vex(b, V_PSHIFTD, wide, false, 2 /* srl */, t, in_register(t), 16);
+            op3(g, V_PACKUSDW, wide, r, r, t);
+        }
+        if (wide)
+            vex(b, V_PERMQ, true, false, r, 0, in_register(r), 0xd8);
+    } else { /* 8 or 4 bytes: the loads at bytes 0 and 8 of an xmm */
+        vex_id load = bytes == 8 ? V_MOVQ_LOAD : V_MOVD_LOAD;
+        vex(b, load, false, false, r, 0, in_memory(m), -1);
+        vex(b, load, false, false, t, 0, in_memory(second), -1);
+        vex(b, V_SHUFPS, false, false, r, r, in_register(t), 0x44);
+        unsigned char pattern[32];
+        for (int k = 0; k < 32; k++) {
+            int lane = reverse ? bytes / size - 1 - k / size : k / size;
+            int offset = 2 * lane * size + k % size; /* from the first element */
+            pattern[k] = k >= bytes ? 0x80
+                         : offset < bytes ? (unsigned char)offset
+                                          : (unsigned char)(8 + offset - (bytes - size));
+        }
+        vex(b, V_PSHUFB, false, false, r, r, constant_operand(g, constant(g, pattern, 32)), -1);
+        reverse = false;
+    }
+    give_register(g, t);
+    if (reverse)
+        reverse_elements(g, r, size, bytes);
+}
+
+/* Register R = the loop's current lanes of strided leaf I (a stride of -1
+ * or +-2, vex_reads_stride), in order, in its low BYTES: rdi = lane 0's
+ * element (rax * stride elements from the leaf's pointer).  A stride of
+ * -1 loads the bytes ending there and reverses them. */
+static void typed_strided_load(generator *g, int r, int i)
+{
+    builder *b = g->b;
+    const leaf *l = &g->leaves[i];
+    int size = size_of(l->dtype), bytes = bytes_of(g, l->dtype), lanes = g->lanes;
+    gpr_multiply(b, RDI, RAX, (int32_t)(l->stride * size));
+    gpr_pair(b, 0x01, RDI, l->reg); /* add rdi, pointer */
+    if (l->stride == -1) {
+        memory m = at(RDI, NONE, 1, -(lanes - 1) * size);
+        if (bytes == 32 && size == 8) {
+            vex(b, V_PERMQ, true, false, r, 0, in_memory(m), 0x1b);
+        } else {
+            load_bytes(g, r, m, false, size, bytes);
+            reverse_elements(g, r, size, bytes);
+        }
+        return;
+    }
+    int32_t low = l->stride < 0 ? -(lanes - 1) * 2 * size : 0;
+    even_elements(g, r, at(RDI, NONE, 1, low), size, bytes, l->stride < 0);
+}
+
 static value typed_leaf(generator *g, int id)
 {
     int i = leaf_index(g, id);
@@ -1662,7 +1808,10 @@ static value typed_leaf(generator *g, int id)
         return (value){0, false, false, t};
     }
     int r = take_register(g);
-    load_bytes(g, r, leaf_memory(g, i), g->leaves[i].broadcast, size_of(t), bytes_of(g, t));
+    if (leaf_strided(&g->leaves[i]) && !g->tail && !g->small) /* (the tail: its slot) */
+        typed_strided_load(g, r, i);
+    else
+        load_bytes(g, r, leaf_memory(g, i), g->leaves[i].broadcast, size_of(t), bytes_of(g, t));
     if (t != BCG_BOOL)
         return (value){r, false, false, t};
     vex(g->b, V_PCMPEQB, wide_of(g, t), false, r, r, constant_operand(g, zero_constant(g)), -1);
@@ -2433,9 +2582,14 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
                               layout->stride[k] != 1);
     vex_layout plain = *layout;
     if (!is_float_lane(lane) || !supported(g, 0, true)) { /* integer or mixed */
-        /* (the typed path reads its leaves contiguous or as one value, one
-         * run a call, and stores plainly: the caller gathers the others) */
-        if (strided || layout->outer)
+        /* (the typed path reads its leaves contiguous, as one value or in
+         * place with a stride of -1 or +-2, one run a call, and stores
+         * plainly: the caller gathers the others) */
+        for (int k = 1; k <= ir->input_count; k++)
+            if (ir->input_used[k - 1] && layout->stride[k] != 0 &&
+                (layout->stride[k] < -2 || layout->stride[k] > 2))
+                return BCG_OK;
+        if (layout->outer)
             return BCG_OK;
         plain.stream = false;
         g->layout = &plain;

@@ -21,7 +21,8 @@ typedef struct vex_function {
     int leaf_count;
     int leaf_node[VEX_MAX_LEAVES];
     bool strided;   /* a leaf is read in place with a stride other than 0 and 1 */
-    bool typed;     /* an integer or mixed tree (its leaves contiguous or one value) */
+    bool typed;     /* an integer or mixed tree (its leaves contiguous, one value,
+                       or read in place with a stride of -1 or +-2) */
     bool stream;    /* the root is stored past the caches (the kernel fences) */
     bool rows;      /* void f(long n, void *out, const void *const *in, long rows):
                        ROWS runs of n, each pointer moved on by its outer
@@ -41,10 +42,10 @@ typedef struct vex_layout {
     int64_t out_outer;
 } vex_layout;
 
-/* Whether the function of a tree of dtype LANE reads an operand of DTYPE
- * with STRIDE in place (reversed loads, even elements); else the caller
+/* Whether the function of IR's root tree reads an operand of DTYPE with
+ * STRIDE in place (reversed loads, even elements); else the caller
  * gathers it into a tile. */
-bool vex_reads_stride(bcg_dtype dtype, bcg_dtype lane, int64_t stride);
+bool vex_reads_stride(const struct kernel_ir *ir, bcg_dtype dtype, int64_t stride);
 
 /* The name the emitted C calls it by (jit.c binds it). */
 #define VEX_SYMBOL "bcg_vex"
