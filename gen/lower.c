@@ -1293,10 +1293,9 @@ static bool vex_rows_chosen(const lowering *w)
     const kernel_ir *ir = w->ir;
     const plan *p = ir->p;
     int inner = p->loop_count - 1;
-    bcg_dtype lane = ir->nodes[0]->dtype;
     int64_t run = p->extent[inner];
-    int64_t lanes = 32 / (int64_t)bcg_dtype_size(lane);
-    if ((lane != BCG_F32 && lane != BCG_F64) || run < lanes || ir->root_count != 1)
+    int64_t lanes = ir->root_count == 1 ? vex_lanes(ir) : 0;
+    if (ir->root_count != 1 || run < lanes)
         return false;
     /* a run's last elements short of a vector go through the masked tail
      * only when every leaf along the run is of the lanes' dtype, contiguous
@@ -1304,9 +1303,8 @@ static bool vex_rows_chosen(const lowering *w)
      * (measured: 0.5 * a - b, a f32 (255, 1), b i8 (1, 14), 0.54 us with
      * the gathers against 3.4 us row by row) */
     for (int k = 1; run % lanes != 0 && k <= ir->input_count; k++)
-        if (ir->input_used[k - 1] && p->stride[k][inner] != 0 &&
-            (w->c->operands[k - 1].dtype != lane ||
-             (p->stride[k][inner] != 1 && p->stride[k][inner] != -1)))
+        if (ir->input_used[k - 1] &&
+            !vex_masked_tail(ir, w->c->operands[k - 1].dtype, p->stride[k][inner]))
             return false;
     bool gathers = false;
     for (int k = 1; k <= ir->input_count; k++)

@@ -2539,6 +2539,30 @@ bool vex_cpu_ok(void)
 #endif
 }
 
+/* Whether IR's root tree takes the typed path (an integer or mixed tree). */
+static bool tree_typed(const kernel_ir *ir)
+{
+    generator g;
+    memset(&g, 0, sizeof g);
+    g.ir = ir;
+    g.lane = ir->nodes[0]->dtype;
+    g.dbl = g.lane == BCG_F64;
+    return !is_float_lane(g.lane) || !supported(&g, 0, true);
+}
+
+int vex_lanes(const kernel_ir *ir)
+{
+    if (tree_typed(ir))
+        return 32 / widest_value(ir, 0);
+    return ir->nodes[0]->dtype == BCG_F64 ? 4 : 8;
+}
+
+bool vex_masked_tail(const kernel_ir *ir, bcg_dtype dtype, int64_t stride)
+{
+    return stride == 0 || ((stride == 1 || stride == -1) && dtype == ir->nodes[0]->dtype &&
+                           !tree_typed(ir));
+}
+
 bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, vex_function **out)
 {
     *out = NULL;
@@ -2569,7 +2593,7 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
         strided = strided || (ir->input_used[k - 1] && layout->stride[k] != 0 &&
                               layout->stride[k] != 1);
     vex_layout plain = *layout;
-    if (!is_float_lane(lane) || !supported(g, 0, true)) { /* integer or mixed */
+    if (tree_typed(ir)) { /* integer or mixed */
         /* (the typed path reads its leaves contiguous, as one value or in
          * place with a stride of -1 or +-2, one run a call, and stores
          * plainly: the caller gathers the others) */
@@ -2577,8 +2601,6 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
             if (ir->input_used[k - 1] && layout->stride[k] != 0 &&
                 (layout->stride[k] < -2 || layout->stride[k] > 2))
                 return BCG_OK;
-        if (layout->outer)
-            return BCG_OK;
         plain.stream = false;
         g->layout = &plain;
         g->typed = true;

@@ -22,7 +22,8 @@ typedef struct vex_function {
     int leaf_node[VEX_MAX_LEAVES];
     bool strided;   /* a leaf is read in place with a stride other than 0 and 1 */
     bool typed;     /* an integer or mixed tree (its leaves contiguous, one value,
-                       or read in place with a stride of -1 or +-2) */
+                       or read in place with a stride of -1 or +-2; the rows
+                       form too, its tail through the stack slots) */
     bool stream;    /* the root is stored past the caches (the kernel fences) */
     bool rows;      /* void f(long n, void *out, const void *const *in, long rows):
                        ROWS runs of n, each pointer moved on by its outer
@@ -46,6 +47,16 @@ typedef struct vex_layout {
  * STRIDE in place (reversed loads, even elements); else the caller
  * gathers it into a tile. */
 bool vex_reads_stride(const struct kernel_ir *ir, bcg_dtype dtype, int64_t stride);
+
+/* The elements of one vector of the function of IR's root tree: 8 or 4
+ * in an f32 or f64 tree, 32 over the widest value's size in an integer or
+ * mixed one (the typed path). */
+int vex_lanes(const struct kernel_ir *ir);
+
+/* Whether the function's last elements short of a vector (its tail) may
+ * take masked loads (vmaskmov) from a leaf of DTYPE read with STRIDE;
+ * else the tail goes through stack slots (about 20 ns). */
+bool vex_masked_tail(const struct kernel_ir *ir, bcg_dtype dtype, int64_t stride);
 
 /* The name the emitted C calls it by (jit.c binds it). */
 #define VEX_SYMBOL "bcg_vex"

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <setjmp.h>
@@ -308,6 +309,36 @@ typedef struct tally {
 static int64_t case_stride[5];
 static bool case_stream;
 
+/* BYTES of memory with a page that faults right after them (AT_END) or
+ * right before them: a read past an operand's first or last element
+ * crashes the test.  The mapping is kept for the next case (mapping and
+ * faulting fresh pages each case doubled the test's time). */
+typedef struct guarded {
+    char *map;
+    size_t map_size;
+} guarded;
+
+static char *guarded_alloc(guarded *gd, size_t bytes, bool at_end)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (!gd->map || gd->map_size - 2 * page < bytes) {
+        if (gd->map)
+            munmap(gd->map, gd->map_size);
+        size_t pages = (bytes + page - 1) / page + 2;
+        if (pages < 64)
+            pages = 64;
+        gd->map_size = pages * page;
+        gd->map = mmap(NULL, gd->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                       -1, 0);
+        assert_true(gd->map != MAP_FAILED);
+        assert_int_equal(mprotect(gd->map, page, PROT_NONE), 0);
+        assert_int_equal(mprotect(gd->map + gd->map_size - page, page, PROT_NONE), 0);
+    }
+    return at_end ? gd->map + gd->map_size - page - bytes : gd->map + page;
+}
+
+static guarded operand_memory[5];
+
 typedef struct operand_layout {
     int rank;
     int64_t shape[2], strides[2];
@@ -378,7 +409,6 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
     }
     const char *names[5] = {"a", "b", "c", "d", "e"};
     bcg_operand ops[5];
-    void *allocations[5] = {0};
     const void *inputs[5];
     for (int i = 0; i < 5; i++) {
         const operand_layout *o = &lays[i];
@@ -395,12 +425,12 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
                 high += reach;
         }
         size_t size = bcg_dtype_size(dt);
-        int64_t count = high - low + 2;
-        allocations[i] = malloc((size_t)count * size);
-        assert_non_null(allocations[i]);
-        fill(allocations[i], dt, count);
-        /* element-aligned, not vector-aligned */
-        inputs[i] = (char *)allocations[i] + size + (size_t)(-low) * size;
+        int64_t count = high - low + 1;
+        /* element-aligned, not vector-aligned; the first or the last
+         * element against a page that faults */
+        char *data = guarded_alloc(&operand_memory[i], (size_t)count * size, below(2));
+        fill(data, dt, count);
+        inputs[i] = data + (size_t)(-low) * size;
     }
     bcg_options options;
     bcg_options_init(&options);
@@ -493,8 +523,6 @@ done:
     free(want);
     free(on);
     free(off);
-    for (int i = 0; i < 5; i++)
-        free(allocations[i]);
     return ok;
 }
 
@@ -552,7 +580,7 @@ static void test_typed_trees(void **state)
     const char *text_count = getenv("BCGEN_VEX_CASES");
     int count = text_count ? atoi(text_count) : 3000;
     tally tally = {0};
-    int failures = 0;
+    int failures = 0, strided_cases = 0;
     /* every conversion between floats and integers over data with the
      * limits (the random trees reach a given one rarely) */
     static const bcg_dtype floats[] = {BCG_F32, BCG_F64};
@@ -569,6 +597,35 @@ static void test_typed_trees(void **state)
             if (!check_case(expr, from, BCG_I32, 1025, LAYOUT_SCALARS, &tally))
                 failures++;
         }
+    /* every leaf dtype read in place with a stride of -1, 2 and -2 at
+     * every lane count (4, 8, 16, 32: the partner b's size), runs around
+     * the vector (3 rows: 2-D tiles, the rows form where runs are whole
+     * vectors) */
+    static const bcg_dtype partners[] = {BCG_U8, BCG_I16, BCG_F32, BCG_I64};
+    int directed = 0, directed_in_place = 0;
+    for (int k = 0; k < 10 * 4 * 3 && count > 0 && failures < 10; k++) {
+        bcg_dtype leaf = all_dtypes[k % 10], partner = partners[k / 10 % 4];
+        static const int64_t strides[] = {-1, 2, -2};
+        for (int j = 0; j < 5; j++)
+            case_stride[j] = strides[k / 40];
+        typed_dtypes[0] = leaf;
+        typed_dtypes[1] = typed_dtypes[2] = partner;
+        typed_dtypes[3] = BCG_BOOL;
+        typed_dtypes[4] = BCG_I8;
+        int size = (int)bcg_dtype_size(leaf), widest = (int)bcg_dtype_size(partner);
+        int lanes = 32 / (size > widest ? size : widest);
+        int64_t n = (int64_t[]){lanes - 1, lanes + 1, 2 * lanes + 3, 100}[below(4)];
+        int before = tally.in_place;
+        if (!check_case(k % 2 ? "where(d, a, b) - b" : "(a + b) - b", leaf, BCG_I8, n,
+                        LAYOUT_STRIDED, &tally))
+            failures++;
+        directed++;
+        directed_in_place += tally.in_place > before;
+        if (getenv("BCGEN_VEX_SHOW_DIRECTED"))
+            print_message("# %s %s stride %d n %d: %s\n", bcg_dtype_name(leaf),
+                          bcg_dtype_name(partner), (int)case_stride[0], (int)n,
+                          tally.in_place > before ? "in place" : "gathered or not fused");
+    }
     for (int i = 0; i < count && failures < 10; i++) {
         text t = {{0}, 0};
         typed_tree(&t, 1 + below(4));
@@ -580,20 +637,33 @@ static void test_typed_trees(void **state)
         static const int64_t runs[] = {0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 65,
                                        1023, 1025};
         int64_t n = below(5) ? runs[below(18)] : 1 + below(3000);
+        /* strides read in place (-1, +-2) and one gathered (3, 5) */
+        static const int64_t strides[] = {-1, 2, -2, -1, 2, -2, 3, 5};
+        for (int k = 0; k < 5; k++)
+            case_stride[k] = strides[below(k == 0 ? 6 : 8)];
+        layout lay = (layout)below(LAYOUT_COUNT);
+        strided_cases += lay == LAYOUT_STRIDED;
         if (getenv("BCGEN_VEX_SHOW_ALL"))
             print_message("# %s %s %s %s %s\n", t.s, bcg_dtype_name(typed_dtypes[0]),
                           bcg_dtype_name(typed_dtypes[1]), bcg_dtype_name(typed_dtypes[2]),
                           bcg_dtype_name(typed_dtypes[4]));
-        if (!check_case(t.s, typed_dtypes[0], typed_dtypes[4], n, (layout)below(LAYOUT_COUNT),
-                        &tally))
+        if (!check_case(t.s, typed_dtypes[0], typed_dtypes[4], n, lay, &tally))
             failures++;
     }
     typed_dtypes[0] = BCG_BOOL;
     print_message("# typed trees: %d cases, %d with 2+ tile calls, %d through the fused "
-                  "vector code, %d skipped\n", tally.cases, tally.tiled, tally.vex, tally.skipped);
+                  "vector code (%d of %d random strided layouts and %d of %d directed ones "
+                  "reading in place, %d row by row), %d skipped\n",
+                  tally.cases, tally.tiled, tally.vex, tally.in_place - directed_in_place,
+                  strided_cases, directed_in_place, directed, tally.rows, tally.skipped);
     assert_int_equal(failures, 0);
-    if (vex_cpu_ok() && count > 0) /* most tiled trees are the fused function's */
+    if (vex_cpu_ok() && count > 0) { /* most tiled trees are the fused function's */
         assert_true(tally.vex * 10 > tally.tiled * 7);
+        assert_true((tally.in_place - directed_in_place) * 5 > strided_cases);
+        /* (2-D tiles whose runs end short of a vector gather: the rows
+         * form's tail would go through the slots row by row) */
+        assert_true(directed_in_place * 2 > directed && tally.rows * 100 > count);
+    }
 }
 
 /* ---- the encoder ---- */
