@@ -1304,7 +1304,7 @@ static bool vex_rows_chosen(const lowering *w)
      * the gathers against 3.4 us row by row) */
     for (int k = 1; run % lanes != 0 && k <= ir->input_count; k++)
         if (ir->input_used[k - 1] &&
-            !vex_masked_tail(ir, w->c->operands[k - 1].dtype, p->stride[k][inner]))
+            !vex_vector_tail(ir, w->c->operands[k - 1].dtype, p->stride[k][inner]))
             return false;
     bool gathers = false;
     for (int k = 1; k <= ir->input_count; k++)

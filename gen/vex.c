@@ -425,6 +425,8 @@ typedef struct generator {
     bool tail;                /* writing the tail's body: contiguous leaves in slots */
     bool streaming;           /* the loop's root store is vmovntps (aligned) */
     bool masked;              /* the tail loads and stores with vmaskmov (write_partial) */
+    bool overlap;             /* (typed) writing the run's last whole vector into the
+                                 output's slot (write_function) */
     int mask_slot;            /* the stack slot holding the tail's mask */
     int reversed_mask_slot;   /* and its reverse, for reversed leaves (or -1) */
     unsigned free;            /* ymm registers free (bit r) */
@@ -2175,7 +2177,8 @@ static void typed_body(generator *g, int out_slot)
             v = flip(g, v);
         op_constant(g, V_PAND, v.reg, v.reg, constant(g, &(uint8_t){1}, 1));
     }
-    memory m = g->tail ? at(RSP, NONE, 1, 32 * out_slot) : at(R11, RAX, size_of(t), 0);
+    memory m = g->tail || g->overlap ? at(RSP, NONE, 1, 32 * out_slot)
+                                     : at(R11, RAX, size_of(t), 0);
     store_bytes(g, v.reg, m, bytes_of(g, t));
 }
 
@@ -2339,7 +2342,8 @@ static void write_partial(generator *g, int slots, int out_slot, bool frame)
         gpr_immediate(b, 0, RSP, 32 * slots); /* add rsp, slots */
 }
 
-enum { LABEL_LOOP, LABEL_TAIL, LABEL_DONE, LABEL_PLAIN, LABEL_ALIGNED, LABEL_END };
+enum { LABEL_LOOP, LABEL_TAIL, LABEL_DONE, LABEL_PLAIN, LABEL_ALIGNED, LABEL_END, LABEL_OVERLAP,
+       LABEL_SLOTS };
 
 /* A streaming root: elements up to the output's first 32-byte boundary
  * (at most n) through the slots, then vectors stored with vmovntps to the
@@ -2384,6 +2388,40 @@ static void write_stream_loop(generator *g, int slots, int out_slot, int n_at)
     b->label[LABEL_PLAIN] = b->length;
 }
 
+/* The typed path's tail of a run of at least one vector: its last whole
+ * vector, elements [n - lanes, n), computed before the loop into the
+ * output's slot (from the inputs as they were: in place, the loop
+ * overwrites them) and stored after it (STORE), over elements the loop
+ * wrote with the same values; a run shorter than a vector takes the
+ * slots (LABEL_SLOTS), one of whole vectors has no tail.  Measured: the
+ * slots' copies cost about 20 ns a run. */
+static void write_overlap(generator *g, int out_slot, bool store)
+{
+    builder *b = g->b;
+    int lanes = g->lanes;
+    if (!store) {
+        gpr_pair(b, 0x89, RAX, R10);          /* rax = n - lanes */
+        gpr_immediate(b, 5, RAX, lanes);
+        jump(b, 0x2, LABEL_OVERLAP);          /* jb: n < lanes */
+        gpr_test_immediate(b, R10, lanes - 1);
+        jump(b, 0x4, LABEL_OVERLAP);          /* je: whole vectors */
+        g->overlap = true;
+        body(g, out_slot);
+        g->overlap = false;
+        b->label[LABEL_OVERLAP] = b->length;
+        return;
+    }
+    gpr_immediate(b, 7, R10, lanes);          /* cmp r10, lanes */
+    jump(b, 0x2, LABEL_SLOTS);                /* jb slots */
+    gpr_pair(b, 0x89, RAX, R10);
+    gpr_immediate(b, 5, RAX, lanes);
+    int bytes = bytes_of(g, g->ir->nodes[0]->dtype);
+    load_bytes(g, 0, at(RSP, NONE, 1, 32 * out_slot), false, g->width, bytes);
+    store_bytes(g, 0, at(R11, RAX, g->width, 0), bytes);
+    jump(b, -1, LABEL_DONE);
+    b->label[LABEL_SLOTS] = b->length;
+}
+
 static void write_function(generator *g)
 {
     builder *b = g->b;
@@ -2418,6 +2456,7 @@ static void write_function(generator *g)
     bool stream = g->layout->stream, rows = g->layout->outer != NULL, frame = stream || rows;
     for (int i = 0; i < g->leaf_count; i++)
         frame = frame || (leaf_strided(&g->leaves[i]) && g->leaves[i].dtype != g->lane);
+    frame = frame || g->typed; /* (the last vector's slot: write_overlap) */
     int n_at = 32 * slots, rows_at = n_at + 8;
     int frame_bytes = 32 * slots + (stream || rows ? 16 : 0);
     /* the constants in the registers the body leaves free, loaded once
@@ -2462,6 +2501,8 @@ static void write_function(generator *g)
     }
     if (stream)
         write_stream_loop(g, slots, out_slot, n_at);
+    if (g->typed)
+        write_overlap(g, out_slot, false);
     gpr_pair(b, 0x89, RCX, R10);              /* mov rcx, r10 */
     gpr_immediate(b, 4, RCX, -lanes);         /* and rcx, -lanes */
     byte(b, 0x31);                            /* xor eax, eax */
@@ -2477,6 +2518,8 @@ static void write_function(generator *g)
     b->label[LABEL_TAIL] = b->length;
     gpr_pair(b, 0x39, RAX, R10);              /* cmp rax, r10 */
     jump(b, 0x3, LABEL_DONE);                 /* jae done */
+    if (g->typed)
+        write_overlap(g, out_slot, true);
     write_partial(g, slots, out_slot, frame);
     b->label[LABEL_DONE] = b->length;
     if (rows) { /* the next run: every pointer moved on by its outer stride */
@@ -2557,10 +2600,11 @@ int vex_lanes(const kernel_ir *ir)
     return ir->nodes[0]->dtype == BCG_F64 ? 4 : 8;
 }
 
-bool vex_masked_tail(const kernel_ir *ir, bcg_dtype dtype, int64_t stride)
+bool vex_vector_tail(const kernel_ir *ir, bcg_dtype dtype, int64_t stride)
 {
-    return stride == 0 || ((stride == 1 || stride == -1) && dtype == ir->nodes[0]->dtype &&
-                           !tree_typed(ir));
+    if (tree_typed(ir)) /* the last whole vector again (write_overlap) */
+        return true;
+    return stride == 0 || ((stride == 1 || stride == -1) && dtype == ir->nodes[0]->dtype);
 }
 
 bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, vex_function **out)

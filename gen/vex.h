@@ -23,7 +23,7 @@ typedef struct vex_function {
     bool strided;   /* a leaf is read in place with a stride other than 0 and 1 */
     bool typed;     /* an integer or mixed tree (its leaves contiguous, one value,
                        or read in place with a stride of -1 or +-2; the rows
-                       form too, its tail through the stack slots) */
+                       form too) */
     bool stream;    /* the root is stored past the caches (the kernel fences) */
     bool rows;      /* void f(long n, void *out, const void *const *in, long rows):
                        ROWS runs of n, each pointer moved on by its outer
@@ -53,10 +53,12 @@ bool vex_reads_stride(const struct kernel_ir *ir, bcg_dtype dtype, int64_t strid
  * mixed one (the typed path). */
 int vex_lanes(const struct kernel_ir *ir);
 
-/* Whether the function's last elements short of a vector (its tail) may
- * take masked loads (vmaskmov) from a leaf of DTYPE read with STRIDE;
- * else the tail goes through stack slots (about 20 ns). */
-bool vex_masked_tail(const struct kernel_ir *ir, bcg_dtype dtype, int64_t stride);
+/* Whether the function's last elements short of a vector (its tail),
+ * in a run of a vector or more, are vector code when it reads a leaf of
+ * DTYPE with STRIDE: masked loads (vmaskmov) in an f32/f64 tree, the last
+ * whole vector again in an integer or mixed one; else the tail goes
+ * through stack slots (about 20 ns a run). */
+bool vex_vector_tail(const struct kernel_ir *ir, bcg_dtype dtype, int64_t stride);
 
 /* The name the emitted C calls it by (jit.c binds it). */
 #define VEX_SYMBOL "bcg_vex"
