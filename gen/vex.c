@@ -427,6 +427,9 @@ typedef struct generator {
     bool masked;              /* the tail loads and stores with vmaskmov (write_partial) */
     bool overlap;             /* (typed) writing the run's last whole vector into the
                                  output's slot (write_function) */
+    int kept[LEAF_MAX];       /* (typed) > 0: strided leaf i's lanes kept in this
+                                 register for its later uses in the body */
+    int loads[LEAF_MAX];      /* (typed) its uses loaded so far in the body */
     int mask_slot;            /* the stack slot holding the tail's mask */
     int reversed_mask_slot;   /* and its reverse, for reversed leaves (or -1) */
     unsigned free;            /* ymm registers free (bit r) */
@@ -1789,6 +1792,37 @@ static void typed_strided_load(generator *g, int r, int i)
     even_elements(g, r, at(RDI, NONE, 1, low), size, bytes, l->stride < 0);
 }
 
+/* Register R = leaf I's lanes, loaded. */
+static void typed_leaf_load(generator *g, int r, int i)
+{
+    bcg_dtype t = g->leaves[i].dtype;
+    if (leaf_strided(&g->leaves[i]) && !g->tail && !g->small) /* (the tail: its slot) */
+        typed_strided_load(g, r, i);
+    else
+        load_bytes(g, r, leaf_memory(g, i), g->leaves[i].broadcast, size_of(t), bytes_of(g, t));
+}
+
+/* The times the typed body reads leaf I: its nodes under ID (a folded
+ * node reads none). */
+static int leaf_uses(generator *g, int id, int i)
+{
+    const kernel_ir *ir = g->ir;
+    if (ir->value[id].folded >= 0 || ir->nodes[id]->op == OP_LITERAL)
+        return 0;
+    if (is_leaf(ir, id))
+        return g->leaf_node[i] == id ||
+               (ir->value[id].local ? g->leaves[i].operand < 0 &&
+                                          strcmp(g->leaves[i].local, ir->value[id].local) == 0
+                                    : g->leaves[i].operand == ir->nodes[id]->operand + 1);
+    int count = 0;
+    for (int k = 0; k < ir->nodes[id]->arg_count; k++)
+        count += leaf_uses(g, kir_child(ir, id, k), i);
+    return count;
+}
+
+/* Leaf ID's lanes into a new register.  A strided leaf read again later
+ * in the body (where(a > 3, b, a)) is loaded once and kept in a register
+ * while enough are free (its shuffles are its cost), else loaded again. */
 static value typed_leaf(generator *g, int id)
 {
     int i = leaf_index(g, id);
@@ -1797,11 +1831,25 @@ static value typed_leaf(generator *g, int id)
         g->failed = true;
         return (value){0, false, false, t};
     }
-    int r = take_register(g);
-    if (leaf_strided(&g->leaves[i]) && !g->tail && !g->small) /* (the tail: its slot) */
-        typed_strided_load(g, r, i);
-    else
-        load_bytes(g, r, leaf_memory(g, i), g->leaves[i].broadcast, size_of(t), bytes_of(g, t));
+    int r;
+    bool keep = leaf_strided(&g->leaves[i]) && !g->tail && !g->small;
+    int uses = keep ? leaf_uses(g, 0, i) : 0;
+    g->loads[i]++;
+    if (keep && g->kept[i] > 0 && g->loads[i] >= uses) { /* its last use: the register itself */
+        r = g->kept[i];
+        g->kept[i] = 0;
+    } else if (keep && g->kept[i] > 0) {
+        r = take_register(g);
+        vex(g->b, V_MOVDQU_LOAD, true, false, r, 0, in_register(g->kept[i]), -1);
+    } else {
+        r = take_register(g);
+        typed_leaf_load(g, r, i);
+        if (keep && g->loads[i] < uses && __builtin_popcount(g->free) >= 5) {
+            int k = take_register(g); /* (never 0: r took a lower one) */
+            vex(g->b, V_MOVDQU_LOAD, true, false, k, 0, in_register(r), -1);
+            g->kept[i] = k;
+        }
+    }
     if (t != BCG_BOOL)
         return (value){r, false, false, t};
     vex(g->b, V_PCMPEQB, wide_of(g, t), false, r, r, constant_operand(g, zero_constant(g)), -1);
@@ -2167,6 +2215,8 @@ static value typed(generator *g, int id)
 static void typed_body(generator *g, int out_slot)
 {
     g->free = 0xffffu & ~g->reserved;
+    memset(g->kept, 0, sizeof g->kept);
+    memset(g->loads, 0, sizeof g->loads);
     bcg_dtype t = g->ir->nodes[0]->dtype;
     value v = typed(g, 0);
     if (g->failed)
