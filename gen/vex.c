@@ -2700,7 +2700,7 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
         g->typed = true;
         g->width = size_of(lane);
         g->lanes = 32 / widest_value(ir, 0);
-        if (typed_operation_count(ir, 0) < 2)
+        if (typed_operation_count(ir, 0) < (strided ? 1 : 2)) /* (as below) */
             return BCG_OK;
     } else if (operation_count(ir, 0, lane) < (strided ? 1 : 2)) {
         return BCG_OK;
