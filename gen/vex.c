@@ -171,6 +171,7 @@ typedef enum vex_id {
     /* the leaves' strided loads and the streaming store (addressing) */
     V_PERMD, V_PERMQ, V_PSHUFB, V_SHUFP, V_MOVNT,
     V_MASKMOVPS_LOAD, V_MASKMOVPD_LOAD, V_MASKMOVPS_STORE, V_MASKMOVPD_STORE,
+    V_MOVNTDQ, /* (the typed path's streaming root) */
     V_COUNT
 } vex_id;
 
@@ -234,6 +235,7 @@ static const struct {
     [V_MOVNT] = {0, 1, 0x2b, true, false},
     [V_MASKMOVPS_LOAD] = {1, 2, 0x2c, false, false}, [V_MASKMOVPD_LOAD] = {1, 2, 0x2d, false, false},
     [V_MASKMOVPS_STORE] = {1, 2, 0x2e, false, false}, [V_MASKMOVPD_STORE] = {1, 2, 0x2f, false, false},
+    [V_MOVNTDQ] = {1, 1, 0xe7, false, false},
 };
 
 /* An operand: ymm register REG (mem false) or memory M. */
@@ -427,6 +429,7 @@ typedef struct generator {
     bool masked;              /* the tail loads and stores with vmaskmov (write_partial) */
     bool overlap;             /* (typed) writing the run's last whole vector into the
                                  output's slot (write_function) */
+    int overlap_slot;         /* (typed) its slot, which the tail's zeroing skips, or -1 */
     int kept[LEAF_MAX];       /* (typed) > 0: strided leaf i's lanes kept in this
                                  register for its later uses in the body */
     int loads[LEAF_MAX];      /* (typed) its uses loaded so far in the body */
@@ -2229,7 +2232,10 @@ static void typed_body(generator *g, int out_slot)
     }
     memory m = g->tail || g->overlap ? at(RSP, NONE, 1, 32 * out_slot)
                                      : at(R11, RAX, size_of(t), 0);
-    store_bytes(g, v.reg, m, bytes_of(g, t));
+    if (g->streaming && !g->tail && !g->overlap) /* (aligned: write_stream_loop) */
+        vex(g->b, V_MOVNTDQ, bytes_of(g, t) == 32, false, v.reg, 0, in_memory(m), -1);
+    else
+        store_bytes(g, v.reg, m, bytes_of(g, t));
 }
 
 /* The widest value of the tree under ID, in bytes (an 8-bit product
@@ -2371,7 +2377,8 @@ static void write_partial(generator *g, int slots, int out_slot, bool frame)
     }
     vex(b, V_XOR, false, false, 0, 0, in_register(0), -1); /* vxorps xmm0 */
     for (int s = 0; s < slots; s++)
-        vex(b, V_MOVU_STORE, true, false, 0, 0, in_memory(at(RSP, NONE, 1, 32 * s)), -1);
+        if (s != g->overlap_slot)
+            vex(b, V_MOVU_STORE, true, false, 0, 0, in_memory(at(RSP, NONE, 1, 32 * s)), -1);
     for (int i = 0; i < g->leaf_count; i++) {
         const leaf *l = &g->leaves[i];
         if (l->broadcast)
@@ -2396,20 +2403,21 @@ enum { LABEL_LOOP, LABEL_TAIL, LABEL_DONE, LABEL_PLAIN, LABEL_ALIGNED, LABEL_END
        LABEL_SLOTS };
 
 /* A streaming root: elements up to the output's first 32-byte boundary
- * (at most n) through the slots, then vectors stored with vmovntps to the
- * last whole vector; an output not aligned to its elements takes the
- * plain loop (LABEL_PLAIN).  The kernel fences after its last call. */
+ * (16 for a typed vector of 16 bytes; at most n) through the slots, then
+ * vectors stored with vmovntps (vmovntdq) to the last whole vector; an
+ * output not aligned to its elements takes the plain loop (LABEL_PLAIN).
+ * The kernel fences after its last call. */
 static void write_stream_loop(generator *g, int slots, int out_slot, int n_at)
 {
     builder *b = g->b;
-    int lanes = 32 / g->width;
+    int lanes = g->lanes; /* (32 / width but in a typed tree) */
     byte(b, 0x31);                            /* xor eax, eax */
     byte(b, 0xc0);
     gpr_test_immediate(b, R11, g->width - 1);
     jump(b, 0x5, LABEL_PLAIN);                /* jne plain */
     gpr_pair(b, 0x89, RCX, R11);              /* rcx = (-out & 31) / width */
     gpr_negate(b, RCX);
-    gpr_immediate(b, 4, RCX, 31);
+    gpr_immediate(b, 4, RCX, lanes * g->width - 1); /* (16 bytes a typed vector: & 15) */
     gpr_shift(b, 5, RCX, shift_of((size_t)g->width));
     gpr_pair(b, 0x39, RCX, R10);              /* cmp rcx, r10 */
     gpr_move_above(b, RCX, R10);              /* cmova rcx, r10 */
@@ -2453,8 +2461,10 @@ static void write_overlap(generator *g, int out_slot, bool store)
         gpr_pair(b, 0x89, RAX, R10);          /* rax = n - lanes */
         gpr_immediate(b, 5, RAX, lanes);
         jump(b, 0x2, LABEL_OVERLAP);          /* jb: n < lanes */
-        gpr_test_immediate(b, R10, lanes - 1);
-        jump(b, 0x4, LABEL_OVERLAP);          /* je: whole vectors */
+        if (!g->layout->stream) { /* (the peel moves the vectors: a tail anyway) */
+            gpr_test_immediate(b, R10, lanes - 1);
+            jump(b, 0x4, LABEL_OVERLAP);      /* je: whole vectors */
+        }
         g->overlap = true;
         body(g, out_slot);
         g->overlap = false;
@@ -2488,6 +2498,8 @@ static void write_function(generator *g)
         if (!g->leaves[i].broadcast)
             g->leaves[i].slot = slots++;
     int out_slot = slots++;
+    int overlap_slot = g->typed ? slots++ : -1; /* (write_overlap) */
+    g->overlap_slot = overlap_slot;
     /* the tail loads and stores under a mask (vmaskmovps) when every leaf
      * read along the run is contiguous in the lanes' dtype; else through
      * the stack slots (measured, rows of 20 f32: the slots' rep movsb cost
@@ -2549,10 +2561,10 @@ static void write_function(generator *g)
         jump(b, 0x4, LABEL_END);              /* je end */
         row = b->length;
     }
+    if (g->typed)
+        write_overlap(g, overlap_slot, false);
     if (stream)
         write_stream_loop(g, slots, out_slot, n_at);
-    if (g->typed)
-        write_overlap(g, out_slot, false);
     gpr_pair(b, 0x89, RCX, R10);              /* mov rcx, r10 */
     gpr_immediate(b, 4, RCX, -lanes);         /* and rcx, -lanes */
     byte(b, 0x31);                            /* xor eax, eax */
@@ -2569,7 +2581,7 @@ static void write_function(generator *g)
     gpr_pair(b, 0x39, RAX, R10);              /* cmp rax, r10 */
     jump(b, 0x3, LABEL_DONE);                 /* jae done */
     if (g->typed)
-        write_overlap(g, out_slot, true);
+        write_overlap(g, overlap_slot, true);
     write_partial(g, slots, out_slot, frame);
     b->label[LABEL_DONE] = b->length;
     if (rows) { /* the next run: every pointer moved on by its outer stride */
@@ -2695,11 +2707,11 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
             if (ir->input_used[k - 1] && layout->stride[k] != 0 &&
                 (layout->stride[k] < -2 || layout->stride[k] > 2))
                 return BCG_OK;
-        plain.stream = false;
         g->layout = &plain;
         g->typed = true;
         g->width = size_of(lane);
         g->lanes = 32 / widest_value(ir, 0);
+        plain.stream = layout->stream && g->lanes * g->width >= 16; /* (vmovntdq) */
         if (typed_operation_count(ir, 0) < (strided ? 1 : 2)) /* (as below) */
             return BCG_OK;
     } else if (operation_count(ir, 0, lane) < (strided ? 1 : 2)) {

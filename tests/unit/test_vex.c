@@ -581,6 +581,7 @@ static void test_typed_trees(void **state)
     int count = text_count ? atoi(text_count) : 3000;
     tally tally = {0};
     int failures = 0, strided_cases = 0;
+    case_stream = false;
     /* every conversion between floats and integers over data with the
      * limits (the random trees reach a given one rarely) */
     static const bcg_dtype floats[] = {BCG_F32, BCG_F64};
@@ -616,6 +617,7 @@ static void test_typed_trees(void **state)
         int lanes = 32 / (size > widest ? size : widest);
         int64_t n = (int64_t[]){lanes - 1, lanes + 1, 2 * lanes + 3, 100}[below(4)];
         int before = tally.in_place;
+        case_stream = below(2) == 0;
         if (!check_case(k % 2 ? "where(d, a, b) - b" : "(a + b) - b", leaf, BCG_I8, n,
                         LAYOUT_STRIDED, &tally))
             failures++;
@@ -643,6 +645,7 @@ static void test_typed_trees(void **state)
             case_stride[k] = strides[below(k == 0 ? 6 : 8)];
         layout lay = (layout)below(LAYOUT_COUNT);
         strided_cases += lay == LAYOUT_STRIDED;
+        case_stream = below(2) == 0;
         if (getenv("BCGEN_VEX_SHOW_ALL"))
             print_message("# %s %s %s %s %s\n", t.s, bcg_dtype_name(typed_dtypes[0]),
                           bcg_dtype_name(typed_dtypes[1]), bcg_dtype_name(typed_dtypes[2]),
@@ -653,16 +656,18 @@ static void test_typed_trees(void **state)
     typed_dtypes[0] = BCG_BOOL;
     print_message("# typed trees: %d cases, %d with 2+ tile calls, %d through the fused "
                   "vector code (%d of %d random strided layouts and %d of %d directed ones "
-                  "reading in place, %d row by row), %d skipped\n",
+                  "reading in place, %d row by row, %d streaming), %d skipped\n",
                   tally.cases, tally.tiled, tally.vex, tally.in_place - directed_in_place,
-                  strided_cases, directed_in_place, directed, tally.rows, tally.skipped);
+                  strided_cases, directed_in_place, directed, tally.rows, tally.streamed,
+                  tally.skipped);
     assert_int_equal(failures, 0);
     if (vex_cpu_ok() && count > 0) { /* most tiled trees are the fused function's */
         assert_true(tally.vex * 10 > tally.tiled * 7);
         assert_true((tally.in_place - directed_in_place) * 5 > strided_cases);
         /* (2-D tiles whose runs end short of a vector gather: the rows
          * form's tail would go through the slots row by row) */
-        assert_true(directed_in_place * 2 > directed && tally.rows * 100 > count);
+        assert_true(directed_in_place * 2 > directed && tally.rows * 100 > count &&
+                    tally.streamed * 200 > count);
     }
 }
 
@@ -970,8 +975,8 @@ static void test_disassembly_strided(void **state)
  * (two loads, vpand, vpsrlw, vpackuswb, vpermq), 8 of stride 2 (vmovq
  * twice, vshufps, vpshufb), words of stride -2 (vpsrld, vpackusdw,
  * reversed by vpshufb), dwords reversed (vpermd), the f32 path's
- * converted i16 of stride 2 (staged in its slot), and a typed tree in
- * the rows form. */
+ * converted i16 of stride 2 (staged in its slot), a typed tree in the
+ * rows form, and a typed root streamed (f64 of f32 leaves, vmovntdq). */
 static void test_disassembly_typed_strided(void **state)
 {
     (void)state;
@@ -989,15 +994,18 @@ static void test_disassembly_typed_strided(void **state)
     bcg_operand mixed[2] = {{"a", BCG_I16, 1, shape, two}, {"b", BCG_F32, 1, shape, NULL}};
     bcg_operand row_ops[2] = {{"x", BCG_I16, 2, rows, reversed},
                               {"m", BCG_I16, 2, per_row, NULL}};
+    bcg_operand cast_out[2] = {{"a", BCG_F32, 1, shape, back}, {"b", BCG_F32, 1, shape, NULL}};
     static const char *const exprs[] = {"u8(a + a) + u8(a)", "i8(a + a) + i8(b > 7) + i8(c)",
-                                        "(a + b) * i64(c)", "(f32(a) - b) * b", "(x - m) * x"};
-    const bcg_operand *ops[] = {narrow, narrow, wide, mixed, row_ops};
-    static const int counts[] = {3, 3, 3, 2, 2};
+                                        "(a + b) * i64(c)", "(f32(a) - b) * b", "(x - m) * x",
+                                        "f64(a * b)"};
+    const bcg_operand *ops[] = {narrow, narrow, wide, mixed, row_ops, cast_out};
+    static const int counts[] = {3, 3, 3, 2, 2, 2};
     static char all[1 << 16];
     size_t length = 0;
-    for (int i = 0; i < 5; i++) {
-        const vex_function *f = function_of(a, exprs[i], ops[i], counts[i]);
-        assert_true(f && f->strided && f->typed == (i != 3) && f->rows == (i == 4));
+    for (int i = 0; i < 6; i++) { /* (the last: a typed root streamed, vmovntdq) */
+        const vex_function *f = function_of_streaming(a, exprs[i], ops[i], counts[i], i == 5);
+        assert_true(f && f->strided && f->typed == (i != 3) && f->rows == (i == 4) &&
+                    f->stream == (i == 5));
         char *listing = disassemble(f);
         length += (size_t)snprintf(all + length, sizeof all - length, "%s%s", i ? "----\n" : "",
                                    listing);
@@ -1006,7 +1014,7 @@ static void test_disassembly_typed_strided(void **state)
     }
     static const char *const expected[] = {
         "vpackuswb %ymm", "vpsrlw $0x8", "vpermq $0xd8", "vpsrld $0x10", "vpackusdw", "vpshufb",
-        "vpermd", "vshufps $0x44", "vmovq (%rdi)", "vmovq 0x6(%rdi)", "movsw",
+        "vpermd", "vshufps $0x44", "vmovq (%rdi)", "vmovq 0x6(%rdi)", "movsw", "vmovntdq %ymm",
     };
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
         if (!strstr(all, expected[i])) {
