@@ -430,6 +430,11 @@ typedef struct generator {
     bool overlap;             /* (typed) writing the run's last whole vector into the
                                  output's slot (write_function) */
     int overlap_slot;         /* (typed) its slot, which the tail's zeroing skips, or -1 */
+    int *hoist;               /* (typed) per node: its index among the values computed
+                                 once a run (write_hoisted), or -1; NULL: none */
+    struct value *hoisted;    /* their kinds (mask, inverted, dtype) */
+    int hoist_count, hoist_base; /* how many; the stack slot of the first */
+    bool hoisting;            /* writing them */
     int kept[LEAF_MAX];       /* (typed) > 0: strided leaf i's lanes kept in this
                                  register for its later uses in the body */
     int loads[LEAF_MAX];      /* (typed) its uses loaded so far in the body */
@@ -2126,6 +2131,13 @@ static value typed(generator *g, int id)
     value a[3];
     if (g->failed)
         return (value){0, false, false, n->dtype};
+    if (g->hoist && g->hoist[id] >= 0 && !g->hoisting) { /* computed once a run */
+        value v = g->hoisted[g->hoist[id]];
+        v.reg = take_register(g);
+        vex(g->b, V_MOVDQU_LOAD, true, false, v.reg, 0,
+            in_memory(at(RSP, NONE, 1, 32 * (g->hoist_base + g->hoist[id]))), -1);
+        return v;
+    }
     if (ir->value[id].folded >= 0) { /* an integer self-comparison: known */
         int slot = ir->value[id].folded ? ones_constant(g) : zero_constant(g);
         return as_type(g, (value){constant_register(g, slot), true, false, BCG_I8}, n->dtype);
@@ -2211,6 +2223,56 @@ static value typed(generator *g, int id)
     if (!v.mask)
         v.dtype = t;
     return as_type(g, v, n->dtype);
+}
+
+/* Whether node ID's value is the same in every lane of a run: its leaves
+ * read as one value (stride 0, hoisted locals) or literals. */
+static bool invariant(const generator *g, int id)
+{
+    const kernel_ir *ir = g->ir;
+    const expr_node *n = ir->nodes[id];
+    if (n->op == OP_LITERAL || ir->value[id].folded >= 0)
+        return true;
+    if (is_leaf(ir, id))
+        return ir->value[id].local || g->layout->stride[n->operand + 1] == 0;
+    for (int k = 0; k < n->arg_count; k++)
+        if (!invariant(g, kir_child(ir, id, k)))
+            return false;
+    return true;
+}
+
+/* Marks the largest operations under ID (not the root) whose value is
+ * the same in every lane: a per-row or per-call value (u8(a > b) * a with
+ * a one value: its conversion; 2 + c - b over values) is computed once a
+ * run, kept in a stack slot, and loaded by the loop (write_hoisted). */
+static void mark_hoisted(generator *g, int id)
+{
+    const kernel_ir *ir = g->ir;
+    const expr_node *n = ir->nodes[id];
+    if (is_leaf(ir, id) || n->op == OP_LITERAL || ir->value[id].folded >= 0)
+        return;
+    if (id != 0 && invariant(g, id) && g->hoist_count < 8) {
+        g->hoist[id] = g->hoist_count++;
+        return;
+    }
+    for (int k = 0; k < n->arg_count; k++)
+        mark_hoisted(g, kir_child(ir, id, k));
+}
+
+/* The marked values computed (at the start of each run) into their slots. */
+static void write_hoisted(generator *g)
+{
+    for (int id = 0; g->hoist && id < g->ir->node_count && !g->failed; id++) {
+        if (g->hoist[id] < 0)
+            continue;
+        g->free = 0xffffu & ~g->reserved;
+        g->hoisting = true;
+        value v = typed(g, id);
+        g->hoisting = false;
+        g->hoisted[g->hoist[id]] = v;
+        vex(g->b, V_MOVDQU_STORE, true, false, v.reg, 0,
+            in_memory(at(RSP, NONE, 1, 32 * (g->hoist_base + g->hoist[id]))), -1);
+    }
 }
 
 /* The typed body: the root, into [out + rax * size] in the loop, into the
@@ -2377,7 +2439,7 @@ static void write_partial(generator *g, int slots, int out_slot, bool frame)
     }
     vex(b, V_XOR, false, false, 0, 0, in_register(0), -1); /* vxorps xmm0 */
     for (int s = 0; s < slots; s++)
-        if (s != g->overlap_slot)
+        if (g->overlap_slot < 0 || s < g->overlap_slot) /* (not the kept values) */
             vex(b, V_MOVU_STORE, true, false, 0, 0, in_memory(at(RSP, NONE, 1, 32 * s)), -1);
     for (int i = 0; i < g->leaf_count; i++) {
         const leaf *l = &g->leaves[i];
@@ -2490,6 +2552,8 @@ static void write_function(generator *g)
     memset(b, 0, sizeof *b);
     b->pending_rip = -1;
     g->tail = false;
+    if (g->typed)
+        write_hoisted(g);
     body(g, 0);
     if (g->failed || b->overflow)
         return;
@@ -2500,6 +2564,8 @@ static void write_function(generator *g)
     int out_slot = slots++;
     int overlap_slot = g->typed ? slots++ : -1; /* (write_overlap) */
     g->overlap_slot = overlap_slot;
+    g->hoist_base = slots;
+    slots += g->typed ? g->hoist_count : 0;
     /* the tail loads and stores under a mask (vmaskmovps) when every leaf
      * read along the run is contiguous in the lanes' dtype; else through
      * the stack slots (measured, rows of 20 f32: the slots' rep movsb cost
@@ -2561,8 +2627,10 @@ static void write_function(generator *g)
         jump(b, 0x4, LABEL_END);              /* je end */
         row = b->length;
     }
-    if (g->typed)
+    if (g->typed) {
+        write_hoisted(g);
         write_overlap(g, overlap_slot, false);
+    }
     if (stream)
         write_stream_loop(g, slots, out_slot, n_at);
     gpr_pair(b, 0x89, RCX, R10);              /* mov rcx, r10 */
@@ -2712,6 +2780,13 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
         g->width = size_of(lane);
         g->lanes = 32 / widest_value(ir, 0);
         plain.stream = layout->stream && g->lanes * g->width >= 16; /* (vmovntdq) */
+        g->hoist = arena_alloc(a, sizeof *g->hoist * (size_t)ir->node_count);
+        g->hoisted = arena_alloc(a, sizeof *g->hoisted * 8);
+        if (!g->hoist || !g->hoisted)
+            return BCG_ERR_NOMEM;
+        for (int id = 0; id < ir->node_count; id++)
+            g->hoist[id] = -1;
+        mark_hoisted(g, 0);
         if (typed_operation_count(ir, 0) < (strided ? 1 : 2)) /* (as below) */
             return BCG_OK;
     } else if (operation_count(ir, 0, lane) < (strided ? 1 : 2)) {
