@@ -908,7 +908,7 @@ static void choose_vex(lowering *w, const int64_t *stride, const int64_t *outer,
     vex_function *f = NULL;
     if (vex_build(c->arena, ir, &layout, &f) != BCG_OK)
         fail_nomem(w);
-    if (f && ir->stream && !f->strided)
+    if (f && ir->stream && (!f->strided || !f->stream)) /* (a typed tree stores plainly) */
         f = NULL;
     if (f && f->stream)
         ir->stream = true;
@@ -919,8 +919,7 @@ static void choose_vex(lowering *w, const int64_t *stride, const int64_t *outer,
  * place, or 1 when it is gathered into a tile first. */
 static int64_t vex_stride(const lowering *w, int k, int64_t stride)
 {
-    return vex_reads_stride(w->c->operands[k - 1].dtype, w->ir->nodes[0]->dtype, stride) ? stride
-                                                                                           : 1;
+    return vex_reads_stride(w->ir, w->c->operands[k - 1].dtype, stride) ? stride : 1;
 }
 
 /* The 1-D tiles.  An operand read with a stride other than 0 and 1 (a
@@ -940,13 +939,19 @@ static void lower_tiles(lowering *w, int depth)
     int64_t vex_strides[BCG_MAX_OPERANDS + 1] = {0};
     for (int k = 1; k <= ir->input_count; k++)
         vex_strides[k] = vex_stride(w, k, p->stride[k][inner]);
+    bool microkernels_stream = ir->stream; /* (a fused tree may stream where they do not) */
     choose_vex(w, vex_strides, NULL, 0);
-    /* an integer or mixed tree over a leaf of another stride is not fused:
-     * gathering the leaf first measured slower than the microkernels'
-     * strided reads (1 - i8(a) over u8 of stride 3: 3.4 against 0.63 ms) */
+    /* an integer or mixed tree over a leaf it does not read in place (a
+     * stride of 3 or more) is not fused: gathering the leaf first measured
+     * slower than the microkernels' strided reads (1 - i8(a) over u8 of
+     * stride 3: 3.4 against 0.63 ms); the root's call then streams only
+     * where its microkernel has a streaming variant */
     for (int k = 1; ir->vex && ir->vex->typed && k <= ir->input_count; k++)
-        if (ir->input_used[k - 1] && p->stride[k][inner] != 0 && p->stride[k][inner] != 1)
+        if (ir->input_used[k - 1] && p->stride[k][inner] != 0 && p->stride[k][inner] != 1 &&
+            vex_strides[k] == 1) {
             ir->vex = NULL;
+            ir->stream = microkernels_stream;
+        }
     tile_declarations(w, depth);
     if (w->status != BCG_OK)
         return;
@@ -1284,8 +1289,7 @@ static bool vex_in_place(const lowering *w, int k)
 {
     const plan *p = w->ir->p;
     int inner = p->loop_count - 1;
-    return vex_reads_stride(w->c->operands[k - 1].dtype, w->ir->nodes[0]->dtype,
-                            p->stride[k][inner]);
+    return vex_reads_stride(w->ir, w->c->operands[k - 1].dtype, p->stride[k][inner]);
 }
 
 static bool vex_rows_chosen(const lowering *w)
@@ -1293,10 +1297,9 @@ static bool vex_rows_chosen(const lowering *w)
     const kernel_ir *ir = w->ir;
     const plan *p = ir->p;
     int inner = p->loop_count - 1;
-    bcg_dtype lane = ir->nodes[0]->dtype;
     int64_t run = p->extent[inner];
-    int64_t lanes = 32 / (int64_t)bcg_dtype_size(lane);
-    if ((lane != BCG_F32 && lane != BCG_F64) || run < lanes || ir->root_count != 1)
+    int64_t lanes = ir->root_count == 1 ? vex_lanes(ir) : 0;
+    if (ir->root_count != 1 || run < lanes)
         return false;
     /* a run's last elements short of a vector go through the masked tail
      * only when every leaf along the run is of the lanes' dtype, contiguous
@@ -1304,9 +1307,8 @@ static bool vex_rows_chosen(const lowering *w)
      * (measured: 0.5 * a - b, a f32 (255, 1), b i8 (1, 14), 0.54 us with
      * the gathers against 3.4 us row by row) */
     for (int k = 1; run % lanes != 0 && k <= ir->input_count; k++)
-        if (ir->input_used[k - 1] && p->stride[k][inner] != 0 &&
-            (w->c->operands[k - 1].dtype != lane ||
-             (p->stride[k][inner] != 1 && p->stride[k][inner] != -1)))
+        if (ir->input_used[k - 1] &&
+            !vex_vector_tail(ir, w->c->operands[k - 1].dtype, p->stride[k][inner]))
             return false;
     bool gathers = false;
     for (int k = 1; k <= ir->input_count; k++)

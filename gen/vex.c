@@ -67,7 +67,7 @@
 
 #define CODE_MAX 32768 /* (a small kernel's straight-line code: vex_build_small) */
 #define POOL_MAX 64 /* 32-byte constants */
-#define LABEL_MAX 8
+#define LABEL_MAX 10
 #define FIXUP_MAX 1024
 
 enum { RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI, R8, R9, R10, R11, R12, R13, R14, R15 };
@@ -196,6 +196,7 @@ typedef enum vex_id {
     /* the leaves' strided loads and the streaming store (addressing) */
     V_PERMD, V_PERMQ, V_PSHUFB, V_SHUFP, V_MOVNT,
     V_MASKMOVPS_LOAD, V_MASKMOVPD_LOAD, V_MASKMOVPS_STORE, V_MASKMOVPD_STORE,
+    V_MOVNTDQ, /* (the typed path's streaming root) */
     V_COUNT
 } vex_id;
 
@@ -259,6 +260,7 @@ static const struct {
     [V_MOVNT] = {0, 1, 0x2b, true, false},
     [V_MASKMOVPS_LOAD] = {1, 2, 0x2c, false, false}, [V_MASKMOVPD_LOAD] = {1, 2, 0x2d, false, false},
     [V_MASKMOVPS_STORE] = {1, 2, 0x2e, false, false}, [V_MASKMOVPD_STORE] = {1, 2, 0x2f, false, false},
+    [V_MOVNTDQ] = {1, 1, 0xe7, false, false},
 };
 
 /* An operand: ymm register REG (mem false) or memory M. */
@@ -581,6 +583,17 @@ typedef struct generator {
     bool tail;                /* writing the tail's body: contiguous leaves in slots */
     bool streaming;           /* the loop's root store is vmovntps (aligned) */
     bool masked;              /* the tail loads and stores with vmaskmov (write_partial) */
+    bool overlap;             /* (typed) writing the run's last whole vector into the
+                                 output's slot (write_function) */
+    int overlap_slot;         /* (typed) its slot, which the tail's zeroing skips, or -1 */
+    int *hoist;               /* (typed) per node: its index among the values computed
+                                 once a run (write_hoisted), or -1; NULL: none */
+    struct value *hoisted;    /* their kinds (mask, inverted, dtype) */
+    int hoist_count, hoist_base; /* how many; the stack slot of the first */
+    bool hoisting;            /* writing them */
+    int kept[LEAF_MAX];       /* (typed) > 0: strided leaf i's lanes kept in this
+                                 register for its later uses in the body */
+    int loads[LEAF_MAX];      /* (typed) its uses loaded so far in the body */
     int mask_slot;            /* the stack slot holding the tail's mask */
     int reversed_mask_slot;   /* and its reverse, for reversed leaves (or -1) */
     unsigned free;            /* ymm registers free (bit r) */
@@ -913,14 +926,18 @@ static int constant_in_register(generator *g, int slot, int *temp)
     return *temp;
 }
 
+static void even_elements(generator *g, int r, memory m, int size, int bytes, bool reverse);
+
 /* Register R = the loop's current lanes of strided leaf I, in order, in
  * its low lanes * size bytes.  rdi = lane 0's element (rax * stride
  * elements from the leaf's pointer).  A stride of -1 loads the bytes
  * ending there and reverses them (vpermq, vpermd, or vpshufb by element
  * size); one of 2 (-2) loads the 32 bytes from the first (last) lane's
  * element and the 32 ending at the last (first) lane's, picks the even
- * elements (vshufps, vshufpd) and puts them in order (vpermq, vpermd).
- * Every byte read lies between two elements the vector reads.  (Other
+ * elements (vshufps, vshufpd) and puts them in order (vpermq, vpermd);
+ * a converted leaf of stride +-2 is read as the typed path reads it
+ * (even_elements).  Every byte read lies between two elements the vector
+ * reads.  (Other
  * strides: gathered into a tile first; vpgatherdd in place measured
  * 1.3-1.4x slower than that on this AMD EPYC, strides 2, 3 and 5.) */
 static void strided_load(generator *g, int r, int i)
@@ -949,6 +966,9 @@ static void strided_load(generator *g, int r, int i)
             vex(b, V_PSHUFB, false, false, r, r, constant_operand(g, constant(g, pattern, 32)),
                 -1);
         }
+    } else if (bytes < 32 || size < 4) { /* 2 or -2, a converted leaf: the typed path's */
+        even_elements(g, r, at(RDI, NONE, 1, l->stride < 0 ? -(lanes - 1) * 2 * size : 0), size,
+                      bytes, l->stride < 0);
     } else { /* 2 or -2, 32 bytes of 4- or 8-byte elements (vex_reads_stride) */
         int32_t low = l->stride < 0 ? -(lanes - 1) * 2 * size : 0;
         bool dbl = size == 8;
@@ -981,12 +1001,13 @@ static memory stage_leaf(generator *g, int i)
     return slot;
 }
 
-bool vex_reads_stride(bcg_dtype dtype, bcg_dtype lane, int64_t stride)
+/* Both paths read every dtype with a stride of -1 or +-2 in place
+ * (typed_strided_load, strided_load). */
+bool vex_reads_stride(const kernel_ir *ir, bcg_dtype dtype, int64_t stride)
 {
-    size_t size = bcg_dtype_size(dtype);
-    return stride == 0 || stride == 1 || stride == -1 ||
-           ((stride == 2 || stride == -2) && (size == 4 || size == 8) &&
-            size == bcg_dtype_size(lane));
+    (void)ir;
+    (void)dtype;
+    return stride >= -2 && stride <= 2;
 }
 
 /* Register R = leaf I (at M) converted into the lane dtype; VIA_SINGLE:
@@ -2024,6 +2045,163 @@ static void store_bytes(generator *g, int r, memory m, int bytes)
         vex(g->b, bytes == 8 ? V_MOVQ_STORE : V_MOVD_STORE, false, false, r, 0, in_memory(m), -1);
 }
 
+/* R's BYTES bytes of elements of SIZE bytes in reverse order: vpermq or
+ * vpermd for 32 bytes of 8- or 4-byte elements, else vpshufb (within each
+ * 16-byte half, which vpermq then swaps, for 32 bytes). */
+static void reverse_elements(generator *g, int r, int size, int bytes)
+{
+    builder *b = g->b;
+    if (bytes == 32 && size == 8) {
+        vex(b, V_PERMQ, true, false, r, 0, in_register(r), 0x1b);
+        return;
+    }
+    if (bytes == 32 && size == 4) {
+        int32_t index[8] = {7, 6, 5, 4, 3, 2, 1, 0};
+        int temp, idx = constant_in_register(g, constant(g, index, 32), &temp);
+        vex(b, V_PERMD, true, false, r, idx, in_register(r), -1);
+        if (temp >= 0)
+            give_register(g, temp);
+        return;
+    }
+    int half = bytes == 32 ? 16 : bytes, count = half / size;
+    unsigned char pattern[32];
+    for (int k = 0; k < 32; k++) {
+        int within = k % 16;
+        pattern[k] = bytes == 32 || k < bytes
+                         ? (unsigned char)((count - 1 - within / size) * size + within % size)
+                         : 0x80;
+    }
+    vex(b, V_PSHUFB, bytes == 32, false, r, r, constant_operand(g, constant(g, pattern, 32)), -1);
+    if (bytes == 32)
+        vex(b, V_PERMQ, true, false, r, 0, in_register(r), 0x4e);
+}
+
+/* R = the elements of SIZE bytes at element offsets 0, 2, 4, .. from M,
+ * BYTES of them in order (a leaf of stride 2): two loads, the first at M
+ * and the second ending at the last element, so every byte read lies
+ * between the first element and the last.  4- and 8-byte elements: the
+ * even ones picked by vshufps/vshufpd; 1 and 2 bytes: the first load's
+ * even elements masked, the second's odd ones shifted down, packed
+ * (vpackus, exact: they fit); 32 bytes put in order by vpermq; 8 or 4
+ * bytes: the two loads side by side, picked by vpshufb.  REVERSE (a
+ * stride of -2: M is the last lane's element): the lanes reversed. */
+static void even_elements(generator *g, int r, memory m, int size, int bytes, bool reverse)
+{
+    builder *b = g->b;
+    bool wide = bytes == 32;
+    memory second = m;
+    second.disp += bytes - size;
+    if (bytes >= 16 && size >= 4) {
+        bool dbl = size == 8;
+        vex(b, V_MOVU_LOAD, wide, dbl, r, 0, in_memory(m), -1);
+        vex(b, V_SHUFP, wide, dbl, r, r, in_memory(second), dbl ? 0x0a : 0xd8);
+        if (wide && dbl) {
+            vex(b, V_PERMQ, true, false, r, 0, in_register(r), reverse ? 0x27 : 0xd8);
+        } else if (wide && !reverse) {
+            vex(b, V_PERMQ, true, false, r, 0, in_register(r), 0xd8);
+        } else if (wide) { /* in order and reversed at once */
+            int32_t index[8] = {7, 6, 3, 2, 5, 4, 1, 0};
+            int temp, idx = constant_in_register(g, constant(g, index, 32), &temp);
+            vex(b, V_PERMD, true, false, r, idx, in_register(r), -1);
+            if (temp >= 0)
+                give_register(g, temp);
+        } else if (reverse) {
+            reverse_elements(g, r, size, bytes);
+        }
+        return;
+    }
+    int t = take_register(g);
+    if (bytes >= 16) {
+        vex(b, V_MOVDQU_LOAD, wide, false, r, 0, in_memory(m), -1);
+        vex(b, V_MOVDQU_LOAD, wide, false, t, 0, in_memory(second), -1);
+        if (size == 1) {
+            op_constant(g, V_PAND, r, r, constant(g, &(uint16_t){0xff}, 2));
+            vex(b, V_PSHIFTW, wide, false, 2 /* srl */, t, in_register(t), 8);
+            op3(g, V_PACKUSWB, wide, r, r, t);
+        } else {
+            op_constant(g, V_PAND, r, r, constant(g, &(uint32_t){0xffff}, 4));
+            vex(b, V_PSHIFTD, wide, false, 2 /* srl */, t, in_register(t), 16);
+            op3(g, V_PACKUSDW, wide, r, r, t);
+        }
+        if (wide)
+            vex(b, V_PERMQ, true, false, r, 0, in_register(r), 0xd8);
+    } else { /* 8 or 4 bytes: the loads at bytes 0 and 8 of an xmm */
+        vex_id load = bytes == 8 ? V_MOVQ_LOAD : V_MOVD_LOAD;
+        vex(b, load, false, false, r, 0, in_memory(m), -1);
+        vex(b, load, false, false, t, 0, in_memory(second), -1);
+        vex(b, V_SHUFPS, false, false, r, r, in_register(t), 0x44);
+        unsigned char pattern[32];
+        for (int k = 0; k < 32; k++) {
+            int lane = reverse ? bytes / size - 1 - k / size : k / size;
+            int offset = 2 * lane * size + k % size; /* from the first element */
+            pattern[k] = k >= bytes ? 0x80
+                         : offset < bytes ? (unsigned char)offset
+                                          : (unsigned char)(8 + offset - (bytes - size));
+        }
+        vex(b, V_PSHUFB, false, false, r, r, constant_operand(g, constant(g, pattern, 32)), -1);
+        reverse = false;
+    }
+    give_register(g, t);
+    if (reverse)
+        reverse_elements(g, r, size, bytes);
+}
+
+/* Register R = the loop's current lanes of strided leaf I (a stride of -1
+ * or +-2, vex_reads_stride), in order, in its low BYTES: rdi = lane 0's
+ * element (rax * stride elements from the leaf's pointer).  A stride of
+ * -1 loads the bytes ending there and reverses them. */
+static void typed_strided_load(generator *g, int r, int i)
+{
+    builder *b = g->b;
+    const leaf *l = &g->leaves[i];
+    int size = size_of(l->dtype), bytes = bytes_of(g, l->dtype), lanes = g->lanes;
+    gpr_multiply(b, RDI, RAX, (int32_t)(l->stride * size));
+    gpr_pair(b, 0x01, RDI, l->reg); /* add rdi, pointer */
+    if (l->stride == -1) {
+        memory m = at(RDI, NONE, 1, -(lanes - 1) * size);
+        if (bytes == 32 && size == 8) {
+            vex(b, V_PERMQ, true, false, r, 0, in_memory(m), 0x1b);
+        } else {
+            load_bytes(g, r, m, false, size, bytes);
+            reverse_elements(g, r, size, bytes);
+        }
+        return;
+    }
+    int32_t low = l->stride < 0 ? -(lanes - 1) * 2 * size : 0;
+    even_elements(g, r, at(RDI, NONE, 1, low), size, bytes, l->stride < 0);
+}
+
+/* Register R = leaf I's lanes, loaded. */
+static void typed_leaf_load(generator *g, int r, int i)
+{
+    bcg_dtype t = g->leaves[i].dtype;
+    if (leaf_strided(&g->leaves[i]) && !g->tail && !g->small) /* (the tail: its slot) */
+        typed_strided_load(g, r, i);
+    else
+        load_bytes(g, r, leaf_memory(g, i), g->leaves[i].broadcast, size_of(t), bytes_of(g, t));
+}
+
+/* The times the typed body reads leaf I: its nodes under ID (a folded
+ * node reads none). */
+static int leaf_uses(generator *g, int id, int i)
+{
+    const kernel_ir *ir = g->ir;
+    if (ir->value[id].folded >= 0 || ir->nodes[id]->op == OP_LITERAL)
+        return 0;
+    if (is_leaf(ir, id))
+        return g->leaf_node[i] == id ||
+               (ir->value[id].local ? g->leaves[i].operand < 0 &&
+                                          strcmp(g->leaves[i].local, ir->value[id].local) == 0
+                                    : g->leaves[i].operand == ir->nodes[id]->operand + 1);
+    int count = 0;
+    for (int k = 0; k < ir->nodes[id]->arg_count; k++)
+        count += leaf_uses(g, kir_child(ir, id, k), i);
+    return count;
+}
+
+/* Leaf ID's lanes into a new register.  A strided leaf read again later
+ * in the body (where(a > 3, b, a)) is loaded once and kept in a register
+ * while enough are free (its shuffles are its cost), else loaded again. */
 static value typed_leaf(generator *g, int id)
 {
     int i = leaf_index(g, id);
@@ -2032,8 +2210,25 @@ static value typed_leaf(generator *g, int id)
         g->failed = true;
         return (value){0, false, false, t};
     }
-    int r = take_register(g);
-    load_bytes(g, r, leaf_memory(g, i), g->leaves[i].broadcast, size_of(t), bytes_of(g, t));
+    int r;
+    bool keep = leaf_strided(&g->leaves[i]) && !g->tail && !g->small;
+    int uses = keep ? leaf_uses(g, 0, i) : 0;
+    g->loads[i]++;
+    if (keep && g->kept[i] > 0 && g->loads[i] >= uses) { /* its last use: the register itself */
+        r = g->kept[i];
+        g->kept[i] = 0;
+    } else if (keep && g->kept[i] > 0) {
+        r = take_register(g);
+        vex(g->b, V_MOVDQU_LOAD, true, false, r, 0, in_register(g->kept[i]), -1);
+    } else {
+        r = take_register(g);
+        typed_leaf_load(g, r, i);
+        if (keep && g->loads[i] < uses && __builtin_popcount(g->free) >= 5) {
+            int k = take_register(g); /* (never 0: r took a lower one) */
+            vex(g->b, V_MOVDQU_LOAD, true, false, k, 0, in_register(r), -1);
+            g->kept[i] = k;
+        }
+    }
     if (t != BCG_BOOL)
         return (value){r, false, false, t};
     vex(g->b, V_PCMPEQB, wide_of(g, t), false, r, r, constant_operand(g, zero_constant(g)), -1);
@@ -2307,6 +2502,13 @@ static value typed(generator *g, int id)
     value a[3];
     if (g->failed)
         return (value){0, false, false, n->dtype};
+    if (g->hoist && g->hoist[id] >= 0 && !g->hoisting) { /* computed once a run */
+        value v = g->hoisted[g->hoist[id]];
+        v.reg = take_register(g);
+        vex(g->b, V_MOVDQU_LOAD, true, false, v.reg, 0,
+            in_memory(at(RSP, NONE, 1, 32 * (g->hoist_base + g->hoist[id]))), -1);
+        return v;
+    }
     if (g->shared_uses && is_operation(ir, id) && g->shared_uses[g->shared_class[id]] > 1)
         return shared(g, id, g->shared_class[id], true); /* (computed once, kept) */
     if (ir->value[id].folded >= 0) { /* an integer self-comparison: known */
@@ -2396,6 +2598,56 @@ static value typed(generator *g, int id)
     return as_type(g, v, n->dtype);
 }
 
+/* Whether node ID's value is the same in every lane of a run: its leaves
+ * read as one value (stride 0, hoisted locals) or literals. */
+static bool invariant(const generator *g, int id)
+{
+    const kernel_ir *ir = g->ir;
+    const expr_node *n = ir->nodes[id];
+    if (n->op == OP_LITERAL || ir->value[id].folded >= 0)
+        return true;
+    if (is_leaf(ir, id))
+        return ir->value[id].local || g->layout->stride[n->operand + 1] == 0;
+    for (int k = 0; k < n->arg_count; k++)
+        if (!invariant(g, kir_child(ir, id, k)))
+            return false;
+    return true;
+}
+
+/* Marks the largest operations under ID (not the root) whose value is
+ * the same in every lane: a per-row or per-call value (u8(a > b) * a with
+ * a one value: its conversion; 2 + c - b over values) is computed once a
+ * run, kept in a stack slot, and loaded by the loop (write_hoisted). */
+static void mark_hoisted(generator *g, int id)
+{
+    const kernel_ir *ir = g->ir;
+    const expr_node *n = ir->nodes[id];
+    if (is_leaf(ir, id) || n->op == OP_LITERAL || ir->value[id].folded >= 0)
+        return;
+    if (id != 0 && invariant(g, id) && g->hoist_count < 8) {
+        g->hoist[id] = g->hoist_count++;
+        return;
+    }
+    for (int k = 0; k < n->arg_count; k++)
+        mark_hoisted(g, kir_child(ir, id, k));
+}
+
+/* The marked values computed (at the start of each run) into their slots. */
+static void write_hoisted(generator *g)
+{
+    for (int id = 0; g->hoist && id < g->ir->node_count && !g->failed; id++) {
+        if (g->hoist[id] < 0)
+            continue;
+        g->free = 0xffffu & ~g->reserved;
+        g->hoisting = true;
+        value v = typed(g, id);
+        g->hoisting = false;
+        g->hoisted[g->hoist[id]] = v;
+        vex(g->b, V_MOVDQU_STORE, true, false, v.reg, 0,
+            in_memory(at(RSP, NONE, 1, 32 * (g->hoist_base + g->hoist[id]))), -1);
+    }
+}
+
 /* The typed body: the root, into [out + rax * size] in the loop, into the
  * output slot in the tail (a bool root as bytes 0 and 1). */
 static void typed_body(generator *g, int out_slot)
@@ -2403,6 +2655,8 @@ static void typed_body(generator *g, int out_slot)
     g->free = 0xffffu & ~g->reserved;
     if (g->shared_uses) /* every shared value's uses to come */
         memcpy(g->shared_left, g->shared_uses, sizeof *g->shared_left * (size_t)g->ir->node_count);
+    memset(g->kept, 0, sizeof g->kept);
+    memset(g->loads, 0, sizeof g->loads);
     bcg_dtype t = g->ir->nodes[0]->dtype;
     value v = typed(g, 0);
     if (g->failed)
@@ -2413,8 +2667,12 @@ static void typed_body(generator *g, int out_slot)
             v = flip(g, v);
         op_constant(g, V_PAND, v.reg, v.reg, constant(g, &(uint8_t){1}, 1));
     }
-    memory m = g->tail ? at(RSP, NONE, 1, 32 * out_slot) : at(R11, RAX, size_of(t), 0);
-    store_bytes(g, v.reg, m, bytes_of(g, t));
+    memory m = g->tail || g->overlap ? at(RSP, NONE, 1, 32 * out_slot)
+                                     : at(R11, RAX, size_of(t), 0);
+    if (g->streaming && !g->tail && !g->overlap) /* (aligned: write_stream_loop) */
+        vex(g->b, V_MOVNTDQ, bytes_of(g, t) == 32, false, v.reg, 0, in_memory(m), -1);
+    else
+        store_bytes(g, v.reg, m, bytes_of(g, t));
 }
 
 /* The widest value of the tree under ID, in bytes (an 8-bit product
@@ -2558,7 +2816,8 @@ static void write_partial(generator *g, int slots, int out_slot, bool frame)
     }
     vex(b, V_XOR, false, false, 0, 0, in_register(0), -1); /* vxorps xmm0 */
     for (int s = 0; s < slots; s++)
-        vex(b, V_MOVU_STORE, true, false, 0, 0, in_memory(at(RSP, NONE, 1, 32 * s)), -1);
+        if (g->overlap_slot < 0 || s < g->overlap_slot) /* (not the kept values) */
+            vex(b, V_MOVU_STORE, true, false, 0, 0, in_memory(at(RSP, NONE, 1, 32 * s)), -1);
     for (int i = 0; i < g->leaf_count; i++) {
         const leaf *l = &g->leaves[i];
         if (l->broadcast)
@@ -2579,23 +2838,25 @@ static void write_partial(generator *g, int slots, int out_slot, bool frame)
         gpr_immediate(b, 0, RSP, 32 * slots); /* add rsp, slots */
 }
 
-enum { LABEL_LOOP, LABEL_TAIL, LABEL_DONE, LABEL_PLAIN, LABEL_ALIGNED, LABEL_END, LABEL_SINGLE };
+enum { LABEL_LOOP, LABEL_TAIL, LABEL_DONE, LABEL_PLAIN, LABEL_ALIGNED, LABEL_END, LABEL_SINGLE,
+       LABEL_OVERLAP, LABEL_SLOTS };
 
 /* A streaming root: elements up to the output's first 32-byte boundary
- * (at most n) through the slots, then vectors stored with vmovntps to the
- * last whole vector; an output not aligned to its elements takes the
- * plain loop (LABEL_PLAIN).  The kernel fences after its last call. */
+ * (16 for a typed vector of 16 bytes; at most n) through the slots, then
+ * vectors stored with vmovntps (vmovntdq) to the last whole vector; an
+ * output not aligned to its elements takes the plain loop (LABEL_PLAIN).
+ * The kernel fences after its last call. */
 static void write_stream_loop(generator *g, int slots, int out_slot, int n_at)
 {
     builder *b = g->b;
-    int lanes = 32 / g->width;
+    int lanes = g->lanes; /* (32 / width but in a typed tree) */
     byte(b, 0x31);                            /* xor eax, eax */
     byte(b, 0xc0);
     gpr_test_immediate(b, R11, g->width - 1);
     jump(b, 0x5, LABEL_PLAIN);                /* jne plain */
     gpr_pair(b, 0x89, RCX, R11);              /* rcx = (-out & 31) / width */
     gpr_negate(b, RCX);
-    gpr_immediate(b, 4, RCX, 31);
+    gpr_immediate(b, 4, RCX, lanes * g->width - 1); /* (16 bytes a typed vector: & 15) */
     gpr_shift(b, 5, RCX, shift_of((size_t)g->width));
     gpr_pair(b, 0x39, RCX, R10);              /* cmp rcx, r10 */
     gpr_move_above(b, RCX, R10);              /* cmova rcx, r10 */
@@ -2622,6 +2883,42 @@ static void write_stream_loop(generator *g, int slots, int out_slot, int n_at)
     jump_back(b, 0x2, loop);                  /* jb loop */
     jump(b, -1, LABEL_TAIL);
     b->label[LABEL_PLAIN] = b->length;
+}
+
+/* The typed path's tail of a run of at least one vector: its last whole
+ * vector, elements [n - lanes, n), computed before the loop into the
+ * output's slot (from the inputs as they were: in place, the loop
+ * overwrites them) and stored after it (STORE), over elements the loop
+ * wrote with the same values; a run shorter than a vector takes the
+ * slots (LABEL_SLOTS), one of whole vectors has no tail.  Measured: the
+ * slots' copies cost about 20 ns a run. */
+static void write_overlap(generator *g, int out_slot, bool store)
+{
+    builder *b = g->b;
+    int lanes = g->lanes;
+    if (!store) {
+        gpr_pair(b, 0x89, RAX, R10);          /* rax = n - lanes */
+        gpr_immediate(b, 5, RAX, lanes);
+        jump(b, 0x2, LABEL_OVERLAP);          /* jb: n < lanes */
+        if (!g->layout->stream) { /* (the peel moves the vectors: a tail anyway) */
+            gpr_test_immediate(b, R10, lanes - 1);
+            jump(b, 0x4, LABEL_OVERLAP);      /* je: whole vectors */
+        }
+        g->overlap = true;
+        body(g, out_slot);
+        g->overlap = false;
+        b->label[LABEL_OVERLAP] = b->length;
+        return;
+    }
+    gpr_immediate(b, 7, R10, lanes);          /* cmp r10, lanes */
+    jump(b, 0x2, LABEL_SLOTS);                /* jb slots */
+    gpr_pair(b, 0x89, RAX, R10);
+    gpr_immediate(b, 5, RAX, lanes);
+    int bytes = bytes_of(g, g->ir->nodes[0]->dtype);
+    load_bytes(g, 0, at(RSP, NONE, 1, 32 * out_slot), false, g->width, bytes);
+    store_bytes(g, 0, at(R11, RAX, g->width, 0), bytes);
+    jump(b, -1, LABEL_DONE);
+    b->label[LABEL_SLOTS] = b->length;
 }
 
 static bool vex_wide_ok(void);
@@ -2653,6 +2950,8 @@ static void write_function(generator *g)
     memset(b, 0, sizeof *b);
     b->pending_rip = -1;
     g->tail = false;
+    if (g->typed)
+        write_hoisted(g);
     body(g, 0);
     if (g->failed || b->overflow)
         return;
@@ -2662,6 +2961,10 @@ static void write_function(generator *g)
         if (!g->leaves[i].broadcast)
             g->leaves[i].slot = slots++;
     int out_slot = slots++;
+    int overlap_slot = g->typed ? slots++ : -1; /* (write_overlap) */
+    g->overlap_slot = overlap_slot;
+    g->hoist_base = slots;
+    slots += g->typed ? g->hoist_count : 0;
     /* the tail loads and stores under a mask (vmaskmovps) when every leaf
      * read along the run is contiguous in the lanes' dtype; else through
      * the stack slots (measured, rows of 20 f32: the slots' rep movsb cost
@@ -2680,6 +2983,7 @@ static void write_function(generator *g)
     bool stream = g->layout->stream, rows = g->layout->outer != NULL, frame = stream || rows;
     for (int i = 0; i < g->leaf_count; i++)
         frame = frame || (leaf_strided(&g->leaves[i]) && g->leaves[i].dtype != g->lane);
+    frame = frame || g->typed; /* (the last vector's slot: write_overlap) */
     int n_at = 32 * slots, rows_at = n_at + 8;
     int frame_bytes = 32 * slots + (stream || rows ? 16 : 0);
     /* the tail's body, written once more here for the registers it needs
@@ -2774,6 +3078,10 @@ static void write_function(generator *g)
         jump(b, 0x4, LABEL_END);              /* je end */
         row = b->length;
     }
+    if (g->typed) {
+        write_hoisted(g);
+        write_overlap(g, overlap_slot, false);
+    }
     if (stream)
         write_stream_loop(g, slots, out_slot, n_at);
     gpr_pair(b, 0x89, RCX, R10);              /* mov rcx, r10 */
@@ -2814,6 +3122,8 @@ static void write_function(generator *g)
     b->label[LABEL_TAIL] = b->length;
     gpr_pair(b, 0x39, RAX, R10);              /* cmp rax, r10 */
     jump(b, 0x3, LABEL_DONE);                 /* jae done */
+    if (g->typed)
+        write_overlap(g, overlap_slot, true);
     write_partial(g, slots, out_slot, frame);
     b->label[LABEL_DONE] = b->length;
     if (rows) { /* the next run: every pointer moved on by its outer stride */
@@ -2896,6 +3206,31 @@ bool vex_cpu_ok(void)
 #endif
 }
 
+/* Whether IR's root tree takes the typed path (an integer or mixed tree). */
+static bool tree_typed(const kernel_ir *ir)
+{
+    generator g;
+    memset(&g, 0, sizeof g);
+    g.ir = ir;
+    g.lane = ir->nodes[0]->dtype;
+    g.dbl = g.lane == BCG_F64;
+    return !is_float_lane(g.lane) || !supported(&g, 0, true);
+}
+
+int vex_lanes(const kernel_ir *ir)
+{
+    if (tree_typed(ir))
+        return 32 / widest_value(ir, 0);
+    return ir->nodes[0]->dtype == BCG_F64 ? 4 : 8;
+}
+
+bool vex_vector_tail(const kernel_ir *ir, bcg_dtype dtype, int64_t stride)
+{
+    if (tree_typed(ir)) /* the last whole vector again (write_overlap) */
+        return true;
+    return stride == 0 || ((stride == 1 || stride == -1) && dtype == ir->nodes[0]->dtype);
+}
+
 bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, vex_function **out)
 {
     *out = NULL;
@@ -2926,17 +3261,27 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
         strided = strided || (ir->input_used[k - 1] && layout->stride[k] != 0 &&
                               layout->stride[k] != 1);
     vex_layout plain = *layout;
-    if (!is_float_lane(lane) || !supported(g, 0, true)) { /* integer or mixed */
-        /* (the typed path reads its leaves contiguous or as one value, one
-         * run a call, and stores plainly: the caller gathers the others) */
-        if (strided || layout->outer)
-            return BCG_OK;
-        plain.stream = false;
+    if (tree_typed(ir)) { /* integer or mixed */
+        /* (the typed path reads its leaves contiguous, as one value or in
+         * place with a stride of -1 or +-2, one run a call, and stores
+         * plainly: the caller gathers the others) */
+        for (int k = 1; k <= ir->input_count; k++)
+            if (ir->input_used[k - 1] && layout->stride[k] != 0 &&
+                (layout->stride[k] < -2 || layout->stride[k] > 2))
+                return BCG_OK;
         g->layout = &plain;
         g->typed = true;
         g->width = size_of(lane);
         g->lanes = 32 / widest_value(ir, 0);
-        if (typed_operation_count(ir, 0) < 2)
+        plain.stream = layout->stream && g->lanes * g->width >= 16; /* (vmovntdq) */
+        g->hoist = arena_alloc(a, sizeof *g->hoist * (size_t)ir->node_count);
+        g->hoisted = arena_alloc(a, sizeof *g->hoisted * 8);
+        if (!g->hoist || !g->hoisted)
+            return BCG_ERR_NOMEM;
+        for (int id = 0; id < ir->node_count; id++)
+            g->hoist[id] = -1;
+        mark_hoisted(g, 0);
+        if (typed_operation_count(ir, 0) < (strided ? 1 : 2)) /* (as below) */
             return BCG_OK;
     } else if (operation_count(ir, 0, lane) < (strided ? 1 : 2)) {
         return BCG_OK;

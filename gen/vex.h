@@ -21,7 +21,9 @@ typedef struct vex_function {
     int leaf_count;
     int leaf_node[VEX_MAX_LEAVES];
     bool strided;   /* a leaf is read in place with a stride other than 0 and 1 */
-    bool typed;     /* an integer or mixed tree (its leaves contiguous or one value) */
+    bool typed;     /* an integer or mixed tree (its leaves contiguous, one value,
+                       or read in place with a stride of -1 or +-2; the rows
+                       form too) */
     bool stream;    /* the root is stored past the caches (the kernel fences) */
     bool paired;    /* the loop computes two vectors an iteration (float trees) */
     bool shared;    /* a value the tree uses twice or more is computed once (float trees) */
@@ -43,10 +45,22 @@ typedef struct vex_layout {
     int64_t out_outer;
 } vex_layout;
 
-/* Whether the function of a tree of dtype LANE reads an operand of DTYPE
- * with STRIDE in place (reversed loads, even elements); else the caller
+/* Whether the function of IR's root tree reads an operand of DTYPE with
+ * STRIDE in place (reversed loads, even elements); else the caller
  * gathers it into a tile. */
-bool vex_reads_stride(bcg_dtype dtype, bcg_dtype lane, int64_t stride);
+bool vex_reads_stride(const struct kernel_ir *ir, bcg_dtype dtype, int64_t stride);
+
+/* The elements of one vector of the function of IR's root tree: 8 or 4
+ * in an f32 or f64 tree, 32 over the widest value's size in an integer or
+ * mixed one (the typed path). */
+int vex_lanes(const struct kernel_ir *ir);
+
+/* Whether the function's last elements short of a vector (its tail),
+ * in a run of a vector or more, are vector code when it reads a leaf of
+ * DTYPE with STRIDE: masked loads (vmaskmov) in an f32/f64 tree, the last
+ * whole vector again in an integer or mixed one; else the tail goes
+ * through stack slots (about 20 ns a run). */
+bool vex_vector_tail(const struct kernel_ir *ir, bcg_dtype dtype, int64_t stride);
 
 /* The name the emitted C calls it by (jit.c binds it). */
 #define VEX_SYMBOL "bcg_vex"

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <setjmp.h>
@@ -336,6 +337,36 @@ typedef struct tally {
 static int64_t case_stride[5];
 static bool case_stream;
 
+/* BYTES of memory with a page that faults right after them (AT_END) or
+ * right before them: a read past an operand's first or last element
+ * crashes the test.  The mapping is kept for the next case (mapping and
+ * faulting fresh pages each case doubled the test's time). */
+typedef struct guarded {
+    char *map;
+    size_t map_size;
+} guarded;
+
+static char *guarded_alloc(guarded *gd, size_t bytes, bool at_end)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (!gd->map || gd->map_size - 2 * page < bytes) {
+        if (gd->map)
+            munmap(gd->map, gd->map_size);
+        size_t pages = (bytes + page - 1) / page + 2;
+        if (pages < 64)
+            pages = 64;
+        gd->map_size = pages * page;
+        gd->map = mmap(NULL, gd->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                       -1, 0);
+        assert_true(gd->map != MAP_FAILED);
+        assert_int_equal(mprotect(gd->map, page, PROT_NONE), 0);
+        assert_int_equal(mprotect(gd->map + gd->map_size - page, page, PROT_NONE), 0);
+    }
+    return at_end ? gd->map + gd->map_size - page - bytes : gd->map + page;
+}
+
+static guarded operand_memory[5];
+
 typedef struct operand_layout {
     int rank;
     int64_t shape[2], strides[2];
@@ -406,7 +437,6 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
     }
     const char *names[5] = {"a", "b", "c", "d", "e"};
     bcg_operand ops[5];
-    void *allocations[5] = {0};
     const void *inputs[5];
     for (int i = 0; i < 5; i++) {
         const operand_layout *o = &lays[i];
@@ -423,12 +453,12 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
                 high += reach;
         }
         size_t size = bcg_dtype_size(dt);
-        int64_t count = high - low + 2;
-        allocations[i] = malloc((size_t)count * size);
-        assert_non_null(allocations[i]);
-        fill(allocations[i], dt, count);
-        /* element-aligned, not vector-aligned */
-        inputs[i] = (char *)allocations[i] + size + (size_t)(-low) * size;
+        int64_t count = high - low + 1;
+        /* element-aligned, not vector-aligned; the first or the last
+         * element against a page that faults */
+        char *data = guarded_alloc(&operand_memory[i], (size_t)count * size, below(2));
+        fill(data, dt, count);
+        inputs[i] = data + (size_t)(-low) * size;
     }
     bcg_options options;
     bcg_options_init(&options);
@@ -521,8 +551,6 @@ done:
     free(want);
     free(on);
     free(off);
-    for (int i = 0; i < 5; i++)
-        free(allocations[i]);
     return ok;
 }
 
@@ -587,7 +615,8 @@ static void test_typed_trees(void **state)
     const char *text_count = getenv("BCGEN_VEX_CASES");
     int count = text_count ? atoi(text_count) : 3000;
     tally tally = {0};
-    int failures = 0;
+    int failures = 0, strided_cases = 0;
+    case_stream = false;
     /* every conversion between floats and integers over data with the
      * limits (the random trees reach a given one rarely) */
     static const bcg_dtype floats[] = {BCG_F32, BCG_F64};
@@ -604,6 +633,36 @@ static void test_typed_trees(void **state)
             if (!check_case(expr, from, BCG_I32, 1025, LAYOUT_SCALARS, &tally))
                 failures++;
         }
+    /* every leaf dtype read in place with a stride of -1, 2 and -2 at
+     * every lane count (4, 8, 16, 32: the partner b's size), runs around
+     * the vector (3 rows: 2-D tiles, the rows form where runs are whole
+     * vectors) */
+    static const bcg_dtype partners[] = {BCG_U8, BCG_I16, BCG_F32, BCG_I64};
+    int directed = 0, directed_in_place = 0;
+    for (int k = 0; k < 10 * 4 * 3 && count > 0 && failures < 10; k++) {
+        bcg_dtype leaf = all_dtypes[k % 10], partner = partners[k / 10 % 4];
+        static const int64_t strides[] = {-1, 2, -2};
+        for (int j = 0; j < 5; j++)
+            case_stride[j] = strides[k / 40];
+        typed_dtypes[0] = leaf;
+        typed_dtypes[1] = typed_dtypes[2] = partner;
+        typed_dtypes[3] = BCG_BOOL;
+        typed_dtypes[4] = BCG_I8;
+        int size = (int)bcg_dtype_size(leaf), widest = (int)bcg_dtype_size(partner);
+        int lanes = 32 / (size > widest ? size : widest);
+        int64_t n = (int64_t[]){lanes - 1, lanes + 1, 2 * lanes + 3, 100}[below(4)];
+        int before = tally.in_place;
+        case_stream = below(2) == 0;
+        if (!check_case(k % 2 ? "where(d, a, b) - b" : "(a + b) - b", leaf, BCG_I8, n,
+                        LAYOUT_STRIDED, &tally))
+            failures++;
+        directed++;
+        directed_in_place += tally.in_place > before;
+        if (getenv("BCGEN_VEX_SHOW_DIRECTED"))
+            print_message("# %s %s stride %d n %d: %s\n", bcg_dtype_name(leaf),
+                          bcg_dtype_name(partner), (int)case_stride[0], (int)n,
+                          tally.in_place > before ? "in place" : "gathered or not fused");
+    }
     for (int i = 0; i < count && failures < 10; i++) {
         text t = {{0}, 0};
         typed_tree(&t, 1 + below(4));
@@ -616,21 +675,37 @@ static void test_typed_trees(void **state)
                                        1023, 1025};
         int64_t n = below(5) ? runs[below(18)] : 1 + below(3000);
         vex_pairing = below(4) == 0 ? 0 : -1; /* the single loop, or the paired one */
+        /* strides read in place (-1, +-2) and one gathered (3, 5) */
+        static const int64_t strides[] = {-1, 2, -2, -1, 2, -2, 3, 5};
+        for (int k = 0; k < 5; k++)
+            case_stride[k] = strides[below(k == 0 ? 6 : 8)];
+        layout lay = (layout)below(LAYOUT_COUNT);
+        strided_cases += lay == LAYOUT_STRIDED;
+        case_stream = below(2) == 0;
         if (getenv("BCGEN_VEX_SHOW_ALL"))
             print_message("# %s %s %s %s %s\n", t.s, bcg_dtype_name(typed_dtypes[0]),
                           bcg_dtype_name(typed_dtypes[1]), bcg_dtype_name(typed_dtypes[2]),
                           bcg_dtype_name(typed_dtypes[4]));
-        if (!check_case(t.s, typed_dtypes[0], typed_dtypes[4], n, (layout)below(LAYOUT_COUNT),
-                        &tally))
+        if (!check_case(t.s, typed_dtypes[0], typed_dtypes[4], n, lay, &tally))
             failures++;
     }
     typed_dtypes[0] = BCG_BOOL;
     vex_pairing = -1;
     print_message("# typed trees: %d cases, %d with 2+ tile calls, %d through the fused "
-                  "vector code, %d skipped\n", tally.cases, tally.tiled, tally.vex, tally.skipped);
+                  "vector code (%d of %d random strided layouts and %d of %d directed ones "
+                  "reading in place, %d row by row, %d streaming), %d skipped\n",
+                  tally.cases, tally.tiled, tally.vex, tally.in_place - directed_in_place,
+                  strided_cases, directed_in_place, directed, tally.rows, tally.streamed,
+                  tally.skipped);
     assert_int_equal(failures, 0);
-    if (vex_cpu_ok() && count > 0) /* most tiled trees are the fused function's */
+    if (vex_cpu_ok() && count > 0) { /* most tiled trees are the fused function's */
         assert_true(tally.vex * 10 > tally.tiled * 7);
+        assert_true((tally.in_place - directed_in_place) * 5 > strided_cases);
+        /* (2-D tiles whose runs end short of a vector gather: the rows
+         * form's tail would go through the slots row by row) */
+        assert_true(directed_in_place * 2 > directed && tally.rows * 100 > count &&
+                    tally.streamed * 200 > count);
+    }
 }
 
 /* ---- the encoder ---- */
@@ -980,6 +1055,61 @@ static void test_disassembly_strided(void **state)
     arena_free(a);
 }
 
+/* The typed path's strided leaves read in place: 32 bytes of stride 2
+ * (two loads, vpand, vpsrlw, vpackuswb, vpermq), 8 of stride 2 (vmovq
+ * twice, vshufps, vpshufb), words of stride -2 (vpsrld, vpackusdw,
+ * reversed by vpshufb), dwords reversed (vpermd), the f32 path's
+ * converted i16 of stride 2 (staged in its slot), a typed tree in the
+ * rows form, and a typed root streamed (f64 of f32 leaves, vmovntdq). */
+static void test_disassembly_typed_strided(void **state)
+{
+    (void)state;
+    need_objdump();
+    arena *a = arena_new();
+    assert_non_null(a);
+    int64_t shape[1] = {3000}, two[1] = {2}, back2[1] = {-2}, back[1] = {-1};
+    int64_t rows[2] = {50, 32}, reversed[2] = {40, -1}, per_row[2] = {50, 1};
+    bcg_operand narrow[3] = {{"a", BCG_I8, 1, shape, two},
+                             {"b", BCG_I16, 1, shape, back2},
+                             {"c", BCG_I32, 1, shape, back}};
+    bcg_operand wide[3] = {{"a", BCG_I16, 1, shape, two},
+                           {"b", BCG_I64, 1, shape, NULL},
+                           {"c", BCG_I32, 1, shape, back}};
+    bcg_operand mixed[2] = {{"a", BCG_I16, 1, shape, two}, {"b", BCG_F32, 1, shape, NULL}};
+    bcg_operand row_ops[2] = {{"x", BCG_I16, 2, rows, reversed},
+                              {"m", BCG_I16, 2, per_row, NULL}};
+    bcg_operand cast_out[2] = {{"a", BCG_F32, 1, shape, back}, {"b", BCG_F32, 1, shape, NULL}};
+    static const char *const exprs[] = {"u8(a + a) + u8(a)", "i8(a + a) + i8(b > 7) + i8(c)",
+                                        "(a + b) * i64(c)", "(f32(a) - b) * b", "(x - m) * x",
+                                        "f64(a * b)"};
+    const bcg_operand *ops[] = {narrow, narrow, wide, mixed, row_ops, cast_out};
+    static const int counts[] = {3, 3, 3, 2, 2, 2};
+    static char all[1 << 16];
+    size_t length = 0;
+    for (int i = 0; i < 6; i++) { /* (the last: a typed root streamed, vmovntdq) */
+        const vex_function *f = function_of_streaming(a, exprs[i], ops[i], counts[i], i == 5);
+        assert_true(f && f->strided && f->typed == (i != 3) && f->rows == (i == 4) &&
+                    f->stream == (i == 5));
+        char *listing = disassemble(f);
+        length += (size_t)snprintf(all + length, sizeof all - length, "%s%s", i ? "----\n" : "",
+                                   listing);
+        assert_true(length < sizeof all);
+        free(listing);
+    }
+    static const char *const expected[] = {
+        "vpackuswb %ymm", "vpsrlw $0x8", "vpermq $0xd8", "vpsrld $0x10", "vpackusdw", "vpshufb",
+        "vpermd", "vshufps $0x44", "vmovq (%rdi)", "vmovq 0x6(%rdi)", "movsw", "vmovntdq %ymm",
+    };
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        if (!strstr(all, expected[i])) {
+            print_error("no \"%s\" in:\n%s\n", expected[i], all);
+            fail();
+        }
+    assert_null(strstr(all, "(bad)"));
+    compare_golden(all, "tests/unit/vex_disassembly_typed_strided.txt");
+    arena_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -989,6 +1119,7 @@ int main(void)
         cmocka_unit_test(test_disassembly_typed),
         cmocka_unit_test(test_disassembly_strided),
         cmocka_unit_test(test_paired),
+        cmocka_unit_test(test_disassembly_typed_strided),
         cmocka_unit_test(test_unsupported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
