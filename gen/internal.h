@@ -388,6 +388,8 @@ typedef struct compile {
     broadcast_result *broadcast; /* after shape_broadcast */
     expr_node *root;             /* after expr_parse / expr_type */
     bool *used;                  /* per operand: the expression reads it (or it is the target) */
+    bool *unread;                /* per operand: used, but the folded tree reads it no more
+                                    (a * 0 on integers): zero strides in the plan (front.c) */
     plan *plan;                  /* after plan_build */
     char *source;                /* after emit (arena) */
     kernel_form form;            /* after emit: the code form chosen */
