@@ -232,6 +232,7 @@ void compile_choose_jit(compile *c, size_t max_source)
     c->max_source = max_source;
     c->stream = c->microkernels && c->options.stream_stores != 0 &&
                 (c->options.stream_stores == 1 || touched_bytes(c) >= BCG_STREAM_AUTO_BYTES);
+    lower_order_plan(c);
 }
 
 /* ---- the pipeline ------------------------------------------------------------

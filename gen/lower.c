@@ -1135,7 +1135,7 @@ static bool expensive_function(const kernel_ir *ir, int id)
  * tile open 704 new streams (bench transposed, same run: 0.33x NumPy ->
  * 0.82x; a separate interleaved test, a + b with a transposed 2048 x 2048
  * f32: 2.8-3.1 ms -> 1.44 ms, a contiguous add 1.28 ms). */
-#define ROW_CALL_MIN_COLUMNS 512
+#define ROW_CALL_MIN_COLUMNS 256
 
 /* Whether plan operand K is read in place by calls per row (row_calls). */
 static bool row_call_in_place(const kernel_ir *ir, int k)
@@ -1192,9 +1192,47 @@ static int64_t row_call_columns(int64_t run, int64_t rows, int tiles, int run_ti
     return (even + 63) / 64 * 64;
 }
 
+void lower_order_plan(compile *c)
+{
+    if (c->microkernels && c->options.microkernel_run > 0 && !c->reduce && !c->fill_plan &&
+        c->fuse_count == 0 && !c->aot)
+        plan_order_transposed(c->plan, MAX_TILE_STRIDE, TILE_ELEMENTS / 2 + 1,
+                              TRANSPOSED_MIN_ROWS);
+}
+
 /* The rows of a tile, 0 for no tiles; with calls per row also their
  * columns into *COLUMNS (when not NULL). */
-static int64_t transposed_tile_rows(const lowering *w, int64_t *columns)
+static int64_t transposed_rows_for(const lowering *w, bool row_calls, int64_t *columns,
+                                   int64_t *line_rows);
+
+/* (calls per row also where whole runs would not hold a line's rows of the
+ * transposed input within the stack bound: where(7 > a, 7, a) over a of
+ * stride 15 along runs of 79160 i32, 15 rows a line, took the per-element
+ * code, 0.2x the cc backend) */
+static int64_t transposed_tile_rows(const lowering *w, int64_t *columns, bool *row_calls)
+{
+    int64_t line_rows = 0, rows;
+    bool wanted = row_calls_wanted(w->ir);
+    const plan *p = w->ir->p;
+    rows = transposed_rows_for(w, wanted, columns, &line_rows);
+    if (!wanted && rows < line_rows && p->stride[0][p->loop_count - 1] == 1) {
+        int64_t by_row = transposed_rows_for(w, true, columns, &line_rows);
+        if (by_row > rows) {
+            if (row_calls)
+                *row_calls = true;
+            return by_row;
+        }
+    }
+    if (row_calls)
+        *row_calls = wanted;
+    return rows;
+}
+
+/* The rows of a tile as transposed_tile_rows, calls per row or not
+ * (ROW_CALLS); *LINE_ROWS the rows of a line of the transposed input,
+ * as many as the loop has. */
+static int64_t transposed_rows_for(const lowering *w, bool row_calls, int64_t *columns,
+                                   int64_t *line_rows)
 {
     const compile *c = w->c;
     const kernel_ir *ir = w->ir;
@@ -1205,7 +1243,6 @@ static int64_t transposed_tile_rows(const lowering *w, int64_t *columns)
     int64_t run = p->extent[inner], rows = 0;
     if (2 * run <= TILE_ELEMENTS)
         return 0; /* the 2-D tiles of short runs */
-    bool row_calls = row_calls_wanted(ir);
     int tiles = !tile2d_contiguous(p, 0, run); /* a scattered root's */
     int run_tiles = 0; /* a call per row: temporaries of one row */
     size_t widest = bcg_dtype_size(ir->out_dtype);
@@ -1234,13 +1271,18 @@ static int64_t transposed_tile_rows(const lowering *w, int64_t *columns)
             gathered_size = (size_t)size;
         int64_t across = p->stride[i + 1][inner], along = p->stride[i + 1][outer];
         /* spans of real memory: the product fits */
-        if (along == 1 && /* the gather's transposed path (ro 1) */
-            (across >= TRANSPOSED_LINE_BYTES / size || across <= -TRANSPOSED_LINE_BYTES / size) &&
-            TRANSPOSED_LINE_BYTES / size > rows)
+        /* (a stride the 1-D tiles refuse, or a line: stride 15 of i32
+         * puts a column's 15 rows and the next column's in one read) */
+        bool long_stride = across > MAX_TILE_STRIDE || across < -MAX_TILE_STRIDE ||
+                           across >= TRANSPOSED_LINE_BYTES / size ||
+                           across <= -TRANSPOSED_LINE_BYTES / size;
+        if ((along == 1 || along == -1) && /* the gather's transposed path (ro 1; -1 its rows loop) */
+            long_stride && TRANSPOSED_LINE_BYTES / size > rows)
             rows = TRANSPOSED_LINE_BYTES / size;
     }
     if (rows > p->extent[outer])
         rows = p->extent[outer];
+    *line_rows = rows;
     if (row_calls) {
         while (rows >= TRANSPOSED_MIN_ROWS &&
                !row_call_columns(run, rows, tiles, run_tiles, widest, gathered_size))
@@ -1272,7 +1314,7 @@ static bool tiles2d_chosen(lowering *w)
      * of 16 to 64 of a transposed f32 (m, n) + (m, 1) ops: 1.6-7x faster
      * than the per-element code with m 2000 and 20000, 4-20x for
      * minimum(2, maximum(a, b * b))) */
-    int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(w, NULL);
+    int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(w, NULL, NULL);
     if (run >= c->options.microkernel_run && !transposed &&
         ((run > TILES2D_MAX_RUN && per_row_operand(ir)) || (ir->tiled && rows_chosen(ir))))
         return false;
@@ -2115,7 +2157,7 @@ static kernel_form form_of(const kernel_ir *ir)
         f.kind = FORM_TILES;
         f.runs = p->extent[p->loop_count - 2];
         f.run_length = inner;
-        f.tile_elements = (int)(ir->tile_rows * inner);
+        f.tile_elements = (int)(ir->tile_rows * (ir->row_calls ? ir->tile_columns : inner));
     } else if (ir->tiled) {
         f.kind = FORM_TILES;
         f.run_length = inner;
@@ -2146,7 +2188,7 @@ static const char *form_reason(const lowering *w, const char *not_tiled)
     const compile *c = w->c;
     const kernel_ir *ir = w->ir;
     const plan *p = ir->p;
-    char buf[400];
+    char buf[600];
     switch (ir->form.kind) {
     case FORM_EMPTY:
         return "the result has no elements";
@@ -2183,10 +2225,11 @@ static const char *form_reason(const lowering *w, const char *not_tiled)
         /* fall through */
     case FORM_TILES:
         if (ir->tiles2d) {
-            char columns[96] = "";
+            char columns[200] = "";
             if (ir->row_calls)
                 snprintf(columns, sizeof columns, ", in columns of %lld with a call per row "
-                         "(operands of stride 0 or 1 along the run read in place)",
+                         "(operands of stride 0 or 1 along the run read in place), each "
+                         "column's tiles of rows in turn (its lines read once, whole)",
                          (long long)ir->tile_columns);
             snprintf(buf, sizeof buf, "runs of %lld (%s microkernel_run %d), several to a tile, "
                      "and a microkernel for every operation that varies along them: 2-D tiles "
@@ -2352,13 +2395,14 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
     if (!short_rows && ir->root_count == 1 && tiles2d_chosen(&w)) {
         int64_t run = p->extent[p->loop_count - 1], rows = p->extent[p->loop_count - 2];
         int64_t columns = run;
-        int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(&w, &columns); /* as tiles2d_chosen */
+        bool row_calls = false;
+        int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(&w, &columns, &row_calls); /* as tiles2d_chosen */
         ir->tiled = ir->tiles2d = true;
         ir->tile_rows = rows < TILE_ELEMENTS / run ? rows : TILE_ELEMENTS / run;
         if (transposed) /* long runs over a transposed input */
             ir->tile_rows = transposed;
         ir->scatter = !tile2d_contiguous(p, 0, run);
-        ir->row_calls = transposed && row_calls_wanted(ir);
+        ir->row_calls = transposed && row_calls;
         ir->tile_columns = ir->row_calls ? columns : run;
     }
     ir->stream = (ir->tiled || short_rows) && c->stream && !ir->scatter && stream_chosen(ir);
