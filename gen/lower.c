@@ -1243,7 +1243,7 @@ static int64_t transposed_rows_for(const lowering *w, bool row_calls, int64_t *c
     int64_t run = p->extent[inner], rows = 0;
     if (2 * run <= TILE_ELEMENTS)
         return 0; /* the 2-D tiles of short runs */
-    int tiles = !tile2d_contiguous(p, 0, run); /* a scattered root's */
+    int tiles = !row_calls && !tile2d_contiguous(p, 0, run); /* a scattered root's */
     int run_tiles = 0; /* a call per row: temporaries of one row */
     size_t widest = bcg_dtype_size(ir->out_dtype);
     for (int id = 0; id < ir->node_count; id++) {
@@ -2401,8 +2401,9 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
         ir->tile_rows = rows < TILE_ELEMENTS / run ? rows : TILE_ELEMENTS / run;
         if (transposed) /* long runs over a transposed input */
             ir->tile_rows = transposed;
-        ir->scatter = !tile2d_contiguous(p, 0, run);
         ir->row_calls = transposed && row_calls;
+        /* (calls per row write the output's rows in place) */
+        ir->scatter = !ir->row_calls && !tile2d_contiguous(p, 0, run);
         ir->tile_columns = ir->row_calls ? columns : run;
     }
     ir->stream = (ir->tiled || short_rows) && c->stream && !ir->scatter && stream_chosen(ir);
