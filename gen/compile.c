@@ -145,7 +145,8 @@ static bcg_status prepare_run(bcg_kernel *k, const compile *c, bcg_error *err)
         bool same = r->size == k->output_size;
         for (int l = 0; same && l < p->loop_count; l++)
             same = p->stride[i + 1][l] == p->stride[0][l];
-        r->may_alias = same;
+        /* (an operand folded away is never read: its plan strides are 0) */
+        r->may_alias = same || (c->unread && c->unread[i] && r->size == k->output_size);
     }
     k->checks = (run_check *)(k->run + c->operand_count);
     k->check_count = 0;
@@ -231,6 +232,7 @@ void compile_choose_jit(compile *c, size_t max_source)
     c->max_source = max_source;
     c->stream = c->microkernels && c->options.stream_stores != 0 &&
                 (c->options.stream_stores == 1 || touched_bytes(c) >= BCG_STREAM_AUTO_BYTES);
+    lower_order_plan(c);
 }
 
 /* ---- the pipeline ------------------------------------------------------------

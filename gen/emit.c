@@ -599,12 +599,47 @@ static void print_tile_convert(cprinter *e, const kir_step *step, int64_t tile)
 
 /* ---- 2-D tiles, gathers and scatters ------------------------------------------------ */
 
+/* The plan operand whose lines the tiles of calls per row should start on:
+ * a gathered input contiguous along the tiles' rows whose line is a tile's
+ * rows, or 0 for none. */
+static int row_tiles_aligned_to(const cprinter *e, long long rows)
+{
+    const kernel_ir *ir = e->ir;
+    if (!ir->row_calls)
+        return 0;
+    for (int k = 1; k <= ir->input_count; k++)
+        if (ir->gathered[k] && ir->p->stride[k][ir->tile_loop] == 1 &&
+            rows * (long long)bcg_dtype_size(e->c->operands[k - 1].dtype) == 64)
+            return k;
+    return 0;
+}
+
 static void print_row_tiles(cprinter *e, const kir_step *step)
 {
     long long extent = (long long)step->trips, rows = (long long)step->size;
     long long run = (long long)e->ir->p->extent[e->ir->p->loop_count - 1];
     strbuf *line = &e->line;
     line->len = 0;
+    int k = row_tiles_aligned_to(e, rows);
+    if (k) {
+        /* the first tile ends where the input's first column reaches a
+         * line: every later tile reads one whole line of each column, where
+         * a tile across two lines read both (an input at an address 16
+         * bytes into a line, as NumPy's large arrays are) */
+        size_t size = bcg_dtype_size(e->c->operands[k - 1].dtype);
+        sb_printf(line, "for (long row_start = 0, row_next = %lld - (long)((unsigned long long)"
+                  "(const char *)(", rows);
+        put_base(e->ir, line, k);
+        put_scaled(line, "column_start", e->ir->p->stride[k][e->ir->p->loop_count - 1]);
+        sb_printf(line, ") / %zu %% %lld); row_start < %lld; row_start = row_next, row_next += "
+                  "%lld) {", size, rows, extent, rows);
+        code_line(e, step->depth);
+        line->len = 0;
+        sb_printf(line, "const long row_count = (row_next < %lld ? row_next : %lld) - row_start;",
+                  extent, extent);
+        code_line(e, step->depth + 1);
+        return;
+    }
     sb_printf(line, "for (long row_start = 0; row_start < %lld; row_start += %lld) {", extent,
               rows);
     code_line(e, step->depth);

@@ -21,6 +21,7 @@
  *   where(p > q, p, q), where(p <= q, q, p) ... -> maximum(p, q); < and >=
  *                                        likewise minimum (the same types)
  *   x & 0, x * 0 (integer types)      -> 0
+ *   x & ~0 -> x, x | ~0 -> ~0 (integer types, every bit set)
  *   x - x, x ^ x, sub_sat(x, x) (integer types) -> 0
  *   T(x) with x of dtype T            -> x
  *   x + 0, x - 0, x * 1, x | 0, x ^ 0, x << 0, x >> 0 (integer types),
@@ -204,6 +205,18 @@ static int identity_argument(const expr_node *n, expr_node *const *args)
     }
 }
 
+/* Whether N is a literal of integer dtype T with every bit set (-1, or
+ * the unsigned maximum): x & N is x, x | N is N. */
+static bool is_all_ones(const expr_node *n, bcg_dtype t)
+{
+    dtype_kind kind = dtype_kind_of(t);
+    if (!is_literal(n) || n->dtype != t || (kind != KIND_INT && kind != KIND_UINT))
+        return false;
+    int bits = dtype_bits(t);
+    return kind == KIND_INT ? n->value.i == -1
+                            : n->value.u == (bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1);
+}
+
 /* Whether dtype T (an integer or bool type) holds integer N's value: a
  * literal's own value, else every value of N's dtype. */
 static bool integer_fits(const expr_node *n, bcg_dtype t)
@@ -321,6 +334,16 @@ static expr_node *fold(arena *a, expr_node *n)
         dtype_kind_of(expr_operation_type(n)) != KIND_FLOAT &&
         (is_integer_literal(args[0], 0) || is_integer_literal(args[1], 0)))
         return known_truth(a, n, false);
+
+    /* x & ~0 is x, x | ~0 is ~0 (every bit set, in the operation's
+     * integer dtype; gcc decides both): the other operand is then read no
+     * more (front.c, mark_unread) */
+    if (n->op == OP_BITAND || n->op == OP_BITOR) {
+        bcg_dtype t = expr_operation_type(n);
+        for (int k = 0; k < 2; k++)
+            if (is_all_ones(args[k], t))
+                return as_dtype(a, args[n->op == OP_BITAND ? 1 - k : k], n->dtype);
+    }
 
     /* x - x, x ^ x and sub_sat(x, x) on integers are 0: gcc decides them
      * too, and then warns about a comparison of the result with a

@@ -492,6 +492,35 @@ static void mark_used(const expr_node *n, bool *used)
         mark_used(n->args[k], used);
 }
 
+/* c->unread: the operands the expression reads as written (so they take
+ * part in the broadcast and the result's shape) but no more once folded
+ * (fold.c: a * 0, 0 * a, x - x, where(c, x, x) on integers).  The plan
+ * gives them stride 0 everywhere (each element the same, which the folded
+ * tree never reads), so that their layout neither orders nor splits the
+ * loops: (a) * (0) over a strided i16[5,3,23,2,2] was a nest of four tcc
+ * loops, 1.1 us against gcc's memset of 21 ns (bench sweep), and is one
+ * contiguous fill.  Not the in-place target (its strides are the
+ * output's), nor under Paddle's axis rule or in a fused program. */
+static bcg_status mark_unread(compile *c)
+{
+    int count = c->operand_count;
+    c->unread = arena_alloc(c->arena, sizeof *c->unread * (size_t)count);
+    bool *read = arena_alloc(c->arena, sizeof *read * (size_t)count);
+    if (!c->unread || !read)
+        return fail(c->err, BCG_ERR_NOMEM, "out of memory");
+    memset(c->unread, 0, sizeof *c->unread * (size_t)count);
+    if (c->fuse_count > 0 || c->options.axis != BCG_AXIS_NONE)
+        return BCG_OK;
+    memset(read, 0, sizeof *read * (size_t)count);
+    expr_node *folded;
+    if (fold_tree(c->arena, c->root, &folded, c->err))
+        return BCG_ERR_NOMEM;
+    mark_used(folded, read);
+    for (int i = 0; i < count; i++)
+        c->unread[i] = c->used[i] && !read[i] && i != c->options.inplace;
+    return BCG_OK;
+}
+
 /* shape_broadcast over the operands C's expression uses (c->used), into
  * c->broadcast with every operand's aligned shape at its own index (all 1s
  * for the unused); errors name operands by their index among all.  With no
@@ -668,11 +697,14 @@ bcg_status compile_front(compile *c, const char *text, const bcg_operand *operan
             co->shape.rank < c->broadcast->result.rank)
             co->axis_offset = c->options.axis;
     }
+    if ((s = mark_unread(c)))
+        return s;
     plan_input *inputs = arena_alloc(c->arena, sizeof *inputs * (size_t)operand_count);
     if (!inputs)
         return fail(err, BCG_ERR_NOMEM, "out of memory");
     const shape *result = &c->broadcast->result;
     static const shape scalar = {0, {0}};
+    static const int64_t no_strides[BCG_MAX_RANK];
     for (int i = 0; i < operand_count; i++) {
         inputs[i].aligned = &c->broadcast->aligned[i];
         if (!c->used[i]) { /* never read: a scalar broadcast everywhere */
@@ -682,7 +714,7 @@ bcg_status compile_front(compile *c, const char *text, const bcg_operand *operan
             inputs[i].axis_offset = result->rank;
             continue;
         }
-        inputs[i].strides = c->operands[i].strides;
+        inputs[i].strides = c->unread[i] ? no_strides : c->operands[i].strides;
         inputs[i].original_rank = c->operands[i].shape.rank;
         inputs[i].original = &c->operands[i].shape;
         inputs[i].axis_offset = c->operands[i].axis_offset;

@@ -300,6 +300,11 @@ typedef struct plan_input {
 bcg_status plan_build(arena *a, const shape *result, const int64_t *output_strides,
                       int input_count, const plan_input *inputs, plan **out,
                       bcg_error *err);
+/* For the JIT's 2-D tiles of long runs (innermost extent >= MIN_RUN, the
+ * output contiguous along it): an input read with a stride beyond
+ * LONG_STRIDE there and contiguous along an outer loop of MIN_ROWS or more
+ * gets that loop moved just outside the innermost (plan.c says why). */
+void plan_order_transposed(plan *p, int64_t long_stride, int64_t min_run, int64_t min_rows);
 /* Text form, one loop a line, outermost first. */
 void plan_dump(strbuf *sb, const plan *p, const char *const *operand_names);
 /* The byte range [*LOW, *HIGH) that plan operand K (0: the output) reaches
@@ -388,6 +393,8 @@ typedef struct compile {
     broadcast_result *broadcast; /* after shape_broadcast */
     expr_node *root;             /* after expr_parse / expr_type */
     bool *used;                  /* per operand: the expression reads it (or it is the target) */
+    bool *unread;                /* per operand: used, but the folded tree reads it no more
+                                    (a * 0 on integers): zero strides in the plan (front.c) */
     plan *plan;                  /* after plan_build */
     char *source;                /* after emit (arena) */
     kernel_form form;            /* after emit: the code form chosen */

@@ -231,8 +231,11 @@ void form_describe(const kernel_form *f, char *buf, size_t cap)
         if (f->runs > 0) /* 2-D tiles */
             snprintf(buf, cap, "loop nest; the two innermost loops (%lld runs of %lld "
                      "elements) call the library's vectorised microkernels, %d elements "
-                     "(whole runs) a tile%s", (long long)f->runs, (long long)f->run_length,
-                     f->tile_elements, streaming);
+                     "(%s) a tile%s", (long long)f->runs, (long long)f->run_length,
+                     f->tile_elements,
+                     f->tile_elements % f->run_length ? "rows of a column of the runs"
+                                                      : "whole runs",
+                     streaming);
         else if (f->fused && f->tile_elements == 0)
             snprintf(buf, cap, "loop nest; the innermost run (%lld elements) is one call of "
                      "fused AVX2 code (the tree in vector registers)%s",

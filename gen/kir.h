@@ -213,6 +213,10 @@ typedef struct kernel_ir {
 /* Lowers ROOT (the folded tree of C) over c->plan into *OUT (c->arena).
  * Reads c->options, c->microkernels, c->stream, c->aot. */
 bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out);
+/* The JIT's loop order (before a threaded piece cuts the outermost loop):
+ * a transposed input's contiguous loop just outside the innermost, for the
+ * 2-D tiles of long runs (plan_order_transposed). */
+void lower_order_plan(compile *c);
 
 /* ---- kir.c ------------------------------------------------------------------ */
 

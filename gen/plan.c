@@ -200,6 +200,63 @@ bcg_status plan_build(arena *a, const shape *result, const int64_t *output_strid
     return BCG_OK;
 }
 
+/* ---- the JIT's order for a transposed input ------------------------------------
+ *
+ * The order rule keeps the output's layout, so an input laid out another
+ * way (a of where(7 > a, 7, a) as i32[15,10,7916] with strides
+ * [1,118740,15]: contiguous along dimension 0, 60 bytes apart along the
+ * output's run) is read with a long stride in the innermost loop, and the
+ * loop along which it is contiguous may be anywhere outside.  The JIT's
+ * 2-D tiles of long runs over a transposed input (lower.c) gather a tile's
+ * rows of each column together through the loop just outside the
+ * innermost, reading each line of such an input once, whole, when that
+ * loop is where it is contiguous.  So for the JIT's tiles, that loop moves
+ * there, the others keeping their order: any order gives the same values
+ * (each element is computed once from the same inputs; an in-place target
+ * reads each element only where it writes it).  Measured: see lower.c,
+ * "2-D tiles of long runs over a transposed input". */
+void plan_order_transposed(plan *p, int64_t long_stride, int64_t min_run, int64_t min_rows)
+{
+    if (p->empty || p->loop_count < 3)
+        return;
+    int inner = p->loop_count - 1, outer = inner - 1;
+    if (p->stride[0][inner] != 1 || p->extent[inner] < min_run)
+        return;
+    for (int k = 1; k < p->operand_count; k++) {
+        int64_t across = p->stride[k][inner];
+        if ((across <= long_stride && across >= -long_stride) || p->stride[k][outer] == 1)
+            continue;
+        int from = -1;
+        for (int l = 0; l < outer; l++)
+            if (p->stride[k][l] == 1 && p->extent[l] >= min_rows)
+                from = l;
+        if (from < 0)
+            continue;
+        /* loop FROM to position OUTER; the dimensions of each loop follow it */
+        int order[BCG_MAX_RANK], first[BCG_MAX_RANK], count[BCG_MAX_RANK], used = 0;
+        int64_t extent[BCG_MAX_RANK], stride[BCG_MAX_OPERANDS + 1][BCG_MAX_RANK];
+        for (int to = 0; to < p->loop_count; to++) {
+            int l = to < from ? to : to < outer ? to + 1 : to == outer ? from : to;
+            extent[to] = p->extent[l];
+            for (int j = 0; j < p->operand_count; j++)
+                stride[j][to] = p->stride[j][l];
+            first[to] = used;
+            count[to] = p->dim_count[l];
+            for (int d = 0; d < p->dim_count[l]; d++)
+                order[used++] = p->order[p->dim_first[l] + d];
+        }
+        for (int to = 0; to < p->loop_count; to++) {
+            p->extent[to] = extent[to];
+            p->dim_first[to] = first[to];
+            p->dim_count[to] = count[to];
+            for (int j = 0; j < p->operand_count; j++)
+                p->stride[j][to] = stride[j][to];
+        }
+        memcpy(p->order, order, sizeof *order * (size_t)used);
+        return;
+    }
+}
+
 /* "dim 2", "dims 1-3 merged" for a run of consecutive dimensions in C order,
  * or "dims 2,0 merged" when the loop reorders or skips dropped dimensions. */
 static void describe_dims(const plan *p, int l, char *buf, size_t cap)

@@ -466,6 +466,9 @@ static void test_source_budget_default(void **state)
     bcg_options o;
     bcg_options_init(&o);
     o.unroll_factor = 64;
+    /* (per-element code: as tiles, the repeated subtrees are computed once
+     * each, a dozen calls of C; lower.c, tile_repeats) */
+    o.microkernel_run = 0;
     int64_t n = 986;
     bcg_operand op = {"a", BCG_I32, 1, &n, NULL};
     bcg_kernel *k;

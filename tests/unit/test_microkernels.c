@@ -1067,8 +1067,9 @@ static void test_transposed_row_calls(void **state)
     const char *source = bcg_kernel_source(k);
     if (!strstr(source, "tile_row") || strstr(source, "in1_tile"))
         fail_msg("transposed_out: no call per row, or b gathered:\n%s", source);
-    /* a whole line of a per gather: 16 rows, in 3 columns of 704 (48 KB tiles) */
-    if (!strstr(source, "row_start += 16") || !strstr(source, "column_start += 704"))
+    /* a whole line of a per gather: 16 rows (the first tile up to a line
+     * of a), in 3 columns of 704 (48 KB tiles) */
+    if (!strstr(source, "row_next += 16") || !strstr(source, "column_start += 704"))
         fail_msg("transposed_out: not 16 rows in columns of 704:\n%s", source);
     bcg_context_free(ctx);
 }

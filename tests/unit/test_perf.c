@@ -215,9 +215,10 @@ static void test_blocked_transposed_with_remainders(void **state)
 static void test_blocked_outer_loop_and_negative_strides(void **state)
 {
     (void)state;
-    /* a loop outside the blocked pair; input a walks its rows backwards
-     * (runs longer than 2-D tiles take: lower.c, TILES2D_MAX_RUN) */
-    int64_t shape[] = {2, 260, 602}, strides[] = {260 * 602, -1, 260}, row[] = {602};
+    /* a loop outside the blocked pair; input a walks every other row
+     * backwards (runs longer than 2-D tiles take: lower.c, TILES2D_MAX_RUN;
+     * rows of stride -1 or 1 take the 2-D tiles over a transposed input) */
+    int64_t shape[] = {2, 260, 602}, strides[] = {2 * 520 * 602, -2, 520}, row[] = {602};
     blocked_case c = {"a - b", 2,
                       {{"a", BCG_F32, 3, shape, strides}, {"b", BCG_F32, 1, row, NULL}},
                       -1};

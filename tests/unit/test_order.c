@@ -1,0 +1,340 @@
+/* test_order.c - the plan and form choices for inputs read across the
+ * output's layout (gen/plan.c plan_order_transposed, gen/lower.c "2-D
+ * tiles of long runs over a transposed input"), for trees whose repeated
+ * subtrees share their tiles (lower.c tile_repeats), and for operands the
+ * folded tree no longer reads (gen/front.c mark_unread): seeded random
+ * shapes, strides, dtypes and expressions, in place and on two threads,
+ * every result bit for bit against the reference evaluator over the same
+ * operands. */
+#include <float.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#include <cmocka.h>
+
+#include "compare.h"
+
+static uint64_t state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t next(void) { return xorshift64(&state); }
+
+/* Random bytes, a few values of every dtype (NaN, -0.0 and inf among the
+ * floats' bit patterns). */
+static void fill(void *buffer, size_t bytes)
+{
+    unsigned char *b = buffer;
+    for (size_t i = 0; i < bytes; i++)
+        b[i] = (unsigned char)(next() >> 24);
+}
+
+typedef struct view {
+    int rank;
+    int64_t shape[4], strides[4];
+    size_t bytes;          /* the buffer */
+    int64_t first;         /* element [0, ..., 0]'s offset in it, in elements */
+} view;
+
+/* A view of SHAPE whose dimension CONTIGUOUS has stride SIGN (1 or -1),
+ * the others laid out around it in random order with a random gap. */
+static view random_view(int rank, const int64_t *shape, int contiguous, int sign)
+{
+    view v = {.rank = rank};
+    int order[4], count = 0;
+    order[count++] = contiguous;
+    for (int d = 0; d < rank; d++)
+        if (d != contiguous)
+            order[count++] = d;
+    for (int i = 1; i < count; i++) { /* shuffle all but the contiguous one */
+        int j = 1 + (int)(next() % (uint64_t)i);
+        int t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    int64_t step = 1, low = 0, high = 0;
+    for (int i = 0; i < count; i++) {
+        int d = order[i];
+        v.shape[d] = shape[d];
+        int64_t stride = step * (i == 0 ? sign : (next() % 3 == 0 ? -1 : 1));
+        v.strides[d] = stride;
+        int64_t reach = stride * (shape[d] - 1);
+        if (reach < 0)
+            low += reach;
+        else
+            high += reach;
+        step *= shape[d] + (i > 0 && next() % 2 ? 1 : 0); /* a gap now and then */
+    }
+    v.first = -low;
+    v.bytes = (size_t)(high - low + 1);
+    return v;
+}
+
+/* Compiles EXPR over OPS (COUNT), runs it (in place on operand INPLACE
+ * when >= 0, on THREADS threads) and compares with the reference
+ * evaluator; returns the kernel's source's answer to NEEDLE (1 found, 0
+ * not), -1 on a mismatch. */
+static int check(const char *expr, bcg_operand *ops, void **in, const size_t *bytes, int count,
+                 int inplace, int threads, const char *needle)
+{
+    bcg_options options;
+    bcg_options_init(&options);
+    options.inplace = inplace;
+    bcg_context *ctx = bcg_context_new();
+    bcg_kernel *k = NULL;
+    bcg_error err;
+    assert_non_null(ctx);
+    if (bcg_compile(ctx, expr, ops, count, &options, &k, &err) != BCG_OK) {
+        print_error("%s: %s\n", expr, err.message);
+        bcg_context_free(ctx);
+        return -1;
+    }
+    int found = needle && strstr(bcg_kernel_source(k), needle) != NULL;
+    arena *ar = arena_new();
+    compile *front = ar ? arena_alloc(ar, sizeof *front) : NULL;
+    assert_non_null(front);
+    memset(front, 0, sizeof *front);
+    front->arena = ar;
+    front->err = &err;
+    assert_int_equal(compile_front(front, expr, ops, count, &options), BCG_OK);
+    front->err = NULL;
+    int64_t elements = bcg_kernel_elements(k);
+    bcg_dtype t = bcg_kernel_dtype(k);
+    size_t out_bytes = (size_t)elements * bcg_dtype_size(t);
+    char *want = malloc(out_bytes + 1), *got = malloc(out_bytes + 1);
+    assert_true(want && got);
+    const void *pointers[4];
+    for (int i = 0; i < count; i++)
+        pointers[i] = in[i];
+    int result = found;
+    if (inplace >= 0) { /* the reference into a copy of the target */
+        char *copy = malloc(bytes[inplace]);
+        assert_non_null(copy);
+        int64_t first = (char *)in[inplace] - (char *)in[count];
+        memcpy(copy, in[count], bytes[inplace]);
+        const void *reference[4];
+        memcpy(reference, pointers, sizeof reference);
+        reference[inplace] = copy + first;
+        assert_int_equal(eval_run(front, copy + first, reference, NULL), BCG_OK);
+        assert_int_equal(bcg_run(k, NULL, pointers, &err), BCG_OK);
+        /* (the target is C-contiguous: its elements in order) */
+        if (first_difference(in[count], copy, t, elements, false) >= 0) {
+            print_error("%s in place on operand %d differs from the reference\n", expr, inplace);
+            result = -1;
+        }
+        free(copy);
+    } else {
+        assert_int_equal(eval_run(front, want, pointers, NULL), BCG_OK);
+        if (threads > 1)
+            assert_int_equal(bcg_run_threads(k, got, pointers, threads, &err), BCG_OK);
+        else
+            assert_int_equal(bcg_run(k, got, pointers, &err), BCG_OK);
+        int64_t at = first_difference(got, want, t, elements, false);
+        if (at >= 0) {
+            print_error("%s: element %lld differs from the reference\n", expr, (long long)at);
+            result = -1;
+        }
+    }
+    free(want);
+    free(got);
+    arena_free(ar);
+    bcg_context_free(ctx);
+    return result;
+}
+
+/* An input laid out across the output: a (rows..., run) view contiguous
+ * (or reversed) along a dimension other than the last, so that it is read
+ * with a long stride along the output's run; b C-contiguous of the same
+ * shape, c a row.  Shapes of 2 and 3 dimensions, the contiguous one next
+ * to the last or further out (the plan moves it), runs short and long
+ * (columns), every dtype class; in place on b, two threads.  Asserts a
+ * share of them takes the calls per row over columns (tile_row). */
+static void test_transposed_layouts(void **state_)
+{
+    (void)state_;
+    static const char *const exprs[] = {
+        "a + b", "where(7 > a, 7, a)", "minimum(a, c) * b - a",
+        "sqrt(abs(f32(a))) * f32(b)", "where(a > c, a - b, c + b)"};
+    static const bcg_dtype types[] = {BCG_F32, BCG_F64, BCG_I32, BCG_I16, BCG_U8, BCG_I8};
+    int checked = 0, failures = 0, by_rows = 0;
+    for (int n = 0; n < 50; n++) {
+        int rank = 2 + (int)(next() % 2);
+        int64_t shape[4];
+        for (int d = 0; d < rank; d++)
+            shape[d] = 2 + (int64_t)(next() % 23);
+        shape[rank - 1] = 513 + (int64_t)(next() % 1600); /* a long run */
+        if (rank == 3 && next() % 2)
+            shape[1] = 1 + (int64_t)(next() % 3);
+        bcg_dtype t = types[next() % (sizeof types / sizeof types[0])];
+        const char *expr = exprs[next() % (sizeof exprs / sizeof exprs[0])];
+        int contiguous = (int)(next() % (uint64_t)(rank - 1));
+        view va = random_view(rank, shape, contiguous, next() % 4 == 0 ? -1 : 1);
+        size_t size = bcg_dtype_size(t);
+        int64_t b_elements = 1;
+        for (int d = 0; d < rank; d++)
+            b_elements *= shape[d];
+        size_t bytes[3] = {va.bytes * size, (size_t)b_elements * size,
+                           (size_t)shape[rank - 1] * size};
+        void *buffers[4];
+        for (int i = 0; i < 3; i++) {
+            buffers[i] = malloc(bytes[i]);
+            assert_non_null(buffers[i]);
+            fill(buffers[i], bytes[i]);
+        }
+        bcg_operand ops[3] = {{"a", t, rank, va.shape, va.strides},
+                              {"b", t, rank, shape, NULL},
+                              {"c", t, 1, &shape[rank - 1], NULL}};
+        void *in[4] = {(char *)buffers[0] + (size_t)va.first * size, buffers[1], buffers[2],
+                       buffers[1]};
+        int variant = (int)(next() % 4);
+        /* in place on b: only where the result is b's dtype */
+        bool inplace = variant == 1 && strncmp(expr, "sqrt", 4) != 0;
+        int got = check(expr, ops, in, bytes, 3, inplace ? 1 : -1, variant == 2 ? 2 : 1,
+                        "tile_row");
+        checked++;
+        failures += got < 0;
+        by_rows += got > 0;
+        if (got < 0) {
+            print_error("  %s rank %d variant %d a", bcg_dtype_name(t), rank, variant);
+            for (int d = 0; d < rank; d++)
+                print_error(" %lld@%lld", (long long)va.shape[d], (long long)va.strides[d]);
+            print_error("\n");
+        }
+        for (int i = 0; i < 3; i++)
+            free(buffers[i]);
+    }
+    print_message("# %d kernels over transposed layouts, %d with calls per row over "
+                  "columns\n", checked, by_rows);
+    assert_int_equal(failures, 0);
+    assert_true(by_rows * 4 >= checked); /* 19 of 50 */
+}
+
+/* Trees that repeat a subtree (its tiles shared) past MAX_TILE_TEMPORARIES
+ * occurrences, over contiguous, broadcast and strided operands of every
+ * integer width: the tiles or the fused function, bit for bit. */
+static void test_repeated_subtrees(void **state_)
+{
+    (void)state_;
+    static const char *const exprs[] = {
+        "where(sqrt(f32(abs(maximum(b, maximum(2, a))))) > 3.0, a, "
+        "sqrt(f32(abs(maximum(b, maximum(2, a))))))",
+        "u8(u8(b) > minimum(a, exp(f32(a)))) * (minimum(a, exp(f32(a))))",
+        "maximum(i32(where(abs(b - a) != 1, abs(b - a), a)), i32(abs(a) + abs(b - a)))"};
+    static const bcg_dtype types[] = {BCG_I16, BCG_U8, BCG_I32, BCG_I8};
+    int checked = 0, failures = 0, tiled = 0;
+    for (size_t e = 0; e < sizeof exprs / sizeof exprs[0]; e++)
+        for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+            bcg_dtype t = types[ti];
+            size_t size = bcg_dtype_size(t);
+            int64_t n = 700 + (int64_t)(next() % 3000), one = 1;
+            int64_t stride = next() % 2 ? 1 : -2;
+            bcg_operand ops[2] = {{"a", t, 1, &n, stride == 1 ? NULL : &stride},
+                                  {"b", t, 1, &one, NULL}};
+            size_t bytes[2] = {(size_t)(2 * n) * size, size};
+            void *buffers[2] = {malloc(bytes[0]), malloc(bytes[1])};
+            assert_true(buffers[0] && buffers[1]);
+            fill(buffers[0], bytes[0]);
+            fill(buffers[1], bytes[1]);
+            void *in[3] = {stride == 1 ? buffers[0] : (char *)buffers[0] + (size_t)(2 * n - 2) * size,
+                           buffers[1], NULL};
+            int got = check(exprs[e], ops, in, bytes, 2, -1, 1, "tile_count");
+            checked++;
+            failures += got < 0;
+            tiled += got > 0;
+            free(buffers[0]);
+            free(buffers[1]);
+        }
+    print_message("# %d kernels with repeated subtrees, %d in tiles\n", checked, tiled);
+    assert_int_equal(failures, 0);
+    assert_true(tiled * 2 >= checked);
+}
+
+/* The folds that drop an operand (fold.c: x * 0, 0 * x, x & 0, x - x,
+ * where(c, x, x) on integers and bool; never on floats, where NaN, -0.0
+ * and inf decide) over every dtype and a strided, broadcast layout: the
+ * result keeps its shape and dtype (the dropped operand still
+ * broadcasts), the plan gives the dropped operand stride 0 (front.c,
+ * mark_unread) on integers only, and the values are the reference
+ * evaluator's bit for bit. */
+static void test_dropped_operands(void **state_)
+{
+    (void)state_;
+    /* (the operand dropped on integers: a, a, a, b, a, none) */
+    static const char *const exprs[] = {"a * 0 + b", "0 * a + b", "(a - a) + b",
+                                        "where(b > 1, a, a) + b * 0", "(a | -1) + b",
+                                        "(-1 & a) * b"};
+    static const int drops[] = {0, 0, 0, 1, 0, -1};
+    int checked = 0, failures = 0, dropped = 0, dropped_wanted = 0;
+    for (int t = BCG_BOOL; t <= BCG_F64; t++) {
+        size_t size = bcg_dtype_size((bcg_dtype)t);
+        for (size_t e = 0; e < sizeof exprs / sizeof exprs[0]; e++) {
+            bool integer = dtype_kind_of((bcg_dtype)t) != KIND_FLOAT;
+            if (t == BCG_BOOL && e != 0 && e != 1 && e != 4)
+                continue; /* (bool has no subtraction; where's branches are bool) */
+            int64_t a_shape[3] = {4, 1, 6}, a_strides[3] = {-7, 3, 1};
+            int64_t b_shape[2] = {5, 1};
+            bcg_operand ops[2] = {{"a", (bcg_dtype)t, 3, a_shape, a_strides},
+                                  {"b", (bcg_dtype)t, 2, b_shape, NULL}};
+            size_t bytes[2] = {32 * size, 5 * size};
+            void *buffers[2] = {malloc(bytes[0]), malloc(bytes[1])};
+            assert_true(buffers[0] && buffers[1]);
+            fill(buffers[0], bytes[0]);
+            fill(buffers[1], bytes[1]);
+            if (t == BCG_BOOL)
+                for (size_t i = 0; i < 32; i++)
+                    ((unsigned char *)buffers[0])[i] &= 1;
+            void *in[3] = {(char *)buffers[0] + 21 * size, buffers[1], NULL};
+            bcg_error err;
+            arena *ar = arena_new();
+            compile *front = ar ? arena_alloc(ar, sizeof *front) : NULL;
+            assert_non_null(front);
+            memset(front, 0, sizeof *front);
+            front->arena = ar;
+            front->err = &err;
+            bcg_status s = compile_front(front, exprs[e], ops, 2, NULL);
+            if (s != BCG_OK) { /* a bool subtraction or comparison the typing refuses */
+                arena_free(ar);
+                free(buffers[0]);
+                free(buffers[1]);
+                continue;
+            }
+            assert_int_equal(front->broadcast->result.rank, 3);
+            assert_int_equal(front->broadcast->result.dims[1], 5);
+            /* (where(c, x, x) is x whatever the dtype; b * 0 drops b on integers) */
+            bool zero_strides = front->unread[drops[e] == 1 ? 1 : 0];
+            if (drops[e] < 0) /* (a & ~0 is a: read) */
+                integer = false;
+            arena_free(ar);
+            int got = check(exprs[e], ops, in, bytes, 2, -1, 1, NULL);
+            checked++;
+            failures += got < 0;
+            dropped += zero_strides;
+            dropped_wanted += integer;
+            if (zero_strides != integer)
+                print_error("%s over %s: a dropped %d\n", exprs[e], bcg_dtype_name((bcg_dtype)t),
+                            zero_strides);
+            assert_int_equal(zero_strides, integer);
+            free(buffers[0]);
+            free(buffers[1]);
+        }
+    }
+    print_message("# %d kernels, %d dropping an operand (%d integer)\n", checked, dropped,
+                  dropped_wanted);
+    assert_int_equal(failures, 0);
+    assert_true(dropped > 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_transposed_layouts),
+        cmocka_unit_test(test_repeated_subtrees),
+        cmocka_unit_test(test_dropped_operands),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
