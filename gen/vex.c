@@ -1653,8 +1653,12 @@ static void store_bytes(generator *g, int r, memory m, int bytes)
         vex(g->b, bytes == 8 ? V_MOVQ_STORE : V_MOVD_STORE, false, false, r, 0, in_memory(m), -1);
 }
 
+static value small_typed_leaf(generator *g, int id);
+
 static value typed_leaf(generator *g, int id)
 {
+    if (g->small) /* a small kernel's lanes (the end of the file) */
+        return small_typed_leaf(g, id);
     int i = leaf_index(g, id);
     bcg_dtype t = g->leaves[i].dtype;
     if (!is_integer(t) && !is_float_lane(t) && t != BCG_BOOL) {
@@ -2533,6 +2537,10 @@ typedef struct small_load_plan {
 typedef struct small_vector {
     int count;              /* the vector's lanes that are output elements */
     small_load_plan leaf[LEAF_MAX];
+    /* integer and mixed trees (small_typed_load): leaf i's elements for the
+     * vector's lanes, and the kernel they belong to */
+    const int64_t *offset[LEAF_MAX];
+    const struct small_kernel *kernel;
 } small_vector;
 
 typedef struct small_kernel {
@@ -2547,13 +2555,13 @@ typedef struct small_kernel {
 } small_kernel;
 
 /* A VEX instruction by its fields (the forms vex_rows does not hold). */
-static void vex_form(builder *b, int pp, int map, int opcode, bool wide, int reg, int src,
-                     rm_operand rm, int imm)
+static void vex_form_w(builder *b, int pp, int map, int opcode, bool wide, bool w1, int reg,
+                       int src, rm_operand rm, int imm)
 {
     int r = reg >> 3 & 1, x = rm.mem && rm.m.index != NONE ? rm.m.index >> 3 & 1 : 0;
     int bb = rm.mem ? (rm.m.base >= 0 ? rm.m.base >> 3 & 1 : 0) : rm.reg >> 3 & 1;
-    int last = (~src & 15) << 3 | (wide ? 4 : 0) | pp;
-    if (!x && !bb && map == 1) {
+    int last = (w1 ? 0x80 : 0) | (~src & 15) << 3 | (wide ? 4 : 0) | pp;
+    if (!x && !bb && map == 1 && !w1) {
         byte(b, 0xc5);
         byte(b, (!r) << 7 | last);
     } else {
@@ -2569,6 +2577,12 @@ static void vex_form(builder *b, int pp, int map, int opcode, bool wide, int reg
     if (imm >= 0)
         byte(b, imm);
     end_instruction(b);
+}
+
+static void vex_form(builder *b, int pp, int map, int opcode, bool wide, int reg, int src,
+                     rm_operand rm, int imm)
+{
+    vex_form_w(b, pp, map, opcode, wide, false, reg, src, rm, imm);
 }
 
 /* (pp, map, opcode) of the forms above: all 66 0F38 or 66 0F3A, W0 */
@@ -2936,6 +2950,354 @@ static void small_store(small_kernel *s, int v, const int64_t *o, int count)
         give_register(g, high_half);
 }
 
+/* ---- small kernels of integer and mixed trees ---------------------------------------
+ *
+ * A tree the f32/f64 code above does not take is the typed path's
+ * (typed_*): every value at its own dtype, LANES elements a vector (32
+ * bytes over the widest value's size), a narrower value in the low bytes
+ * of its register.  In a small kernel typed_leaf hands its leaves to
+ * small_typed_leaf, which loads leaf i's lanes (elements of SIZE bytes,
+ * BYTES = lanes * size of them) the cheapest exact way:
+ *
+ *     all lanes one element           vpbroadcastb/w/d/q
+ *     contiguous, the operand reads   one load of BYTES (vmovdqu, vmovq,
+ *       every element it covers         vmovd)
+ *     within a 4-, 8- or 16-byte      the window loaded (broadcast into both
+ *       window the operand reads        halves of a ymm) and vpshufb'd into
+ *                                       the lanes
+ *     4- or 8-byte elements within    vpermd from the window when the
+ *       32 bytes                        operand reads it all, else
+ *                                       vmaskmovps of the elements, vpermd
+ *     anything else                   each 16-byte half by the rows above or
+ *                                       element by element (vpinsrb/w/d/q),
+ *                                       joined by vinserti128
+ *
+ * and small_typed_store stores the root: contiguous elements as one store
+ * of a whole vector or the first count * size bytes in pieces (vmovdqu,
+ * vmovq/vpextrq, vmovd/vpextrd, vpextrw, vpextrb: nothing past the
+ * elements is written), a permuted window put in order first (vpshufb
+ * within 16 bytes, vpermd of 4- and 8-byte elements), anything else
+ * element by element (vpextr*).  Window patterns are pool constants; when
+ * the pool runs out (s->two false on the second try) only the rows that
+ * need none are used. */
+
+#define VPINSRB 1, 3, 0x20
+#define VPINSRW 1, 1, 0xc4
+#define VPINSRD 1, 3, 0x22 /* W1: vpinsrq */
+#define VPEXTRB 1, 3, 0x14
+#define VPEXTRW 1, 3, 0x15
+#define VPEXTRD 1, 3, 0x16 /* W1: vpextrq */
+#define VINSERTI128 1, 3, 0x38
+#define VBROADCASTI128 1, 2, 0x5a
+
+/* Element E of leaf L (SIZE bytes) as memory. */
+static memory small_element(generator *g, const leaf *l, int64_t e, int size)
+{
+    return at(l->reg, NONE, 1, small_displacement(g, e, (size_t)size));
+}
+
+/* The first element of a window of WINDOW elements holding O[0 .. count)
+ * that plan operand K reads whole, or false. */
+static bool small_read_window(const small_kernel *s, int k, const int64_t *o, int count,
+                              int window, int64_t *first)
+{
+    int64_t low = o[0], high = o[0];
+    for (int j = 1; j < count; j++) {
+        low = o[j] < low ? o[j] : low;
+        high = o[j] > high ? o[j] : high;
+    }
+    if (window < 1 || high - low >= window)
+        return false;
+    for (int64_t f = low; f >= high - window + 1; f--)
+        if (small_window_read(s, k, f, window)) {
+            *first = f;
+            return true;
+        }
+    return false;
+}
+
+/* vpshufb R (a ymm when WIDE) by the pattern putting lane j's SIZE bytes
+ * from element O[j] - FIRST of the window (repeated in both halves), lanes
+ * past COUNT zero; nothing when the pattern leaves R as it is. */
+static void small_shuffle(generator *g, int r, bool wide, const int64_t *o, int count,
+                          int size, int64_t first)
+{
+    unsigned char pattern[32];
+    bool identity = !wide;
+    for (int p = 0; p < 32; p++) {
+        int half = p / 16, q = p % 16, j = half * (16 / size) + q / size;
+        bool used = p < (wide ? 32 : 16) && j < count;
+        pattern[p] = used ? (unsigned char)((o[j] - first) * size + q % size) : 0x80;
+        identity = identity && (!used || pattern[p] == p);
+    }
+    if (!identity)
+        vex(g->b, V_PSHUFB, wide, false, r, r, constant_operand(g, constant(g, pattern, 32)), -1);
+}
+
+/* xmm X = leaf I's COUNT (at most 16 bytes of) elements at O. */
+static void small_typed_half(generator *g, int x, int i, const int64_t *o, int count)
+{
+    const small_kernel *s = g->small->kernel;
+    const leaf *l = &g->leaves[i];
+    builder *b = g->b;
+    int size = size_of(l->dtype), k = l->operand;
+    bool contiguous = true;
+    for (int j = 1; j < count; j++)
+        contiguous = contiguous && o[j] == o[0] + j;
+    if (contiguous && small_window_read(s, k, o[0], 16 / size)) {
+        vex(b, V_MOVDQU_LOAD, false, false, x, 0, in_memory(small_element(g, l, o[0], size)), -1);
+        return;
+    }
+    int64_t first;
+    for (int window = 4; s->two && window <= 16; window *= 2)
+        if (window >= size && small_read_window(s, k, o, count, window / size, &first)) {
+            memory m = small_element(g, l, first, size);
+            vex(b, window == 16 ? V_MOVDQU_LOAD : window == 8 ? V_MOVQ_LOAD : V_MOVD_LOAD, false,
+                false, x, 0, in_memory(m), -1);
+            small_shuffle(g, x, false, o, count, size, first);
+            return;
+        }
+    for (int j = 0; j < count; j++) { /* element by element */
+        memory m = small_element(g, l, o[j], size);
+        if (j == 0 && size >= 4) {
+            vex(b, size == 8 ? V_MOVQ_LOAD : V_MOVD_LOAD, false, false, x, 0, in_memory(m), -1);
+            continue;
+        }
+        if (j == 0)
+            vex(b, V_PXOR, false, false, x, x, in_register(x), -1);
+        if (size == 1)
+            vex_form(b, VPINSRB, false, x, x, in_memory(m), j);
+        else if (size == 2)
+            vex_form(b, VPINSRW, false, x, x, in_memory(m), j);
+        else
+            vex_form_w(b, VPINSRD, false, size == 8, x, x, in_memory(m), j);
+    }
+}
+
+/* Register R = leaf I's lanes of the vector being written. */
+static void small_typed_load(generator *g, int r, int i)
+{
+    const small_vector *vector = g->small;
+    const small_kernel *s = vector->kernel;
+    const leaf *l = &g->leaves[i];
+    builder *b = g->b;
+    const int64_t *o = vector->offset[i];
+    int count = vector->count, size = size_of(l->dtype), lanes = g->lanes, k = l->operand;
+    int bytes = bytes_of(g, l->dtype);
+    bool wide = bytes == 32, uniform = true, contiguous = true;
+    int64_t low = o[0], high = o[0];
+    for (int j = 1; j < count; j++) {
+        uniform = uniform && o[j] == o[0];
+        contiguous = contiguous && o[j] == o[0] + j;
+        low = o[j] < low ? o[j] : low;
+        high = o[j] > high ? o[j] : high;
+    }
+    if (uniform || (contiguous && (count == lanes || small_window_read(s, k, o[0], lanes)))) {
+        load_bytes(g, r, small_element(g, l, o[0], size), uniform, size, bytes);
+        return;
+    }
+    int64_t first;
+    for (int window = 4; wide && s->two && window <= 16; window *= 2)
+        if (window >= size && small_read_window(s, k, o, count, window / size, &first)) {
+            memory m = small_element(g, l, first, size);
+            if (window == 16)
+                vex_form(b, VBROADCASTI128, true, r, 0, in_memory(m), -1);
+            else
+                vex(b, window == 8 ? V_PBROADCASTQ : V_PBROADCASTD, true, false, r, 0,
+                    in_memory(m), -1);
+            small_shuffle(g, r, true, o, count, size, first);
+            return;
+        }
+    if (s->two && size >= 4 && (high - low + 1) * size <= 32) {
+        int per = size / 4, window = 32 / size;
+        uint32_t index[8] = {0}, mask[8] = {0};
+        bool found = small_read_window(s, k, o, count, window, &first), permute = found;
+        if (!found)
+            first = low;
+        for (int j = 0; j < count; j++)
+            for (int h = 0; h < per; h++) {
+                uint32_t chunk = (uint32_t)((o[j] - first) * per + h);
+                index[j * per + h] = chunk;
+                mask[chunk] = ~0u;
+                permute = permute || chunk != (uint32_t)(j * per + h);
+            }
+        memory m = small_element(g, l, first, size);
+        int t = -1;
+        if (found) {
+            int idx = small_constant_register(g, chunk_constant(g, index), &t);
+            vex(b, V_PERMD, true, false, r, idx, in_memory(m), -1);
+        } else {
+            int mr = small_constant_register(g, chunk_constant(g, mask), &t);
+            vex_form(b, VMASKMOVPS_LOAD, true, r, mr, in_memory(m), -1);
+            if (t >= 0)
+                give_register(g, t);
+            t = -1;
+            if (permute) {
+                int idx = small_constant_register(g, chunk_constant(g, index), &t);
+                vex(b, V_PERMD, true, false, r, idx, in_register(r), -1);
+            }
+        }
+        if (t >= 0)
+            give_register(g, t);
+        return;
+    }
+    int per_half = 16 / size, t = -1;
+    for (int h = 0; h * per_half < count; h++) {
+        int x = h == 0 ? r : (t = take_register(g));
+        int part = count - h * per_half < per_half ? count - h * per_half : per_half;
+        small_typed_half(g, x, i, o + h * per_half, part);
+    }
+    if (t >= 0) {
+        vex_form(b, VINSERTI128, true, r, r, in_register(t), 1);
+        give_register(g, t);
+    }
+}
+
+static value small_typed_leaf(generator *g, int id)
+{
+    int i = leaf_index(g, id);
+    bcg_dtype t = g->leaves[i].dtype;
+    if (g->failed || (!is_integer(t) && !is_float_lane(t) && t != BCG_BOOL)) {
+        g->failed = true;
+        return (value){0, false, false, t};
+    }
+    int r = take_register(g);
+    small_typed_load(g, r, i);
+    if (t != BCG_BOOL)
+        return (value){r, false, false, t};
+    vex(g->b, V_PCMPEQB, wide_of(g, t), false, r, r, constant_operand(g, zero_constant(g)), -1);
+    return (value){r, true, true, BCG_I8}; /* the bytes that are 0 */
+}
+
+/* The first K bytes of register R at M: a whole ymm, or pieces of 16, 8, 4,
+ * 2 and 1 bytes. */
+static void small_store_bytes(generator *g, int r, memory m, int k)
+{
+    builder *b = g->b;
+    if (k == 32) {
+        vex(b, V_MOVDQU_STORE, true, false, r, 0, in_memory(m), -1);
+        return;
+    }
+    int x = r, t = -1;
+    if (k >= 16) {
+        vex(b, V_MOVDQU_STORE, false, false, r, 0, in_memory(m), -1);
+        m.disp += 16;
+        k -= 16;
+        if (k > 0) {
+            t = take_register(g);
+            vex(b, V_EXTRACTI128, true, false, r, 0, in_register(t), 1);
+            x = t;
+        }
+    }
+    for (int p = 0; p < k;) {
+        int piece = 8;
+        while (piece > k - p || p % piece)
+            piece /= 2;
+        memory e = m;
+        e.disp += p;
+        if (piece == 8 && p == 0)
+            vex(b, V_MOVQ_STORE, false, false, x, 0, in_memory(e), -1);
+        else if (piece == 8)
+            vex_form_w(b, VPEXTRD, false, true, x, 0, in_memory(e), 1);
+        else if (piece == 4 && p == 0)
+            vex(b, V_MOVD_STORE, false, false, x, 0, in_memory(e), -1);
+        else if (piece == 4)
+            vex_form(b, VPEXTRD, false, x, 0, in_memory(e), p / 4);
+        else if (piece == 2)
+            vex_form(b, VPEXTRW, false, x, 0, in_memory(e), p / 2);
+        else
+            vex_form(b, VPEXTRB, false, x, 0, in_memory(e), p);
+        p += piece;
+    }
+    if (t >= 0)
+        give_register(g, t);
+}
+
+/* Stores register V's first COUNT lanes (the root's dtype) at output
+ * elements O[0 .. count). */
+static void small_typed_store(small_kernel *s, int v, const int64_t *o, int count)
+{
+    generator *g = s->g;
+    builder *b = g->b;
+    int size = g->width, lanes = g->lanes, bytes = lanes * size;
+    int64_t low = o[0], high = o[0];
+    bool contiguous = true;
+    for (int j = 1; j < count; j++) {
+        contiguous = contiguous && o[j] == o[0] + j;
+        low = o[j] < low ? o[j] : low;
+        high = o[j] > high ? o[j] : high;
+    }
+    bool distinct = high - low == count - 1;
+    for (int j = 0; distinct && j < count; j++)
+        for (int i = 0; i < j; i++)
+            distinct = distinct && o[i] != o[j];
+    if (!contiguous && distinct && s->two && count * size <= 16 && bytes <= 16) {
+        /* a permuted window within an xmm: into order by vpshufb */
+        unsigned char pattern[32];
+        memset(pattern, 0x80, sizeof pattern);
+        for (int j = 0; j < count; j++)
+            for (int h = 0; h < size; h++)
+                pattern[(o[j] - low) * size + h] = (unsigned char)(j * size + h);
+        vex(b, V_PSHUFB, false, false, v, v, constant_operand(g, constant(g, pattern, 32)), -1);
+        contiguous = true;
+    } else if (!contiguous && distinct && s->two && size >= 4) { /* by vpermd */
+        uint32_t index[8] = {0};
+        int per = size / 4, t = -1;
+        for (int j = 0; j < count; j++)
+            for (int h = 0; h < per; h++)
+                index[(o[j] - low) * per + h] = (uint32_t)(j * per + h);
+        int idx = small_constant_register(g, chunk_constant(g, index), &t);
+        vex(b, V_PERMD, true, false, v, idx, in_register(v), -1);
+        if (t >= 0)
+            give_register(g, t);
+        contiguous = true;
+    }
+    if (contiguous) {
+        small_store_bytes(g, v, at(RDI, NONE, 1, small_displacement(g, low, (size_t)size)),
+                          count == lanes ? bytes : count * size);
+        return;
+    }
+    int high_half = -1, per_half = 16 / size;
+    for (int j = 0; j < count; j++) {
+        int x = v, lane = j % per_half;
+        if (j >= per_half) {
+            if (high_half < 0) {
+                high_half = take_register(g);
+                vex(b, V_EXTRACTI128, true, false, v, 0, in_register(high_half), 1);
+            }
+            x = high_half;
+        }
+        memory m = at(RDI, NONE, 1, small_displacement(g, o[j], (size_t)size));
+        if (size == 1)
+            vex_form(b, VPEXTRB, false, x, 0, in_memory(m), lane);
+        else if (size == 2)
+            vex_form(b, VPEXTRW, false, x, 0, in_memory(m), lane);
+        else if (lane == 0)
+            vex(b, size == 8 ? V_MOVQ_STORE : V_MOVD_STORE, false, false, x, 0, in_memory(m), -1);
+        else
+            vex_form_w(b, VPEXTRD, false, size == 8, x, 0, in_memory(m), lane);
+    }
+    if (high_half >= 0)
+        give_register(g, high_half);
+}
+
+/* One vector of a typed tree: computed (typed) and stored, a bool root as
+ * bytes 0 and 1 (typed_body). */
+static void small_typed_vector(small_kernel *s, const int64_t *o, int count)
+{
+    generator *g = s->g;
+    value v = typed(g, 0);
+    if (g->failed)
+        return;
+    if (v.mask) {
+        v = mask_to(g, v, 1);
+        if (v.inverted)
+            v = flip(g, v);
+        op_constant(g, V_PAND, v.reg, v.reg, constant(g, &(uint8_t){1}, 1));
+    }
+    small_typed_store(s, v.reg, o, count);
+}
+
 static int compare_offsets(const void *x, const void *y)
 {
     int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
@@ -3020,8 +3382,9 @@ static void small_function(small_kernel *s)
     builder *b = g->b;
     const plan *p = s->p;
     int64_t n = p->elements;
-    int lanes = 32 / g->width;
+    int lanes = g->typed ? g->lanes : 32 / g->width;
     small_vector vector;
+    vector.kernel = s;
     g->small = &vector;
     int saved[LEAF_MAX], saved_count = 0;
     for (int i = 0; i < g->leaf_count; i++) {
@@ -3046,6 +3409,13 @@ static void small_function(small_kernel *s)
     for (int64_t first = 0; first < n && !g->failed && !b->overflow; first += lanes) {
         int count = n - first < lanes ? (int)(n - first) : lanes;
         vector.count = count;
+        if (g->typed) { /* an integer or mixed tree: its leaves loaded as typed_leaf asks */
+            for (int i = 0; i < g->leaf_count; i++)
+                vector.offset[i] = s->offset + g->leaves[i].operand * n + first;
+            g->free = 0xffffu & ~g->reserved;
+            small_typed_vector(s, s->offset + first, count);
+            continue;
+        }
         for (int i = 0; i < g->leaf_count; i++) {
             const leaf *l = &g->leaves[i];
             const int64_t *o = s->offset + l->operand * n + first;
@@ -3083,6 +3453,9 @@ static void small_function(small_kernel *s)
     g->small = NULL;
 }
 
+/* Elements a vector of small function G's. */
+static int lanes_of_small(const generator *g) { return g->typed ? g->lanes : 32 / g->width; }
+
 static void builder_reset(builder *b)
 {
     b->length = 0;
@@ -3096,9 +3469,8 @@ static void builder_reset(builder *b)
 bool vex_small_supported(const kernel_ir *ir)
 {
     const plan *p = ir->p;
-    bcg_dtype lane = ir->nodes[0]->dtype;
-    return is_float_lane(lane) && ir->root_count == 1 && !ir->reduce &&
-           ir->out_dtype == lane && !p->empty && p->elements <= VEX_SMALL_MAX;
+    return ir->root_count == 1 && !ir->reduce && ir->out_dtype == ir->nodes[0]->dtype &&
+           !p->empty && p->elements <= VEX_SMALL_MAX;
 }
 
 bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
@@ -3136,8 +3508,11 @@ bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
     g->width = g->dbl ? 8 : 4;
     g->b = b;
     builder_reset(b);
-    if (!supported(g, 0, true))
-        return BCG_OK;
+    if (!is_float_lane(g->lane) || !supported(g, 0, true)) { /* integer or mixed: typed_* */
+        g->typed = true;
+        g->width = size_of(g->lane);
+        g->lanes = 32 / widest_value(copy, 0);
+    }
     s->g = g;
     s->p = ir->p;
     if (!small_offsets(a, s))
@@ -3149,7 +3524,7 @@ bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
     if (g->failed)
         return BCG_OK;
     for (int i = 0; i < g->leaf_count; i++)
-        s->leaf_slot[i] = g->leaves[i].dtype != g->lane ? s->slots++ : -1;
+        s->leaf_slot[i] = !g->typed && g->leaves[i].dtype != g->lane ? s->slots++ : -1;
     /* a first pass finds the constants and the registers the tree needs;
      * the second keeps the constants in the registers left free.  When the
      * constant pool or the registers run out, two-window loads (five
@@ -3191,6 +3566,8 @@ bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
         return BCG_ERR_NOMEM;
     f->leaf_count = g->leaf_count;
     memcpy(f->leaf_node, g->leaf_node, sizeof f->leaf_node);
+    f->typed = g->typed;
+    f->lanes = lanes_of_small(g);
     *out = f;
     return BCG_OK;
 }

@@ -23,6 +23,7 @@ typedef struct vex_function {
     bool strided;   /* a leaf is read in place with a stride other than 0 and 1 */
     bool typed;     /* an integer or mixed tree (its leaves contiguous or one value) */
     bool stream;    /* the root is stored past the caches (the kernel fences) */
+    int lanes;      /* small kernels: output elements a vector */
     bool rows;      /* void f(long n, void *out, const void *const *in, long rows):
                        ROWS runs of n, each pointer moved on by its outer
                        stride (vex_layout.outer) from run to run */
@@ -69,9 +70,10 @@ bcg_status vex_build(arena *a, const struct kernel_ir *ir, const vex_layout *lay
  * the kernel's function, so nothing links it. */
 #define VEX_SMALL_SYMBOL "bcg_vex_small"
 
-/* Whether IR's kernel is one vex_build_small may write: one f32 or f64
- * root stored as its own dtype, no reduction, 1 to VEX_SMALL_MAX
- * elements. */
+/* Whether IR's kernel is one vex_build_small may write: one root stored
+ * as its own dtype, no reduction, 1 to VEX_SMALL_MAX elements (f32 and
+ * f64 trees by the tile code's compute, integer and mixed ones by its
+ * typed path). */
 bool vex_small_supported(const struct kernel_ir *ir);
 
 /* The whole kernel of IR as one function of the kernel's signature
