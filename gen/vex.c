@@ -2552,6 +2552,8 @@ typedef struct small_kernel {
     int slots;              /* stack slots (32 bytes each) */
     bool two;               /* SMALL_TWO loads allowed (they take many constants) */
     int leaf_slot[LEAF_MAX];
+    int levels;             /* the plan's outer loops run as loops (0, 1 or 2) around */
+    int64_t body;           /* the straight-line code of this many elements (plan order) */
 } small_kernel;
 
 /* A VEX instruction by its fields (the forms vex_rows does not hold). */
@@ -3306,6 +3308,28 @@ static int compare_offsets(const void *x, const void *y)
 
 /* Element offsets of every plan operand for every element (plan order),
  * and the elements each operand reads, sorted. */
+/* The elements each operand reads in the body (s->body elements from
+ * element 0): a window read there is read by every trip of the loops
+ * around it (each moves all of them by the same stride). */
+static bool small_touched_sets(arena *a, small_kernel *s)
+{
+    int64_t n = s->p->elements, body = s->body;
+    for (int k = 0; k < s->p->operand_count; k++) {
+        int64_t *t = arena_alloc(a, sizeof *t * (size_t)body);
+        if (!t)
+            return false;
+        memcpy(t, s->offset + k * n, sizeof *t * (size_t)body);
+        qsort(t, (size_t)body, sizeof *t, compare_offsets);
+        int count = 0;
+        for (int64_t i = 0; i < body; i++)
+            if (count == 0 || t[i] != t[count - 1])
+                t[count++] = t[i];
+        s->touched[k] = t;
+        s->touched_count[k] = count;
+    }
+    return true;
+}
+
 static bool small_offsets(arena *a, small_kernel *s)
 {
     const plan *p = s->p;
@@ -3330,20 +3354,7 @@ static bool small_offsets(arena *a, small_kernel *s)
             index[l] = 0;
         }
     }
-    for (int k = 0; k < operands; k++) {
-        int64_t *t = arena_alloc(a, sizeof *t * (size_t)n);
-        if (!t)
-            return false;
-        memcpy(t, s->offset + k * n, sizeof *t * (size_t)n);
-        qsort(t, (size_t)n, sizeof *t, compare_offsets);
-        int count = 0;
-        for (int64_t i = 0; i < n; i++)
-            if (count == 0 || t[i] != t[count - 1])
-                t[count++] = t[i];
-        s->touched[k] = t;
-        s->touched_count[k] = count;
-    }
-    return true;
+    return small_touched_sets(a, s);
 }
 
 /* Leaf L's COUNT lanes at elements O into its slot: inserted into xmm0 (and
@@ -3406,8 +3417,18 @@ static void small_function(small_kernel *s)
         if (g->constant_register[i] > 0)
             vex(b, V_MOVU_LOAD, true, false, g->constant_register[i], 0,
                 in_memory(pool_memory(i)), -1);
-    for (int64_t first = 0; first < n && !g->failed && !b->overflow; first += lanes) {
-        int count = n - first < lanes ? (int)(n - first) : lanes;
+    int loop_start[2] = {0, 0};
+    static const int counters[2] = {R10, R11};
+    for (int l = 0; l < s->levels; l++) { /* mov counter, trips */
+        rex(b, 0, NONE, counters[l]);
+        byte(b, 0xc7);
+        modrm_register(b, 0, counters[l]);
+        word32(b, (int32_t)p->extent[l]);
+        loop_start[l] = b->length;
+    }
+    int64_t body = s->body;
+    for (int64_t first = 0; first < body && !g->failed && !b->overflow; first += lanes) {
+        int count = body - first < lanes ? (int)(body - first) : lanes;
         vector.count = count;
         if (g->typed) { /* an integer or mixed tree: its leaves loaded as typed_leaf asks */
             for (int i = 0; i < g->leaf_count; i++)
@@ -3440,6 +3461,25 @@ static void small_function(small_kernel *s)
         value v = compute(g, 0, true);
         small_store(s, v.reg, s->offset + first, count);
     }
+    for (int l = s->levels - 1; l >= 0; l--) {
+        /* every pointer on by its stride along loop l, back over loop l + 1's trips */
+        for (int i = 0; i <= g->leaf_count; i++) {
+            int k = i < g->leaf_count ? g->leaves[i].operand : 0;
+            int reg = i < g->leaf_count ? g->leaves[i].reg : RDI;
+            size_t size = i < g->leaf_count ? bcg_dtype_size(g->leaves[i].dtype)
+                                             : (size_t)g->width;
+            int64_t step = p->stride[k][l];
+            if (l + 1 < s->levels)
+                step -= p->extent[l + 1] * p->stride[k][l + 1];
+            step *= (int64_t)size;
+            if (step < INT32_MIN / 2 || step > INT32_MAX / 2)
+                g->failed = true;
+            else if (step)
+                gpr_immediate(b, 0, reg, (int32_t)step);
+        }
+        gpr_immediate(b, 5, counters[l], 1); /* sub counter, 1 */
+        jump_back(b, 0x5, loop_start[l]);    /* jne */
+    }
     if (s->slots > 0)
         gpr_immediate(b, 0, RSP, 32 * s->slots);
     byte(b, 0xc5); /* vzeroupper */
@@ -3451,6 +3491,27 @@ static void small_function(small_kernel *s)
     byte(b, 0xc0);
     byte(b, 0xc3); /* ret */
     g->small = NULL;
+}
+
+static void builder_reset(builder *b);
+
+/* The function of S from the start: with two-window loads, then, when the
+ * constant pool or the registers run out, without them. */
+static void small_passes(small_kernel *s)
+{
+    generator *g = s->g;
+    s->two = true;
+    g->failed = false;
+    g->peak = 0;
+    builder_reset(g->b);
+    small_function(s);
+    if (g->failed || g->b->overflow) {
+        s->two = false;
+        g->failed = false;
+        g->peak = 0;
+        builder_reset(g->b);
+        small_function(s);
+    }
 }
 
 /* Elements a vector of small function G's. */
@@ -3515,6 +3576,7 @@ bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
     }
     s->g = g;
     s->p = ir->p;
+    s->body = ir->p->elements;
     if (!small_offsets(a, s))
         return BCG_ERR_NOMEM;
     /* the leaves in the tree's order; a slot for each converted one */
@@ -3530,14 +3592,16 @@ bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
      * constant pool or the registers run out, two-window loads (five
      * constants a pattern, three registers) give way to gathers and the
      * passes start again. */
-    s->two = true;
-    small_function(s);
-    if (g->failed || b->overflow) {
-        s->two = false;
-        g->failed = false;
-        g->peak = 0;
-        builder_reset(b);
-        small_function(s);
+    small_passes(s);
+    /* code past CODE_MAX: the outer one or two loops of the plan run as
+     * loops around the straight-line code of the rest (measured: ...) */
+    for (int levels = 1; b->overflow && !g->failed && levels <= 2 &&
+                         levels < ir->p->loop_count; levels++) {
+        s->levels = levels;
+        s->body /= ir->p->extent[levels - 1];
+        if (!small_touched_sets(a, s))
+            return BCG_ERR_NOMEM;
+        small_passes(s);
     }
     if (g->failed || b->overflow)
         return BCG_OK;

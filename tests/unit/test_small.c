@@ -129,12 +129,109 @@ static void value_tree(text *t, int depth)
     }
 }
 
+/* ---- random integer and mixed trees (vex.c's typed path) ---- */
+
+static void typed_tree(text *t, int depth);
+
+static void typed_condition(text *t, int depth)
+{
+    static const char *const compares[] = {" < ", " <= ", " > ", " >= ", " == ", " != "};
+    int pick = depth <= 0 ? 0 : below(6);
+    if (pick == 0) {
+        put(t, below(3) ? "d" : "bool(a)");
+    } else if (pick <= 2) {
+        put(t, "(");
+        typed_tree(t, depth - 1);
+        put(t, compares[below(6)]);
+        typed_tree(t, depth - 1);
+        put(t, ")");
+    } else if (pick == 3) {
+        put(t, "!(");
+        typed_condition(t, depth - 1);
+        put(t, ")");
+    } else {
+        bool call = below(3) == 0;
+        put(t, call ? "logical_xor(" : "(");
+        typed_condition(t, depth - 1);
+        put(t, call ? ", " : below(2) ? " && " : " || ");
+        if (below(2))
+            typed_condition(t, depth - 1);
+        else
+            typed_tree(t, depth - 1); /* a number as a condition: != 0 */
+        put(t, ")");
+    }
+}
+
+static void typed_tree(text *t, int depth)
+{
+    static const char *const leaves[] = {"a", "b", "c", "e", "a", "b"};
+    static const char *const numbers[] = {"0", "1", "-1", "5", "7", "2", "127", "-128", "255",
+                                          "300", "65535", "-32768", "2147483647", "0.5", "-2.5",
+                                          "3e9", "1e-3", "100000"};
+    static const char *const binary[] = {" + ", " - ", " * ", " & ", " | ", " ^ ", " + ", " - "};
+    static const char *const unary[] = {"-", "abs", "~", "square", "+"};
+    static const char *const casts[] = {"i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64",
+                                        "f32", "f64", "bool"};
+    static const char *const counts[] = {"0", "1", "3", "7", "8", "15", "31", "33", "63", "-1"};
+    int pick = depth <= 0 ? below(2) : t->n == 0 ? 2 + below(10) : below(12);
+    if (pick == 0) {
+        put(t, leaves[below(6)]);
+    } else if (pick == 1) {
+        put(t, below(2) ? leaves[below(6)] : numbers[below(18)]);
+    } else if (pick <= 3) {
+        put(t, "(");
+        typed_tree(t, depth - 1);
+        put(t, binary[below(8)]);
+        typed_tree(t, depth - 1);
+        put(t, ")");
+    } else if (pick == 4) {
+        put(t, unary[below(5)]);
+        put(t, "(");
+        typed_tree(t, depth - 1);
+        put(t, ")");
+    } else if (pick == 5) {
+        put(t, below(2) ? "minimum(" : "maximum(");
+        typed_tree(t, depth - 1);
+        put(t, ", ");
+        typed_tree(t, depth - 1);
+        put(t, ")");
+    } else if (pick <= 7) {
+        put(t, casts[below(11)]);
+        put(t, "(");
+        typed_tree(t, depth - 1);
+        put(t, ")");
+    } else if (pick == 8) {
+        put(t, "(");
+        typed_tree(t, depth - 1);
+        put(t, below(2) ? " << " : " >> ");
+        put(t, counts[below(10)]);
+        put(t, ")");
+    } else if (pick == 9) {
+        typed_condition(t, depth);
+    } else {
+        put(t, "where(");
+        typed_condition(t, depth - 1);
+        put(t, ", ");
+        typed_tree(t, depth - 1);
+        put(t, ", ");
+        typed_tree(t, depth - 1);
+        put(t, ")");
+    }
+}
+
 /* ---- data and guarded buffers ---- */
+
+/* Whether the case being drawn is a typed one (fill draws the limits of
+ * float to integer conversions too). */
+static bool typed_case;
 
 static void fill(void *buffer, bcg_dtype t, int64_t count)
 {
     static const double specials[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY, NAN,
                                       0.5, 1e-310, 1e-40, 3.0, 1e300};
+    static const double limits[] = {2147483648.0, -2147483649.0, 2147483520.0, 300.5,
+                                    -129.7, 65535.9, 4294967296.0, -32768.5, 127.5,
+                                    1e10, -0.9, 255.9};
     size_t size = bcg_dtype_size(t);
     for (int64_t i = 0; i < count; i++) {
         uint64_t r = next();
@@ -144,10 +241,15 @@ static void fill(void *buffer, bcg_dtype t, int64_t count)
         } else if (dtype_kind_of(t) != KIND_FLOAT) {
             if ((r & 7) == 0)
                 r = (r & 8) ? ~0ull >> 1 : 1ull << 63;
+            if ((r & 7) == 1 && dtype_kind_of(t) == KIND_INT) /* the dtype's minimum */
+                r = ~0ull << (8 * size - 1);
+            if ((r & 7) == 2) /* the signed maximum */
+                r = ~0ull >> (64 - 8 * size + 1);
             memcpy(at, &r, size);
         } else {
             double v = (r & 3) == 0 ? specials[(r >> 2) % 12]
-                                    : ((double)(r >> 11) / 9007199254740992.0 - 0.5) * 8.0;
+                       : (r & 3) == 1 && typed_case ? limits[(r >> 2) % 12]
+                       : ((double)(r >> 11) / 9007199254740992.0 - 0.5) * 8.0;
             if (t == BCG_F32) {
                 float f = (float)v;
                 memcpy(at, &f, 4);
@@ -234,6 +336,7 @@ static void random_strides(layout *l, bool gaps)
 typedef struct tally {
     int cases, small, skipped;
     int pure, pure_small; /* trees of float operands, bool conditions and literals only */
+    int small_by_rank[6];
 } tally;
 
 /* Compiles and runs EXPR (ctx fresh) into OUT; *SMALL: its source calls
@@ -268,12 +371,19 @@ static bool reads_e(const char *expr)
     return false;
 }
 
-static bool check_case(const char *expr, tally *tally)
+/* A case of EXPR over operands a, b, c, d, e of DTYPES (NULL: a float
+ * case, a, b and c of one float dtype, d bool, e a small integer). */
+static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
 {
     static const int64_t sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 31, 33, 64, 100};
     static const bcg_dtype ints[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32};
     bcg_dtype t = below(2) ? BCG_F32 : BCG_F64;
     bcg_dtype int_dtype = ints[below(5)];
+    bcg_dtype dtype_of[OPERANDS] = {t, t, t, BCG_BOOL, int_dtype};
+    if (dtypes) {
+        memcpy(dtype_of, dtypes, sizeof dtype_of);
+        t = dtype_of[0];
+    }
     /* the result's shape: rank 1 to 5, at most 1024 elements */
     int rank = 1 + below(5);
     int64_t shape[5], elements;
@@ -313,7 +423,7 @@ static bool check_case(const char *expr, tally *tally)
     const void *inputs[OPERANDS];
     for (int i = 0; i < OPERANDS; i++) {
         layout *l = &lays[i];
-        bcg_dtype dt = i == 3 ? BCG_BOOL : i == 4 ? int_dtype : t;
+        bcg_dtype dt = dtype_of[i];
         ops[i] = (bcg_operand){names[i], dt, l->rank, l->shape, l->strided ? l->strides : NULL};
         size_t size = bcg_dtype_size(dt);
         int64_t count = l->high - l->low + 1;
@@ -344,7 +454,7 @@ static bool check_case(const char *expr, tally *tally)
     front->arena = a;
     front->err = &err;
     if (compile_front(front, expr, ops, OPERANDS, &options) != BCG_OK ||
-        dtype_kind_of(front->out_dtype) != KIND_FLOAT ||
+        (!dtypes && dtype_kind_of(front->out_dtype) != KIND_FLOAT) ||
         (mode == 0 && front->out_dtype != t) || front->plan->elements != elements) {
         tally->skipped++; /* a comparison at the root, or the tree reads too few operands */
         goto done;
@@ -391,6 +501,7 @@ static bool check_case(const char *expr, tally *tally)
     run_kernel(expr, ops, &options, outputs[2], in, &small_off);
     tally->cases++;
     tally->small += small;
+    tally->small_by_rank[rank] += small;
     if (!reads_e(expr)) {
         tally->pure++;
         tally->pure_small += small;
@@ -409,9 +520,12 @@ static bool check_case(const char *expr, tally *tally)
             uint64_t got_bits = 0, want_bits = 0;
             memcpy(&got_bits, got + at * (int64_t)out_size, out_size);
             memcpy(&want_bits, want + at * (int64_t)out_size, out_size);
-            print_error("%s %s shape rank %d, %lld elements, mode %d, %s: element %lld of the "
-                        "span is 0x%llx, the reference evaluator's 0x%llx\n",
-                        expr, bcg_dtype_name(out_dtype), rank, (long long)elements, mode,
+            print_error("%s %s (a %s, b %s, c %s, e %s) shape rank %d, %lld elements, mode %d, "
+                        "%s: element %lld of the span is 0x%llx, the reference evaluator's "
+                        "0x%llx\n",
+                        expr, bcg_dtype_name(out_dtype), bcg_dtype_name(dtype_of[0]),
+                        bcg_dtype_name(dtype_of[1]), bcg_dtype_name(dtype_of[2]),
+                        bcg_dtype_name(dtype_of[4]), rank, (long long)elements, mode,
                         r == 1 ? (small ? "small" : "small not taken") : "tcc",
                         (long long)(at + out_layout.low), (unsigned long long)got_bits,
                         (unsigned long long)want_bits);
@@ -430,12 +544,12 @@ static void test_random_small(void **state)
     (void)state;
     const char *text_count = getenv("BCGEN_SMALL_CASES");
     int count = text_count ? atoi(text_count) : 1500;
-    tally tally = {0, 0, 0, 0, 0};
+    tally tally = {0, 0, 0, 0, 0, {0}};
     int failures = 0;
     for (int i = 0; i < count && failures < 10; i++) {
         text t = {{0}, 0};
         value_tree(&t, 1 + below(4));
-        if (!check_case(t.s, &tally))
+        if (!check_case(t.s, NULL, &tally))
             failures++;
     }
     print_message("# random small kernels: %d cases, %d through the small function (of the "
@@ -446,6 +560,46 @@ static void test_random_small(void **state)
      * nothing (e's integer operations are beyond it today) */
     if (vex_cpu_ok() && count > 0)
         assert_true(tally.pure_small * 20 >= tally.pure * 19 && tally.small * 2 > tally.cases);
+}
+
+/* Integer and mixed trees (vex.c's typed path): every integer dtype, bool,
+ * f32 and f64 operands, casts between them, bitwise and shift operations,
+ * comparisons, logic and where, through the same cases as above. */
+static void test_random_typed_small(void **state)
+{
+    (void)state;
+    static const bcg_dtype all[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
+                                    BCG_I64, BCG_U64, BCG_F32, BCG_F64, BCG_BOOL};
+    const char *text_count = getenv("BCGEN_SMALL_TYPED_CASES");
+    int count = text_count ? atoi(text_count) : 800;
+    tally tally;
+    memset(&tally, 0, sizeof tally);
+    int failures = 0;
+    typed_case = true;
+    for (int i = 0; i < count && failures < 10; i++) {
+        bcg_dtype dtypes[OPERANDS], first = all[below(11)];
+        for (int k = 0; k < 3; k++)
+            dtypes[k] = below(2) ? first : all[below(11)];
+        dtypes[3] = BCG_BOOL;
+        dtypes[4] = all[below(8)];
+        text t = {{0}, 0};
+        typed_tree(&t, 1 + below(4));
+        if (!check_case(t.s, dtypes, &tally))
+            failures++;
+    }
+    typed_case = false;
+    print_message("# random typed small kernels: %d cases, %d through the small function "
+                  "(ranks 1-5: %d %d %d %d %d), %d skipped\n", tally.cases, tally.small,
+                  tally.small_by_rank[1], tally.small_by_rank[2], tally.small_by_rank[3],
+                  tally.small_by_rank[4], tally.small_by_rank[5], tally.skipped);
+    assert_int_equal(failures, 0);
+    /* what the typed path cannot write (64-bit integers into f32, ...)
+     * keeps tcc's code: most trees are the small function's */
+    if (vex_cpu_ok() && count >= 200) {
+        assert_true(tally.small * 10 >= tally.cases * 8);
+        for (int r = 1; r <= 5; r++)
+            assert_true(tally.small_by_rank[r] > 0);
+    }
 }
 
 /* ---- the form ---- */
@@ -678,6 +832,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_small),
+        cmocka_unit_test(test_random_typed_small),
         cmocka_unit_test(test_small_form),
         cmocka_unit_test(test_small_checks),
         cmocka_unit_test(test_small_disassembly),
