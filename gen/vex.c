@@ -2616,27 +2616,15 @@ static void scalar_move(builder *b, int size, bool store, memory m)
     end_instruction(b);
 }
 
-static bool small_touched(const small_kernel *s, int k, int64_t element)
-{
-    const int64_t *t = s->touched[k];
-    int low = 0, high = s->touched_count[k];
-    while (low < high) {
-        int mid = (low + high) / 2;
-        if (t[mid] < element)
-            low = mid + 1;
-        else
-            high = mid;
-    }
-    return low < s->touched_count[k] && t[low] == element;
-}
-
-/* Whether plan operand K reads every element of [FIRST, FIRST + COUNT). */
+/* Whether [FIRST, FIRST + COUNT) lies between plan operand K's first and
+ * last elements the kernel reads: in the operand's memory (one object,
+ * which its strides walk from end to end), so loading it never faults.
+ * (Elements between them that the kernel does not read land in lanes it
+ * does not use; in place, they are other output elements, unused too.) */
 static bool small_window_read(const small_kernel *s, int k, int64_t first, int count)
 {
-    for (int i = 0; i < count; i++)
-        if (!small_touched(s, k, first + i))
-            return false;
-    return true;
+    int n = s->touched_count[k];
+    return n > 0 && first >= s->touched[k][0] && first + count - 1 <= s->touched[k][n - 1];
 }
 
 /* The displacement of element E of a SIZE-byte operand, or fails. */
@@ -3036,6 +3024,57 @@ static void small_shuffle(generator *g, int r, bool wide, const int64_t *o, int 
         vex(g->b, V_PSHUFB, wide, false, r, r, constant_operand(g, constant(g, pattern, 32)), -1);
 }
 
+/* xmm X = leaf I's COUNT elements at O (at most 16 bytes) from the two to
+ * four 16-byte blocks of the operand that hold them, each loaded and
+ * vpshufb'd into the lanes it holds, or'd together (strides of 2 to 4
+ * bytes: measured, u8 of stride 2, ... ); false when they lie further
+ * apart or the operand reads fewer than 16 bytes. */
+static bool small_blocks(generator *g, int x, int i, const int64_t *o, int count)
+{
+    const small_kernel *s = g->small->kernel;
+    const leaf *l = &g->leaves[i];
+    int size = size_of(l->dtype), k = l->operand, per = 16 / size;
+    int64_t low = o[0], high = o[0];
+    for (int j = 1; j < count; j++) {
+        low = o[j] < low ? o[j] : low;
+        high = o[j] > high ? o[j] : high;
+    }
+    int blocks = (int)((high - low) / per) + 1;
+    if (blocks < 2 || blocks > 4 || s->touched_count[k] == 0)
+        return false;
+    int64_t last = s->touched[k][s->touched_count[k] - 1], first[4];
+    for (int block = 0; block < blocks; block++) {
+        first[block] = low + (int64_t)block * per;
+        if (first[block] + per - 1 > last) /* the last one ends at the last element read */
+            first[block] = last - per + 1;
+        if (!small_window_read(s, k, first[block], per))
+            return false;
+    }
+    int t = -1;
+    for (int block = 0; block < blocks; block++) {
+        unsigned char pattern[32];
+        memset(pattern, 0x80, sizeof pattern);
+        bool any = false;
+        for (int j = 0; j < count; j++) /* lane j from block (o[j] - low) / per */
+            if ((o[j] - low) / per == block) {
+                for (int h = 0; h < size; h++)
+                    pattern[j * size + h] = (unsigned char)((o[j] - first[block]) * size + h);
+                any = true;
+            }
+        if (!any) /* (block 0 holds lane low's element) */
+            continue;
+        int y = block == 0 ? x : (t >= 0 ? t : (t = take_register(g)));
+        vex(g->b, V_MOVDQU_LOAD, false, false, y, 0,
+            in_memory(small_element(g, l, first[block], size)), -1);
+        vex(g->b, V_PSHUFB, false, false, y, y, constant_operand(g, constant(g, pattern, 32)), -1);
+        if (block > 0)
+            vex(g->b, V_POR, false, false, x, x, in_register(y), -1);
+    }
+    if (t >= 0)
+        give_register(g, t);
+    return true;
+}
+
 /* xmm X = leaf I's COUNT (at most 16 bytes of) elements at O. */
 static void small_typed_half(generator *g, int x, int i, const int64_t *o, int count)
 {
@@ -3059,6 +3098,8 @@ static void small_typed_half(generator *g, int x, int i, const int64_t *o, int c
             small_shuffle(g, x, false, o, count, size, first);
             return;
         }
+    if (s->two && small_blocks(g, x, i, o, count))
+        return;
     for (int j = 0; j < count; j++) { /* element by element */
         memory m = small_element(g, l, o[j], size);
         if (j == 0 && size >= 4) {
