@@ -3488,7 +3488,14 @@ static void small_function(small_kernel *s)
             (void)small_displacement(g, pl->first, size);
             for (int j = 0; j < count; j++)
                 (void)small_displacement(g, o[j], size);
-            if (pl->mode == SMALL_SLOT && !(g->reserved & 3))
+            if (pl->mode == SMALL_SLOT && !(g->reserved & 1)) {
+                /* the typed path's loads (windows, blocks, inserts) into ymm0 */
+                g->free = 0xfffeu & ~g->reserved;
+                vector.offset[i] = o;
+                small_typed_load(g, 0, i);
+                store_bytes(g, 0, at(RSP, NONE, 1, 32 * pl->slot),
+                            bytes_of(g, l->dtype));
+            } else if (pl->mode == SMALL_SLOT && !(g->reserved & 3))
                 slot_inserts(g, pl, l, o, count);
             else if (pl->mode == SMALL_SLOT)
                 for (int j = 0; j < count; j++) {
@@ -3608,6 +3615,7 @@ bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
     g->lane = ir->nodes[0]->dtype;
     g->dbl = g->lane == BCG_F64;
     g->width = g->dbl ? 8 : 4;
+    g->lanes = 32 / g->width; /* (the converted leaves' loads: small_typed_load) */
     g->b = b;
     builder_reset(b);
     if (!is_float_lane(g->lane) || !supported(g, 0, true)) { /* integer or mixed: typed_* */
