@@ -2517,6 +2517,8 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
  * Everything is 32-bit chunks: a f64 lane is two, so permutes and masks
  * use the f32 instructions (no VEX.W1 forms). */
 
+#define SMALL_TRANSCENDENTALS 4
+
 enum small_mode { SMALL_UNIFORM, SMALL_CONTIGUOUS, SMALL_SLOT, SMALL_WINDOW, SMALL_MASKED,
                   SMALL_TWO, SMALL_GATHER };
 
@@ -2554,6 +2556,13 @@ typedef struct small_kernel {
     int leaf_slot[LEAF_MAX];
     int levels;             /* the plan's outer loops run as loops (0, 1 or 2) around */
     int64_t body;           /* the straight-line code of this many elements (plan order) */
+    /* transcendentals (small_transcendentals): node, its microkernel, its buffer */
+    int transcendental_count;
+    int transcendental[SMALL_TRANSCENDENTALS];
+    uint64_t function[SMALL_TRANSCENDENTALS];
+    int32_t buffer[SMALL_TRANSCENDENTALS]; /* its offset from rsp */
+    int32_t frame;          /* bytes below the saved registers: the buffers */
+    int64_t *identity;      /* 0, 1, ... n - 1: a buffer's elements */
 } small_kernel;
 
 /* A VEX instruction by its fields (the forms vex_rows does not hold). */
@@ -2623,6 +2632,8 @@ static void scalar_move(builder *b, int size, bool store, memory m)
  * does not use; in place, they are other output elements, unused too.) */
 static bool small_window_read(const small_kernel *s, int k, int64_t first, int count)
 {
+    if (k < 0) /* a transcendental's buffer, whole vectors of it */
+        return first >= 0 && first + count <= (s->p->elements + 31) / 32 * 32;
     int n = s->touched_count[k];
     return n > 0 && first >= s->touched[k][0] && first + count - 1 <= s->touched[k][n - 1];
 }
@@ -3427,6 +3438,110 @@ static void slot_inserts(generator *g, const small_load_plan *pl, const leaf *l,
         -1);
 }
 
+/* ---- transcendentals in small kernels
+ *
+ * exp, log, sin, cos and tanh of f32 or f64 have no vector code here but a
+ * microkernel each (runtime/microkernels.c, the tile code's own): a small
+ * kernel computes each such node's argument for all n elements into a
+ * buffer on its stack (whole vectors, straight-line, as the tree's), calls
+ * the microkernel once over the buffer in place, and the tree reads the
+ * buffer as a contiguous leaf (a hoisted "local" of the copy of the IR).
+ * Results are the tile code's bit for bit.  The call may change every
+ * caller-saved register: rdi, r8, r9 and rdx are pushed around it and the
+ * constants' ymm registers loaded again after it. */
+
+void bcg_mk_exp_f32(float *out, const float *a, long sa, long n);
+void bcg_mk_log_f32(float *out, const float *a, long sa, long n);
+void bcg_mk_sin_f32(float *out, const float *a, long sa, long n);
+void bcg_mk_cos_f32(float *out, const float *a, long sa, long n);
+void bcg_mk_tanh_f32(float *out, const float *a, long sa, long n);
+void bcg_mk_exp_f64(double *out, const double *a, long sa, long n);
+void bcg_mk_log_f64(double *out, const double *a, long sa, long n);
+void bcg_mk_sin_f64(double *out, const double *a, long sa, long n);
+void bcg_mk_cos_f64(double *out, const double *a, long sa, long n);
+void bcg_mk_tanh_f64(double *out, const double *a, long sa, long n);
+
+/* The address of the microkernel of OP over T, or 0. */
+static uint64_t small_microkernel(expr_op op, bcg_dtype t)
+{
+    void (*f32)(float *, const float *, long, long) = NULL;
+    void (*f64)(double *, const double *, long, long) = NULL;
+    switch (op) {
+    case OP_EXP: f32 = bcg_mk_exp_f32; f64 = bcg_mk_exp_f64; break;
+    case OP_LOG: f32 = bcg_mk_log_f32; f64 = bcg_mk_log_f64; break;
+    case OP_SIN: f32 = bcg_mk_sin_f32; f64 = bcg_mk_sin_f64; break;
+    case OP_COS: f32 = bcg_mk_cos_f32; f64 = bcg_mk_cos_f64; break;
+    case OP_TANH: f32 = bcg_mk_tanh_f32; f64 = bcg_mk_tanh_f64; break;
+    default: return 0;
+    }
+    uint64_t address = 0; /* (POSIX's representation, as jit.c's) */
+    if (t == BCG_F32)
+        memcpy(&address, &f32, sizeof f32);
+    else if (t == BCG_F64)
+        memcpy(&address, &f64, sizeof f64);
+    return address;
+}
+
+/* The buffers below the saved registers, their leaves' pointers, and each
+ * transcendental's argument computed into its buffer and the microkernel
+ * called on it (children first).  SAVED_COUNT registers were pushed. */
+static void small_transcendentals(small_kernel *s, int saved_count)
+{
+    generator *g = s->g;
+    builder *b = g->b;
+    int64_t n = s->p->elements;
+    int lanes = g->lanes;
+    small_vector *vector = g->small;
+    (void)saved_count; /* (s->frame keeps rsp 16-byte aligned at the calls) */
+    gpr_immediate(b, 5, RSP, s->frame);
+    for (int i = 0; i < g->leaf_count; i++)
+        for (int j = 0; j < s->transcendental_count; j++)
+            if (g->leaves[i].operand < 0 && g->leaf_node[i] == s->transcendental[j])
+                gpr_memory(b, 0x8d, g->leaves[i].reg, at(RSP, NONE, 1, s->buffer[j]));
+    for (int j = 0; j < s->transcendental_count && !g->failed; j++) {
+        int id = s->transcendental[j], argument = kir_child(g->ir, id, 0);
+        bcg_dtype t = g->ir->nodes[id]->dtype;
+        for (int64_t first = 0; first < n && !g->failed; first += lanes) {
+            vector->count = n - first < lanes ? (int)(n - first) : lanes;
+            for (int i = 0; i < g->leaf_count; i++)
+                vector->offset[i] = g->leaves[i].operand < 0
+                                        ? s->identity + first
+                                        : s->offset + g->leaves[i].operand * n + first;
+            g->free = 0xffffu & ~g->reserved;
+            value v = typed_as(g, argument, t);
+            if (g->failed)
+                return;
+            store_bytes(g, v.reg,
+                        at(RSP, NONE, 1, s->buffer[j] + (int32_t)(first * size_of(t))),
+                        bytes_of(g, t));
+        }
+        static const int kept[] = {RDI, R8, R9, RDX};
+        for (int k = 0; k < 4; k++)
+            push_pop(b, kept[k], false);
+        gpr_memory(b, 0x8d, RDI, at(RSP, NONE, 1, s->buffer[j] + 32)); /* out */
+        gpr_pair(b, 0x89, RSI, RDI);                                    /* a = out */
+        byte(b, 0xba);                                                  /* mov edx, 1: sa */
+        word32(b, 1);
+        byte(b, 0xb9);                                                  /* mov ecx, n */
+        word32(b, (int32_t)n);
+        byte(b, 0x48);                                                  /* mov rax, imm64 */
+        byte(b, 0xb8);
+        for (int k = 0; k < 8; k++)
+            byte(b, (int)(s->function[j] >> (8 * k) & 0xff));
+        byte(b, 0xc5); /* vzeroupper */
+        byte(b, 0xf8);
+        byte(b, 0x77);
+        byte(b, 0xff); /* call rax */
+        byte(b, 0xd0);
+        for (int k = 3; k >= 0; k--)
+            push_pop(b, kept[k], true);
+        for (int i = 0; i < POOL_MAX; i++)
+            if (g->constant_register[i] > 0)
+                vex(b, V_MOVU_LOAD, true, false, g->constant_register[i], 0,
+                    in_memory(pool_memory(i)), -1);
+    }
+}
+
 /* One pass writing the whole function into g->b. */
 static void small_function(small_kernel *s)
 {
@@ -3447,7 +3562,9 @@ static void small_function(small_kernel *s)
     for (int i = 0; i < saved_count; i++)
         push_pop(b, saved[i], false);
     for (int i = 0; i < g->leaf_count; i++) /* in[k - 1]: plan operand k's first element */
-        gpr_memory(b, 0x8b, g->leaves[i].reg, at(RSI, NONE, 1, 8 * (g->leaves[i].operand - 1)));
+        if (g->leaves[i].operand > 0)
+            gpr_memory(b, 0x8b, g->leaves[i].reg,
+                       at(RSI, NONE, 1, 8 * (g->leaves[i].operand - 1)));
     if (s->slots > 0) { /* zeroed once: lanes past a vector's count stay harmless */
         gpr_immediate(b, 5, RSP, 32 * s->slots);
         vex(b, V_XOR, false, false, 0, 0, in_register(0), -1);
@@ -3458,6 +3575,8 @@ static void small_function(small_kernel *s)
         if (g->constant_register[i] > 0)
             vex(b, V_MOVU_LOAD, true, false, g->constant_register[i], 0,
                 in_memory(pool_memory(i)), -1);
+    if (s->transcendental_count > 0) /* (typed: no slots) */
+        small_transcendentals(s, saved_count);
     int loop_start[2] = {0, 0};
     static const int counters[2] = {R10, R11};
     for (int l = 0; l < s->levels; l++) { /* mov counter, trips */
@@ -3473,7 +3592,9 @@ static void small_function(small_kernel *s)
         vector.count = count;
         if (g->typed) { /* an integer or mixed tree: its leaves loaded as typed_leaf asks */
             for (int i = 0; i < g->leaf_count; i++)
-                vector.offset[i] = s->offset + g->leaves[i].operand * n + first;
+                vector.offset[i] = g->leaves[i].operand < 0
+                                       ? s->identity + first
+                                       : s->offset + g->leaves[i].operand * n + first;
             g->free = 0xffffu & ~g->reserved;
             small_typed_vector(s, s->offset + first, count);
             continue;
@@ -3530,6 +3651,8 @@ static void small_function(small_kernel *s)
     }
     if (s->slots > 0)
         gpr_immediate(b, 0, RSP, 32 * s->slots);
+    if (s->frame > 0)
+        gpr_immediate(b, 0, RSP, s->frame);
     byte(b, 0xc5); /* vzeroupper */
     byte(b, 0xf8);
     byte(b, 0x77);
@@ -3603,6 +3726,7 @@ bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
     memcpy(copy->value, ir->value, sizeof *copy->value * (size_t)ir->node_count);
     for (int id = 0; id < ir->node_count; id++)
         copy->value[id].local = NULL;
+    int widest = widest_value(copy, 0); /* (before the transcendentals become leaves) */
     /* (every leaf as the tile code's contiguous one: small_memory and
      * small_load place its lanes) */
     for (int k = 0; k <= ir->p->operand_count; k++)
@@ -3618,22 +3742,72 @@ bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
     g->lanes = 32 / g->width; /* (the converted leaves' loads: small_typed_load) */
     g->b = b;
     builder_reset(b);
-    if (!is_float_lane(g->lane) || !supported(g, 0, true)) { /* integer or mixed: typed_* */
-        g->typed = true;
-        g->width = size_of(g->lane);
-        g->lanes = 32 / widest_value(copy, 0);
-    }
     s->g = g;
     s->p = ir->p;
     s->body = ir->p->elements;
+    /* transcendentals with a microkernel: leaves read from their buffers,
+     * the deepest first (a node's children follow it in the IR) */
+    int64_t n = ir->p->elements, padded = (n + 31) / 32 * 32, frame = 0;
+    static const char *const names[SMALL_TRANSCENDENTALS] = {"t0", "t1", "t2", "t3"};
+    for (int id = copy->node_count - 1; id >= 0; id--) {
+        const expr_node *node = copy->nodes[id];
+        uint64_t function = small_microkernel(node->op, node->dtype);
+        if (!function || copy->value[id].folded >= 0)
+            continue;
+        if (s->transcendental_count == SMALL_TRANSCENDENTALS ||
+            node->dtype != expr_operation_type(node))
+            return BCG_OK;
+        /* the tile code computes it once per value of the loops its
+         * operands vary along (hoisting); here it is once per element:
+         * beyond about 100 ns more (f32's polynomial ~1 ns an element, the
+         * C library's f64 ~8 ns), the tile code is left to it */
+        int64_t values = 1;
+        for (int l = 0; l < ir->p->loop_count; l++) {
+            bool varies = false;
+            for (int c = id + 1; c < id + copy->value[id].size; c++)
+                varies = varies || (copy->nodes[c]->op == OP_OPERAND &&
+                                    ir->p->stride[copy->nodes[c]->operand + 1][l] != 0);
+            values *= varies ? ir->p->extent[l] : 1;
+        }
+        if ((ir->p->elements - values) * (node->dtype == BCG_F32 ? 1 : 8) > 100)
+            return BCG_OK;
+        int j = s->transcendental_count++;
+        s->transcendental[j] = id;
+        s->function[j] = function;
+        s->buffer[j] = (int32_t)frame;
+        frame += padded * size_of(node->dtype);
+        copy->value[id].local = names[j];
+    }
+    if (frame > 16384) /* (the stack a call takes) */
+        return BCG_OK;
+    if (s->transcendental_count > 0) {
+        s->identity = arena_alloc(a, sizeof *s->identity * (size_t)padded);
+        if (!s->identity)
+            return BCG_ERR_NOMEM;
+        for (int64_t e = 0; e < padded; e++)
+            s->identity[e] = e;
+    }
+    if (s->transcendental_count > 0 || !is_float_lane(g->lane) ||
+        !supported(g, 0, true)) { /* integer or mixed (or calls): typed_* */
+        g->typed = true;
+        g->width = size_of(g->lane);
+        g->lanes = 32 / widest;
+    }
     if (!small_offsets(a, s))
         return BCG_ERR_NOMEM;
     /* the leaves in the tree's order; a slot for each converted one */
     for (int id = 0; id < copy->node_count; id++)
-        if (copy->nodes[id]->op == OP_OPERAND)
+        if (copy->nodes[id]->op == OP_OPERAND || copy->value[id].local)
             leaf_index(g, id);
     if (g->failed)
         return BCG_OK;
+    if (s->transcendental_count > 0) { /* rsp 16-byte aligned at the calls */
+        int saved_count = 0;
+        for (int i = 0; i < g->leaf_count; i++)
+            saved_count += g->leaves[i].reg == RBX || g->leaves[i].reg == RBP ||
+                           g->leaves[i].reg >= R12;
+        s->frame = (int32_t)frame + (saved_count % 2 == 0 ? 8 : 0);
+    }
     for (int i = 0; i < g->leaf_count; i++)
         s->leaf_slot[i] = !g->typed && g->leaves[i].dtype != g->lane ? s->slots++ : -1;
     /* a first pass finds the constants and the registers the tree needs;
@@ -3645,7 +3819,7 @@ bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
     /* code past CODE_MAX: the outer one or two loops of the plan run as
      * loops around the straight-line code of the rest (measured: ...) */
     for (int levels = 1; b->overflow && !g->failed && levels <= 2 &&
-                         levels < ir->p->loop_count; levels++) {
+                         levels < ir->p->loop_count && s->transcendental_count == 0; levels++) {
         s->levels = levels;
         s->body /= ir->p->extent[levels - 1];
         if (!small_touched_sets(a, s))
@@ -3677,8 +3851,9 @@ bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
     f->code = finish(a, b, &f->size);
     if (!f->code)
         return BCG_ERR_NOMEM;
-    f->leaf_count = g->leaf_count;
-    memcpy(f->leaf_node, g->leaf_node, sizeof f->leaf_node);
+    for (int i = 0; i < g->leaf_count; i++) /* the operands it reads (not the buffers) */
+        if (g->leaves[i].operand > 0)
+            f->leaf_node[f->leaf_count++] = g->leaf_node[i];
     f->typed = g->typed;
     f->lanes = lanes_of_small(g);
     *out = f;
