@@ -3759,8 +3759,10 @@ bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
             return BCG_OK;
         /* the tile code computes it once per value of the loops its
          * operands vary along (hoisting); here it is once per element:
-         * beyond about 100 ns more (f32's polynomial ~1 ns an element, the
-         * C library's f64 ~8 ns), the tile code is left to it */
+         * beyond about 50 ns more (the C library's f64 ~8 ns an element,
+         * f32's polynomial ~1 ns but the C library's ~6 ns where it is not
+         * easy: measured, exp of f32(i8) over 97 elements 104 -> 698 ns),
+         * the tile code is left to it */
         int64_t values = 1;
         for (int l = 0; l < ir->p->loop_count; l++) {
             bool varies = false;
@@ -3769,7 +3771,7 @@ bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
                                     ir->p->stride[copy->nodes[c]->operand + 1][l] != 0);
             values *= varies ? ir->p->extent[l] : 1;
         }
-        if ((ir->p->elements - values) * (node->dtype == BCG_F32 ? 1 : 8) > 100)
+        if ((ir->p->elements - values) * 8 > 50)
             return BCG_OK;
         int j = s->transcendental_count++;
         s->transcendental[j] = id;
