@@ -2543,6 +2543,7 @@ typedef struct small_vector {
      * vector's lanes, and the kernel they belong to */
     const int64_t *offset[LEAF_MAX];
     const struct small_kernel *kernel;
+    bool staged[LEAF_MAX];  /* leaf i's lanes are in its slot (small_stage) */
 } small_vector;
 
 typedef struct small_kernel {
@@ -2562,6 +2563,7 @@ typedef struct small_kernel {
     uint64_t function[SMALL_TRANSCENDENTALS];
     int32_t buffer[SMALL_TRANSCENDENTALS]; /* its offset from rsp */
     int32_t frame;          /* bytes below the saved registers: the buffers */
+    int uses[LEAF_MAX];     /* (typed) the tree's reads of leaf i */
     int64_t *identity;      /* 0, 1, ... n - 1: a buffer's elements */
 } small_kernel;
 
@@ -3128,6 +3130,51 @@ static void small_typed_half(generator *g, int x, int i, const int64_t *o, int c
     }
 }
 
+/* Leaf I's slot (typed trees: small_stage). */
+static memory small_stage_slot(const generator *g, int i)
+{
+    const small_kernel *s = g->small->kernel;
+    return at(RSP, NONE, 1, s->frame + 32 * s->leaf_slot[i]);
+}
+
+/* Whether leaf I's lanes are one element or one plain load. */
+static bool small_typed_cheap(const generator *g, int i)
+{
+    const small_vector *vector = g->small;
+    const int64_t *o = vector->offset[i];
+    bool uniform = true, contiguous = true;
+    for (int j = 1; j < vector->count; j++) {
+        uniform = uniform && o[j] == o[0];
+        contiguous = contiguous && o[j] == o[0] + j;
+    }
+    return uniform || (contiguous && (vector->count == g->lanes ||
+                                      small_window_read(vector->kernel, g->leaves[i].operand,
+                                                        o[0], g->lanes)));
+}
+
+static void small_typed_load(generator *g, int r, int i);
+
+/* A leaf the tree reads more than once whose lanes take more than a load
+ * (windows, blocks, inserts) is loaded once a vector into its slot, which
+ * each read then loads (measured: where(where(a >= 3, b, a) > 5, where(a >=
+ * 3, b, a), b) over i16 rows of 5 reversed, 600 elements, ...). */
+static void small_stage(small_kernel *s)
+{
+    generator *g = s->g;
+    small_vector *vector = g->small;
+    for (int i = 0; i < g->leaf_count; i++) {
+        vector->staged[i] = false;
+        if (s->uses[i] < 2 || s->leaf_slot[i] < 0 || small_typed_cheap(g, i))
+            continue;
+        g->free = 0xffffu & ~g->reserved;
+        int r = take_register(g);
+        small_typed_load(g, r, i);
+        store_bytes(g, r, small_stage_slot(g, i), bytes_of(g, g->leaves[i].dtype));
+        give_register(g, r);
+        vector->staged[i] = true;
+    }
+}
+
 /* Register R = leaf I's lanes of the vector being written. */
 static void small_typed_load(generator *g, int r, int i)
 {
@@ -3138,6 +3185,10 @@ static void small_typed_load(generator *g, int r, int i)
     const int64_t *o = vector->offset[i];
     int count = vector->count, size = size_of(l->dtype), lanes = g->lanes, k = l->operand;
     int bytes = bytes_of(g, l->dtype);
+    if (vector->staged[i]) {
+        load_bytes(g, r, small_stage_slot(g, i), false, size, bytes);
+        return;
+    }
     bool wide = bytes == 32, uniform = true, contiguous = true;
     int64_t low = o[0], high = o[0];
     for (int j = 1; j < count; j++) {
@@ -3507,6 +3558,7 @@ static void small_transcendentals(small_kernel *s, int saved_count)
                 vector->offset[i] = g->leaves[i].operand < 0
                                         ? s->identity + first
                                         : s->offset + g->leaves[i].operand * n + first;
+            small_stage(s);
             g->free = 0xffffu & ~g->reserved;
             value v = typed_as(g, argument, t);
             if (g->failed)
@@ -3595,6 +3647,7 @@ static void small_function(small_kernel *s)
                 vector.offset[i] = g->leaves[i].operand < 0
                                        ? s->identity + first
                                        : s->offset + g->leaves[i].operand * n + first;
+            small_stage(s);
             g->free = 0xffffu & ~g->reserved;
             small_typed_vector(s, s->offset + first, count);
             continue;
@@ -3613,6 +3666,7 @@ static void small_function(small_kernel *s)
                 /* the typed path's loads (windows, blocks, inserts) into ymm0 */
                 g->free = 0xfffeu & ~g->reserved;
                 vector.offset[i] = o;
+                vector.staged[i] = false;
                 small_typed_load(g, 0, i);
                 store_bytes(g, 0, at(RSP, NONE, 1, 32 * pl->slot),
                             bytes_of(g, l->dtype));
@@ -3810,8 +3864,15 @@ bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
                            g->leaves[i].reg >= R12;
         s->frame = (int32_t)frame + (saved_count % 2 == 0 ? 8 : 0);
     }
-    for (int i = 0; i < g->leaf_count; i++)
-        s->leaf_slot[i] = !g->typed && g->leaves[i].dtype != g->lane ? s->slots++ : -1;
+    for (int i = 0; i < g->leaf_count; i++) { /* (typed: the reads of each leaf) */
+        for (int id = 0; id < copy->node_count; id++)
+            s->uses[i] += g->leaves[i].operand > 0 && copy->nodes[id]->op == OP_OPERAND &&
+                          copy->nodes[id]->operand + 1 == g->leaves[i].operand;
+        s->leaf_slot[i] = (!g->typed && g->leaves[i].dtype != g->lane) ||
+                                  (g->typed && s->uses[i] > 1)
+                              ? s->slots++
+                              : -1;
+    }
     /* a first pass finds the constants and the registers the tree needs;
      * the second keeps the constants in the registers left free.  When the
      * constant pool or the registers run out, two-window loads (five
