@@ -17,6 +17,16 @@
  * elements is written.  The test counts the kernels whose source calls
  * bcg_vex_small and fails when too few do.
  *
+ * test_random_typed_small: the same cases for integer and mixed trees
+ * (vex.c's typed path): operands of every integer dtype, bool, f32 and
+ * f64, casts between them, bitwise operations, shifts, comparisons, logic
+ * and where; it fails when fewer than 80% of them (or none of a rank) take
+ * the small function.
+ *
+ * test_random_transcendental_small: exp, log, sin, cos and tanh of such
+ * trees (their microkernels called on a buffer), f32 within compare.h's
+ * tolerance.
+ *
  * test_small_form: the form and the IR step explain shows, and that
  * disable_vector_code, reductions and unsupported trees keep tcc's code. */
 /* internal.h comes before cmocka.h: cmocka defines a fail() macro. */
@@ -585,7 +595,7 @@ static void test_random_typed_small(void **state)
     static const bcg_dtype all[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
                                     BCG_I64, BCG_U64, BCG_F32, BCG_F64, BCG_BOOL};
     const char *text_count = getenv("BCGEN_SMALL_TYPED_CASES");
-    int count = text_count ? atoi(text_count) : 800;
+    int count = text_count ? atoi(text_count) : 600;
     tally tally;
     memset(&tally, 0, sizeof tally);
     int failures = 0;
@@ -626,7 +636,7 @@ static void test_random_transcendental_small(void **state)
     static const bcg_dtype all[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
                                     BCG_F32, BCG_F64, BCG_F32, BCG_F64};
     const char *text_count = getenv("BCGEN_SMALL_TRANSCENDENTAL_CASES");
-    int count = text_count ? atoi(text_count) : 200;
+    int count = text_count ? atoi(text_count) : 160;
     tally tally;
     memset(&tally, 0, sizeof tally);
     int failures = 0;
@@ -811,6 +821,40 @@ static void test_small_disassembly(void **state)
     }
     free(listing);
     bcg_kernel_release(k);
+    /* integer trees (the typed path): i16 transposed (element inserts, a
+     * 128-bit insert), u8 of stride 2 (blocks: vpshufb, vpor), i64 into a
+     * gapped output (element stores), i8 into a reversed one, 5 i32 (a
+     * masked load), 7 i16 stored in pieces */
+    static const struct {
+        const char *expr;
+        bcg_dtype dtype;
+        int64_t shape[2], strides[2], out_strides[2];
+        const char *wanted[3];
+    } typed[] = {
+        {"a * 3 + a", BCG_I16, {12, 12}, {1, 12}, {0, 0}, {"vpinsrw ", "vinserti128", "vpmullw"}},
+        {"a + 1", BCG_U8, {2, 40}, {80, 2}, {0, 0}, {"vpshufb ", "vpor ", "vpaddb"}},
+        {"a - 5", BCG_I64, {3, 3}, {3, 1}, {1, 4}, {"vpextrq ", "vmovq %xmm", "vpsubq"}},
+        {"a + a", BCG_I8, {2, 20}, {20, 1}, {20, -1}, {"vpextrb ", "vpaddb", "vmovdqu"}},
+        {"abs(a)", BCG_I32, {5}, {1}, {0, 0}, {"vmaskmovps (", "vpabsd", "vmovd %xmm"}},
+        {"a << 2", BCG_I16, {7}, {1}, {0, 0}, {"vpextrw ", "vmovq %xmm", "vpsllw"}},
+    };
+    for (size_t c = 0; c < sizeof typed / sizeof typed[0]; c++) {
+        bcg_operand op = {"a", typed[c].dtype, typed[c].shape[1] ? 2 : 1, typed[c].shape,
+                          typed[c].strides};
+        bcg_output out_view = {BCG_DTYPE_AUTO, 2, typed[c].out_strides, 0, NULL};
+        options.output = typed[c].out_strides[0] ? &out_view : NULL;
+        assert_int_equal(bcg_compile(ctx, typed[c].expr, &op, 1, &options, &k, &err), BCG_OK);
+        assert_non_null(k->checked);
+        listing = disassemble((const void *)k->checked, 4096);
+        for (int w = 0; w < 3; w++)
+            if (!strstr(listing, typed[c].wanted[w])) {
+                print_error("%s: no \"%s\" in:\n%s\n", typed[c].expr, typed[c].wanted[w],
+                            listing);
+                fail();
+            }
+        free(listing);
+        bcg_kernel_release(k);
+    }
     bcg_context_free(ctx);
 }
 
