@@ -2126,9 +2126,8 @@ static void choose_small(lowering *w)
     ir->step_count = 0;
     kir_step *step = add_step(w, KIR_SMALL_CALL, 1);
     if (step) {
-        int lanes = ir->nodes[0]->dtype == BCG_F64 ? 4 : 8;
         step->size = ir->p->elements;
-        step->trips = (ir->p->elements + lanes - 1) / lanes;
+        step->trips = (ir->p->elements + f->lanes - 1) / f->lanes;
     }
 }
 

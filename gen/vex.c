@@ -2202,8 +2202,12 @@ static int leaf_uses(generator *g, int id, int i)
 /* Leaf ID's lanes into a new register.  A strided leaf read again later
  * in the body (where(a > 3, b, a)) is loaded once and kept in a register
  * while enough are free (its shuffles are its cost), else loaded again. */
+static value small_typed_leaf(generator *g, int id);
+
 static value typed_leaf(generator *g, int id)
 {
+    if (g->small) /* a small kernel's lanes (the end of the file) */
+        return small_typed_leaf(g, id);
     int i = leaf_index(g, id);
     bcg_dtype t = g->leaves[i].dtype;
     if (!is_integer(t) && !is_float_lane(t) && t != BCG_BOOL) {
@@ -3397,6 +3401,8 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
  * Everything is 32-bit chunks: a f64 lane is two, so permutes and masks
  * use the f32 instructions (no VEX.W1 forms). */
 
+#define SMALL_TRANSCENDENTALS 4
+
 enum small_mode { SMALL_UNIFORM, SMALL_CONTIGUOUS, SMALL_SLOT, SMALL_WINDOW, SMALL_MASKED,
                   SMALL_TWO, SMALL_GATHER };
 
@@ -3417,6 +3423,11 @@ typedef struct small_load_plan {
 typedef struct small_vector {
     int count;              /* the vector's lanes that are output elements */
     small_load_plan leaf[LEAF_MAX];
+    /* integer and mixed trees (small_typed_load): leaf i's elements for the
+     * vector's lanes, and the kernel they belong to */
+    const int64_t *offset[LEAF_MAX];
+    const struct small_kernel *kernel;
+    bool staged[LEAF_MAX];  /* leaf i's lanes are in its slot (small_stage) */
 } small_vector;
 
 typedef struct small_kernel {
@@ -3428,16 +3439,30 @@ typedef struct small_kernel {
     int slots;              /* stack slots (32 bytes each) */
     bool two;               /* SMALL_TWO loads allowed (they take many constants) */
     int leaf_slot[LEAF_MAX];
+    int levels;             /* the plan's outer loops run as loops (0, 1 or 2) around */
+    int64_t body;           /* the straight-line code of this many elements (plan order) */
+    /* transcendentals (small_transcendentals): node, its microkernel, its buffer */
+    int transcendental_count;
+    int transcendental[SMALL_TRANSCENDENTALS];
+    uint64_t function[SMALL_TRANSCENDENTALS];
+    int32_t buffer[SMALL_TRANSCENDENTALS]; /* its offset from rsp */
+    int32_t frame;          /* bytes below the saved registers: the buffers */
+    int uses[LEAF_MAX];     /* (typed) the tree's reads of leaf i */
+    /* an operand whose elements read span less than 16 bytes: copied once
+     * into slot tiny_slot[i] (-1: none) from element tiny_first[i] */
+    int tiny_slot[LEAF_MAX];
+    int64_t tiny_first[LEAF_MAX];
+    int64_t *identity;      /* 0, 1, ... n - 1: a buffer's elements */
 } small_kernel;
 
 /* A VEX instruction by its fields (the forms vex_rows does not hold). */
-static void vex_form(builder *b, int pp, int map, int opcode, bool wide, int reg, int src,
-                     rm_operand rm, int imm)
+static void vex_form_w(builder *b, int pp, int map, int opcode, bool wide, bool w1, int reg,
+                       int src, rm_operand rm, int imm)
 {
     int r = reg >> 3 & 1, x = rm.mem && rm.m.index != NONE ? rm.m.index >> 3 & 1 : 0;
     int bb = rm.mem ? (rm.m.base >= 0 ? rm.m.base >> 3 & 1 : 0) : rm.reg >> 3 & 1;
-    int last = (~src & 15) << 3 | (wide ? 4 : 0) | pp;
-    if (!x && !bb && map == 1) {
+    int last = (w1 ? 0x80 : 0) | (~src & 15) << 3 | (wide ? 4 : 0) | pp;
+    if (!x && !bb && map == 1 && !w1) {
         byte(b, 0xc5);
         byte(b, (!r) << 7 | last);
     } else {
@@ -3453,6 +3478,12 @@ static void vex_form(builder *b, int pp, int map, int opcode, bool wide, int reg
     if (imm >= 0)
         byte(b, imm);
     end_instruction(b);
+}
+
+static void vex_form(builder *b, int pp, int map, int opcode, bool wide, int reg, int src,
+                     rm_operand rm, int imm)
+{
+    vex_form_w(b, pp, map, opcode, wide, false, reg, src, rm, imm);
 }
 
 /* (pp, map, opcode) of the forms above: all 66 0F38 or 66 0F3A, W0 */
@@ -3484,27 +3515,17 @@ static void scalar_move(builder *b, int size, bool store, memory m)
     end_instruction(b);
 }
 
-static bool small_touched(const small_kernel *s, int k, int64_t element)
-{
-    const int64_t *t = s->touched[k];
-    int low = 0, high = s->touched_count[k];
-    while (low < high) {
-        int mid = (low + high) / 2;
-        if (t[mid] < element)
-            low = mid + 1;
-        else
-            high = mid;
-    }
-    return low < s->touched_count[k] && t[low] == element;
-}
-
-/* Whether plan operand K reads every element of [FIRST, FIRST + COUNT). */
+/* Whether [FIRST, FIRST + COUNT) lies between plan operand K's first and
+ * last elements the kernel reads: in the operand's memory (one object,
+ * which its strides walk from end to end), so loading it never faults.
+ * (Elements between them that the kernel does not read land in lanes it
+ * does not use; in place, they are other output elements, unused too.) */
 static bool small_window_read(const small_kernel *s, int k, int64_t first, int count)
 {
-    for (int i = 0; i < count; i++)
-        if (!small_touched(s, k, first + i))
-            return false;
-    return true;
+    if (k < 0) /* a transcendental's buffer, whole vectors of it */
+        return first >= 0 && first + count <= (s->p->elements + 31) / 32 * 32;
+    int n = s->touched_count[k];
+    return n > 0 && first >= s->touched[k][0] && first + count - 1 <= s->touched[k][n - 1];
 }
 
 /* The displacement of element E of a SIZE-byte operand, or fails. */
@@ -3820,6 +3841,466 @@ static void small_store(small_kernel *s, int v, const int64_t *o, int count)
         give_register(g, high_half);
 }
 
+/* ---- small kernels of integer and mixed trees ---------------------------------------
+ *
+ * A tree the f32/f64 code above does not take is the typed path's
+ * (typed_*): every value at its own dtype, LANES elements a vector (32
+ * bytes over the widest value's size), a narrower value in the low bytes
+ * of its register.  In a small kernel typed_leaf hands its leaves to
+ * small_typed_leaf, which loads leaf i's lanes (elements of SIZE bytes,
+ * BYTES = lanes * size of them) the cheapest exact way:
+ *
+ *     all lanes one element           vpbroadcastb/w/d/q
+ *     contiguous, the operand reads   one load of BYTES (vmovdqu, vmovq,
+ *       every element it covers         vmovd)
+ *     within a 4-, 8- or 16-byte      the window loaded (broadcast into both
+ *       window the operand reads        halves of a ymm) and vpshufb'd into
+ *                                       the lanes
+ *     4- or 8-byte elements within    vpermd from the window when the
+ *       32 bytes                        operand reads it all, else
+ *                                       vmaskmovps of the elements, vpermd
+ *     anything else                   each 16-byte half by the rows above or
+ *                                       element by element (vpinsrb/w/d/q),
+ *                                       joined by vinserti128
+ *
+ * and small_typed_store stores the root: contiguous elements as one store
+ * of a whole vector or the first count * size bytes in pieces (vmovdqu,
+ * vmovq/vpextrq, vmovd/vpextrd, vpextrw, vpextrb: nothing past the
+ * elements is written), a permuted window put in order first (vpshufb
+ * within 16 bytes, vpermd of 4- and 8-byte elements), anything else
+ * element by element (vpextr*).  Window patterns are pool constants; when
+ * the pool runs out (s->two false on the second try) only the rows that
+ * need none are used. */
+
+#define VPINSRB 1, 3, 0x20
+#define VPINSRW 1, 1, 0xc4
+#define VPINSRD 1, 3, 0x22 /* W1: vpinsrq */
+#define VPEXTRB 1, 3, 0x14
+#define VPEXTRW 1, 3, 0x15
+#define VPEXTRD 1, 3, 0x16 /* W1: vpextrq */
+#define VINSERTI128 1, 3, 0x38
+#define VBROADCASTI128 1, 2, 0x5a
+
+/* Element E of leaf L (SIZE bytes) as memory. */
+static memory small_element(generator *g, const leaf *l, int64_t e, int size)
+{
+    return at(l->reg, NONE, 1, small_displacement(g, e, (size_t)size));
+}
+
+/* The first element of a window of WINDOW elements holding O[0 .. count)
+ * that plan operand K reads whole, or false. */
+static bool small_read_window(const small_kernel *s, int k, const int64_t *o, int count,
+                              int window, int64_t *first)
+{
+    int64_t low = o[0], high = o[0];
+    for (int j = 1; j < count; j++) {
+        low = o[j] < low ? o[j] : low;
+        high = o[j] > high ? o[j] : high;
+    }
+    if (window < 1 || high - low >= window)
+        return false;
+    for (int64_t f = low; f >= high - window + 1; f--)
+        if (small_window_read(s, k, f, window)) {
+            *first = f;
+            return true;
+        }
+    return false;
+}
+
+/* vpshufb R (a ymm when WIDE) by the pattern putting lane j's SIZE bytes
+ * from element O[j] - FIRST of the window (repeated in both halves), lanes
+ * past COUNT zero; nothing when the pattern leaves R as it is. */
+static void small_shuffle(generator *g, int r, bool wide, const int64_t *o, int count,
+                          int size, int64_t first)
+{
+    unsigned char pattern[32];
+    bool identity = !wide;
+    for (int p = 0; p < 32; p++) {
+        int half = p / 16, q = p % 16, j = half * (16 / size) + q / size;
+        bool used = p < (wide ? 32 : 16) && j < count;
+        pattern[p] = used ? (unsigned char)((o[j] - first) * size + q % size) : 0x80;
+        identity = identity && (!used || pattern[p] == p);
+    }
+    if (!identity)
+        vex(g->b, V_PSHUFB, wide, false, r, r, constant_operand(g, constant(g, pattern, 32)), -1);
+}
+
+/* xmm X = leaf I's COUNT elements at O (at most 16 bytes) from the two to
+ * four 16-byte blocks of the operand that hold them, each loaded and
+ * vpshufb'd into the lanes it holds, or'd together (measured: abs(a + a)
+ * over u8 of stride 2, 768 elements, 237 ns element by element -> 33 ns,
+ * cc 24-40); false when they lie further apart or outside the span the
+ * operand reads. */
+static bool small_blocks(generator *g, int x, int i, const int64_t *o, int count)
+{
+    const small_kernel *s = g->small->kernel;
+    const leaf *l = &g->leaves[i];
+    int size = size_of(l->dtype), k = l->operand, per = 16 / size;
+    int64_t low = o[0], high = o[0];
+    for (int j = 1; j < count; j++) {
+        low = o[j] < low ? o[j] : low;
+        high = o[j] > high ? o[j] : high;
+    }
+    int blocks = (int)((high - low) / per) + 1;
+    if (blocks < 2 || blocks > 4 || s->touched_count[k] == 0)
+        return false;
+    int64_t last = s->touched[k][s->touched_count[k] - 1], first[4];
+    for (int block = 0; block < blocks; block++) {
+        first[block] = low + (int64_t)block * per;
+        if (first[block] + per - 1 > last) /* the last one ends at the last element read */
+            first[block] = last - per + 1;
+        if (!small_window_read(s, k, first[block], per))
+            return false;
+    }
+    int t = -1;
+    for (int block = 0; block < blocks; block++) {
+        unsigned char pattern[32];
+        memset(pattern, 0x80, sizeof pattern);
+        bool any = false;
+        for (int j = 0; j < count; j++) /* lane j from block (o[j] - low) / per */
+            if ((o[j] - low) / per == block) {
+                for (int h = 0; h < size; h++)
+                    pattern[j * size + h] = (unsigned char)((o[j] - first[block]) * size + h);
+                any = true;
+            }
+        if (!any) /* (block 0 holds lane low's element) */
+            continue;
+        int y = block == 0 ? x : (t >= 0 ? t : (t = take_register(g)));
+        vex(g->b, V_MOVDQU_LOAD, false, false, y, 0,
+            in_memory(small_element(g, l, first[block], size)), -1);
+        vex(g->b, V_PSHUFB, false, false, y, y, constant_operand(g, constant(g, pattern, 32)), -1);
+        if (block > 0)
+            vex(g->b, V_POR, false, false, x, x, in_register(y), -1);
+    }
+    if (t >= 0)
+        give_register(g, t);
+    return true;
+}
+
+/* xmm X = leaf I's COUNT (at most 16 bytes of) elements at O. */
+static void small_typed_half(generator *g, int x, int i, const int64_t *o, int count)
+{
+    const small_kernel *s = g->small->kernel;
+    const leaf *l = &g->leaves[i];
+    builder *b = g->b;
+    int size = size_of(l->dtype), k = l->operand;
+    bool contiguous = true;
+    for (int j = 1; j < count; j++)
+        contiguous = contiguous && o[j] == o[0] + j;
+    if (contiguous && small_window_read(s, k, o[0], 16 / size)) {
+        vex(b, V_MOVDQU_LOAD, false, false, x, 0, in_memory(small_element(g, l, o[0], size)), -1);
+        return;
+    }
+    int64_t first;
+    for (int window = 4; s->two && window <= 16; window *= 2)
+        if (window >= size && small_read_window(s, k, o, count, window / size, &first)) {
+            memory m = small_element(g, l, first, size);
+            vex(b, window == 16 ? V_MOVDQU_LOAD : window == 8 ? V_MOVQ_LOAD : V_MOVD_LOAD, false,
+                false, x, 0, in_memory(m), -1);
+            small_shuffle(g, x, false, o, count, size, first);
+            return;
+        }
+    if (s->two && small_blocks(g, x, i, o, count))
+        return;
+    for (int j = 0; j < count; j++) { /* element by element */
+        memory m = small_element(g, l, o[j], size);
+        if (j == 0 && size >= 4) {
+            vex(b, size == 8 ? V_MOVQ_LOAD : V_MOVD_LOAD, false, false, x, 0, in_memory(m), -1);
+            continue;
+        }
+        if (j == 0)
+            vex(b, V_PXOR, false, false, x, x, in_register(x), -1);
+        if (size == 1)
+            vex_form(b, VPINSRB, false, x, x, in_memory(m), j);
+        else if (size == 2)
+            vex_form(b, VPINSRW, false, x, x, in_memory(m), j);
+        else
+            vex_form_w(b, VPINSRD, false, size == 8, x, x, in_memory(m), j);
+    }
+}
+
+/* Leaf I's slot (typed trees: small_stage). */
+static memory small_stage_slot(const generator *g, int i)
+{
+    const small_kernel *s = g->small->kernel;
+    return at(RSP, NONE, 1, s->frame + 32 * s->leaf_slot[i]);
+}
+
+/* Whether leaf I's lanes are one element or one plain load. */
+static bool small_typed_cheap(const generator *g, int i)
+{
+    const small_vector *vector = g->small;
+    const int64_t *o = vector->offset[i];
+    bool uniform = true, contiguous = true;
+    for (int j = 1; j < vector->count; j++) {
+        uniform = uniform && o[j] == o[0];
+        contiguous = contiguous && o[j] == o[0] + j;
+    }
+    return uniform || (contiguous && (vector->count == g->lanes ||
+                                      small_window_read(vector->kernel, g->leaves[i].operand,
+                                                        o[0], g->lanes)));
+}
+
+static void small_typed_load(generator *g, int r, int i);
+
+/* A leaf the tree reads more than once whose lanes take more than a load
+ * (windows, blocks, inserts) is loaded once a vector into its slot, which
+ * each read then loads (measured: where(where(a >= 3, b, a) > 5, where(a >=
+ * 3, b, a), b) over i16 rows of 5 reversed, 600 elements, 227 -> 133 ns). */
+static void small_stage(small_kernel *s)
+{
+    generator *g = s->g;
+    small_vector *vector = g->small;
+    for (int i = 0; i < g->leaf_count; i++) {
+        vector->staged[i] = false;
+        if (s->uses[i] < 2 || s->leaf_slot[i] < 0 || small_typed_cheap(g, i))
+            continue;
+        g->free = 0xffffu & ~g->reserved;
+        int r = take_register(g);
+        small_typed_load(g, r, i);
+        store_bytes(g, r, small_stage_slot(g, i), bytes_of(g, g->leaves[i].dtype));
+        give_register(g, r);
+        vector->staged[i] = true;
+    }
+}
+
+/* Register R = leaf I's lanes of the vector being written. */
+static void small_typed_load(generator *g, int r, int i)
+{
+    const small_vector *vector = g->small;
+    const small_kernel *s = vector->kernel;
+    const leaf *l = &g->leaves[i];
+    builder *b = g->b;
+    const int64_t *o = vector->offset[i];
+    int count = vector->count, size = size_of(l->dtype), lanes = g->lanes, k = l->operand;
+    int bytes = bytes_of(g, l->dtype);
+    if (vector->staged[i]) {
+        load_bytes(g, r, small_stage_slot(g, i), false, size, bytes);
+        return;
+    }
+    bool wide = bytes == 32, uniform = true, contiguous = true;
+    int64_t low = o[0], high = o[0];
+    for (int j = 1; j < count; j++) {
+        uniform = uniform && o[j] == o[0];
+        contiguous = contiguous && o[j] == o[0] + j;
+        low = o[j] < low ? o[j] : low;
+        high = o[j] > high ? o[j] : high;
+    }
+    if (uniform || (contiguous && (count == lanes || small_window_read(s, k, o[0], lanes)))) {
+        load_bytes(g, r, small_element(g, l, o[0], size), uniform, size, bytes);
+        return;
+    }
+    if (s->two && s->tiny_slot[i] >= 0) { /* its 16-byte copy, shuffled */
+        memory m = at(RSP, NONE, 1, s->frame + 32 * s->tiny_slot[i]);
+        if (wide)
+            vex_form(b, VBROADCASTI128, true, r, 0, in_memory(m), -1);
+        else
+            vex(b, V_MOVDQU_LOAD, false, false, r, 0, in_memory(m), -1);
+        small_shuffle(g, r, wide, o, count, size, s->tiny_first[i]);
+        return;
+    }
+    int64_t first;
+    for (int window = 4; wide && s->two && window <= 16; window *= 2)
+        if (window >= size && small_read_window(s, k, o, count, window / size, &first)) {
+            memory m = small_element(g, l, first, size);
+            if (window == 16)
+                vex_form(b, VBROADCASTI128, true, r, 0, in_memory(m), -1);
+            else
+                vex(b, window == 8 ? V_PBROADCASTQ : V_PBROADCASTD, true, false, r, 0,
+                    in_memory(m), -1);
+            small_shuffle(g, r, true, o, count, size, first);
+            return;
+        }
+    if (s->two && size >= 4 && (high - low + 1) * size <= 32) {
+        int per = size / 4, window = 32 / size;
+        uint32_t index[8] = {0}, mask[8] = {0};
+        bool found = small_read_window(s, k, o, count, window, &first), permute = found;
+        if (!found)
+            first = low;
+        for (int j = 0; j < count; j++)
+            for (int h = 0; h < per; h++) {
+                uint32_t chunk = (uint32_t)((o[j] - first) * per + h);
+                index[j * per + h] = chunk;
+                mask[chunk] = ~0u;
+                permute = permute || chunk != (uint32_t)(j * per + h);
+            }
+        memory m = small_element(g, l, first, size);
+        int t = -1;
+        if (found) {
+            int idx = small_constant_register(g, chunk_constant(g, index), &t);
+            vex(b, V_PERMD, true, false, r, idx, in_memory(m), -1);
+        } else {
+            int mr = small_constant_register(g, chunk_constant(g, mask), &t);
+            vex_form(b, VMASKMOVPS_LOAD, true, r, mr, in_memory(m), -1);
+            if (t >= 0)
+                give_register(g, t);
+            t = -1;
+            if (permute) {
+                int idx = small_constant_register(g, chunk_constant(g, index), &t);
+                vex(b, V_PERMD, true, false, r, idx, in_register(r), -1);
+            }
+        }
+        if (t >= 0)
+            give_register(g, t);
+        return;
+    }
+    int per_half = 16 / size, t = -1;
+    for (int h = 0; h * per_half < count; h++) {
+        int x = h == 0 ? r : (t = take_register(g));
+        int part = count - h * per_half < per_half ? count - h * per_half : per_half;
+        small_typed_half(g, x, i, o + h * per_half, part);
+    }
+    if (t >= 0) {
+        vex_form(b, VINSERTI128, true, r, r, in_register(t), 1);
+        give_register(g, t);
+    }
+}
+
+static value small_typed_leaf(generator *g, int id)
+{
+    int i = leaf_index(g, id);
+    bcg_dtype t = g->leaves[i].dtype;
+    if (g->failed || (!is_integer(t) && !is_float_lane(t) && t != BCG_BOOL)) {
+        g->failed = true;
+        return (value){0, false, false, t};
+    }
+    int r = take_register(g);
+    small_typed_load(g, r, i);
+    if (t != BCG_BOOL)
+        return (value){r, false, false, t};
+    vex(g->b, V_PCMPEQB, wide_of(g, t), false, r, r, constant_operand(g, zero_constant(g)), -1);
+    return (value){r, true, true, BCG_I8}; /* the bytes that are 0 */
+}
+
+/* The first K bytes of register R at M: a whole ymm, or pieces of 16, 8, 4,
+ * 2 and 1 bytes. */
+static void small_store_bytes(generator *g, int r, memory m, int k)
+{
+    builder *b = g->b;
+    if (k == 32) {
+        vex(b, V_MOVDQU_STORE, true, false, r, 0, in_memory(m), -1);
+        return;
+    }
+    int x = r, t = -1;
+    if (k >= 16) {
+        vex(b, V_MOVDQU_STORE, false, false, r, 0, in_memory(m), -1);
+        m.disp += 16;
+        k -= 16;
+        if (k > 0) {
+            t = take_register(g);
+            vex(b, V_EXTRACTI128, true, false, r, 0, in_register(t), 1);
+            x = t;
+        }
+    }
+    for (int p = 0; p < k;) {
+        int piece = 8;
+        while (piece > k - p || p % piece)
+            piece /= 2;
+        memory e = m;
+        e.disp += p;
+        if (piece == 8 && p == 0)
+            vex(b, V_MOVQ_STORE, false, false, x, 0, in_memory(e), -1);
+        else if (piece == 8)
+            vex_form_w(b, VPEXTRD, false, true, x, 0, in_memory(e), 1);
+        else if (piece == 4 && p == 0)
+            vex(b, V_MOVD_STORE, false, false, x, 0, in_memory(e), -1);
+        else if (piece == 4)
+            vex_form(b, VPEXTRD, false, x, 0, in_memory(e), p / 4);
+        else if (piece == 2)
+            vex_form(b, VPEXTRW, false, x, 0, in_memory(e), p / 2);
+        else
+            vex_form(b, VPEXTRB, false, x, 0, in_memory(e), p);
+        p += piece;
+    }
+    if (t >= 0)
+        give_register(g, t);
+}
+
+/* Stores register V's first COUNT lanes (the root's dtype) at output
+ * elements O[0 .. count). */
+static void small_typed_store(small_kernel *s, int v, const int64_t *o, int count)
+{
+    generator *g = s->g;
+    builder *b = g->b;
+    int size = g->width, lanes = g->lanes, bytes = lanes * size;
+    int64_t low = o[0], high = o[0];
+    bool contiguous = true;
+    for (int j = 1; j < count; j++) {
+        contiguous = contiguous && o[j] == o[0] + j;
+        low = o[j] < low ? o[j] : low;
+        high = o[j] > high ? o[j] : high;
+    }
+    bool distinct = high - low == count - 1;
+    for (int j = 0; distinct && j < count; j++)
+        for (int i = 0; i < j; i++)
+            distinct = distinct && o[i] != o[j];
+    if (!contiguous && distinct && s->two && count * size <= 16 && bytes <= 16) {
+        /* a permuted window within an xmm: into order by vpshufb */
+        unsigned char pattern[32];
+        memset(pattern, 0x80, sizeof pattern);
+        for (int j = 0; j < count; j++)
+            for (int h = 0; h < size; h++)
+                pattern[(o[j] - low) * size + h] = (unsigned char)(j * size + h);
+        vex(b, V_PSHUFB, false, false, v, v, constant_operand(g, constant(g, pattern, 32)), -1);
+        contiguous = true;
+    } else if (!contiguous && distinct && s->two && size >= 4) { /* by vpermd */
+        uint32_t index[8] = {0};
+        int per = size / 4, t = -1;
+        for (int j = 0; j < count; j++)
+            for (int h = 0; h < per; h++)
+                index[(o[j] - low) * per + h] = (uint32_t)(j * per + h);
+        int idx = small_constant_register(g, chunk_constant(g, index), &t);
+        vex(b, V_PERMD, true, false, v, idx, in_register(v), -1);
+        if (t >= 0)
+            give_register(g, t);
+        contiguous = true;
+    }
+    if (contiguous) {
+        small_store_bytes(g, v, at(RDI, NONE, 1, small_displacement(g, low, (size_t)size)),
+                          count == lanes ? bytes : count * size);
+        return;
+    }
+    int high_half = -1, per_half = 16 / size;
+    for (int j = 0; j < count; j++) {
+        int x = v, lane = j % per_half;
+        if (j >= per_half) {
+            if (high_half < 0) {
+                high_half = take_register(g);
+                vex(b, V_EXTRACTI128, true, false, v, 0, in_register(high_half), 1);
+            }
+            x = high_half;
+        }
+        memory m = at(RDI, NONE, 1, small_displacement(g, o[j], (size_t)size));
+        if (size == 1)
+            vex_form(b, VPEXTRB, false, x, 0, in_memory(m), lane);
+        else if (size == 2)
+            vex_form(b, VPEXTRW, false, x, 0, in_memory(m), lane);
+        else if (lane == 0)
+            vex(b, size == 8 ? V_MOVQ_STORE : V_MOVD_STORE, false, false, x, 0, in_memory(m), -1);
+        else
+            vex_form_w(b, VPEXTRD, false, size == 8, x, 0, in_memory(m), lane);
+    }
+    if (high_half >= 0)
+        give_register(g, high_half);
+}
+
+/* One vector of a typed tree: computed (typed) and stored, a bool root as
+ * bytes 0 and 1 (typed_body). */
+static void small_typed_vector(small_kernel *s, const int64_t *o, int count)
+{
+    generator *g = s->g;
+    value v = typed(g, 0);
+    if (g->failed)
+        return;
+    if (v.mask) {
+        v = mask_to(g, v, 1);
+        if (v.inverted)
+            v = flip(g, v);
+        op_constant(g, V_PAND, v.reg, v.reg, constant(g, &(uint8_t){1}, 1));
+    }
+    small_typed_store(s, v.reg, o, count);
+}
+
 static int compare_offsets(const void *x, const void *y)
 {
     int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
@@ -3828,6 +4309,28 @@ static int compare_offsets(const void *x, const void *y)
 
 /* Element offsets of every plan operand for every element (plan order),
  * and the elements each operand reads, sorted. */
+/* The elements each operand reads in the body (s->body elements from
+ * element 0): a window read there is read by every trip of the loops
+ * around it (each moves all of them by the same stride). */
+static bool small_touched_sets(arena *a, small_kernel *s)
+{
+    int64_t n = s->p->elements, body = s->body;
+    for (int k = 0; k < s->p->operand_count; k++) {
+        int64_t *t = arena_alloc(a, sizeof *t * (size_t)body);
+        if (!t)
+            return false;
+        memcpy(t, s->offset + k * n, sizeof *t * (size_t)body);
+        qsort(t, (size_t)body, sizeof *t, compare_offsets);
+        int count = 0;
+        for (int64_t i = 0; i < body; i++)
+            if (count == 0 || t[i] != t[count - 1])
+                t[count++] = t[i];
+        s->touched[k] = t;
+        s->touched_count[k] = count;
+    }
+    return true;
+}
+
 static bool small_offsets(arena *a, small_kernel *s)
 {
     const plan *p = s->p;
@@ -3852,20 +4355,7 @@ static bool small_offsets(arena *a, small_kernel *s)
             index[l] = 0;
         }
     }
-    for (int k = 0; k < operands; k++) {
-        int64_t *t = arena_alloc(a, sizeof *t * (size_t)n);
-        if (!t)
-            return false;
-        memcpy(t, s->offset + k * n, sizeof *t * (size_t)n);
-        qsort(t, (size_t)n, sizeof *t, compare_offsets);
-        int count = 0;
-        for (int64_t i = 0; i < n; i++)
-            if (count == 0 || t[i] != t[count - 1])
-                t[count++] = t[i];
-        s->touched[k] = t;
-        s->touched_count[k] = count;
-    }
-    return true;
+    return small_touched_sets(a, s);
 }
 
 /* Leaf L's COUNT lanes at elements O into its slot: inserted into xmm0 (and
@@ -3897,6 +4387,113 @@ static void slot_inserts(generator *g, const small_load_plan *pl, const leaf *l,
         -1);
 }
 
+/* ---- transcendentals in small kernels
+ *
+ * exp, log, sin, cos and tanh of f64 have no vector code here but a
+ * microkernel each (runtime/microkernels.c, the tile code's own): a small
+ * kernel computes each such node's argument for all n elements into a
+ * buffer on its stack (whole vectors, straight-line, as the tree's), calls
+ * the microkernel once over the buffer in place, and the tree reads the
+ * buffer as a contiguous leaf (a hoisted "local" of the copy of the IR).
+ * Results are the tile code's bit for bit.  The call may change every
+ * caller-saved register: rdi, r8, r9 and rdx are pushed around it and the
+ * constants' ymm registers loaded again after it. */
+
+void bcg_mk_exp_f32(float *out, const float *a, long sa, long n);
+void bcg_mk_log_f32(float *out, const float *a, long sa, long n);
+void bcg_mk_sin_f32(float *out, const float *a, long sa, long n);
+void bcg_mk_cos_f32(float *out, const float *a, long sa, long n);
+void bcg_mk_tanh_f32(float *out, const float *a, long sa, long n);
+void bcg_mk_exp_f64(double *out, const double *a, long sa, long n);
+void bcg_mk_log_f64(double *out, const double *a, long sa, long n);
+void bcg_mk_sin_f64(double *out, const double *a, long sa, long n);
+void bcg_mk_cos_f64(double *out, const double *a, long sa, long n);
+void bcg_mk_tanh_f64(double *out, const double *a, long sa, long n);
+
+/* The address of the microkernel of OP over T, or 0. */
+static uint64_t small_microkernel(expr_op op, bcg_dtype t)
+{
+    void (*f32)(float *, const float *, long, long) = NULL;
+    void (*f64)(double *, const double *, long, long) = NULL;
+    switch (op) {
+    case OP_EXP: f32 = bcg_mk_exp_f32; f64 = bcg_mk_exp_f64; break;
+    case OP_LOG: f32 = bcg_mk_log_f32; f64 = bcg_mk_log_f64; break;
+    case OP_SIN: f32 = bcg_mk_sin_f32; f64 = bcg_mk_sin_f64; break;
+    case OP_COS: f32 = bcg_mk_cos_f32; f64 = bcg_mk_cos_f64; break;
+    case OP_TANH: f32 = bcg_mk_tanh_f32; f64 = bcg_mk_tanh_f64; break;
+    default: return 0;
+    }
+    /* f32's are polynomials within a few ulp of the C library's, which the
+     * unrolled code of a small output calls (test_ops pins it bit for bit):
+     * only f64's, the C library's own per element, are taken */
+    uint64_t address = 0; /* (POSIX's representation, as jit.c's) */
+    (void)f32;
+    if (t == BCG_F64)
+        memcpy(&address, &f64, sizeof f64);
+    return address;
+}
+
+/* The buffers below the saved registers, their leaves' pointers, and each
+ * transcendental's argument computed into its buffer and the microkernel
+ * called on it (children first).  SAVED_COUNT registers were pushed. */
+static void small_transcendentals(small_kernel *s, int saved_count)
+{
+    generator *g = s->g;
+    builder *b = g->b;
+    int64_t n = s->p->elements;
+    int lanes = g->lanes;
+    small_vector *vector = g->small;
+    (void)saved_count; /* (s->frame keeps rsp 16-byte aligned at the calls) */
+    gpr_immediate(b, 5, RSP, s->frame);
+    for (int i = 0; i < g->leaf_count; i++)
+        for (int j = 0; j < s->transcendental_count; j++)
+            if (g->leaves[i].operand < 0 && g->leaf_node[i] == s->transcendental[j])
+                gpr_memory(b, 0x8d, g->leaves[i].reg, at(RSP, NONE, 1, s->buffer[j]));
+    for (int j = 0; j < s->transcendental_count && !g->failed; j++) {
+        int id = s->transcendental[j], argument = kir_child(g->ir, id, 0);
+        bcg_dtype t = g->ir->nodes[id]->dtype;
+        for (int64_t first = 0; first < n && !g->failed; first += lanes) {
+            vector->count = n - first < lanes ? (int)(n - first) : lanes;
+            for (int i = 0; i < g->leaf_count; i++)
+                vector->offset[i] = g->leaves[i].operand < 0
+                                        ? s->identity + first
+                                        : s->offset + g->leaves[i].operand * n + first;
+            small_stage(s);
+            g->free = 0xffffu & ~g->reserved;
+            value v = typed_as(g, argument, t);
+            if (g->failed)
+                return;
+            store_bytes(g, v.reg,
+                        at(RSP, NONE, 1, s->buffer[j] + (int32_t)(first * size_of(t))),
+                        bytes_of(g, t));
+        }
+        static const int kept[] = {RDI, R8, R9, RDX};
+        for (int k = 0; k < 4; k++)
+            push_pop(b, kept[k], false);
+        gpr_memory(b, 0x8d, RDI, at(RSP, NONE, 1, s->buffer[j] + 32)); /* out */
+        gpr_pair(b, 0x89, RSI, RDI);                                    /* a = out */
+        byte(b, 0xba);                                                  /* mov edx, 1: sa */
+        word32(b, 1);
+        byte(b, 0xb9);                                                  /* mov ecx, n */
+        word32(b, (int32_t)n);
+        byte(b, 0x48);                                                  /* mov rax, imm64 */
+        byte(b, 0xb8);
+        for (int k = 0; k < 8; k++)
+            byte(b, (int)(s->function[j] >> (8 * k) & 0xff));
+        byte(b, 0xc5); /* vzeroupper */
+        byte(b, 0xf8);
+        byte(b, 0x77);
+        byte(b, 0xff); /* call rax */
+        byte(b, 0xd0);
+        for (int k = 3; k >= 0; k--)
+            push_pop(b, kept[k], true);
+        for (int i = 0; i < POOL_MAX; i++)
+            if (g->constant_register[i] > 0)
+                vex(b, V_MOVU_LOAD, true, false, g->constant_register[i], 0,
+                    in_memory(pool_memory(i)), -1);
+    }
+}
+
 /* One pass writing the whole function into g->b. */
 static void small_function(small_kernel *s)
 {
@@ -3904,8 +4501,9 @@ static void small_function(small_kernel *s)
     builder *b = g->b;
     const plan *p = s->p;
     int64_t n = p->elements;
-    int lanes = 32 / g->width;
+    int lanes = g->typed ? g->lanes : 32 / g->width;
     small_vector vector;
+    vector.kernel = s;
     g->small = &vector;
     int saved[LEAF_MAX], saved_count = 0;
     for (int i = 0; i < g->leaf_count; i++) {
@@ -3916,20 +4514,60 @@ static void small_function(small_kernel *s)
     for (int i = 0; i < saved_count; i++)
         push_pop(b, saved[i], false);
     for (int i = 0; i < g->leaf_count; i++) /* in[k - 1]: plan operand k's first element */
-        gpr_memory(b, 0x8b, g->leaves[i].reg, at(RSI, NONE, 1, 8 * (g->leaves[i].operand - 1)));
+        if (g->leaves[i].operand > 0)
+            gpr_memory(b, 0x8b, g->leaves[i].reg,
+                       at(RSI, NONE, 1, 8 * (g->leaves[i].operand - 1)));
     if (s->slots > 0) { /* zeroed once: lanes past a vector's count stay harmless */
         gpr_immediate(b, 5, RSP, 32 * s->slots);
         vex(b, V_XOR, false, false, 0, 0, in_register(0), -1);
         for (int slot = 0; slot < s->slots; slot++)
             vex(b, V_MOVU_STORE, true, false, 0, 0, in_memory(at(RSP, NONE, 1, 32 * slot)), -1);
     }
+    for (int i = 0; i < g->leaf_count; i++) /* tiny operands: their bytes into their slots */
+        if (s->tiny_slot[i] >= 0) {
+            const leaf *l = &g->leaves[i];
+            int size = size_of(l->dtype), k = l->operand;
+            int bytes = (int)(s->touched[k][s->touched_count[k] - 1] - s->tiny_first[i] + 1) *
+                        size;
+            int32_t from = small_displacement(g, s->tiny_first[i], (size_t)size);
+            for (int p = 0; p < bytes;) { /* pieces of 8, 4, 2, 1 bytes through rax */
+                int piece = 8;
+                while (piece > bytes - p)
+                    piece /= 2;
+                scalar_move(b, piece, false, at(l->reg, NONE, 1, from + p));
+                scalar_move(b, piece, true, at(RSP, NONE, 1, 32 * s->tiny_slot[i] + p));
+                p += piece;
+            }
+        }
     for (int i = 0; i < POOL_MAX; i++)
         if (g->constant_register[i] > 0)
             vex(b, V_MOVU_LOAD, true, false, g->constant_register[i], 0,
                 in_memory(pool_memory(i)), -1);
-    for (int64_t first = 0; first < n && !g->failed && !b->overflow; first += lanes) {
-        int count = n - first < lanes ? (int)(n - first) : lanes;
+    if (s->transcendental_count > 0) /* (typed: no slots) */
+        small_transcendentals(s, saved_count);
+    int loop_start[2] = {0, 0};
+    static const int counters[2] = {R10, R11};
+    for (int l = 0; l < s->levels; l++) { /* mov counter, trips */
+        rex(b, 0, NONE, counters[l]);
+        byte(b, 0xc7);
+        modrm_register(b, 0, counters[l]);
+        word32(b, (int32_t)p->extent[l]);
+        loop_start[l] = b->length;
+    }
+    int64_t body = s->body;
+    for (int64_t first = 0; first < body && !g->failed && !b->overflow; first += lanes) {
+        int count = body - first < lanes ? (int)(body - first) : lanes;
         vector.count = count;
+        if (g->typed) { /* an integer or mixed tree: its leaves loaded as typed_leaf asks */
+            for (int i = 0; i < g->leaf_count; i++)
+                vector.offset[i] = g->leaves[i].operand < 0
+                                       ? s->identity + first
+                                       : s->offset + g->leaves[i].operand * n + first;
+            small_stage(s);
+            g->free = 0xffffu & ~g->reserved;
+            small_typed_vector(s, s->offset + first, count);
+            continue;
+        }
         for (int i = 0; i < g->leaf_count; i++) {
             const leaf *l = &g->leaves[i];
             const int64_t *o = s->offset + l->operand * n + first;
@@ -3940,7 +4578,15 @@ static void small_function(small_kernel *s)
             (void)small_displacement(g, pl->first, size);
             for (int j = 0; j < count; j++)
                 (void)small_displacement(g, o[j], size);
-            if (pl->mode == SMALL_SLOT && !(g->reserved & 3))
+            if (pl->mode == SMALL_SLOT && !(g->reserved & 1)) {
+                /* the typed path's loads (windows, blocks, inserts) into ymm0 */
+                g->free = 0xfffeu & ~g->reserved;
+                vector.offset[i] = o;
+                vector.staged[i] = false;
+                small_typed_load(g, 0, i);
+                store_bytes(g, 0, at(RSP, NONE, 1, 32 * pl->slot),
+                            bytes_of(g, l->dtype));
+            } else if (pl->mode == SMALL_SLOT && !(g->reserved & 3))
                 slot_inserts(g, pl, l, o, count);
             else if (pl->mode == SMALL_SLOT)
                 for (int j = 0; j < count; j++) {
@@ -3954,8 +4600,29 @@ static void small_function(small_kernel *s)
         value v = compute(g, 0, true);
         small_store(s, v.reg, s->offset + first, count);
     }
+    for (int l = s->levels - 1; l >= 0; l--) {
+        /* every pointer on by its stride along loop l, back over loop l + 1's trips */
+        for (int i = 0; i <= g->leaf_count; i++) {
+            int k = i < g->leaf_count ? g->leaves[i].operand : 0;
+            int reg = i < g->leaf_count ? g->leaves[i].reg : RDI;
+            size_t size = i < g->leaf_count ? bcg_dtype_size(g->leaves[i].dtype)
+                                             : (size_t)g->width;
+            int64_t step = p->stride[k][l];
+            if (l + 1 < s->levels)
+                step -= p->extent[l + 1] * p->stride[k][l + 1];
+            step *= (int64_t)size;
+            if (step < INT32_MIN / 2 || step > INT32_MAX / 2)
+                g->failed = true;
+            else if (step)
+                gpr_immediate(b, 0, reg, (int32_t)step);
+        }
+        gpr_immediate(b, 5, counters[l], 1); /* sub counter, 1 */
+        jump_back(b, 0x5, loop_start[l]);    /* jne */
+    }
     if (s->slots > 0)
         gpr_immediate(b, 0, RSP, 32 * s->slots);
+    if (s->frame > 0)
+        gpr_immediate(b, 0, RSP, s->frame);
     byte(b, 0xc5); /* vzeroupper */
     byte(b, 0xf8);
     byte(b, 0x77);
@@ -3966,6 +4633,30 @@ static void small_function(small_kernel *s)
     byte(b, 0xc3); /* ret */
     g->small = NULL;
 }
+
+static void builder_reset(builder *b);
+
+/* The function of S from the start: with two-window loads, then, when the
+ * constant pool or the registers run out, without them. */
+static void small_passes(small_kernel *s)
+{
+    generator *g = s->g;
+    s->two = true;
+    g->failed = false;
+    g->peak = 0;
+    builder_reset(g->b);
+    small_function(s);
+    if (g->failed || g->b->overflow) {
+        s->two = false;
+        g->failed = false;
+        g->peak = 0;
+        builder_reset(g->b);
+        small_function(s);
+    }
+}
+
+/* Elements a vector of small function G's. */
+static int lanes_of_small(const generator *g) { return g->typed ? g->lanes : 32 / g->width; }
 
 static void builder_reset(builder *b)
 {
@@ -3980,9 +4671,8 @@ static void builder_reset(builder *b)
 bool vex_small_supported(const kernel_ir *ir)
 {
     const plan *p = ir->p;
-    bcg_dtype lane = ir->nodes[0]->dtype;
-    return is_float_lane(lane) && ir->root_count == 1 && !ir->reduce &&
-           ir->out_dtype == lane && !p->empty && p->elements <= VEX_SMALL_MAX;
+    return ir->root_count == 1 && !ir->reduce && ir->out_dtype == ir->nodes[0]->dtype &&
+           !p->empty && p->elements <= VEX_SMALL_MAX;
 }
 
 bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
@@ -4006,6 +4696,7 @@ bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
     memcpy(copy->value, ir->value, sizeof *copy->value * (size_t)ir->node_count);
     for (int id = 0; id < ir->node_count; id++)
         copy->value[id].local = NULL;
+    int widest = widest_value(copy, 0); /* (before the transcendentals become leaves) */
     /* (every leaf as the tile code's contiguous one: small_memory and
      * small_load place its lanes) */
     for (int k = 0; k <= ir->p->operand_count; k++)
@@ -4018,35 +4709,120 @@ bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
     g->lane = ir->nodes[0]->dtype;
     g->dbl = g->lane == BCG_F64;
     g->width = g->dbl ? 8 : 4;
+    g->lanes = 32 / g->width; /* (the converted leaves' loads: small_typed_load) */
     g->b = b;
     builder_reset(b);
-    if (!supported(g, 0, true))
-        return BCG_OK;
     s->g = g;
     s->p = ir->p;
+    s->body = ir->p->elements;
+    /* transcendentals with a microkernel: leaves read from their buffers,
+     * the deepest first (a node's children follow it in the IR) */
+    int64_t n = ir->p->elements, padded = (n + 31) / 32 * 32, frame = 0;
+    static const char *const names[SMALL_TRANSCENDENTALS] = {"t0", "t1", "t2", "t3"};
+    for (int id = copy->node_count - 1; id >= 0; id--) {
+        const expr_node *node = copy->nodes[id];
+        uint64_t function = small_microkernel(node->op, node->dtype);
+        if (!function || copy->value[id].folded >= 0)
+            continue;
+        if (s->transcendental_count == SMALL_TRANSCENDENTALS ||
+            node->dtype != expr_operation_type(node))
+            return BCG_OK;
+        /* the tile code computes it once per value of the loops its
+         * operands vary along (hoisting); here it is once per element:
+         * beyond about 50 ns more (the C library's f64 ~8 ns an element,
+         * f32's polynomial ~1 ns but the C library's ~6 ns where it is not
+         * easy: measured, exp of f32(i8) over 97 elements 104 -> 698 ns),
+         * the tile code is left to it */
+        int64_t values = 1;
+        for (int l = 0; l < ir->p->loop_count; l++) {
+            bool varies = false;
+            for (int c = id + 1; c < id + copy->value[id].size; c++)
+                varies = varies || (copy->nodes[c]->op == OP_OPERAND &&
+                                    ir->p->stride[copy->nodes[c]->operand + 1][l] != 0);
+            values *= varies ? ir->p->extent[l] : 1;
+        }
+        if ((ir->p->elements - values) * 8 > 50)
+            return BCG_OK;
+        int j = s->transcendental_count++;
+        s->transcendental[j] = id;
+        s->function[j] = function;
+        s->buffer[j] = (int32_t)frame;
+        frame += padded * size_of(node->dtype);
+        copy->value[id].local = names[j];
+    }
+    if (frame > 16384) /* (the stack a call takes) */
+        return BCG_OK;
+    if (s->transcendental_count > 0) {
+        s->identity = arena_alloc(a, sizeof *s->identity * (size_t)padded);
+        if (!s->identity)
+            return BCG_ERR_NOMEM;
+        for (int64_t e = 0; e < padded; e++)
+            s->identity[e] = e;
+    }
+    if (s->transcendental_count > 0 || !is_float_lane(g->lane) ||
+        !supported(g, 0, true)) { /* integer or mixed (or calls): typed_* */
+        g->typed = true;
+        g->width = size_of(g->lane);
+        g->lanes = 32 / widest;
+    }
     if (!small_offsets(a, s))
         return BCG_ERR_NOMEM;
     /* the leaves in the tree's order; a slot for each converted one */
     for (int id = 0; id < copy->node_count; id++)
-        if (copy->nodes[id]->op == OP_OPERAND)
+        if (copy->nodes[id]->op == OP_OPERAND || copy->value[id].local)
             leaf_index(g, id);
     if (g->failed)
         return BCG_OK;
-    for (int i = 0; i < g->leaf_count; i++)
-        s->leaf_slot[i] = g->leaves[i].dtype != g->lane ? s->slots++ : -1;
+    if (s->transcendental_count > 0) { /* rsp 16-byte aligned at the calls */
+        int saved_count = 0;
+        for (int i = 0; i < g->leaf_count; i++)
+            saved_count += g->leaves[i].reg == RBX || g->leaves[i].reg == RBP ||
+                           g->leaves[i].reg >= R12;
+        s->frame = (int32_t)frame + (saved_count % 2 == 0 ? 8 : 0);
+    }
+    for (int i = 0; i < g->leaf_count; i++) { /* (typed: the reads of each leaf) */
+        for (int id = 0; id < copy->node_count; id++)
+            s->uses[i] += g->leaves[i].operand > 0 && copy->nodes[id]->op == OP_OPERAND &&
+                          copy->nodes[id]->operand + 1 == g->leaves[i].operand;
+        s->leaf_slot[i] = (!g->typed && g->leaves[i].dtype != g->lane) ||
+                                  (g->typed && s->uses[i] > 1)
+                              ? s->slots++
+                              : -1;
+    }
+    /* operands of fewer than 16 bytes read: no 16-byte window lies in them
+     * (measured: c + abs(where(maximum(a, 5) >= 7, maximum(a, 5), a)) +
+     * abs(b), i8 rows of 2 from b (2 elements) and c (8), 296 elements,
+     * 155 ns element by element -> 34 ns, cc 38) */
+    for (int i = 0; i < g->leaf_count; i++) {
+        int k = g->leaves[i].operand;
+        s->tiny_slot[i] = -1;
+        if (k <= 0 || s->touched_count[k] < 2)
+            continue;
+        int64_t low = s->touched[k][0], high = s->touched[k][s->touched_count[k] - 1];
+        if ((high - low + 1) * size_of(g->leaves[i].dtype) < 16) {
+            s->tiny_slot[i] = s->slots++;
+            s->tiny_first[i] = low;
+        }
+    }
     /* a first pass finds the constants and the registers the tree needs;
      * the second keeps the constants in the registers left free.  When the
      * constant pool or the registers run out, two-window loads (five
      * constants a pattern, three registers) give way to gathers and the
      * passes start again. */
-    s->two = true;
-    small_function(s);
-    if (g->failed || b->overflow) {
-        s->two = false;
-        g->failed = false;
-        g->peak = 0;
-        builder_reset(b);
-        small_function(s);
+    small_passes(s);
+    /* code past CODE_MAX: the outer one or two loops of the plan run as
+     * loops around the straight-line code of the rest (measured: a * b + c
+     * - a over transposed i64, i64 and i16 of 28x36, tiles 1025 -> 789 ns,
+     * cc 500) */
+    for (int levels = 1; b->overflow && !g->failed && levels <= 2 &&
+                         levels < ir->p->loop_count && s->transcendental_count == 0; levels++) {
+        s->levels = levels;
+        s->body /= ir->p->extent[levels - 1];
+        for (int i = 0; i < g->leaf_count; i++) /* (copied once: not in loops) */
+            s->tiny_slot[i] = -1;
+        if (!small_touched_sets(a, s))
+            return BCG_ERR_NOMEM;
+        small_passes(s);
     }
     if (g->failed || b->overflow)
         return BCG_OK;
@@ -4073,8 +4849,11 @@ bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
     f->code = finish(a, b, &f->size);
     if (!f->code)
         return BCG_ERR_NOMEM;
-    f->leaf_count = g->leaf_count;
-    memcpy(f->leaf_node, g->leaf_node, sizeof f->leaf_node);
+    for (int i = 0; i < g->leaf_count; i++) /* the operands it reads (not the buffers) */
+        if (g->leaves[i].operand > 0)
+            f->leaf_node[f->leaf_count++] = g->leaf_node[i];
+    f->typed = g->typed;
+    f->lanes = lanes_of_small(g);
     *out = f;
     return BCG_OK;
 }

@@ -25,6 +25,7 @@ typedef struct vex_function {
                        or read in place with a stride of -1 or +-2; the rows
                        form too) */
     bool stream;    /* the root is stored past the caches (the kernel fences) */
+    int lanes;      /* small kernels: output elements a vector */
     bool paired;    /* the loop computes two vectors an iteration (float trees) */
     bool shared;    /* a value the tree uses twice or more is computed once (float trees) */
     bool rows;      /* void f(long n, void *out, const void *const *in, long rows):
@@ -93,9 +94,10 @@ bcg_status vex_build(arena *a, const struct kernel_ir *ir, const vex_layout *lay
  * the kernel's function, so nothing links it. */
 #define VEX_SMALL_SYMBOL "bcg_vex_small"
 
-/* Whether IR's kernel is one vex_build_small may write: one f32 or f64
- * root stored as its own dtype, no reduction, 1 to VEX_SMALL_MAX
- * elements. */
+/* Whether IR's kernel is one vex_build_small may write: one root stored
+ * as its own dtype, no reduction, 1 to VEX_SMALL_MAX elements (f32 and
+ * f64 trees by the tile code's compute, integer and mixed ones by its
+ * typed path). */
 bool vex_small_supported(const struct kernel_ir *ir);
 
 /* The whole kernel of IR as one function of the kernel's signature

@@ -17,6 +17,16 @@
  * elements is written.  The test counts the kernels whose source calls
  * bcg_vex_small and fails when too few do.
  *
+ * test_random_typed_small: the same cases for integer and mixed trees
+ * (vex.c's typed path): operands of every integer dtype, bool, f32 and
+ * f64, casts between them, bitwise operations, shifts, comparisons, logic
+ * and where; it fails when fewer than 80% of them (or none of a rank) take
+ * the small function.
+ *
+ * test_random_transcendental_small: exp, log, sin, cos and tanh of such
+ * trees (in f64, their microkernels called on a buffer), f64 bit for bit,
+ * f32 within compare.h's tolerance.
+ *
  * test_small_form: the form and the IR step explain shows, and that
  * disable_vector_code, reductions and unsupported trees keep tcc's code. */
 /* internal.h comes before cmocka.h: cmocka defines a fail() macro. */
@@ -129,12 +139,113 @@ static void value_tree(text *t, int depth)
     }
 }
 
+/* ---- random integer and mixed trees (vex.c's typed path) ---- */
+
+static void typed_tree(text *t, int depth);
+
+static void typed_condition(text *t, int depth)
+{
+    static const char *const compares[] = {" < ", " <= ", " > ", " >= ", " == ", " != "};
+    int pick = depth <= 0 ? 0 : below(6);
+    if (pick == 0) {
+        put(t, below(3) ? "d" : "bool(a)");
+    } else if (pick <= 2) {
+        put(t, "(");
+        typed_tree(t, depth - 1);
+        put(t, compares[below(6)]);
+        typed_tree(t, depth - 1);
+        put(t, ")");
+    } else if (pick == 3) {
+        put(t, "!(");
+        typed_condition(t, depth - 1);
+        put(t, ")");
+    } else {
+        bool call = below(3) == 0;
+        put(t, call ? "logical_xor(" : "(");
+        typed_condition(t, depth - 1);
+        put(t, call ? ", " : below(2) ? " && " : " || ");
+        if (below(2))
+            typed_condition(t, depth - 1);
+        else
+            typed_tree(t, depth - 1); /* a number as a condition: != 0 */
+        put(t, ")");
+    }
+}
+
+static void typed_tree(text *t, int depth)
+{
+    static const char *const leaves[] = {"a", "b", "c", "e", "a", "b"};
+    static const char *const numbers[] = {"0", "1", "-1", "5", "7", "2", "127", "-128", "255",
+                                          "300", "65535", "-32768", "2147483647", "0.5", "-2.5",
+                                          "3e9", "1e-3", "100000"};
+    static const char *const binary[] = {" + ", " - ", " * ", " & ", " | ", " ^ ", " + ", " - "};
+    static const char *const unary[] = {"-", "abs", "~", "square", "+"};
+    static const char *const casts[] = {"i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64",
+                                        "f32", "f64", "bool"};
+    static const char *const counts[] = {"0", "1", "3", "7", "8", "15", "31", "33", "63", "-1"};
+    int pick = depth <= 0 ? below(2) : t->n == 0 ? 2 + below(10) : below(12);
+    if (pick == 0) {
+        put(t, leaves[below(6)]);
+    } else if (pick == 1) {
+        put(t, below(2) ? leaves[below(6)] : numbers[below(18)]);
+    } else if (pick <= 3) {
+        put(t, "(");
+        typed_tree(t, depth - 1);
+        put(t, binary[below(8)]);
+        typed_tree(t, depth - 1);
+        put(t, ")");
+    } else if (pick == 4) {
+        put(t, unary[below(5)]);
+        put(t, "(");
+        typed_tree(t, depth - 1);
+        put(t, ")");
+    } else if (pick == 5) {
+        put(t, below(2) ? "minimum(" : "maximum(");
+        typed_tree(t, depth - 1);
+        put(t, ", ");
+        typed_tree(t, depth - 1);
+        put(t, ")");
+    } else if (pick <= 7) {
+        put(t, casts[below(11)]);
+        put(t, "(");
+        typed_tree(t, depth - 1);
+        put(t, ")");
+    } else if (pick == 8) {
+        put(t, "(");
+        typed_tree(t, depth - 1);
+        put(t, below(2) ? " << " : " >> ");
+        put(t, counts[below(10)]);
+        put(t, ")");
+    } else if (pick == 9) {
+        typed_condition(t, depth);
+    } else {
+        put(t, "where(");
+        typed_condition(t, depth - 1);
+        put(t, ", ");
+        typed_tree(t, depth - 1);
+        put(t, ", ");
+        typed_tree(t, depth - 1);
+        put(t, ")");
+    }
+}
+
 /* ---- data and guarded buffers ---- */
+
+/* Whether the case being drawn is a typed one (fill draws the limits of
+ * float to integer conversions too). */
+static bool typed_case;
+
+/* Whether the case being drawn has an f32 transcendental at its root (the
+ * microkernels' polynomials: compared within compare.h's tolerance). */
+static bool tolerant_case;
 
 static void fill(void *buffer, bcg_dtype t, int64_t count)
 {
     static const double specials[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY, NAN,
                                       0.5, 1e-310, 1e-40, 3.0, 1e300};
+    static const double limits[] = {2147483648.0, -2147483649.0, 2147483520.0, 300.5,
+                                    -129.7, 65535.9, 4294967296.0, -32768.5, 127.5,
+                                    1e10, -0.9, 255.9};
     size_t size = bcg_dtype_size(t);
     for (int64_t i = 0; i < count; i++) {
         uint64_t r = next();
@@ -144,10 +255,15 @@ static void fill(void *buffer, bcg_dtype t, int64_t count)
         } else if (dtype_kind_of(t) != KIND_FLOAT) {
             if ((r & 7) == 0)
                 r = (r & 8) ? ~0ull >> 1 : 1ull << 63;
+            if ((r & 7) == 1 && dtype_kind_of(t) == KIND_INT) /* the dtype's minimum */
+                r = ~0ull << (8 * size - 1);
+            if ((r & 7) == 2) /* the signed maximum */
+                r = ~0ull >> (64 - 8 * size + 1);
             memcpy(at, &r, size);
         } else {
             double v = (r & 3) == 0 ? specials[(r >> 2) % 12]
-                                    : ((double)(r >> 11) / 9007199254740992.0 - 0.5) * 8.0;
+                       : (r & 3) == 1 && typed_case ? limits[(r >> 2) % 12]
+                       : ((double)(r >> 11) / 9007199254740992.0 - 0.5) * 8.0;
             if (t == BCG_F32) {
                 float f = (float)v;
                 memcpy(at, &f, 4);
@@ -234,6 +350,7 @@ static void random_strides(layout *l, bool gaps)
 typedef struct tally {
     int cases, small, skipped;
     int pure, pure_small; /* trees of float operands, bool conditions and literals only */
+    int small_by_rank[6];
 } tally;
 
 /* Compiles and runs EXPR (ctx fresh) into OUT; *SMALL: its source calls
@@ -268,12 +385,19 @@ static bool reads_e(const char *expr)
     return false;
 }
 
-static bool check_case(const char *expr, tally *tally)
+/* A case of EXPR over operands a, b, c, d, e of DTYPES (NULL: a float
+ * case, a, b and c of one float dtype, d bool, e a small integer). */
+static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
 {
     static const int64_t sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 31, 33, 64, 100};
     static const bcg_dtype ints[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32};
     bcg_dtype t = below(2) ? BCG_F32 : BCG_F64;
     bcg_dtype int_dtype = ints[below(5)];
+    bcg_dtype dtype_of[OPERANDS] = {t, t, t, BCG_BOOL, int_dtype};
+    if (dtypes) {
+        memcpy(dtype_of, dtypes, sizeof dtype_of);
+        t = dtype_of[0];
+    }
     /* the result's shape: rank 1 to 5, at most 1024 elements */
     int rank = 1 + below(5);
     int64_t shape[5], elements;
@@ -313,7 +437,7 @@ static bool check_case(const char *expr, tally *tally)
     const void *inputs[OPERANDS];
     for (int i = 0; i < OPERANDS; i++) {
         layout *l = &lays[i];
-        bcg_dtype dt = i == 3 ? BCG_BOOL : i == 4 ? int_dtype : t;
+        bcg_dtype dt = dtype_of[i];
         ops[i] = (bcg_operand){names[i], dt, l->rank, l->shape, l->strided ? l->strides : NULL};
         size_t size = bcg_dtype_size(dt);
         int64_t count = l->high - l->low + 1;
@@ -344,7 +468,7 @@ static bool check_case(const char *expr, tally *tally)
     front->arena = a;
     front->err = &err;
     if (compile_front(front, expr, ops, OPERANDS, &options) != BCG_OK ||
-        dtype_kind_of(front->out_dtype) != KIND_FLOAT ||
+        (!dtypes && dtype_kind_of(front->out_dtype) != KIND_FLOAT) ||
         (mode == 0 && front->out_dtype != t) || front->plan->elements != elements) {
         tally->skipped++; /* a comparison at the root, or the tree reads too few operands */
         goto done;
@@ -391,6 +515,7 @@ static bool check_case(const char *expr, tally *tally)
     run_kernel(expr, ops, &options, outputs[2], in, &small_off);
     tally->cases++;
     tally->small += small;
+    tally->small_by_rank[rank] += small;
     if (!reads_e(expr)) {
         tally->pure++;
         tally->pure_small += small;
@@ -404,14 +529,27 @@ static bool check_case(const char *expr, tally *tally)
     }
     for (int r = 1; r < 3 && ok; r++) {
         const char *got = buffers[OPERANDS + r].data, *want = buffers[OPERANDS].data;
-        int64_t at = first_difference(got, want, out_dtype, span, false);
+        int64_t at = first_difference(got, want, out_dtype, span, tolerant_case);
+        while (at >= 0 && tolerant_case && out_dtype == BCG_F64) { /* an f32 result, widened */
+            double x, y;
+            memcpy(&x, got + at * 8, 8);
+            memcpy(&y, want + at * 8, 8);
+            if (!within_tolerance((float)x, (float)y))
+                break;
+            int64_t next_at = first_difference(got + (at + 1) * 8, want + (at + 1) * 8,
+                                               out_dtype, span - at - 1, true);
+            at = next_at < 0 ? -1 : at + 1 + next_at;
+        }
         if (at >= 0) {
             uint64_t got_bits = 0, want_bits = 0;
             memcpy(&got_bits, got + at * (int64_t)out_size, out_size);
             memcpy(&want_bits, want + at * (int64_t)out_size, out_size);
-            print_error("%s %s shape rank %d, %lld elements, mode %d, %s: element %lld of the "
-                        "span is 0x%llx, the reference evaluator's 0x%llx\n",
-                        expr, bcg_dtype_name(out_dtype), rank, (long long)elements, mode,
+            print_error("%s %s (a %s, b %s, c %s, e %s) shape rank %d, %lld elements, mode %d, "
+                        "%s: element %lld of the span is 0x%llx, the reference evaluator's "
+                        "0x%llx\n",
+                        expr, bcg_dtype_name(out_dtype), bcg_dtype_name(dtype_of[0]),
+                        bcg_dtype_name(dtype_of[1]), bcg_dtype_name(dtype_of[2]),
+                        bcg_dtype_name(dtype_of[4]), rank, (long long)elements, mode,
                         r == 1 ? (small ? "small" : "small not taken") : "tcc",
                         (long long)(at + out_layout.low), (unsigned long long)got_bits,
                         (unsigned long long)want_bits);
@@ -430,12 +568,12 @@ static void test_random_small(void **state)
     (void)state;
     const char *text_count = getenv("BCGEN_SMALL_CASES");
     int count = text_count ? atoi(text_count) : 1500;
-    tally tally = {0, 0, 0, 0, 0};
+    tally tally = {0, 0, 0, 0, 0, {0}};
     int failures = 0;
     for (int i = 0; i < count && failures < 10; i++) {
         text t = {{0}, 0};
         value_tree(&t, 1 + below(4));
-        if (!check_case(t.s, &tally))
+        if (!check_case(t.s, NULL, &tally))
             failures++;
     }
     print_message("# random small kernels: %d cases, %d through the small function (of the "
@@ -446,6 +584,88 @@ static void test_random_small(void **state)
      * nothing (e's integer operations are beyond it today) */
     if (vex_cpu_ok() && count > 0)
         assert_true(tally.pure_small * 20 >= tally.pure * 19 && tally.small * 2 > tally.cases);
+}
+
+/* Integer and mixed trees (vex.c's typed path): every integer dtype, bool,
+ * f32 and f64 operands, casts between them, bitwise and shift operations,
+ * comparisons, logic and where, through the same cases as above. */
+static void test_random_typed_small(void **state)
+{
+    (void)state;
+    static const bcg_dtype all[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
+                                    BCG_I64, BCG_U64, BCG_F32, BCG_F64, BCG_BOOL};
+    const char *text_count = getenv("BCGEN_SMALL_TYPED_CASES");
+    int count = text_count ? atoi(text_count) : 600;
+    tally tally;
+    memset(&tally, 0, sizeof tally);
+    int failures = 0;
+    typed_case = true;
+    for (int i = 0; i < count && failures < 10; i++) {
+        bcg_dtype dtypes[OPERANDS], first = all[below(11)];
+        for (int k = 0; k < 3; k++)
+            dtypes[k] = below(2) ? first : all[below(11)];
+        dtypes[3] = BCG_BOOL;
+        dtypes[4] = all[below(8)];
+        text t = {{0}, 0};
+        typed_tree(&t, 1 + below(4));
+        if (!check_case(t.s, dtypes, &tally))
+            failures++;
+    }
+    typed_case = false;
+    print_message("# random typed small kernels: %d cases, %d through the small function "
+                  "(ranks 1-5: %d %d %d %d %d), %d skipped\n", tally.cases, tally.small,
+                  tally.small_by_rank[1], tally.small_by_rank[2], tally.small_by_rank[3],
+                  tally.small_by_rank[4], tally.small_by_rank[5], tally.skipped);
+    assert_int_equal(failures, 0);
+    /* what the typed path cannot write (64-bit integers into f32, ...)
+     * keeps tcc's code: most trees are the small function's */
+    if (vex_cpu_ok() && count >= 200) {
+        assert_true(tally.small * 10 >= tally.cases * 8);
+        for (int r = 1; r <= 5; r++)
+            assert_true(tally.small_by_rank[r] > 0);
+    }
+}
+
+/* exp, log, sin, cos and tanh at the root of a random integer, mixed or
+ * float tree: in f64 the small function calls their microkernels (the C
+ * library's) on a buffer of the argument, bit for bit; f32's keep the tile
+ * code (polynomials: within compare.h's tolerance). */
+static void test_random_transcendental_small(void **state)
+{
+    (void)state;
+    static const char *const functions[] = {"exp(", "log(", "sin(", "cos(", "tanh("};
+    static const bcg_dtype all[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
+                                    BCG_F32, BCG_F64, BCG_F32, BCG_F64};
+    const char *text_count = getenv("BCGEN_SMALL_TRANSCENDENTAL_CASES");
+    int count = text_count ? atoi(text_count) : 160;
+    tally tally;
+    memset(&tally, 0, sizeof tally);
+    int failures = 0;
+    typed_case = true;
+    tolerant_case = true;
+    for (int i = 0; i < count && failures < 10; i++) {
+        bcg_dtype dtypes[OPERANDS], first = all[below(10)];
+        for (int k = 0; k < 3; k++)
+            dtypes[k] = below(2) ? first : all[below(10)];
+        dtypes[3] = BCG_BOOL;
+        dtypes[4] = all[below(6)];
+        text t = {{0}, 0};
+        put(&t, functions[below(5)]);
+        if (below(2))
+            typed_tree(&t, below(3));
+        else
+            value_tree(&t, below(3));
+        put(&t, ")");
+        if (!check_case(t.s, dtypes, &tally))
+            failures++;
+    }
+    typed_case = false;
+    tolerant_case = false;
+    print_message("# random transcendental small kernels: %d cases, %d through the small "
+                  "function, %d skipped\n", tally.cases, tally.small, tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count >= 100) /* (the rest: f32, or the tile code hoists them) */
+        assert_true(tally.small * 4 >= tally.cases);
 }
 
 /* ---- the form ---- */
@@ -491,7 +711,10 @@ static void test_small_form(void **state)
     assert_null(strstr(explain_ir(a, "a + b", ops, 2, &options), "form: small"));
     options.disable_vector_code = 0;
     /* what vex.c does not write: tcc's code */
-    assert_null(strstr(explain_ir(a, "exp(a) + b", ops, 2, &options), "form: small"));
+    assert_null(strstr(explain_ir(a, "arctan2(a, b)", ops, 2, &options), "form: small"));
+    /* a transcendental with a microkernel: called on a buffer of its argument */
+    assert_non_null(strstr(explain_ir(a, "exp(f64(a)) + b", ops, 2, &options), "form: small"));
+    assert_null(strstr(explain_ir(a, "exp(a) + b", ops, 2, &options), "form: small")); /* f32 */
     ops[0].rank = 1;
     ops[0].shape = big;
     ops[1].rank = 0;
@@ -593,12 +816,47 @@ static void test_small_disassembly(void **state)
     assert_int_equal(bcg_compile(ctx, "a - b", ops2, 2, &options, &k, &err), BCG_OK);
     assert_non_null(k->checked);
     listing = disassemble((const void *)k->checked, 4096);
-    if (!strstr(listing, "vpinsrb ") || !strstr(listing, "vpmovsxbd ")) {
+    if (!(strstr(listing, "vpinsrb ") || strstr(listing, "vpshufb ")) ||
+        !strstr(listing, "vpmovsxbd ")) {
         print_error("no lane copies of i8 in:\n%s\n", listing);
         fail();
     }
     free(listing);
     bcg_kernel_release(k);
+    /* integer trees (the typed path): i16 transposed (element inserts, a
+     * 128-bit insert), u8 of stride 2 (blocks: vpshufb, vpor), i64 into a
+     * gapped output (element stores), i8 into a reversed one, 5 i32 (a
+     * masked load), 7 i16 stored in pieces */
+    static const struct {
+        const char *expr;
+        bcg_dtype dtype;
+        int64_t shape[2], strides[2], out_strides[2];
+        const char *wanted[3];
+    } typed[] = {
+        {"a * 3 + a", BCG_I16, {12, 12}, {1, 12}, {0, 0}, {"vpinsrw ", "vinserti128", "vpmullw"}},
+        {"a + 1", BCG_U8, {2, 40}, {80, 2}, {0, 0}, {"vpshufb ", "vpor ", "vpaddb"}},
+        {"a - 5", BCG_I64, {3, 3}, {3, 1}, {1, 4}, {"vpextrq ", "vmovq %xmm", "vpsubq"}},
+        {"a + a", BCG_I8, {2, 20}, {20, 1}, {20, -1}, {"vpextrb ", "vpaddb", "vmovdqu"}},
+        {"abs(a)", BCG_I32, {5}, {1}, {0, 0}, {"vmaskmovps (", "vpabsd", "vmovd %xmm"}},
+        {"a << 2", BCG_I16, {7}, {1}, {0, 0}, {"vpextrw ", "vmovq %xmm", "vpsllw"}},
+    };
+    for (size_t c = 0; c < sizeof typed / sizeof typed[0]; c++) {
+        bcg_operand op = {"a", typed[c].dtype, typed[c].shape[1] ? 2 : 1, typed[c].shape,
+                          typed[c].strides};
+        bcg_output out_view = {BCG_DTYPE_AUTO, 2, typed[c].out_strides, 0, NULL};
+        options.output = typed[c].out_strides[0] ? &out_view : NULL;
+        assert_int_equal(bcg_compile(ctx, typed[c].expr, &op, 1, &options, &k, &err), BCG_OK);
+        assert_non_null(k->checked);
+        listing = disassemble((const void *)k->checked, 4096);
+        for (int w = 0; w < 3; w++)
+            if (!strstr(listing, typed[c].wanted[w])) {
+                print_error("%s: no \"%s\" in:\n%s\n", typed[c].expr, typed[c].wanted[w],
+                            listing);
+                fail();
+            }
+        free(listing);
+        bcg_kernel_release(k);
+    }
     bcg_context_free(ctx);
 }
 
@@ -678,6 +936,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_small),
+        cmocka_unit_test(test_random_typed_small),
+        cmocka_unit_test(test_random_transcendental_small),
         cmocka_unit_test(test_small_form),
         cmocka_unit_test(test_small_checks),
         cmocka_unit_test(test_small_disassembly),
