@@ -465,6 +465,7 @@ bcg_status jit_compile(const char *source, const char *function_name,
     void *memory = MAP_FAILED;
     size_t size = 0;
     void *symbol = NULL;
+    size_t tcc_in_vex = 0; /* libtcc's bytes placed after the vector function */
 
     *code_out = NULL;
     *fn_out = NULL;
@@ -520,6 +521,7 @@ bcg_status jit_compile(const char *source, const char *function_name,
     void *at;
     if (vex && (size_t)needed <= code->vex_size - vex_part) { /* after the vector function */
         at = (char *)code->vex_memory + vex_part;
+        tcc_in_vex = (size_t)needed;
         code_buffer = code->vex_memory; /* (libtcc's mprotect calls start at a page) */
         code_buffer_size = code->vex_size;
     } else {
@@ -548,6 +550,14 @@ unlock:
     scratch_reset();
     pthread_mutex_unlock(&tcc_lock);
 
+    if (status == BCG_OK && code->vex_memory) {
+        /* the room libtcc's code did not take, never touched, given back
+         * (so a kernel holds, and the cache counts, only its pages) */
+        size_t used = round_up(vex_part + tcc_in_vex, (size_t)page);
+        if (used < code->vex_size &&
+            munmap((char *)code->vex_memory + used, code->vex_size - used) == 0)
+            code->vex_size = used;
+    }
     if (status == BCG_OK && memory != MAP_FAILED &&
         mprotect(memory, size, PROT_READ | PROT_EXEC) != 0)
         status = fail(err, BCG_ERR_JIT, "could not make kernel code read-only and executable");

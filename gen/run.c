@@ -296,12 +296,17 @@ static bcg_status run_threads(const bcg_kernel *k, void *output, const void *con
     int64_t parts = threads;
     if (parts > k->elements / THREAD_MIN_ELEMENTS)
         parts = k->elements / THREAD_MIN_ELEMENTS;
-    if (parts > 1)
-        parts *= PIECES_PER_THREAD;
     if (k->loop_count == 0)
         parts = 1;
     else if (parts > k->outer_extent)
         parts = k->outer_extent;
+    int used = parts > 1 ? (int)parts : 1; /* threads with work */
+    if (parts > 1) { /* each thread's share in pieces, when they come out even */
+        int64_t asked = parts * PIECES_PER_THREAD, extent = k->outer_extent;
+        int64_t chunk = (extent + asked - 1) / asked;
+        if (asked <= extent && (extent + chunk - 1) / chunk % parts == 0)
+            parts = asked;
+    }
     const kernel_split *split = NULL;
     if (parts > 1 && k->fn && k->lazy_lock_ready) {
         split = find_split((bcg_kernel *)k, (int)parts, err);
@@ -314,7 +319,7 @@ static bcg_status run_threads(const bcg_kernel *k, void *output, const void *con
     if (!workers) /* one thread: bcg_run's path */
         return run_whole(k, output, inputs, err);
     piece_run run = {k, split, output, inputs};
-    pool_run(workers, threads, split->parts, run_piece, &run);
+    pool_run(workers, used, split->parts, run_piece, &run);
     return BCG_OK;
 }
 

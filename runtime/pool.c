@@ -30,6 +30,7 @@ struct pool {
     pthread_t workers[POOL_MAX_WORKERS];
     bool stopping;
     unsigned long generation;   /* bumped for each run, so a worker joins each run once */
+    unsigned long started_at;   /* the generation before the run that starts a worker */
     pool_task task;
     void *arg;
     int parts, next_part, finished_parts;
@@ -56,7 +57,9 @@ static void *worker_main(void *argument)
 {
     pool *p = argument;
     pthread_mutex_lock(&p->lock);
-    unsigned long seen = p->generation;
+    /* (not p->generation: the run that started this worker has bumped it
+     * by the time the worker gets the lock, and the worker joins that run) */
+    unsigned long seen = p->started_at;
     for (;;) {
         while (!p->stopping && p->generation == seen)
             pthread_cond_wait(&p->wake, &p->lock);
@@ -114,6 +117,7 @@ void pool_run(pool *p, int threads, int parts, pool_task task, void *arg)
     if (want > POOL_MAX_WORKERS)
         want = POOL_MAX_WORKERS;
     pthread_mutex_lock(&p->lock);
+    p->started_at = p->generation;
     while (p->worker_count < want) {
         if (pthread_create(&p->workers[p->worker_count], NULL, worker_main, p) != 0)
             break;
