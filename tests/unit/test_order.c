@@ -221,8 +221,8 @@ static void test_repeated_subtrees(void **state_)
 {
     (void)state_;
     static const char *const exprs[] = {
-        "where(sqrt(f32(abs(maximum(b, maximum(2, a))))) > 3.0, a, "
-        "sqrt(f32(abs(maximum(b, maximum(2, a))))))",
+        ("where(sqrt(f32(abs(maximum(b, maximum(2, a))))) > 3.0, a, "
+         "sqrt(f32(abs(maximum(b, maximum(2, a))))))"),
         "u8(u8(b) > minimum(a, exp(f32(a)))) * (minimum(a, exp(f32(a))))",
         "maximum(i32(where(abs(b - a) != 1, abs(b - a), a)), i32(abs(a) + abs(b - a)))"};
     static const bcg_dtype types[] = {BCG_I16, BCG_U8, BCG_I32, BCG_I8};
