@@ -1241,11 +1241,27 @@ static int emit_exp(generator *g, int x, bool w)
     vex(b, V_PADDD, w, false, n, n, constant_operand(g, constant(g, &bias, 4)), -1);
     vex(b, V_PSHIFTD, w, false, 6 /* sll */, n, in_register(n), 23);
     vex(b, V_MUL, w, false, p, p, in_register(n), -1);
-    /* the lanes outside the easy range: !(|x - 0.5| <= 87.5) */
+    /* the lanes whose expf needs no computing: below -104.5 (-inf too)
+     * +0, e^x being under half the least subnormal; NaN a NaN; above 88.75
+     * (+inf too) the polynomial's 2^128 already gives +inf, as e^x is above
+     * FLT_MAX.  (Any faithful expf agrees; test_exp_trees checks the C
+     * library's against these on such data.) */
+    vex(b, V_CMP, w, false, t, x, float_operand(g, -104.5f), 1 /* LT_OS */);
+    vex(b, V_ANDN, w, false, p, t, in_register(p), -1);
+    vex(b, V_CMP, w, false, t, x, in_register(x), 3 /* UNORD_Q */);
+    vex(b, V_BLENDVPS, w, false, p, p, in_register(x), t << 4);
+    /* the others outside the easy range: |x - 0.5| > 87.5, |x + 7.875| <= 96.625
+     * (x in [-104.5, 88.75], rounding aside: the edges' results are the same
+     * either way) */
     uint32_t magnitude = 0x7fffffffu;
+    rm_operand abs_mask = constant_operand(g, constant(g, &magnitude, 4));
     vex(b, V_SUB, w, false, t, x, float_operand(g, 0.5f), -1);
-    vex(b, V_AND, w, false, t, t, constant_operand(g, constant(g, &magnitude, 4)), -1);
-    vex(b, V_CMP, w, false, t, t, float_operand(g, 87.5f), 6 /* NLE_US */);
+    vex(b, V_AND, w, false, t, t, abs_mask, -1);
+    vex(b, V_CMP, w, false, t, t, float_operand(g, 87.5f), 0x1e /* GT_OQ */);
+    vex(b, V_ADD, w, false, n, x, float_operand(g, 7.875f), -1);
+    vex(b, V_AND, w, false, n, n, abs_mask, -1);
+    vex(b, V_CMP, w, false, n, n, float_operand(g, 96.625f), 0x12 /* LE_OQ */);
+    vex(b, V_AND, w, false, t, t, in_register(n), -1);
     emit_hard_call(g, w, t, x, p, vex_exp_hard);
     give_register(g, t);
     give_register(g, n);
