@@ -1226,11 +1226,13 @@ static int emit_exp(generator *g, int x, bool w)
     int z = t; /* exp_reduced */
     vex(b, V_MUL, w, false, z, r, in_register(r), -1);
     int p = take_register(g);
-    vex(b, V_MOVU_LOAD, w, false, p, 0, float_operand(g, 1.9875691500e-4f), -1);
     static const float c[] = {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f,
                               1.6666665459e-1f, 5.0000001201e-1f};
-    for (int k = 0; k < 5; k++) {
-        vex(b, V_MUL, w, false, p, p, in_register(r), -1);
+    for (int k = 0; k < 5; k++) { /* p = p * r + c[k], p first 1.9875691500e-4 */
+        if (k == 0)
+            vex(b, V_MUL, w, false, p, r, float_operand(g, 1.9875691500e-4f), -1);
+        else
+            vex(b, V_MUL, w, false, p, p, in_register(r), -1);
         vex(b, V_ADD, w, false, p, p, float_operand(g, c[k]), -1);
     }
     vex(b, V_MUL, w, false, p, p, in_register(z), -1);
@@ -1241,28 +1243,39 @@ static int emit_exp(generator *g, int x, bool w)
     vex(b, V_PADDD, w, false, n, n, constant_operand(g, constant(g, &bias, 4)), -1);
     vex(b, V_PSHIFTD, w, false, 6 /* sll */, n, in_register(n), 23);
     vex(b, V_MUL, w, false, p, p, in_register(n), -1);
-    /* the lanes whose expf needs no computing: below -104.5 (-inf too)
-     * +0, e^x being under half the least subnormal; NaN a NaN; above 88.75
-     * (+inf too) the polynomial's 2^128 already gives +inf, as e^x is above
-     * FLT_MAX.  (Any faithful expf agrees; test_exp_trees checks the C
-     * library's against these on such data.) */
-    vex(b, V_CMP, w, false, t, x, float_operand(g, -104.5f), 1 /* LT_OS */);
-    vex(b, V_ANDN, w, false, p, t, in_register(p), -1);
-    vex(b, V_CMP, w, false, t, x, in_register(x), 3 /* UNORD_Q */);
-    vex(b, V_BLENDVPS, w, false, p, p, in_register(x), t << 4);
-    /* the others outside the easy range: |x - 0.5| > 87.5, |x + 7.875| <= 96.625
-     * (x in [-104.5, 88.75], rounding aside: the edges' results are the same
-     * either way) */
+    /* the lanes outside the easy range, !(|x - 0.5| <= 87.5) (rare: the
+     * code for them is jumped over) */
     uint32_t magnitude = 0x7fffffffu;
     rm_operand abs_mask = constant_operand(g, constant(g, &magnitude, 4));
     vex(b, V_SUB, w, false, t, x, float_operand(g, 0.5f), -1);
     vex(b, V_AND, w, false, t, t, abs_mask, -1);
-    vex(b, V_CMP, w, false, t, t, float_operand(g, 87.5f), 0x1e /* GT_OQ */);
+    vex(b, V_CMP, w, false, t, t, float_operand(g, 87.5f), 6 /* NLE_US */);
+    vex(b, V_TESTPS, w, false, t, 0, in_register(t), -1);
+    byte(b, 0x0f); /* je over them (rel32, patched below) */
+    byte(b, 0x84);
+    int patch = b->length;
+    word32(b, 0);
+    /* those whose expf needs no computing: below -104.5 (-inf too) +0,
+     * e^x being under half the least subnormal; NaN a NaN; above 88.75
+     * (+inf too) the polynomial's 2^128 already gives +inf, as e^x is above
+     * FLT_MAX.  (Any faithful expf agrees; test_exp_trees checks the C
+     * library's against these on such data.) */
+    vex(b, V_CMP, w, false, r, x, float_operand(g, -104.5f), 1 /* LT_OS */);
+    vex(b, V_ANDN, w, false, p, r, in_register(p), -1);
+    vex(b, V_CMP, w, false, r, x, in_register(x), 3 /* UNORD_Q */);
+    vex(b, V_BLENDVPS, w, false, p, p, in_register(x), r << 4);
+    /* the others, x in [-104.5, 88.75] (|x + 7.875| <= 96.625, rounding
+     * aside: the edges' results are the same either way), by expf */
     vex(b, V_ADD, w, false, n, x, float_operand(g, 7.875f), -1);
     vex(b, V_AND, w, false, n, n, abs_mask, -1);
     vex(b, V_CMP, w, false, n, n, float_operand(g, 96.625f), 0x12 /* LE_OQ */);
     vex(b, V_AND, w, false, t, t, in_register(n), -1);
     emit_hard_call(g, w, t, x, p, vex_exp_hard);
+    if (!b->overflow) {
+        int32_t rel = b->length - (patch + 4);
+        for (int k = 0; k < 4; k++)
+            b->code[patch + k] = (unsigned char)((uint32_t)rel >> (8 * k) & 0xff);
+    }
     give_register(g, t);
     give_register(g, n);
     give_register(g, r);
