@@ -686,7 +686,7 @@ static bool supported_value(const generator *g, int id)
     if (n->dtype != g->lane)
         return false;
     switch (n->op) {
-    case OP_EXP: /* (f32: emit_exp) */
+    case OP_EXP: case OP_LOG: /* (f32: emit_exp, emit_log) */
         if (g->dbl)
             return false;
         /* fall through */
@@ -1283,6 +1283,78 @@ static int emit_exp(generator *g, int x, bool w)
     return p;
 }
 
+/* f32 log the same way: the microkernel's log_polynomial, lanes outside
+ * log_easy (not normal, positive and finite) recomputed by logf. */
+static void vex_log_hard(const float *x, float *out)
+{
+    for (int i = 0; i < 8; i++) {
+        uint32_t u;
+        memcpy(&u, &x[i], sizeof u);
+        if (!(u - 0x00800000u < 0x7f000000u))
+            out[i] = logf(x[i]);
+    }
+}
+
+/* log of the f32 lanes of register X (as emit_exp) into a new register. */
+static int emit_log(generator *g, int x, bool w)
+{
+    builder *b = g->b;
+    if (g->small) {
+        g->failed = true;
+        return x;
+    }
+    if (b->dup) {
+        b->dup_bad = true;
+        return x;
+    }
+    uint32_t mantissa = 0x007fffffu, half = 0x3f000000u, bias = 126;
+    int e = take_register(g), m = take_register(g), s = take_register(g);
+    int t = take_register(g), u = take_register(g);
+    vex(b, V_PSHIFTD, w, false, 2 /* srl */, e, in_register(x), 23); /* x = m * 2^e */
+    vex(b, V_PSUBD, w, false, e, e, constant_operand(g, constant(g, &bias, 4)), -1);
+    vex(b, V_AND, w, false, m, x, constant_operand(g, constant(g, &mantissa, 4)), -1);
+    vex(b, V_OR, w, false, m, m, constant_operand(g, constant(g, &half, 4)), -1);
+    vex(b, V_CMP, w, false, s, m, float_operand(g, 0.707106781186547524f), 1 /* LT_OS */);
+    vex(b, V_PADDD, w, false, e, e, in_register(s), -1); /* e -= small */
+    vex(b, V_ADD, w, false, t, m, in_register(m), -1);
+    vex(b, V_SUB, w, false, t, t, float_operand(g, 1.0f), -1);
+    vex(b, V_SUB, w, false, m, m, float_operand(g, 1.0f), -1);
+    vex(b, V_BLENDVPS, w, false, m, m, in_register(t), s << 4); /* small ? 2m - 1 : m - 1 */
+    vex(b, V_CVTDQ2PS, w, false, e, 0, in_register(e), -1);    /* fe */
+    int z = s;
+    vex(b, V_MUL, w, false, z, m, in_register(m), -1);
+    static const float c[] = {-1.1514610310e-1f, 1.1676998740e-1f, -1.2420140846e-1f,
+                              1.4249322787e-1f, -1.6668057665e-1f, 2.0000714765e-1f,
+                              -2.4999993993e-1f, 3.3333331174e-1f};
+    for (int k = 0; k < 8; k++) { /* y = y * m +- c[k] (a - c is a + -c), y first 7.0376836292e-2 */
+        if (k == 0)
+            vex(b, V_MUL, w, false, t, m, float_operand(g, 7.0376836292e-2f), -1);
+        else
+            vex(b, V_MUL, w, false, t, t, in_register(m), -1);
+        vex(b, V_ADD, w, false, t, t, float_operand(g, c[k]), -1);
+    }
+    vex(b, V_MUL, w, false, t, t, in_register(m), -1);         /* y * m * z */
+    vex(b, V_MUL, w, false, t, t, in_register(z), -1);
+    vex(b, V_MUL, w, false, u, e, float_operand(g, -2.12194440e-4f), -1);
+    vex(b, V_ADD, w, false, t, t, in_register(u), -1);
+    vex(b, V_MUL, w, false, z, z, float_operand(g, -0.5f), -1);
+    vex(b, V_ADD, w, false, t, t, in_register(z), -1);
+    vex(b, V_ADD, w, false, m, m, in_register(t), -1);         /* r = m + y */
+    vex(b, V_MUL, w, false, e, e, float_operand(g, 0.693359375f), -1);
+    vex(b, V_ADD, w, false, m, m, in_register(e), -1);
+    /* not normal, positive and finite: !(x >= FLT_MIN) || !(x <= FLT_MAX) */
+    vex(b, V_CMP, w, false, t, x, float_operand(g, 0x1p-126f), 9 /* NGE_US */);
+    vex(b, V_CMP, w, false, u, x, float_operand(g, 0x1.fffffep127f), 6 /* NLE_US */);
+    vex(b, V_OR, w, false, t, t, in_register(u), -1);
+    emit_hard_call(g, w, t, x, m, vex_log_hard);
+    give_register(g, e);
+    give_register(g, s);
+    give_register(g, t);
+    give_register(g, u);
+    give_register(g, x);
+    return m;
+}
+
 /* Leaf ID (an operand or a hoisted local) loaded, converted, as a value or a
  * mask; VIA_SINGLE: an integer converted to f32 first (load_converted). */
 static value compute_leaf(generator *g, int id, bool want_value, bool via_single)
@@ -1625,6 +1697,7 @@ static value compute(generator *g, int id, bool want_value)
         break;
     case OP_SQRT: vex(b, V_SQRT, true, dbl, v.reg, 0, in_register(v.reg), -1); break;
     case OP_EXP: v.reg = emit_exp(g, v.reg, true); break;
+    case OP_LOG: v.reg = emit_log(g, v.reg, true); break;
     case OP_SQUARE: vex(b, V_MUL, true, dbl, v.reg, v.reg, in_register(v.reg), -1); break;
     case OP_RECIPROCAL: {
         int r = take_register(g);
@@ -2491,6 +2564,12 @@ static value float_operation(generator *g, const expr_node *n, bcg_dtype t, valu
             g->failed = true;
         else
             v.reg = emit_exp(g, v.reg, w);
+        break;
+    case OP_LOG:
+        if (dbl)
+            g->failed = true;
+        else
+            v.reg = emit_log(g, v.reg, w);
         break;
     case OP_SQUARE: vex(b, V_MUL, w, dbl, v.reg, v.reg, in_register(v.reg), -1); break;
     case OP_RECIPROCAL: {

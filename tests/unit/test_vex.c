@@ -70,13 +70,15 @@ static bool mixed;
  * microkernels bit for bit, with eval.c within the ulp bound at the root */
 static bool with_exp;
 
-/* exp(x), or exp(x * 40) (overflow, subnormal results) */
+/* exp(x), exp(x * 40) (overflow, subnormal results), log(x) or log(abs(x)) */
 static void exp_call(text *t, void (*tree)(text *, int), int depth)
 {
-    bool scaled = below(3) == 0;
-    put(t, scaled ? "exp((" : "exp(");
+    static const char *const open[] = {"exp(", "exp((", "log(", "log(abs("};
+    static const char *const close[] = {")", ") * 40)", ")", "))"};
+    int pick = below(4);
+    put(t, open[pick]);
     tree(t, depth - 1);
-    put(t, scaled ? ") * 40)" : ")");
+    put(t, close[pick]);
 }
 
 /* A condition: a comparison, a bool operand, or logic of them. */
@@ -543,7 +545,7 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
     }
     tally->cases++;
     tally->vex += used_on;
-    tally->exp += used_on && strstr(expr, "exp(");
+    tally->exp += used_on && (strstr(expr, "exp(") || strstr(expr, "log("));
     tally->in_place += lay == LAYOUT_STRIDED && in_place;
     tally->streamed += streamed;
     tally->rows += rows;
@@ -571,8 +573,9 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
             ok = false;
         }
         const char *root = strncmp(expr, "f32(", 4) == 0 ? expr + 4 : expr;
-        if (t != BCG_F32 || strncmp(root, "exp(", 4) != 0 || strstr(root + 4, "exp(")) /* (an
-            argument's error grows through an outer exp times 40) */
+        if (t != BCG_F32 || (strncmp(root, "exp(", 4) != 0 && strncmp(root, "log(", 4) != 0) ||
+            strstr(root + 4, "exp(") || strstr(root + 4, "log(")) /* (an argument's error
+            grows through an outer exp times 40) */
             outputs[0] = outputs[1] = NULL;
     }
     for (int i = 0; i < 2 && ok && outputs[i]; i++) {
@@ -795,7 +798,7 @@ static void test_exp_trees(void **state)
             else
                 value_tree(&t, 1 + below(3));
         }
-        if (!strstr(t.s, "exp("))
+        if (!strstr(t.s, "exp(") && !strstr(t.s, "log("))
             continue;
         with++;
         if (!check_case(t.s, dt, int_dtype, n, lay, &tally))
@@ -949,8 +952,23 @@ static void test_disassembly_exp(void **state)
     assert_null(strstr(typed, "(bad)"));
     compare_golden(listing, "tests/unit/vex_disassembly_exp.txt");
     compare_golden(typed, "tests/unit/vex_disassembly_exp_typed.txt");
+    f = function_of(a, "log(a * b) + b", ops, 2); /* (log_polynomial) */
+    assert_non_null(f);
+    char *log = disassemble(f);
+    static const char *const expected_log[] = {
+        "vpsrld $0x17", "vpsubd", "vorps", "vcmpltps", "vpaddd", "vblendvps", "vcvtdq2ps",
+        "vcmpngeps", "vcmpnleps", "vtestps", "movabs $ADDRESS,%rax", "call *%rax",
+    };
+    for (size_t i = 0; i < sizeof expected_log / sizeof expected_log[0]; i++)
+        if (!strstr(log, expected_log[i])) {
+            print_error("no \"%s\" in:\n%s\n", expected_log[i], log);
+            fail();
+        }
+    assert_null(strstr(log, "(bad)"));
+    compare_golden(log, "tests/unit/vex_disassembly_log.txt");
     free(listing);
     free(typed);
+    free(log);
     arena_free(a);
 }
 
@@ -1126,8 +1144,10 @@ static void test_unsupported(void **state)
     assert_non_null(a);
     int64_t shape[1] = {100};
     bcg_operand f32[2] = {{"a", BCG_F32, 1, shape, NULL}, {"b", BCG_F32, 1, shape, NULL}};
+    bcg_operand f64[2] = {{"a", BCG_F64, 1, shape, NULL}, {"b", BCG_F64, 1, shape, NULL}};
     bcg_operand i32[2] = {{"a", BCG_I32, 1, shape, NULL}, {"b", BCG_I32, 1, shape, NULL}};
     assert_null(function_of(a, "tan(a) + b", f32, 2));
+    assert_null(function_of(a, "exp(a) + b", f64, 2)); /* (f64: the C library's) */
     assert_null(function_of(a, "a // b + b", i32, 2)); /* integer division */
     if (vex_cpu_ok())
         assert_non_null(function_of(a, "a + b * 2", i32, 2));
