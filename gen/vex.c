@@ -1213,8 +1213,24 @@ static int emit_exp(generator *g, int x, bool w)
         return x;
     }
     int t = take_register(g), n = take_register(g);
+    uint32_t magnitude = 0x7fffffffu;
+    rm_operand abs_mask = constant_operand(g, constant(g, &magnitude, 4));
     vex(b, V_MAX, w, false, t, x, float_operand(g, -88.0f), -1); /* x >= -88 ? x : -88 */
     vex(b, V_MIN, w, false, t, t, float_operand(g, 89.0f), -1);  /* x <= 89 ? x : 89 */
+    /* |x| < 2^-30 as 0: the result is 1 either way (n = 0, r = x, and
+     * 1 + x rounds to 1), without the products' underflow to subnormals
+     * (measured: exp(a) + c, 2.58 ms ->
+     * 0.65 ms over 1M elements of about 1e-35: r * r underflowed) */
+    vex(b, V_AND, w, false, n, t, abs_mask, -1);
+    vex(b, V_CMP, w, false, n, n, float_operand(g, 0x1p-30f), 1 /* LT_OS */);
+    vex(b, V_ANDN, w, false, t, n, in_register(t), -1);
+    /* the lanes outside the easy range, !(|x - 0.5| <= 87.5), tested on
+     * the clamped x (the same lanes: the clamps move only those, and NaN
+     * to -88; a subnormal x is not an operand of arithmetic then) */
+    int hard = take_register(g);
+    vex(b, V_SUB, w, false, hard, t, float_operand(g, 0.5f), -1);
+    vex(b, V_AND, w, false, hard, hard, abs_mask, -1);
+    vex(b, V_CMP, w, false, hard, hard, float_operand(g, 87.5f), 0x1e /* GT_OQ */);
     vex(b, V_MUL, w, false, n, t, float_operand(g, 1.44269504088896341f), -1);
     vex(b, V_ADD, w, false, n, n, float_operand(g, 12582912.0f), -1);
     vex(b, V_SUB, w, false, n, n, float_operand(g, 12582912.0f), -1);
@@ -1243,13 +1259,9 @@ static int emit_exp(generator *g, int x, bool w)
     vex(b, V_PADDD, w, false, n, n, constant_operand(g, constant(g, &bias, 4)), -1);
     vex(b, V_PSHIFTD, w, false, 6 /* sll */, n, in_register(n), 23);
     vex(b, V_MUL, w, false, p, p, in_register(n), -1);
-    /* the lanes outside the easy range, !(|x - 0.5| <= 87.5) (rare: the
-     * code for them is jumped over) */
-    uint32_t magnitude = 0x7fffffffu;
-    rm_operand abs_mask = constant_operand(g, constant(g, &magnitude, 4));
-    vex(b, V_SUB, w, false, t, x, float_operand(g, 0.5f), -1);
-    vex(b, V_AND, w, false, t, t, abs_mask, -1);
-    vex(b, V_CMP, w, false, t, t, float_operand(g, 87.5f), 6 /* NLE_US */);
+    /* (rare: the code for those lanes is jumped over) */
+    vex(b, V_MOVU_LOAD, w, false, t, 0, in_register(hard), -1);
+    give_register(g, hard);
     vex(b, V_TESTPS, w, false, t, 0, in_register(t), -1);
     byte(b, 0x0f); /* je over them (rel32, patched below) */
     byte(b, 0x84);

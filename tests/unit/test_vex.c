@@ -939,7 +939,7 @@ static void test_disassembly_exp(void **state)
     char *typed = disassemble(f);
     static const char *const expected[] = {
         "vmaxps", "vminps", "vcvttps2dq", "vpaddd", "vpslld $0x17", "vcmpltps", "vandnps",
-        "vcmpunordps", "vblendvps", "vcmpnleps", "vcmple_oqps", "vtestps",
+        "vcmpunordps", "vblendvps", "vcmpgt_oqps", "vcmple_oqps", "vtestps",
         "je", "push %r11", "and $0xffffffffffffffe0,%rsp", "vmovups %ymm15,0x1e0(%rsp)",
         "movabs $ADDRESS,%rax", "call *%rax", "mov 0x200(%rsp),%rsp", "pop %r11",
     };
