@@ -1354,11 +1354,38 @@ static int emit_log(generator *g, int x, bool w)
     vex(b, V_ADD, w, false, m, m, in_register(t), -1);         /* r = m + y */
     vex(b, V_MUL, w, false, e, e, float_operand(g, 0.693359375f), -1);
     vex(b, V_ADD, w, false, m, m, in_register(e), -1);
-    /* not normal, positive and finite: !(x >= FLT_MIN) || !(x <= FLT_MAX) */
+    /* not normal, positive and finite: !(x >= FLT_MIN) || !(x <= FLT_MAX)
+     * (rare: the code for those lanes is jumped over) */
     vex(b, V_CMP, w, false, t, x, float_operand(g, 0x1p-126f), 9 /* NGE_US */);
     vex(b, V_CMP, w, false, u, x, float_operand(g, 0x1.fffffep127f), 6 /* NLE_US */);
     vex(b, V_OR, w, false, t, t, in_register(u), -1);
+    vex(b, V_TESTPS, w, false, t, 0, in_register(t), -1);
+    byte(b, 0x0f); /* je over them (rel32, patched below) */
+    byte(b, 0x84);
+    int patch = b->length;
+    word32(b, 0);
+    /* those whose logf needs no computing (any faithful logf's): +-0 -inf,
+     * below 0 (-inf too) NaN, +inf +inf, NaN NaN */
+    static const struct { float at; int predicate; float result; } settled[] = {
+        {0.0f, 0 /* EQ_OQ */, -INFINITY}, {0.0f, 1 /* LT_OS */, NAN},
+        {INFINITY, 0 /* EQ_OQ */, INFINITY},
+    };
+    for (int k = 0; k < 3; k++) {
+        vex(b, V_CMP, w, false, t, x, float_operand(g, settled[k].at), settled[k].predicate);
+        vex(b, V_BLENDVPS, w, false, m, m, float_operand(g, settled[k].result), t << 4);
+    }
+    vex(b, V_CMP, w, false, t, x, in_register(x), 3 /* UNORD_Q */);
+    vex(b, V_BLENDVPS, w, false, m, m, in_register(x), t << 4);
+    /* the others, subnormal x > 0, by logf */
+    vex(b, V_CMP, w, false, t, x, float_operand(g, 0.0f), 0x1e /* GT_OQ */);
+    vex(b, V_CMP, w, false, u, x, float_operand(g, 0x1p-126f), 0x11 /* LT_OQ */);
+    vex(b, V_AND, w, false, t, t, in_register(u), -1);
     emit_hard_call(g, w, t, x, m, vex_log_hard);
+    if (!b->overflow) {
+        int32_t rel = b->length - (patch + 4);
+        for (int k = 0; k < 4; k++)
+            b->code[patch + k] = (unsigned char)((uint32_t)rel >> (8 * k) & 0xff);
+    }
     give_register(g, e);
     give_register(g, s);
     give_register(g, t);
