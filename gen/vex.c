@@ -29,7 +29,8 @@
  * with objdump and compares, and checks results against eval.c.
  *
  * Scope: f32 and f64 trees of + - * / unary -, abs, sqrt, square,
- * reciprocal, minimum, maximum, comparisons, !, &&, ||, logical_xor and
+ * reciprocal, minimum, maximum, f32 exp and log (emit_exp, emit_log: the
+ * microkernels' polynomials, hard lanes by a call into the C library), comparisons, !, &&, ||, logical_xor and
  * where, over operands of the tree's dtype (bool ones as conditions; i8,
  * u8, i16, u16, i32 and, in f64 trees, f32 ones converted on loading, as
  * are casts of them), hoisted locals and literals, at least two
