@@ -29,7 +29,8 @@
  * with objdump and compares, and checks results against eval.c.
  *
  * Scope: f32 and f64 trees of + - * / unary -, abs, sqrt, square,
- * reciprocal, minimum, maximum, comparisons, !, &&, ||, logical_xor and
+ * reciprocal, minimum, maximum, f32 exp and log (emit_exp, emit_log: the
+ * microkernels' polynomials, hard lanes by a call into the C library), comparisons, !, &&, ||, logical_xor and
  * where, over operands of the tree's dtype (bool ones as conditions; i8,
  * u8, i16, u16, i32 and, in f64 trees, f32 ones converted on loading, as
  * are casts of them), hoisted locals and literals, at least two
@@ -57,6 +58,7 @@
  * every value at its own dtype, lanes = 32 bytes over the widest value's
  * size, narrower values in the low part of their register.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,6 +199,7 @@ typedef enum vex_id {
     V_PERMD, V_PERMQ, V_PSHUFB, V_SHUFP, V_MOVNT,
     V_MASKMOVPS_LOAD, V_MASKMOVPD_LOAD, V_MASKMOVPS_STORE, V_MASKMOVPD_STORE,
     V_MOVNTDQ, /* (the typed path's streaming root) */
+    V_TESTPS,  /* (exp's test for lanes outside its easy range: emit_exp) */
     V_COUNT
 } vex_id;
 
@@ -261,6 +264,7 @@ static const struct {
     [V_MASKMOVPS_LOAD] = {1, 2, 0x2c, false, false}, [V_MASKMOVPD_LOAD] = {1, 2, 0x2d, false, false},
     [V_MASKMOVPS_STORE] = {1, 2, 0x2e, false, false}, [V_MASKMOVPD_STORE] = {1, 2, 0x2f, false, false},
     [V_MOVNTDQ] = {1, 1, 0xe7, false, false},
+    [V_TESTPS] = {1, 2, 0x0e, false, false},
 };
 
 /* An operand: ymm register REG (mem false) or memory M. */
@@ -683,6 +687,10 @@ static bool supported_value(const generator *g, int id)
     if (n->dtype != g->lane)
         return false;
     switch (n->op) {
+    case OP_EXP: case OP_LOG: /* (f32: emit_exp, emit_log) */
+        if (g->dbl)
+            return false;
+        /* fall through */
     case OP_NEG: case OP_POS: case OP_ABS: case OP_SQRT: case OP_SQUARE: case OP_RECIPROCAL:
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MINIMUM: case OP_MAXIMUM:
         if (kir_tile_dtype(ir, id) != g->lane)
@@ -1121,6 +1129,272 @@ static value emit_extreme(generator *g, bool minimum, value a, value bv)
     return a;
 }
 
+/* ---- f32 exp in the vector code ----
+ *
+ * The microkernel's exp_polynomial (runtime/microkernels.c), instruction
+ * by instruction in the same order (no FMA: the microkernels are built
+ * with -ffp-contract=off), so an element in exp's easy range,
+ * |x - 0.5| <= 87.5, gets the tile code's bits; when any lane is not
+ * easy (NaN, infinities, overflow, subnormal results) vex_exp_hard
+ * recomputes those lanes with the C library, as the microkernel does. */
+
+/* The lanes of X outside exp's easy range into OUT, by expf. */
+static void vex_exp_hard(const float *x, float *out)
+{
+    for (int i = 0; i < 8; i++)
+        if (!(fabsf(x[i] - 0.5f) <= 87.5f))
+            out[i] = expf(x[i]);
+}
+
+static rm_operand float_operand(generator *g, float x)
+{
+    return constant_operand(g, constant(g, &x, 4));
+}
+
+/* The hard lanes of X recomputed into P by FUNCTION (x, p) when the mask
+ * in register MASK has any lane set: every GPR the C code may change and
+ * every ymm register saved around the call (rsp aligned to 32 below the
+ * pushes, the old rsp kept above the registers' area). */
+static void emit_hard_call(generator *g, bool w, int mask, int x, int p,
+                           void (*function)(const float *, float *))
+{
+    builder *b = g->b;
+    vex(b, V_TESTPS, w, false, mask, 0, in_register(mask), -1);
+    byte(b, 0x0f); /* je over the call (rel32, patched below) */
+    byte(b, 0x84);
+    int patch = b->length;
+    word32(b, 0);
+    static const int kept[] = {RAX, RCX, RDX, RSI, RDI, R8, R9, R10, R11};
+    int count = (int)(sizeof kept / sizeof kept[0]);
+    for (int k = 0; k < count; k++)
+        push_pop(b, kept[k], false);
+    gpr_pair(b, 0x89, RAX, RSP);                              /* mov rax, rsp */
+    gpr_immediate(b, 4, RSP, -32);                            /* and rsp, -32 */
+    gpr_immediate(b, 5, RSP, 16 * 32 + 32);                   /* sub rsp, 544 */
+    gpr_memory(b, 0x89, RAX, at(RSP, NONE, 1, 16 * 32));      /* mov [rsp + 512], rax */
+    for (int r = 0; r < 16; r++)
+        vex(b, V_MOVU_STORE, true, false, r, 0, in_memory(at(RSP, NONE, 1, 32 * r)), -1);
+    gpr_memory(b, 0x8d, RDI, at(RSP, NONE, 1, 32 * x));       /* lea rdi, x's */
+    gpr_memory(b, 0x8d, RSI, at(RSP, NONE, 1, 32 * p));       /* lea rsi, p's */
+    uint64_t address = 0; /* (POSIX's representation, as jit.c's) */
+    memcpy(&address, &function, sizeof function);
+    byte(b, 0x48); /* mov rax, imm64 */
+    byte(b, 0xb8);
+    for (int k = 0; k < 8; k++)
+        byte(b, (int)(address >> (8 * k) & 0xff));
+    byte(b, 0xc5); /* vzeroupper */
+    byte(b, 0xf8);
+    byte(b, 0x77);
+    byte(b, 0xff); /* call rax */
+    byte(b, 0xd0);
+    for (int r = 0; r < 16; r++)
+        vex(b, V_MOVU_LOAD, true, false, r, 0, in_memory(at(RSP, NONE, 1, 32 * r)), -1);
+    gpr_memory(b, 0x8b, RSP, at(RSP, NONE, 1, 16 * 32));      /* mov rsp, [rsp + 512] */
+    for (int k = count - 1; k >= 0; k--)
+        push_pop(b, kept[k], true);
+    if (!b->overflow) {
+        int32_t rel = b->length - (patch + 4);
+        for (int k = 0; k < 4; k++)
+            b->code[patch + k] = (unsigned char)((uint32_t)rel >> (8 * k) & 0xff);
+    }
+}
+
+/* e^x of the f32 lanes of register X (all 8 when W, else the low 4) into
+ * a new register; X is given back.  Not in the paired loop (dup_bad: one
+ * call a vector) nor in small kernels (their unrolled C calls expf). */
+static int emit_exp(generator *g, int x, bool w)
+{
+    builder *b = g->b;
+    if (g->small) {
+        g->failed = true;
+        return x;
+    }
+    if (b->dup) {
+        b->dup_bad = true;
+        return x;
+    }
+    int t = take_register(g), n = take_register(g);
+    uint32_t magnitude = 0x7fffffffu;
+    rm_operand abs_mask = constant_operand(g, constant(g, &magnitude, 4));
+    vex(b, V_MAX, w, false, t, x, float_operand(g, -88.0f), -1); /* x >= -88 ? x : -88 */
+    vex(b, V_MIN, w, false, t, t, float_operand(g, 89.0f), -1);  /* x <= 89 ? x : 89 */
+    /* |x| < 2^-30 as 0: the result is 1 either way (n = 0, r = x, and
+     * 1 + x rounds to 1), without the products' underflow to subnormals
+     * (measured: exp(a) + c, 2.58 ms ->
+     * 0.65 ms over 1M elements of about 1e-35: r * r underflowed) */
+    vex(b, V_AND, w, false, n, t, abs_mask, -1);
+    vex(b, V_CMP, w, false, n, n, float_operand(g, 0x1p-30f), 1 /* LT_OS */);
+    vex(b, V_ANDN, w, false, t, n, in_register(t), -1);
+    /* the lanes outside the easy range, !(|x - 0.5| <= 87.5), tested on
+     * the clamped x (the same lanes: the clamps move only those, and NaN
+     * to -88; a subnormal x is not an operand of arithmetic then) */
+    int hard = take_register(g);
+    vex(b, V_SUB, w, false, hard, t, float_operand(g, 0.5f), -1);
+    vex(b, V_AND, w, false, hard, hard, abs_mask, -1);
+    vex(b, V_CMP, w, false, hard, hard, float_operand(g, 87.5f), 0x1e /* GT_OQ */);
+    vex(b, V_MUL, w, false, n, t, float_operand(g, 1.44269504088896341f), -1);
+    vex(b, V_ADD, w, false, n, n, float_operand(g, 12582912.0f), -1);
+    vex(b, V_SUB, w, false, n, n, float_operand(g, 12582912.0f), -1);
+    int r = take_register(g);
+    vex(b, V_MUL, w, false, r, n, float_operand(g, 0.693359375f), -1);
+    vex(b, V_SUB, w, false, r, t, in_register(r), -1);
+    vex(b, V_MUL, w, false, t, n, float_operand(g, -2.12194440e-4f), -1);
+    vex(b, V_SUB, w, false, r, r, in_register(t), -1);
+    int z = t; /* exp_reduced */
+    vex(b, V_MUL, w, false, z, r, in_register(r), -1);
+    int p = take_register(g);
+    static const float c[] = {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f,
+                              1.6666665459e-1f, 5.0000001201e-1f};
+    for (int k = 0; k < 5; k++) { /* p = p * r + c[k], p first 1.9875691500e-4 */
+        if (k == 0)
+            vex(b, V_MUL, w, false, p, r, float_operand(g, 1.9875691500e-4f), -1);
+        else
+            vex(b, V_MUL, w, false, p, p, in_register(r), -1);
+        vex(b, V_ADD, w, false, p, p, float_operand(g, c[k]), -1);
+    }
+    vex(b, V_MUL, w, false, p, p, in_register(z), -1);
+    vex(b, V_ADD, w, false, p, p, in_register(r), -1);
+    vex(b, V_ADD, w, false, p, p, float_operand(g, 1.0f), -1);
+    vex(b, V_CVTTPS2DQ, w, false, n, 0, in_register(n), -1);   /* e = (int32_t)n */
+    uint32_t bias = 127;
+    vex(b, V_PADDD, w, false, n, n, constant_operand(g, constant(g, &bias, 4)), -1);
+    vex(b, V_PSHIFTD, w, false, 6 /* sll */, n, in_register(n), 23);
+    vex(b, V_MUL, w, false, p, p, in_register(n), -1);
+    /* (rare: the code for those lanes is jumped over) */
+    vex(b, V_MOVU_LOAD, w, false, t, 0, in_register(hard), -1);
+    give_register(g, hard);
+    vex(b, V_TESTPS, w, false, t, 0, in_register(t), -1);
+    byte(b, 0x0f); /* je over them (rel32, patched below) */
+    byte(b, 0x84);
+    int patch = b->length;
+    word32(b, 0);
+    /* those whose expf needs no computing: below -104.5 (-inf too) +0,
+     * e^x being under half the least subnormal; NaN a NaN; above 88.75
+     * (+inf too) the polynomial's 2^128 already gives +inf, as e^x is above
+     * FLT_MAX.  (Any faithful expf agrees; test_exp_trees checks the C
+     * library's against these on such data.) */
+    vex(b, V_CMP, w, false, r, x, float_operand(g, -104.5f), 1 /* LT_OS */);
+    vex(b, V_ANDN, w, false, p, r, in_register(p), -1);
+    vex(b, V_CMP, w, false, r, x, in_register(x), 3 /* UNORD_Q */);
+    vex(b, V_BLENDVPS, w, false, p, p, in_register(x), r << 4);
+    /* the others, x in [-104.5, 88.75] (|x + 7.875| <= 96.625, rounding
+     * aside: the edges' results are the same either way), by expf */
+    vex(b, V_ADD, w, false, n, x, float_operand(g, 7.875f), -1);
+    vex(b, V_AND, w, false, n, n, abs_mask, -1);
+    vex(b, V_CMP, w, false, n, n, float_operand(g, 96.625f), 0x12 /* LE_OQ */);
+    vex(b, V_AND, w, false, t, t, in_register(n), -1);
+    emit_hard_call(g, w, t, x, p, vex_exp_hard);
+    if (!b->overflow) {
+        int32_t rel = b->length - (patch + 4);
+        for (int k = 0; k < 4; k++)
+            b->code[patch + k] = (unsigned char)((uint32_t)rel >> (8 * k) & 0xff);
+    }
+    give_register(g, t);
+    give_register(g, n);
+    give_register(g, r);
+    give_register(g, x);
+    return p;
+}
+
+/* f32 log the same way: the microkernel's log_polynomial, lanes outside
+ * log_easy (not normal, positive and finite) recomputed by logf. */
+static void vex_log_hard(const float *x, float *out)
+{
+    for (int i = 0; i < 8; i++) {
+        uint32_t u;
+        memcpy(&u, &x[i], sizeof u);
+        if (!(u - 0x00800000u < 0x7f000000u))
+            out[i] = logf(x[i]);
+    }
+}
+
+/* log of the f32 lanes of register X (as emit_exp) into a new register. */
+static int emit_log(generator *g, int x, bool w)
+{
+    builder *b = g->b;
+    if (g->small) {
+        g->failed = true;
+        return x;
+    }
+    if (b->dup) {
+        b->dup_bad = true;
+        return x;
+    }
+    uint32_t mantissa = 0x007fffffu, half = 0x3f000000u, bias = 126;
+    int e = take_register(g), m = take_register(g), s = take_register(g);
+    int t = take_register(g), u = take_register(g);
+    vex(b, V_PSHIFTD, w, false, 2 /* srl */, e, in_register(x), 23); /* x = m * 2^e */
+    vex(b, V_PSUBD, w, false, e, e, constant_operand(g, constant(g, &bias, 4)), -1);
+    vex(b, V_AND, w, false, m, x, constant_operand(g, constant(g, &mantissa, 4)), -1);
+    vex(b, V_OR, w, false, m, m, constant_operand(g, constant(g, &half, 4)), -1);
+    vex(b, V_CMP, w, false, s, m, float_operand(g, 0.707106781186547524f), 1 /* LT_OS */);
+    vex(b, V_PADDD, w, false, e, e, in_register(s), -1); /* e -= small */
+    vex(b, V_ADD, w, false, t, m, in_register(m), -1);
+    vex(b, V_SUB, w, false, t, t, float_operand(g, 1.0f), -1);
+    vex(b, V_SUB, w, false, m, m, float_operand(g, 1.0f), -1);
+    vex(b, V_BLENDVPS, w, false, m, m, in_register(t), s << 4); /* small ? 2m - 1 : m - 1 */
+    vex(b, V_CVTDQ2PS, w, false, e, 0, in_register(e), -1);    /* fe */
+    int z = s;
+    vex(b, V_MUL, w, false, z, m, in_register(m), -1);
+    static const float c[] = {-1.1514610310e-1f, 1.1676998740e-1f, -1.2420140846e-1f,
+                              1.4249322787e-1f, -1.6668057665e-1f, 2.0000714765e-1f,
+                              -2.4999993993e-1f, 3.3333331174e-1f};
+    for (int k = 0; k < 8; k++) { /* y = y * m +- c[k] (a - c is a + -c), y first 7.0376836292e-2 */
+        if (k == 0)
+            vex(b, V_MUL, w, false, t, m, float_operand(g, 7.0376836292e-2f), -1);
+        else
+            vex(b, V_MUL, w, false, t, t, in_register(m), -1);
+        vex(b, V_ADD, w, false, t, t, float_operand(g, c[k]), -1);
+    }
+    vex(b, V_MUL, w, false, t, t, in_register(m), -1);         /* y * m * z */
+    vex(b, V_MUL, w, false, t, t, in_register(z), -1);
+    vex(b, V_MUL, w, false, u, e, float_operand(g, -2.12194440e-4f), -1);
+    vex(b, V_ADD, w, false, t, t, in_register(u), -1);
+    vex(b, V_MUL, w, false, z, z, float_operand(g, -0.5f), -1);
+    vex(b, V_ADD, w, false, t, t, in_register(z), -1);
+    vex(b, V_ADD, w, false, m, m, in_register(t), -1);         /* r = m + y */
+    vex(b, V_MUL, w, false, e, e, float_operand(g, 0.693359375f), -1);
+    vex(b, V_ADD, w, false, m, m, in_register(e), -1);
+    /* not normal, positive and finite: !(x >= FLT_MIN) || !(x <= FLT_MAX)
+     * (rare: the code for those lanes is jumped over) */
+    vex(b, V_CMP, w, false, t, x, float_operand(g, 0x1p-126f), 9 /* NGE_US */);
+    vex(b, V_CMP, w, false, u, x, float_operand(g, 0x1.fffffep127f), 6 /* NLE_US */);
+    vex(b, V_OR, w, false, t, t, in_register(u), -1);
+    vex(b, V_TESTPS, w, false, t, 0, in_register(t), -1);
+    byte(b, 0x0f); /* je over them (rel32, patched below) */
+    byte(b, 0x84);
+    int patch = b->length;
+    word32(b, 0);
+    /* those whose logf needs no computing (any faithful logf's): +-0 -inf,
+     * below 0 (-inf too) NaN, +inf +inf, NaN NaN */
+    static const struct { float at; int predicate; float result; } settled[] = {
+        {0.0f, 0 /* EQ_OQ */, -INFINITY}, {0.0f, 1 /* LT_OS */, NAN},
+        {INFINITY, 0 /* EQ_OQ */, INFINITY},
+    };
+    for (int k = 0; k < 3; k++) {
+        vex(b, V_CMP, w, false, t, x, float_operand(g, settled[k].at), settled[k].predicate);
+        vex(b, V_BLENDVPS, w, false, m, m, float_operand(g, settled[k].result), t << 4);
+    }
+    vex(b, V_CMP, w, false, t, x, in_register(x), 3 /* UNORD_Q */);
+    vex(b, V_BLENDVPS, w, false, m, m, in_register(x), t << 4);
+    /* the others, subnormal x > 0, by logf */
+    vex(b, V_CMP, w, false, t, x, float_operand(g, 0.0f), 0x1e /* GT_OQ */);
+    vex(b, V_CMP, w, false, u, x, float_operand(g, 0x1p-126f), 0x11 /* LT_OQ */);
+    vex(b, V_AND, w, false, t, t, in_register(u), -1);
+    emit_hard_call(g, w, t, x, m, vex_log_hard);
+    if (!b->overflow) {
+        int32_t rel = b->length - (patch + 4);
+        for (int k = 0; k < 4; k++)
+            b->code[patch + k] = (unsigned char)((uint32_t)rel >> (8 * k) & 0xff);
+    }
+    give_register(g, e);
+    give_register(g, s);
+    give_register(g, t);
+    give_register(g, u);
+    give_register(g, x);
+    return m;
+}
+
 /* Leaf ID (an operand or a hoisted local) loaded, converted, as a value or a
  * mask; VIA_SINGLE: an integer converted to f32 first (load_converted). */
 static value compute_leaf(generator *g, int id, bool want_value, bool via_single)
@@ -1462,6 +1736,8 @@ static value compute(generator *g, int id, bool want_value)
             constant_operand(g, (bits_constant(g, dbl ? ~(1ull << 63) : 0x7fffffffull))), -1);
         break;
     case OP_SQRT: vex(b, V_SQRT, true, dbl, v.reg, 0, in_register(v.reg), -1); break;
+    case OP_EXP: v.reg = emit_exp(g, v.reg, true); break;
+    case OP_LOG: v.reg = emit_log(g, v.reg, true); break;
     case OP_SQUARE: vex(b, V_MUL, true, dbl, v.reg, v.reg, in_register(v.reg), -1); break;
     case OP_RECIPROCAL: {
         int r = take_register(g);
@@ -2323,6 +2599,18 @@ static value float_operation(generator *g, const expr_node *n, bcg_dtype t, valu
                                                 : (void *)&(uint32_t){~(1u << 31)}, size_of(t))), -1);
         break;
     case OP_SQRT: vex(b, V_SQRT, w, dbl, v.reg, 0, in_register(v.reg), -1); break;
+    case OP_EXP:
+        if (dbl)
+            g->failed = true;
+        else
+            v.reg = emit_exp(g, v.reg, w);
+        break;
+    case OP_LOG:
+        if (dbl)
+            g->failed = true;
+        else
+            v.reg = emit_log(g, v.reg, w);
+        break;
     case OP_SQUARE: vex(b, V_MUL, w, dbl, v.reg, v.reg, in_register(v.reg), -1); break;
     case OP_RECIPROCAL: {
         int r = constant_register(g, float_constant(g, t, 1.0));

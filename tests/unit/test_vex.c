@@ -65,6 +65,22 @@ static void value_tree(text *t, int depth);
 /* the trees of this case read e, an integer operand, too */
 static bool mixed;
 
+/* test_exp_trees: the trees draw exp too (of arguments scaled into its
+ * hard range at times), and check_case compares the fused code with the
+ * microkernels bit for bit, with eval.c within the ulp bound at the root */
+static bool with_exp;
+
+/* exp(x), exp(x * 40) (overflow, subnormal results), log(x) or log(abs(x)) */
+static void exp_call(text *t, void (*tree)(text *, int), int depth)
+{
+    static const char *const open[] = {"exp(", "exp((", "log(", "log(abs("};
+    static const char *const close[] = {")", ") * 40)", ")", "))"};
+    int pick = below(4);
+    put(t, open[pick]);
+    tree(t, depth - 1);
+    put(t, close[pick]);
+}
+
 /* A condition: a comparison, a bool operand, or logic of them. */
 static void condition_tree(text *t, int depth)
 {
@@ -123,6 +139,10 @@ static void value_tree(text *t, int depth)
         put(t, binary[below(4)]);
         value_tree(t, depth - 1);
         put(t, ")");
+        return;
+    }
+    if (with_exp && pick <= 6 && below(2)) {
+        exp_call(t, value_tree, depth);
         return;
     }
     if (pick <= 6) {
@@ -226,6 +246,10 @@ static void typed_tree(text *t, int depth)
         typed_tree(t, depth - 1);
         put(t, binary[below(8)]);
         typed_tree(t, depth - 1);
+        put(t, ")");
+    } else if (pick == 4 && with_exp && below(2)) { /* (f32: the fused code's) */
+        put(t, "f32(");
+        exp_call(t, typed_tree, depth);
         put(t, ")");
     } else if (pick == 4) {
         put(t, unary[below(5)]);
@@ -331,6 +355,7 @@ typedef struct tally {
     int in_place; /* fused, a strided operand read in place (no gather) */
     int streamed; /* fused, the root stored past the caches */
     int rows;     /* fused in the rows form (2-D tiles read in place row by row) */
+    int exp;      /* fused, with an exp in the tree */
 } tally;
 
 /* this case's strides along the run (LAYOUT_STRIDED) and streaming stores */
@@ -520,6 +545,7 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
     }
     tally->cases++;
     tally->vex += used_on;
+    tally->exp += used_on && (strstr(expr, "exp(") || strstr(expr, "log("));
     tally->in_place += lay == LAYOUT_STRIDED && in_place;
     tally->streamed += streamed;
     tally->rows += rows;
@@ -532,8 +558,28 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
      * its sign or payload, and the microkernels' gcc code orders operands
      * as it likes) */
     const char *outputs[2] = {on, off};
-    for (int i = 0; i < 2 && ok; i++) {
-        int64_t at = first_difference(outputs[i], want, t, elements, false);
+    if (with_exp) { /* the fused code is the microkernels' bit for bit; those are
+                       within the ulp bound of eval.c's libm at an exp root */
+        int64_t at = first_difference(on, off, t, elements, false);
+        if (at >= 0) {
+            float x = 0, y = 0;
+            if (t == BCG_F32) {
+                memcpy(&x, on + at * 4, 4);
+                memcpy(&y, off + at * 4, 4);
+            }
+            print_error("%s %s n=%lld layout %d: element %lld fused %a, microkernels %a\n", expr,
+                        bcg_dtype_name(t), (long long)n, (int)lay, (long long)at, (double)x,
+                        (double)y);
+            ok = false;
+        }
+        const char *root = strncmp(expr, "f32(", 4) == 0 ? expr + 4 : expr;
+        if (t != BCG_F32 || (strncmp(root, "exp(", 4) != 0 && strncmp(root, "log(", 4) != 0) ||
+            strstr(root + 4, "exp(") || strstr(root + 4, "log(")) /* (an argument's error
+            grows through an outer exp times 40) */
+            outputs[0] = outputs[1] = NULL;
+    }
+    for (int i = 0; i < 2 && ok && outputs[i]; i++) {
+        int64_t at = first_difference(outputs[i], want, t, elements, with_exp);
         if (at >= 0) {
             uint64_t got_bits = 0, want_bits = 0;
             memcpy(&got_bits, outputs[i] + at * (int64_t)out_size, out_size);
@@ -708,6 +754,66 @@ static void test_typed_trees(void **state)
     }
 }
 
+/* Trees with f32 exp (test_random_trees' float trees and
+ * test_typed_trees' mixed ones, exp drawn among the unary functions, its
+ * argument at times times 40), over data with NaN, infinities, subnormals
+ * and large values: the fused code against the microkernels bit for bit
+ * (the hard lanes recomputed by expf in both), and against eval.c within
+ * the ulp bound when exp is the root. */
+static void test_exp_trees(void **state)
+{
+    (void)state;
+    const char *text_count = getenv("BCGEN_VEX_CASES");
+    int count = (text_count ? atoi(text_count) : 3000) / 10;
+    tally tally = {0};
+    int failures = 0, with = 0;
+    with_exp = true;
+    for (int i = 0; i < 2 * count && failures < 10; i++) {
+        text t = {{0}, 0};
+        bool typed = i >= count;
+        int64_t n = (int64_t[]){0, 1, 3, 7, 8, 9, 17, 33, 1025, 1 + below(2000)}[below(10)];
+        static const int64_t strides[] = {-1, 2, -2, 3};
+        for (int k = 0; k < 5; k++)
+            case_stride[k] = strides[below(4)];
+        case_stream = below(4) == 0;
+        vex_pairing = below(4) == 0 ? 0 : -1;
+        layout lay = (layout)below(LAYOUT_COUNT);
+        bcg_dtype dt = BCG_F32, int_dtype = BCG_I16;
+        if (typed) {
+            if (below(2))
+                exp_call(&t, typed_tree, 1 + below(3));
+            else
+                typed_tree(&t, 1 + below(3));
+            static const bcg_dtype some[] = {BCG_U8, BCG_I16, BCG_I32, BCG_F32, BCG_F64, BCG_I8};
+            for (int k = 0; k < 3; k++)
+                typed_dtypes[k] = some[below(6)];
+            typed_dtypes[3] = BCG_BOOL;
+            typed_dtypes[4] = BCG_I8;
+            dt = typed_dtypes[0];
+            int_dtype = typed_dtypes[4];
+        } else {
+            mixed = below(3) == 0;
+            if (below(2))
+                exp_call(&t, value_tree, 1 + below(3));
+            else
+                value_tree(&t, 1 + below(3));
+        }
+        if (!strstr(t.s, "exp(") && !strstr(t.s, "log("))
+            continue;
+        with++;
+        if (!check_case(t.s, dt, int_dtype, n, lay, &tally))
+            failures++;
+        typed_dtypes[0] = BCG_BOOL;
+    }
+    with_exp = false;
+    vex_pairing = -1;
+    print_message("# exp trees: %d cases, %d with 2+ tile calls, %d through the fused vector "
+                  "code, %d skipped\n", tally.cases, tally.tiled, tally.exp, tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count > 0) /* most of them fused, or this tests nothing */
+        assert_true(tally.exp * 2 > tally.tiled && tally.exp * 4 > with);
+}
+
 /* ---- the encoder ---- */
 
 /* The fused function of EXPR over OPS (microkernel tiles), from the
@@ -795,6 +901,8 @@ static char *disassemble(const vex_function *f)
             if (!(*s == ' ' && n > 0 && clean[n - 1] == ' '))
                 clean[n++] = *s;
         clean[n] = 0;
+        if (strncmp(clean, "movabs $0x", 10) == 0) /* (a C function's address: ASLR) */
+            n = (size_t)snprintf(clean, sizeof clean, "movabs $ADDRESS%s", strchr(clean, ','));
         if (len + n + 1 < cap) {
             memcpy(out + len, clean, n + 1);
             len += n;
@@ -805,6 +913,63 @@ static char *disassemble(const vex_function *f)
     pclose(p);
     unlink(path);
     return out;
+}
+
+static void need_objdump(void);
+
+/* f32 exp in the fused code: the microkernel's polynomial, the test for
+ * lanes outside the easy range (vtestps) and the call that recomputes
+ * them with every register saved, in the float path's single loop (the
+ * call is not paired) and in a mixed tree (i16 data). */
+static void test_disassembly_exp(void **state)
+{
+    (void)state;
+    need_objdump();
+    arena *a = arena_new();
+    assert_non_null(a);
+    int64_t shape[2] = {4, 100}, row[1] = {100};
+    bcg_operand ops[2] = {{"a", BCG_F32, 2, shape, NULL}, {"b", BCG_F32, 1, row, NULL}};
+    const vex_function *f = function_of(a, "exp(a * b) + b", ops, 2);
+    assert_non_null(f);
+    assert_false(f->paired);
+    char *listing = disassemble(f);
+    bcg_operand ops16[2] = {{"a", BCG_I16, 2, shape, NULL}, {"b", BCG_I16, 1, row, NULL}};
+    f = function_of(a, "exp(f32(a * b)) - 3.0", ops16, 2);
+    assert_non_null(f);
+    char *typed = disassemble(f);
+    static const char *const expected[] = {
+        "vmaxps", "vminps", "vcvttps2dq", "vpaddd", "vpslld $0x17", "vcmpltps", "vandnps",
+        "vcmpunordps", "vblendvps", "vcmpgt_oqps", "vcmple_oqps", "vtestps",
+        "je", "push %r11", "and $0xffffffffffffffe0,%rsp", "vmovups %ymm15,0x1e0(%rsp)",
+        "movabs $ADDRESS,%rax", "call *%rax", "mov 0x200(%rsp),%rsp", "pop %r11",
+    };
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        if (!strstr(listing, expected[i]) || !strstr(typed, expected[i])) {
+            print_error("no \"%s\" in:\n%s\n%s\n", expected[i], listing, typed);
+            fail();
+        }
+    assert_null(strstr(listing, "(bad)"));
+    assert_null(strstr(typed, "(bad)"));
+    compare_golden(listing, "tests/unit/vex_disassembly_exp.txt");
+    compare_golden(typed, "tests/unit/vex_disassembly_exp_typed.txt");
+    f = function_of(a, "log(a * b) + b", ops, 2); /* (log_polynomial) */
+    assert_non_null(f);
+    char *log = disassemble(f);
+    static const char *const expected_log[] = {
+        "vpsrld $0x17", "vpsubd", "vorps", "vcmpltps", "vpaddd", "vblendvps", "vcvtdq2ps",
+        "vcmpngeps", "vcmpnleps", "vtestps", "movabs $ADDRESS,%rax", "call *%rax",
+    };
+    for (size_t i = 0; i < sizeof expected_log / sizeof expected_log[0]; i++)
+        if (!strstr(log, expected_log[i])) {
+            print_error("no \"%s\" in:\n%s\n", expected_log[i], log);
+            fail();
+        }
+    assert_null(strstr(log, "(bad)"));
+    compare_golden(log, "tests/unit/vex_disassembly_log.txt");
+    free(listing);
+    free(typed);
+    free(log);
+    arena_free(a);
 }
 
 /* Skips the test on a CPU without AVX2 or a machine without objdump. */
@@ -979,8 +1144,10 @@ static void test_unsupported(void **state)
     assert_non_null(a);
     int64_t shape[1] = {100};
     bcg_operand f32[2] = {{"a", BCG_F32, 1, shape, NULL}, {"b", BCG_F32, 1, shape, NULL}};
+    bcg_operand f64[2] = {{"a", BCG_F64, 1, shape, NULL}, {"b", BCG_F64, 1, shape, NULL}};
     bcg_operand i32[2] = {{"a", BCG_I32, 1, shape, NULL}, {"b", BCG_I32, 1, shape, NULL}};
-    assert_null(function_of(a, "exp(a) + b", f32, 2));
+    assert_null(function_of(a, "tan(a) + b", f32, 2));
+    assert_null(function_of(a, "exp(a) + b", f64, 2)); /* (f64: the C library's) */
     assert_null(function_of(a, "a // b + b", i32, 2)); /* integer division */
     if (vex_cpu_ok())
         assert_non_null(function_of(a, "a + b * 2", i32, 2));
@@ -1115,6 +1282,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_trees),
         cmocka_unit_test(test_typed_trees),
+        cmocka_unit_test(test_exp_trees),
+        cmocka_unit_test(test_disassembly_exp),
         cmocka_unit_test(test_disassembly),
         cmocka_unit_test(test_disassembly_typed),
         cmocka_unit_test(test_disassembly_strided),
