@@ -1151,6 +1151,8 @@ static rm_operand float_operand(generator *g, float x)
     return constant_operand(g, constant(g, &x, 4));
 }
 
+static void patch_here(builder *b, int at);
+
 /* The hard lanes of X recomputed into P by FUNCTION (x, p) when the mask
  * in register MASK has any lane set: every GPR the C code may change and
  * every ymm register saved around the call (rsp aligned to 32 below the
@@ -1192,11 +1194,8 @@ static void emit_hard_call(generator *g, bool w, int mask, int x, int p,
     gpr_memory(b, 0x8b, RSP, at(RSP, NONE, 1, 16 * 32));      /* mov rsp, [rsp + 512] */
     for (int k = count - 1; k >= 0; k--)
         push_pop(b, kept[k], true);
-    if (!b->overflow) {
-        int32_t rel = b->length - (patch + 4);
-        for (int k = 0; k < 4; k++)
-            b->code[patch + k] = (unsigned char)((uint32_t)rel >> (8 * k) & 0xff);
-    }
+    if (!b->overflow)
+        patch_here(b, patch);
 }
 
 /* e^x of the f32 lanes of register X (all 8 when W, else the low 4) into
@@ -1284,11 +1283,8 @@ static int emit_exp(generator *g, int x, bool w)
     vex(b, V_CMP, w, false, n, n, float_operand(g, 96.625f), 0x12 /* LE_OQ */);
     vex(b, V_AND, w, false, t, t, in_register(n), -1);
     emit_hard_call(g, w, t, x, p, vex_exp_hard);
-    if (!b->overflow) {
-        int32_t rel = b->length - (patch + 4);
-        for (int k = 0; k < 4; k++)
-            b->code[patch + k] = (unsigned char)((uint32_t)rel >> (8 * k) & 0xff);
-    }
+    if (!b->overflow)
+        patch_here(b, patch);
     give_register(g, t);
     give_register(g, n);
     give_register(g, r);
@@ -1382,11 +1378,8 @@ static int emit_log(generator *g, int x, bool w)
     vex(b, V_CMP, w, false, u, x, float_operand(g, 0x1p-126f), 0x11 /* LT_OQ */);
     vex(b, V_AND, w, false, t, t, in_register(u), -1);
     emit_hard_call(g, w, t, x, m, vex_log_hard);
-    if (!b->overflow) {
-        int32_t rel = b->length - (patch + 4);
-        for (int k = 0; k < 4; k++)
-            b->code[patch + k] = (unsigned char)((uint32_t)rel >> (8 * k) & 0xff);
-    }
+    if (!b->overflow)
+        patch_here(b, patch);
     give_register(g, e);
     give_register(g, s);
     give_register(g, t);
