@@ -4055,22 +4055,34 @@ static bool small_load(generator *g, int r, int i)
 }
 
 /* Stores register V's first COUNT lanes at output elements O[0 .. count). */
+/* The output offsets O[0..COUNT) of a vector's lanes: their lowest
+ * (*LOW), whether they run on from O[0] one by one (*CONTIGUOUS), and
+ * whether they are a permutation of COUNT consecutive ones (*DISTINCT). */
+static void store_offsets(const int64_t *o, int count, int64_t *low, bool *contiguous,
+                          bool *distinct)
+{
+    int64_t high = o[0];
+    *low = o[0];
+    *contiguous = true;
+    for (int j = 1; j < count; j++) {
+        *contiguous = *contiguous && o[j] == o[0] + j;
+        *low = o[j] < *low ? o[j] : *low;
+        high = o[j] > high ? o[j] : high;
+    }
+    *distinct = high - *low == count - 1;
+    for (int j = 0; *distinct && j < count; j++)
+        for (int i = 0; i < j; i++)
+            *distinct = *distinct && o[i] != o[j];
+}
+
 static void small_store(small_kernel *s, int v, const int64_t *o, int count)
 {
     generator *g = s->g;
     builder *b = g->b;
     int lanes = 32 / g->width, per = g->width / 4;
-    int64_t low = o[0], high = o[0];
-    bool contiguous = true;
-    for (int j = 1; j < count; j++) {
-        contiguous = contiguous && o[j] == o[0] + j;
-        low = o[j] < low ? o[j] : low;
-        high = o[j] > high ? o[j] : high;
-    }
-    bool distinct = high - low == count - 1;
-    for (int j = 0; distinct && j < count; j++)
-        for (int i = 0; i < j; i++)
-            distinct = distinct && o[i] != o[j];
+    int64_t low;
+    bool contiguous, distinct;
+    store_offsets(o, count, &low, &contiguous, &distinct);
     int t = -1;
     if (!contiguous && distinct) { /* a permutation of a window: into order first */
         uint32_t index[8] = {0};
@@ -4504,17 +4516,9 @@ static void small_typed_store(small_kernel *s, int v, const int64_t *o, int coun
     generator *g = s->g;
     builder *b = g->b;
     int size = g->width, lanes = g->lanes, bytes = lanes * size;
-    int64_t low = o[0], high = o[0];
-    bool contiguous = true;
-    for (int j = 1; j < count; j++) {
-        contiguous = contiguous && o[j] == o[0] + j;
-        low = o[j] < low ? o[j] : low;
-        high = o[j] > high ? o[j] : high;
-    }
-    bool distinct = high - low == count - 1;
-    for (int j = 0; distinct && j < count; j++)
-        for (int i = 0; i < j; i++)
-            distinct = distinct && o[i] != o[j];
+    int64_t low;
+    bool contiguous, distinct;
+    store_offsets(o, count, &low, &contiguous, &distinct);
     if (!contiguous && distinct && s->two && count * size <= 16 && bytes <= 16) {
         /* a permuted window within an xmm: into order by vpshufb */
         unsigned char pattern[32];
