@@ -77,6 +77,13 @@ bool vex_cpu_ok(void);
 extern int vex_wide;
 extern int vex_pairing;
 
+/* Leaves of a stride of 3 or more either way (other_stride_load):
+ * VEX_OTHER_STRIDES -1 (the default) reads them in place by the measured
+ * choice, 0 not at all (the callers gather them), 1 by loads and vpshufb
+ * only, 2 by gathers where the elements take 4 or 8 bytes (tests,
+ * measurements). */
+extern int vex_other_strides;
+
 /* The fused function of IR's root tree into *OUT (in A), or *OUT NULL when
  * an operation, dtype or leaf is not supported or registers run out.
  * LAYOUT: how each operand is read along the run.  Fails only when memory
