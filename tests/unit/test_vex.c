@@ -619,9 +619,10 @@ static void test_random_trees(void **state)
         int64_t runs[] = {0, 1, lanes - 1, lanes, lanes + 1, 2 * lanes + 3, 1023, 1025,
                           1 + below(3000)};
         int64_t n = runs[below(9)];
-        static const int64_t strides[] = {-1, 2, -2, 3, -1, 2};
+        /* (3 or more either way: spaced_load) */
+        static const int64_t strides[] = {-1, 2, -2, 3, -1, 2, 5, -3, 7, -8};
         for (int k = 0; k < 5; k++)
-            case_stride[k] = strides[below(6)];
+            case_stride[k] = strides[below(10)];
         case_stream = below(2) == 0;
         /* the paired loop, its divisions in zmm where the CPU has them
          * (or ymm), or the single loop */
@@ -709,6 +710,39 @@ static void test_typed_trees(void **state)
                           bcg_dtype_name(partner), (int)case_stride[0], (int)n,
                           tally.in_place > before ? "in place" : "gathered or not fused");
     }
+    /* every leaf dtype read in place with strides of 3 or more either way
+     * (spaced_load: several elements a load, or one, vpinsr), at every
+     * lane count, against every partner size */
+    int spaced = 0, spaced_in_place = 0;
+    for (int k = 0; k < 10 * 4 * 3 && count > 0 && failures < 10; k++) {
+        bcg_dtype leaf = all_dtypes[k % 10], partner = partners[k / 10 % 4];
+        static const int64_t strides[] = {3, -3, 5, 7, -5, 6, -7, 8, -8, 4};
+        for (int j = 0; j < 5; j++)
+            case_stride[j] = strides[j == 0 ? k / 40 : below(10)];
+        if (k >= 40)
+            case_stride[0] = strides[1 + below(9)];
+        typed_dtypes[0] = leaf;
+        typed_dtypes[1] = typed_dtypes[2] = partner;
+        typed_dtypes[3] = BCG_BOOL;
+        typed_dtypes[4] = BCG_I8;
+        int size = (int)bcg_dtype_size(leaf), widest = (int)bcg_dtype_size(partner);
+        int lanes = 32 / (size > widest ? size : widest);
+        int64_t n = (int64_t[]){lanes - 1, lanes + 1, 2 * lanes + 3, 100}[below(4)];
+        int before = tally.in_place;
+        case_stream = below(2) == 0;
+        vex_pairing = below(4) == 0 ? 0 : -1;
+        if (!check_case(k % 2 ? "where(d, a, b) - b" : "(a + b) - b", leaf, BCG_I8, n,
+                        LAYOUT_STRIDED, &tally))
+            failures++;
+        spaced++;
+        spaced_in_place += tally.in_place > before;
+        if (getenv("BCGEN_VEX_SHOW_DIRECTED"))
+            print_message("# %s %s stride %d n %d: %s\n", bcg_dtype_name(leaf),
+                          bcg_dtype_name(partner), (int)case_stride[0], (int)n,
+                          tally.in_place > before ? "in place" : "gathered or not fused");
+    }
+    directed += spaced;
+    directed_in_place += spaced_in_place;
     for (int i = 0; i < count && failures < 10; i++) {
         text t = {{0}, 0};
         typed_tree(&t, 1 + below(4));
@@ -721,10 +755,10 @@ static void test_typed_trees(void **state)
                                        1023, 1025};
         int64_t n = below(5) ? runs[below(18)] : 1 + below(3000);
         vex_pairing = below(4) == 0 ? 0 : -1; /* the single loop, or the paired one */
-        /* strides read in place (-1, +-2) and one gathered (3, 5) */
-        static const int64_t strides[] = {-1, 2, -2, -1, 2, -2, 3, 5};
+        /* strides read in place: -1, +-2, and 3 or more either way */
+        static const int64_t strides[] = {-1, 2, -2, -1, 2, -2, 3, 5, -3, 7, -8};
         for (int k = 0; k < 5; k++)
-            case_stride[k] = strides[below(k == 0 ? 6 : 8)];
+            case_stride[k] = strides[below(11)];
         layout lay = (layout)below(LAYOUT_COUNT);
         strided_cases += lay == LAYOUT_STRIDED;
         case_stream = below(2) == 0;
@@ -738,11 +772,12 @@ static void test_typed_trees(void **state)
     typed_dtypes[0] = BCG_BOOL;
     vex_pairing = -1;
     print_message("# typed trees: %d cases, %d with 2+ tile calls, %d through the fused "
-                  "vector code (%d of %d random strided layouts and %d of %d directed ones "
-                  "reading in place, %d row by row, %d streaming), %d skipped\n",
+                  "vector code (%d of %d random strided layouts and %d of %d directed ones, "
+                  "%d of %d of strides 3 or more, reading in place, %d row by row, %d "
+                  "streaming), %d skipped\n",
                   tally.cases, tally.tiled, tally.vex, tally.in_place - directed_in_place,
-                  strided_cases, directed_in_place, directed, tally.rows, tally.streamed,
-                  tally.skipped);
+                  strided_cases, directed_in_place, directed, spaced_in_place, spaced,
+                  tally.rows, tally.streamed, tally.skipped);
     assert_int_equal(failures, 0);
     if (vex_cpu_ok() && count > 0) { /* most tiled trees are the fused function's */
         assert_true(tally.vex * 10 > tally.tiled * 7);
@@ -751,6 +786,7 @@ static void test_typed_trees(void **state)
          * form's tail would go through the slots row by row) */
         assert_true(directed_in_place * 2 > directed && tally.rows * 100 > count &&
                     tally.streamed * 200 > count);
+        assert_true(spaced_in_place * 3 > spaced * 2);
     }
 }
 
