@@ -1313,6 +1313,57 @@ static void test_disassembly_typed_strided(void **state)
     arena_free(a);
 }
 
+/* Leaves of strides of 3 or more read in place (spaced_load): i8 of
+ * stride 3 (16-byte loads in pairs, vinserti128 from memory, vpshufb,
+ * vpor), i16 of stride -5 (two words a load), f32 of stride 5 and f64 of
+ * stride -3 (one element a load: vmovd/vmovq, vpinsrd/q, vinserti128),
+ * u8 of stride 7 in an f64 tree (staged in its slot, widened), a typed
+ * tree of stride 3 in the rows form; the tail copies with movs. */
+static void test_disassembly_spaced(void **state)
+{
+    (void)state;
+    need_objdump();
+    arena *a = arena_new();
+    assert_non_null(a);
+    int64_t shape[1] = {3000}, three[1] = {3}, back5[1] = {-5}, five[1] = {5}, back3[1] = {-3},
+            seven[1] = {7};
+    int64_t rows[2] = {50, 40}, row_strides[2] = {200, 3}, per_row[2] = {50, 1};
+    bcg_operand bytes[2] = {{"a", BCG_I8, 1, shape, three}, {"b", BCG_I8, 1, shape, NULL}};
+    bcg_operand words[2] = {{"a", BCG_I16, 1, shape, back5}, {"b", BCG_I16, 1, shape, NULL}};
+    bcg_operand singles[2] = {{"a", BCG_F32, 1, shape, five}, {"b", BCG_F32, 1, shape, NULL}};
+    bcg_operand doubles[3] = {{"a", BCG_F64, 1, shape, back3}, {"b", BCG_F64, 1, shape, NULL},
+                              {"c", BCG_U8, 1, shape, seven}};
+    bcg_operand row_ops[2] = {{"x", BCG_I16, 2, rows, row_strides},
+                              {"m", BCG_I16, 2, per_row, NULL}};
+    static const char *const exprs[] = {"(a + b) * b", "(a + b) - b", "(a + b) * b",
+                                        "(a + b) * c", "(x - m) * x"};
+    const bcg_operand *ops[] = {bytes, words, singles, doubles, row_ops};
+    static const int counts[] = {2, 2, 2, 3, 2};
+    static char all[1 << 16];
+    size_t length = 0;
+    for (int i = 0; i < 5; i++) {
+        const vex_function *f = function_of(a, exprs[i], ops[i], counts[i]);
+        assert_true(f && f->strided && f->typed == (i < 2 || i == 4) && f->rows == (i == 4));
+        char *listing = disassemble(f);
+        length += (size_t)snprintf(all + length, sizeof all - length, "%s%s", i ? "----\n" : "",
+                                   listing);
+        assert_true(length < sizeof all);
+        free(listing);
+    }
+    static const char *const expected[] = {
+        "vinserti128 $0x1,0x", "vpshufb", "vpor %ymm", "vpinsrd $0x1", "vpinsrq $0x1",
+        "vinserti128 $0x1,%xmm", "vpmovzxbd", "movsb", "movsw",
+    };
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        if (!strstr(all, expected[i])) {
+            print_error("no \"%s\" in:\n%s\n", expected[i], all);
+            fail();
+        }
+    assert_null(strstr(all, "(bad)"));
+    compare_golden(all, "tests/unit/vex_disassembly_spaced.txt");
+    arena_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1325,6 +1376,7 @@ int main(void)
         cmocka_unit_test(test_disassembly_strided),
         cmocka_unit_test(test_paired),
         cmocka_unit_test(test_disassembly_typed_strided),
+        cmocka_unit_test(test_disassembly_spaced),
         cmocka_unit_test(test_unsupported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
