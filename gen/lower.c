@@ -596,6 +596,31 @@ static bool other_roots_tile(const kernel_ir *ir, int tile_loop, int *operations
     return true;
 }
 
+/* Whether plan operand K, read with STRIDE (longer than MAX_TILE_STRIDE)
+ * along the run, goes to the tiles all the same: the fused function reads
+ * it in place (spaced_load), when its elements are at most
+ * VEX_MAX_STRIDE_BYTES apart and no loop reads it contiguously (a
+ * transposed view keeps the per-element code and plan_order_transposed's
+ * order).  Measured (a * 3 + b over 8000 elements, same process, fused
+ * against the per-element code): strides 12 to 200 of i8, i16, f32, f64
+ * 1.7-8.6x faster; 2000 bytes apart 1.8x (f32, i8); 4000 and 8000 bytes
+ * apart 0.9-1.2x (pages); f64[64,5000] transposed (stride 64 along the
+ * run, 1 along the rows) 2x slower. */
+#define VEX_MAX_STRIDE_BYTES 2048
+static bool vex_long_stride(const lowering *w, int k, int64_t stride)
+{
+    const plan *p = w->ir->p;
+    int64_t size = (int64_t)bcg_dtype_size(w->c->operands[k - 1].dtype);
+    if (w->c->options.disable_vector_code || !vex_cpu_ok() ||
+        stride * size > VEX_MAX_STRIDE_BYTES || stride * size < -VEX_MAX_STRIDE_BYTES ||
+        !vex_reads_stride(w->ir, w->c->operands[k - 1].dtype, stride))
+        return false;
+    for (int l = 0; l < p->loop_count; l++)
+        if (p->stride[k][l] == 1 || p->stride[k][l] == -1)
+            return false;
+    return true;
+}
+
 /* Whether this kernel's innermost run goes through microkernels; else
  * says why not into WHY (when the reason is worth telling). */
 static bool tiles_chosen(const lowering *w, const char **why)
@@ -618,7 +643,8 @@ static bool tiles_chosen(const lowering *w, const char **why)
      * bound by cache and TLB misses, not arithmetic; measured (make bench,
      * `transposed`), the per-element code is faster there than tiles. */
     for (int k = 1; k < p->operand_count; k++)
-        if (p->stride[k][inner] > MAX_TILE_STRIDE || p->stride[k][inner] < -MAX_TILE_STRIDE) {
+        if ((p->stride[k][inner] > MAX_TILE_STRIDE || p->stride[k][inner] < -MAX_TILE_STRIDE) &&
+            !vex_long_stride(w, k, p->stride[k][inner])) {
             *why = "an input is read with a long stride in the innermost run";
             return false;
         }
