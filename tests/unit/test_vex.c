@@ -620,9 +620,9 @@ static void test_random_trees(void **state)
                           1 + below(3000)};
         int64_t n = runs[below(9)];
         /* (3 or more either way: spaced_load) */
-        static const int64_t strides[] = {-1, 2, -2, 3, -1, 2, 5, -3, 7, -8};
+        static const int64_t strides[] = {-1, 2, -2, 3, -1, 2, 5, -3, 7, -8, 12, -33};
         for (int k = 0; k < 5; k++)
-            case_stride[k] = strides[below(10)];
+            case_stride[k] = strides[below(12)];
         case_stream = below(2) == 0;
         /* the paired loop, its divisions in zmm where the CPU has them
          * (or ymm), or the single loop */
@@ -711,12 +711,13 @@ static void test_typed_trees(void **state)
                           tally.in_place > before ? "in place" : "gathered or not fused");
     }
     /* every leaf dtype read in place with strides of 3 or more either way
-     * (spaced_load: several elements a load, or one, vpinsr), at every
-     * lane count, against every partner size */
+     * (spaced_load: several elements a load, or one, vpinsr; 12 and -33
+     * past lower.c's MAX_TILE_STRIDE), at every lane count, against every
+     * partner size */
     int spaced = 0, spaced_in_place = 0;
     for (int k = 0; k < 10 * 4 * 3 && count > 0 && failures < 10; k++) {
         bcg_dtype leaf = all_dtypes[k % 10], partner = partners[k / 10 % 4];
-        static const int64_t strides[] = {3, -3, 5, 7, -5, 6, -7, 8, -8, 4};
+        static const int64_t strides[] = {3, -3, 5, 7, -5, 12, -7, 8, -33, 4};
         for (int j = 0; j < 5; j++)
             case_stride[j] = strides[j == 0 ? k / 40 : below(10)];
         if (k >= 40)
@@ -755,10 +756,11 @@ static void test_typed_trees(void **state)
                                        1023, 1025};
         int64_t n = below(5) ? runs[below(18)] : 1 + below(3000);
         vex_pairing = below(4) == 0 ? 0 : -1; /* the single loop, or the paired one */
-        /* strides read in place: -1, +-2, and 3 or more either way */
-        static const int64_t strides[] = {-1, 2, -2, -1, 2, -2, 3, 5, -3, 7, -8};
+        /* strides read in place: -1, +-2, and 3 or more either way (12,
+         * -33: past MAX_TILE_STRIDE, tiles for the fused code all the same) */
+        static const int64_t strides[] = {-1, 2, -2, -1, 2, -2, 3, 5, -3, 7, -8, 12, -33};
         for (int k = 0; k < 5; k++)
-            case_stride[k] = strides[below(11)];
+            case_stride[k] = strides[below(13)];
         layout lay = (layout)below(LAYOUT_COUNT);
         strided_cases += lay == LAYOUT_STRIDED;
         case_stream = below(2) == 0;
