@@ -11,7 +11,8 @@
  *
  * in[j] is leaf j's first element (kernel_ir.vex->leaf_node[j] says which
  * operand or hoisted local), read contiguously, as one value (broadcast)
- * or in place with a stride of -1 or +-2 (strided_load); literals live in
+ * or in place with a stride of -1 or +-2 (strided_load) or any other
+ * (spaced_load: loads at element boundaries and vpshufb); literals live in
  * a constant pool after the code.  The loop runs over n in vectors of 8
  * f32 or 4 f64 lanes; the last n % lanes elements are loaded and stored
  * under a mask (vmaskmov) or copied into zeroed stack slots, computed by a
@@ -1133,9 +1134,7 @@ static void other_stride_load(generator *g, int r, int i, int lanes)
  * elements (vshufps, vshufpd) and puts them in order (vpermq, vpermd);
  * a converted leaf of stride +-2 is read as the typed path reads it
  * (even_elements).  Every byte read lies between two elements the vector
- * reads.  (Other
- * strides: gathered into a tile first; vpgatherdd in place measured
- * 1.3-1.4x slower than that on this AMD EPYC, strides 2, 3 and 5.) */
+ * reads.  Strides of 3 or more either way: other_stride_load. */
 static void strided_load(generator *g, int r, int i)
 {
     builder *b = g->b;
@@ -1199,8 +1198,10 @@ static memory stage_leaf(generator *g, int i)
     return slot;
 }
 
-/* Both paths read every dtype with a stride of -1 or +-2 in place
- * (typed_strided_load, strided_load). */
+/* Both paths read every dtype with any stride in place (typed_strided_load,
+ * strided_load; 3 or more either way: other_stride_load), but for
+ * VEX_OTHER_STRIDES 0, and strides past 2^20 elements (the lanes' offsets
+ * then may not fit 32 bits). */
 bool vex_reads_stride(const kernel_ir *ir, bcg_dtype dtype, int64_t stride)
 {
     (void)ir;
@@ -2608,10 +2609,11 @@ static void even_elements(generator *g, int r, memory m, int size, int bytes, bo
         reverse_elements(g, r, size, bytes);
 }
 
-/* Register R = the loop's current lanes of strided leaf I (a stride of -1
- * or +-2, vex_reads_stride), in order, in its low BYTES: rdi = lane 0's
+/* Register R = the loop's current lanes of strided leaf I (any stride
+ * vex_reads_stride allows), in order, in its low BYTES: rdi = lane 0's
  * element (rax * stride elements from the leaf's pointer).  A stride of
- * -1 loads the bytes ending there and reverses them. */
+ * -1 loads the bytes ending there and reverses them; +-2: even_elements;
+ * others: other_stride_load. */
 static void typed_strided_load(generator *g, int r, int i)
 {
     builder *b = g->b;
@@ -3746,8 +3748,8 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
     vex_layout plain = *layout;
     if (tree_typed(ir)) { /* integer or mixed */
         /* (the typed path reads its leaves contiguous, as one value or in
-         * place with a stride of -1 or +-2, one run a call, and stores
-         * plainly: the caller gathers the others) */
+         * place with a stride vex_reads_stride allows, one run a call, and
+         * stores plainly: the caller gathers the others) */
         for (int k = 1; k <= ir->input_count; k++)
             if (ir->input_used[k - 1] && layout->stride[k] != 0 &&
                 (layout->stride[k] < -2 || layout->stride[k] > 2) &&
