@@ -985,8 +985,8 @@ static int spaced_loads(int32_t step, int size, int width, int32_t high, int fir
 /* vpshufb's pattern for the bytes of one 16-byte half (lanes from FIRST)
  * that load (START, K0, M) holds, in PATTERN[0..15]; 0x80 (zero) for the
  * others. */
-static void spaced_pattern(unsigned char *pattern, int32_t step, int size, int first, int32_t start,
-                           int k0, int m)
+static void spaced_pattern(unsigned char *pattern, int32_t step, int size, int first,
+                           int32_t start, int k0, int m)
 {
     for (int d = 0; d < 16; d++) {
         int lane = first + d / size, e = step > 0 ? lane - k0 : k0 - lane;
