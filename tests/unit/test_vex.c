@@ -1317,7 +1317,8 @@ static void test_disassembly_typed_strided(void **state)
 
 /* Leaves of strides of 3 or more read in place (spaced_load): i8 of
  * stride 3 (16-byte loads in pairs, vinserti128 from memory, vpshufb,
- * vpor), i16 of stride -5 (two words a load), f32 of stride 5 and f64 of
+ * vpor; not under an 8-bit multiplication: vex_reads_stride), i16 of
+ * stride -5 (two words a load), f32 of stride 5 and f64 of
  * stride -3 (one element a load: vmovd/vmovq, vpinsrd/q, vinserti128),
  * u8 of stride 7 in an f64 tree (staged in its slot, widened), a typed
  * tree of stride 3 in the rows form; the tail copies with movs. */
@@ -1337,7 +1338,7 @@ static void test_disassembly_spaced(void **state)
                               {"c", BCG_U8, 1, shape, seven}};
     bcg_operand row_ops[2] = {{"x", BCG_I16, 2, rows, row_strides},
                               {"m", BCG_I16, 2, per_row, NULL}};
-    static const char *const exprs[] = {"(a + b) * b", "(a + b) - b", "(a + b) * b",
+    static const char *const exprs[] = {"(a + b) - b", "(a + b) - b", "(a + b) * b",
                                         "(a + b) * c", "(x - m) * x"};
     const bcg_operand *ops[] = {bytes, words, singles, doubles, row_ops};
     static const int counts[] = {2, 2, 2, 3, 2};
