@@ -1204,6 +1204,7 @@ static memory stage_leaf(generator *g, int i)
  * then may not fit 32 bits). */
 static bool tree_typed(const kernel_ir *ir);
 static bool byte_multiply(const kernel_ir *ir, int id);
+static int widest_value(const kernel_ir *ir, int id);
 
 bool vex_reads_stride(const kernel_ir *ir, bcg_dtype dtype, int64_t stride)
 {
@@ -1218,7 +1219,7 @@ bool vex_reads_stride(const kernel_ir *ir, bcg_dtype dtype, int64_t stride)
      * same process: stride 3 441 against 542 ns, 4 410 against 631; -3
      * and 5 2670 and 2711 against 554 and 644) */
     if (size == 1 && (stride == 3 || stride == 4) && ir && tree_typed(ir) &&
-        byte_multiply(ir, 0) && vex_other_strides < 0)
+        widest_value(ir, 0) == 2 && byte_multiply(ir, 0) && vex_other_strides < 0)
         return false;
     return true;
 }
