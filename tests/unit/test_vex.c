@@ -732,9 +732,11 @@ static void test_typed_trees(void **state)
         int before = tally.in_place;
         case_stream = below(2) == 0;
         vex_pairing = below(4) == 0 ? 0 : -1;
+        vex_other_strides = k % 4 == 3 ? 2 : -1; /* (4- and 8-byte leaves gathered) */
         if (!check_case(k % 2 ? "where(d, a, b) - b" : "(a + b) - b", leaf, BCG_I8, n,
                         LAYOUT_STRIDED, &tally))
             failures++;
+        vex_other_strides = -1;
         spaced++;
         spaced_in_place += tally.in_place > before;
         if (getenv("BCGEN_VEX_SHOW_DIRECTED"))
