@@ -2097,6 +2097,15 @@ static void lower_reduction(lowering *w)
  * at 10 to 30 KB of code a kernel, which a caller running several kernels
  * pays in instruction cache and the compile in time: VEX_SMALL_MAX stays
  * at issue 11's small outputs, 1024. */
+/* The flat form (vex.c, "the flat form"): the same straight-line code for
+ * a body of rows of short runs, in a loop, where the 2-D tiles would
+ * gather a broadcast operand into tiles of copies.  Chosen for 2-D tiles
+ * of short runs (not calls per row) whose output rows are contiguous. */
+static bool flat_chosen(const kernel_ir *ir)
+{
+    return ir->tiles2d && !ir->row_calls && !ir->scatter && vex_flat_supported(ir);
+}
+
 static void choose_small(lowering *w)
 {
     compile *c = w->c;
@@ -2104,16 +2113,20 @@ static void choose_small(lowering *w)
     /* unroll_limit 0 asks for loops: no straight-line code of any kind */
     if (!c->microkernels || c->aot || c->options.disable_vector_code ||
         c->options.unroll_limit == 0 || ir->stream ||
-        ir->stream_copies || !vex_small_supported(ir) || !vex_cpu_ok())
+        ir->stream_copies || !vex_cpu_ok())
+        return;
+    bool flat = !vex_small_supported(ir);
+    if (flat && !flat_chosen(ir))
         return;
     vex_function *f = NULL;
-    if (vex_build_small(c->arena, ir, &f) != BCG_OK) {
+    if ((flat ? vex_build_flat(c->arena, ir, &f) : vex_build_small(c->arena, ir, &f)) != BCG_OK) {
         fail_nomem(w);
         return;
     }
     if (!f)
         return;
     ir->small = f;
+    ir->small_flat = flat;
     ir->vex = NULL;
     for (int id = 0; id < ir->node_count; id++) { /* the function reads operands only */
         ir->value[id].local = NULL;
@@ -2148,6 +2161,10 @@ static kernel_form form_of(const kernel_ir *ir)
     } else if (ir->small) {
         f.kind = FORM_SMALL;
         f.run_length = p->elements;
+        if (ir->small_flat) { /* the flat form: runs of run_length, a loop of bodies */
+            f.runs = p->elements / inner;
+            f.group_size = ir->small->body;
+        }
     } else if (ir->unrolled) {
         f.kind = FORM_UNROLLED;
     } else if (ir->rows) {
@@ -2255,9 +2272,16 @@ static const char *form_reason(const lowering *w, const char *not_tiled)
                  ir->stream ? "; streaming stores (stream_stores, output past the cache)" : "");
         break;
     case FORM_SMALL:
-        snprintf(buf, sizeof buf, "%lld elements <= %d and a tree gen/vex.c writes: the whole "
-                 "kernel as straight-line AVX2 code, no tcc code", (long long)p->elements,
-                 VEX_SMALL_MAX);
+        if (ir->small_flat)
+            snprintf(buf, sizeof buf, "runs of %lld (<= %d) whose output rows are contiguous, "
+                     "a tree gen/vex.c writes: the rows as one stream, a loop of bodies of "
+                     "%lld elements of straight-line AVX2 code (the flat form), no tcc code",
+                     (long long)p->extent[p->loop_count - 1], VEX_FLAT_MAX_RUN,
+                     (long long)ir->small->body);
+        else
+            snprintf(buf, sizeof buf, "%lld elements <= %d and a tree gen/vex.c writes: the "
+                     "whole kernel as straight-line AVX2 code, no tcc code",
+                     (long long)p->elements, VEX_SMALL_MAX);
         break;
     case FORM_BLOCKS:
         snprintf(buf, sizeof buf, "an input is read with a stride of at least %d bytes in the "
