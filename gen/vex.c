@@ -4931,6 +4931,8 @@ static void small_function(small_kernel *s)
     const plan *p = s->p;
     small_vector vector;
     vector.kernel = s;
+    for (int i = 0; i < LEAF_MAX; i++)
+        vector.pattern[i] = -1;
     g->small = &vector;
     int saved[LEAF_MAX], saved_count = 0;
     for (int i = 0; i < g->leaf_count; i++) {
