@@ -269,8 +269,8 @@ void form_describe(const kernel_form *f, char *buf, size_t cap)
         break;
     case FORM_SMALL:
         if (f->runs > 0) { /* the flat form */
-            snprintf(buf, cap, "one loop; the %lld elements (runs of %lld) as one stream, "
-                     "bodies of %lld elements of straight-line AVX2 code (the tree in vector "
+            snprintf(buf, cap, "loops of straight-line code; the %lld elements' runs of %lld "
+                     "as one stream, in bodies of %lld elements of AVX2 code (the tree in vector "
                      "registers, every offset a constant)", (long long)f->run_length,
                      (long long)(f->run_length / f->runs), (long long)f->group_size);
             break;
