@@ -1302,6 +1302,44 @@ static int64_t transposed_rows_for(const lowering *w, bool row_calls, int64_t *c
     return rows >= TRANSPOSED_MIN_ROWS ? rows : 0;
 }
 
+static bool vex_in_place(const lowering *w, int k);
+
+/* Runs of TILES2D_MAX_RUN to TILE_ELEMENTS / 2 with a per-row operand
+ * take 2-D tiles too when the fused function's rows form will read every
+ * operand in place (no gathers: contiguous over the tile, one value, or
+ * read in place row by row) and computes a per-row subtree once a row
+ * (the typed path's hoisting), the output contiguous along the run: then
+ * a call covers every row of a tile instead of one call per run with C
+ * computing the per-row subtrees between calls (where(2 - a > c + b, 2 -
+ * a, c + b), a and b per row, 110 runs of 145: see the commit). */
+static bool medium_rows_in_place(const lowering *w)
+{
+    const compile *c = w->c;
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    int64_t run = p->extent[inner];
+    if (c->stream || c->options.disable_vector_code || ir->root_count != 1 || ir->reduce ||
+        !vex_cpu_ok() || p->stride[0][inner] != 1 || !vex_hoists_per_run(ir) ||
+        run < vex_lanes(ir))
+        return false;
+    /* (integer trees only: a mixed one, where(2 - a > c + b, ...) in f64
+     * over i32 and f32 operands, ran 1.3-1.6x slower row by row than
+     * the calls per run, its per-row values in stack slots each vector) */
+    for (int id = 0; id < ir->node_count; id++)
+        if (dtype_kind_of(ir->nodes[id]->dtype) == KIND_FLOAT)
+            return false;
+    for (int k = 1; k <= ir->input_count; k++) {
+        if (!ir->input_used[k - 1] || tile2d_contiguous(p, k, run) || tile2d_scalar(p, k, run))
+            continue;
+        if (!vex_in_place(w, k) ||
+            (run % vex_lanes(ir) != 0 &&
+             !vex_vector_tail(ir, c->operands[k - 1].dtype, p->stride[k][inner])))
+            return false;
+    }
+    return true;
+}
+
 static bool tiles2d_chosen(lowering *w)
 {
     const compile *c = w->c;
@@ -1321,7 +1359,8 @@ static bool tiles2d_chosen(lowering *w)
      * minimum(2, maximum(a, b * b))) */
     int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(w, NULL, NULL);
     if (run >= c->options.microkernel_run && !transposed &&
-        ((run > TILES2D_MAX_RUN && per_row_operand(ir)) || (ir->tiled && rows_chosen(ir))))
+        ((run > TILES2D_MAX_RUN && per_row_operand(ir) && !medium_rows_in_place(w)) ||
+         (ir->tiled && rows_chosen(ir))))
         return false;
     if (2 * run > TILE_ELEMENTS && !transposed)
         return false;

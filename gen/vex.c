@@ -3502,6 +3502,8 @@ static bool tree_typed(const kernel_ir *ir)
     return !is_float_lane(g.lane) || !supported(&g, 0, true);
 }
 
+bool vex_hoists_per_run(const kernel_ir *ir) { return tree_typed(ir); }
+
 int vex_lanes(const kernel_ir *ir)
 {
     if (tree_typed(ir))

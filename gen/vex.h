@@ -57,6 +57,11 @@ bool vex_reads_stride(const struct kernel_ir *ir, bcg_dtype dtype, int64_t strid
  * mixed one (the typed path). */
 int vex_lanes(const struct kernel_ir *ir);
 
+/* Whether the function of IR's root tree computes a subtree that is one
+ * value along the run once a run (the integer and mixed path's
+ * mark_hoisted; the f32/f64 path computes it every vector). */
+bool vex_hoists_per_run(const struct kernel_ir *ir);
+
 /* Whether the function's last elements short of a vector (its tail),
  * in a run of a vector or more, are vector code when it reads a leaf of
  * DTYPE with STRIDE: masked loads (vmaskmov) in an f32/f64 tree, the last
