@@ -4802,7 +4802,6 @@ static void small_transcendentals(small_kernel *s, int saved_count)
     }
 }
 
-/* One pass writing the whole function into g->b. */
 /* The straight-line code of elements [0, BODY) of the kernel's body (plan
  * order): a vector of lanes at a time. */
 static void small_vectors(small_kernel *s, small_vector *vector, int64_t body)
@@ -4926,6 +4925,7 @@ static uint64_t pattern_vectors(small_kernel *s, int i)
     return mask;
 }
 
+/* One pass writing the whole function into g->b. */
 static void small_function(small_kernel *s)
 {
     generator *g = s->g;
