@@ -268,6 +268,13 @@ void form_describe(const kernel_form *f, char *buf, size_t cap)
                  (long long)f->run_length);
         break;
     case FORM_SMALL:
+        if (f->runs > 0) { /* the flat form */
+            snprintf(buf, cap, "loops of straight-line code; the %lld elements' runs of %lld "
+                     "as one stream, in bodies of %lld elements of AVX2 code (the tree in vector "
+                     "registers, every offset a constant)", (long long)f->run_length,
+                     (long long)(f->run_length / f->runs), (long long)f->group_size);
+            break;
+        }
         snprintf(buf, cap, "no loops; all %lld elements are one function of straight-line "
                  "AVX2 code (the tree in vector registers, every offset a constant)",
                  (long long)f->run_length);
@@ -675,9 +682,15 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         }
         sb_puts(sb, ir->small->leaf_count ? ": " : "nothing: ");
         kir_format_tree(sb, ir->nodes[0]);
-        sb_printf(sb, ", %lld element%s in %lld vector%s of straight-line AVX2 code",
-                  (long long)step->size, step->size == 1 ? "" : "s", (long long)step->trips,
-                  step->trips == 1 ? "" : "s");
+        if (ir->small_flat)
+            sb_printf(sb, ", %lld elements, rows of %lld as one stream: a loop of bodies of "
+                      "%lld elements of straight-line AVX2 code (the flat form)",
+                      (long long)step->size, (long long)p->extent[p->loop_count - 1],
+                      (long long)ir->small->body);
+        else
+            sb_printf(sb, ", %lld element%s in %lld vector%s of straight-line AVX2 code",
+                      (long long)step->size, step->size == 1 ? "" : "s", (long long)step->trips,
+                      step->trips == 1 ? "" : "s");
         break;
     case KIR_SCATTER: {
         int inner = p->loop_count - 1;

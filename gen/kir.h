@@ -206,6 +206,7 @@ typedef struct kernel_ir {
      * code (vex_build_small; NULL: none): the only step is a KIR_SMALL_CALL,
      * and jit.c binds the code as the kernel's function (no libtcc) */
     struct vex_function *small;
+    bool small_flat; /* SMALL is the flat form (vex_build_flat): a loop of bodies */
 } kernel_ir;
 
 /* ---- lower.c ---------------------------------------------------------------- */

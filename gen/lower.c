@@ -1328,6 +1328,44 @@ static int64_t transposed_rows_for(const lowering *w, bool row_calls, int64_t *c
     return rows >= TRANSPOSED_MIN_ROWS ? rows : 0;
 }
 
+static bool vex_in_place(const lowering *w, int k);
+
+/* Runs of TILES2D_MAX_RUN to TILE_ELEMENTS / 2 with a per-row operand
+ * take 2-D tiles too when the fused function's rows form will read every
+ * operand in place (no gathers: contiguous over the tile, one value, or
+ * read in place row by row) and computes a per-row subtree once a row
+ * (the typed path's hoisting), the output contiguous along the run: then
+ * a call covers every row of a tile instead of one call per run with C
+ * computing the per-row subtrees between calls (where(2 - a > c + b, 2 -
+ * a, c + b), a and b per row, 110 runs of 145: see the commit). */
+static bool medium_rows_in_place(const lowering *w)
+{
+    const compile *c = w->c;
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    int64_t run = p->extent[inner];
+    if (c->stream || c->options.disable_vector_code || ir->root_count != 1 || ir->reduce ||
+        !vex_cpu_ok() || p->stride[0][inner] != 1 || !vex_hoists_per_run(ir) ||
+        run < vex_lanes(ir))
+        return false;
+    /* (integer trees only: a mixed one, where(2 - a > c + b, ...) in f64
+     * over i32 and f32 operands, ran 1.3-1.6x slower row by row than
+     * the calls per run, its per-row values in stack slots each vector) */
+    for (int id = 0; id < ir->node_count; id++)
+        if (dtype_kind_of(ir->nodes[id]->dtype) == KIND_FLOAT)
+            return false;
+    for (int k = 1; k <= ir->input_count; k++) {
+        if (!ir->input_used[k - 1] || tile2d_contiguous(p, k, run) || tile2d_scalar(p, k, run))
+            continue;
+        if (!vex_in_place(w, k) ||
+            (run % vex_lanes(ir) != 0 &&
+             !vex_vector_tail(ir, c->operands[k - 1].dtype, p->stride[k][inner])))
+            return false;
+    }
+    return true;
+}
+
 static bool tiles2d_chosen(lowering *w)
 {
     const compile *c = w->c;
@@ -1347,7 +1385,8 @@ static bool tiles2d_chosen(lowering *w)
      * minimum(2, maximum(a, b * b))) */
     int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(w, NULL, NULL);
     if (run >= c->options.microkernel_run && !transposed &&
-        ((run > TILES2D_MAX_RUN && per_row_operand(ir)) || (ir->tiled && rows_chosen(ir))))
+        ((run > TILES2D_MAX_RUN && per_row_operand(ir) && !medium_rows_in_place(w)) ||
+         (ir->tiled && rows_chosen(ir))))
         return false;
     if (2 * run > TILE_ELEMENTS && !transposed)
         return false;
@@ -2123,6 +2162,15 @@ static void lower_reduction(lowering *w)
  * at 10 to 30 KB of code a kernel, which a caller running several kernels
  * pays in instruction cache and the compile in time: VEX_SMALL_MAX stays
  * at issue 11's small outputs, 1024. */
+/* The flat form (vex.c, "the flat form"): the same straight-line code for
+ * a body of rows of short runs, in a loop, where the 2-D tiles would
+ * gather a broadcast operand into tiles of copies.  Chosen for 2-D tiles
+ * of short runs (not calls per row) whose output rows are contiguous. */
+static bool flat_chosen(const kernel_ir *ir)
+{
+    return ir->tiles2d && !ir->row_calls && !ir->scatter && vex_flat_supported(ir);
+}
+
 static void choose_small(lowering *w)
 {
     compile *c = w->c;
@@ -2130,16 +2178,20 @@ static void choose_small(lowering *w)
     /* unroll_limit 0 asks for loops: no straight-line code of any kind */
     if (!c->microkernels || c->aot || c->options.disable_vector_code ||
         c->options.unroll_limit == 0 || ir->stream ||
-        ir->stream_copies || !vex_small_supported(ir) || !vex_cpu_ok())
+        ir->stream_copies || !vex_cpu_ok())
+        return;
+    bool flat = !vex_small_supported(ir);
+    if (flat && !flat_chosen(ir))
         return;
     vex_function *f = NULL;
-    if (vex_build_small(c->arena, ir, &f) != BCG_OK) {
+    if ((flat ? vex_build_flat(c->arena, ir, &f) : vex_build_small(c->arena, ir, &f)) != BCG_OK) {
         fail_nomem(w);
         return;
     }
     if (!f)
         return;
     ir->small = f;
+    ir->small_flat = flat;
     ir->vex = NULL;
     for (int id = 0; id < ir->node_count; id++) { /* the function reads operands only */
         ir->value[id].local = NULL;
@@ -2174,6 +2226,10 @@ static kernel_form form_of(const kernel_ir *ir)
     } else if (ir->small) {
         f.kind = FORM_SMALL;
         f.run_length = p->elements;
+        if (ir->small_flat) { /* the flat form: runs of run_length, a loop of bodies */
+            f.runs = p->elements / inner;
+            f.group_size = ir->small->body;
+        }
     } else if (ir->unrolled) {
         f.kind = FORM_UNROLLED;
     } else if (ir->rows) {
@@ -2281,9 +2337,16 @@ static const char *form_reason(const lowering *w, const char *not_tiled)
                  ir->stream ? "; streaming stores (stream_stores, output past the cache)" : "");
         break;
     case FORM_SMALL:
-        snprintf(buf, sizeof buf, "%lld elements <= %d and a tree gen/vex.c writes: the whole "
-                 "kernel as straight-line AVX2 code, no tcc code", (long long)p->elements,
-                 VEX_SMALL_MAX);
+        if (ir->small_flat)
+            snprintf(buf, sizeof buf, "runs of %lld (<= %d) whose output rows are contiguous, "
+                     "a tree gen/vex.c writes: the rows as one stream, a loop of bodies of "
+                     "%lld elements of straight-line AVX2 code (the flat form), no tcc code",
+                     (long long)p->extent[p->loop_count - 1], VEX_FLAT_MAX_RUN,
+                     (long long)ir->small->body);
+        else
+            snprintf(buf, sizeof buf, "%lld elements <= %d and a tree gen/vex.c writes: the "
+                     "whole kernel as straight-line AVX2 code, no tcc code",
+                     (long long)p->elements, VEX_SMALL_MAX);
         break;
     case FORM_BLOCKS:
         snprintf(buf, sizeof buf, "an input is read with a stride of at least %d bytes in the "

@@ -26,6 +26,7 @@ typedef struct vex_function {
                        form too) */
     bool stream;    /* the root is stored past the caches (the kernel fences) */
     int lanes;      /* small kernels: output elements a vector */
+    int64_t body;   /* the flat form: the elements of its loop's body */
     bool paired;    /* the loop computes two vectors an iteration (float trees) */
     bool shared;    /* a value the tree uses twice or more is computed once (float trees) */
     bool rows;      /* void f(long n, void *out, const void *const *in, long rows):
@@ -55,6 +56,11 @@ bool vex_reads_stride(const struct kernel_ir *ir, bcg_dtype dtype, int64_t strid
  * in an f32 or f64 tree, 32 over the widest value's size in an integer or
  * mixed one (the typed path). */
 int vex_lanes(const struct kernel_ir *ir);
+
+/* Whether the function of IR's root tree computes a subtree that is one
+ * value along the run once a run (the integer and mixed path's
+ * mark_hoisted; the f32/f64 path computes it every vector). */
+bool vex_hoists_per_run(const struct kernel_ir *ir);
 
 /* Whether the function's last elements short of a vector (its tail),
  * in a run of a vector or more, are vector code when it reads a leaf of
@@ -114,6 +120,23 @@ bool vex_small_supported(const struct kernel_ir *ir);
  * *OUT NULL when the tree, a dtype or the code size is beyond it.  Fails
  * only when memory runs out. */
 bcg_status vex_build_small(arena *a, const struct kernel_ir *ir, vex_function **out);
+
+/* The flat form (vex.c, "the flat form"): runs of at most VEX_FLAT_MAX_RUN
+ * elements whose output rows are contiguous, as the small kernel's
+ * straight-line code over a body of about VEX_FLAT_BODY_ELEMENTS (a whole
+ * number of vectors) in a loop. */
+#define VEX_FLAT_MAX_RUN 15
+#define VEX_FLAT_BODY_ELEMENTS 64
+
+/* Whether IR's kernel has the flat form's shape: one root stored as its
+ * own dtype, no reduction, 2 or 3 loops, the innermost of at most
+ * VEX_FLAT_MAX_RUN, the output contiguous over the two innermost. */
+bool vex_flat_supported(const struct kernel_ir *ir);
+
+/* The whole kernel of IR as the flat form, of vex_build_small's signature
+ * and use, into *OUT, or *OUT NULL when not supported (transcendentals,
+ * fewer rows than a body, code size).  Fails only when memory runs out. */
+bcg_status vex_build_flat(arena *a, const struct kernel_ir *ir, vex_function **out);
 
 /* F (vex_build_small's) with check_run's checks of K's pointers before it,
  * as a second entry at offset 0 of kernel_check_fn's signature (F's own

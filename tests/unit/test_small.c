@@ -239,6 +239,19 @@ static bool typed_case;
  * microkernels' polynomials: compared within compare.h's tolerance). */
 static bool tolerant_case;
 
+/* Whether the case being drawn is the flat form's (vex.c, vex_build_flat):
+ * short innermost runs (1 to 15) under more rows than a small kernel takes
+ * (1025 to 8192 elements), each operand whole, a row repeated every row
+ * (periodic), one value a row (expanded), or drawn as the others are. */
+static bool flat_case;
+
+/* Whether the case is of medium runs (65 to 512) under rows, integer
+ * trees whose per-row operands the fused function's rows form reads in
+ * place (lower.c, medium_rows_in_place); what run_kernel looks for in the
+ * kernel's source as the form taken. */
+static bool medium_case;
+static const char *taken_marker = VEX_SMALL_SYMBOL "(";
+
 static void fill(void *buffer, bcg_dtype t, int64_t count)
 {
     static const double specials[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY, NAN,
@@ -370,7 +383,7 @@ static void run_kernel(const char *expr, const bcg_operand *ops, const bcg_optio
         print_error("%s: the JIT failed: %s\n", expr, bcg_kernel_note(kernel));
         fail();
     }
-    *small = strstr(bcg_kernel_source(kernel), VEX_SMALL_SYMBOL "(") != NULL;
+    *small = strstr(bcg_kernel_source(kernel), taken_marker) != NULL;
     assert_int_equal(bcg_run(kernel, out, inputs, &err), BCG_OK);
     bcg_context_free(ctx);
 }
@@ -399,15 +412,19 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
         t = dtype_of[0];
     }
     /* the result's shape: rank 1 to 5, at most 1024 elements */
-    int rank = 1 + below(5);
+    int rank = flat_case ? 2 + below(3) : medium_case ? 2 + below(2) : 1 + below(5);
     int64_t shape[5], elements;
     do {
         elements = 1;
         for (int d = 0; d < rank; d++) {
-            shape[d] = sizes[below(d == rank - 1 ? 15 : 10)];
+            shape[d] = flat_case     ? (d == rank - 1 ? 1 + below(15) : 1 + below(rank == 2 ? 700 : 40))
+                       : medium_case ? (d == rank - 1 ? 65 + below(448) : 2 + below(rank == 2 ? 30 : 6))
+                                     : sizes[below(d == rank - 1 ? 15 : 10)];
             elements *= shape[d];
         }
-    } while (elements > 1024);
+    } while (flat_case     ? elements <= 1024 || elements > 8192
+             : medium_case ? elements > 16384
+                           : elements > 1024);
     int mode = below(6); /* 0: in place into a; 1: an output view; else a new array */
     layout lays[OPERANDS];
     for (int i = 0; i < OPERANDS; i++) {
@@ -415,9 +432,12 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
         /* leading dimensions dropped, others broadcast (size 1) */
         int drop = i == 0 || below(3) ? 0 : below(rank + 1);
         l->rank = rank - drop;
+        int pattern = (flat_case || medium_case) && i > 0 ? below(4) : 3; /* whole, periodic, expanded, any */
         for (int d = 0; d < l->rank; d++) {
             l->shape[d] = shape[d + drop];
-            if (i > 0 && below(4) == 0)
+            if (i > 0 && (pattern == 3 ? below(4) == 0
+                                       : pattern == 1 ? d < l->rank - 1
+                                                      : pattern == 2 && d == l->rank - 1))
                 l->shape[d] = 1;
         }
         l->strided = false;
@@ -669,6 +689,90 @@ static void test_random_transcendental_small(void **state)
 }
 
 /* ---- the form ---- */
+
+/* The flat form (vex_build_flat): random float, integer and mixed trees
+ * over short runs under many rows, broadcast periodically or expanded,
+ * every buffer against a faulting page, bit for bit against the reference
+ * evaluator and tcc's code as above; most of them must take it. */
+static void test_random_flat(void **state)
+{
+    (void)state;
+    static const bcg_dtype all[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
+                                    BCG_I64, BCG_U64, BCG_F32, BCG_F64, BCG_BOOL};
+    const char *text_count = getenv("BCGEN_FLAT_CASES");
+    int count = text_count ? atoi(text_count) : 200;
+    tally float_tally, typed_tally;
+    memset(&float_tally, 0, sizeof float_tally);
+    memset(&typed_tally, 0, sizeof typed_tally);
+    int failures = 0;
+    flat_case = true;
+    for (int i = 0; i < count && failures < 10; i++) {
+        text t = {{0}, 0};
+        if (i % 2 == 0) {
+            value_tree(&t, 1 + below(4));
+            if (!check_case(t.s, NULL, &float_tally))
+                failures++;
+            continue;
+        }
+        bcg_dtype dtypes[OPERANDS], first = all[below(11)];
+        for (int k = 0; k < 3; k++)
+            dtypes[k] = below(2) ? first : all[below(11)];
+        dtypes[3] = BCG_BOOL;
+        dtypes[4] = all[below(8)];
+        typed_case = true;
+        typed_tree(&t, 1 + below(4));
+        if (!check_case(t.s, dtypes, &typed_tally))
+            failures++;
+        typed_case = false;
+    }
+    flat_case = false;
+    print_message("# random flat kernels: %d float cases, %d through the flat form; %d typed, "
+                  "%d; %d skipped\n", float_tally.cases, float_tally.small, typed_tally.cases,
+                  typed_tally.small, float_tally.skipped + typed_tally.skipped);
+    assert_int_equal(failures, 0);
+    /* (an output view, a transposed input or a tree it cannot write keeps
+     * the tiles: well over a third take it) */
+    if (vex_cpu_ok() && count >= 100)
+        assert_true(float_tally.small * 3 >= float_tally.cases &&
+                    typed_tally.small * 3 >= typed_tally.cases);
+}
+
+/* Medium runs (65 to 512) under rows with per-row operands, integer
+ * trees: the fused function's rows form, every row of a tile in one call
+ * (lower.c, medium_rows_in_place), checked as above; an eighth must take it. */
+static void test_random_medium_rows(void **state)
+{
+    (void)state;
+    static const bcg_dtype ints[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
+                                     BCG_I64, BCG_U64, BCG_BOOL};
+    const char *text_count = getenv("BCGEN_MEDIUM_CASES");
+    int count = text_count ? atoi(text_count) : 100;
+    tally tally;
+    memset(&tally, 0, sizeof tally);
+    int failures = 0;
+    medium_case = typed_case = true;
+    taken_marker = "const void *const *, long);"; /* the rows form's declaration */
+    for (int i = 0; i < count && failures < 10; i++) {
+        bcg_dtype dtypes[OPERANDS], first = ints[below(6)];
+        for (int k = 0; k < 3; k++)
+            dtypes[k] = below(3) ? first : ints[below(9)];
+        dtypes[3] = BCG_BOOL;
+        dtypes[4] = ints[below(8)];
+        text t = {{0}, 0};
+        typed_tree(&t, 1 + below(3));
+        if (!check_case(t.s, dtypes, &tally))
+            failures++;
+    }
+    medium_case = typed_case = false;
+    taken_marker = VEX_SMALL_SYMBOL "(";
+    print_message("# random medium rows: %d cases, %d through the rows form, %d skipped\n",
+                  tally.cases, tally.small, tally.skipped);
+    assert_int_equal(failures, 0);
+    /* (float casts in the trees, strided operands and output views keep
+     * the calls per run: about a fifth to a quarter take it) */
+    if (vex_cpu_ok() && count >= 100)
+        assert_true(tally.small * 8 >= tally.cases && tally.small >= 5);
+}
 
 static char *explain_ir(arena *a, const char *expr, const bcg_operand *ops, int count,
                         const bcg_options *options)
@@ -938,6 +1042,8 @@ int main(void)
         cmocka_unit_test(test_random_small),
         cmocka_unit_test(test_random_typed_small),
         cmocka_unit_test(test_random_transcendental_small),
+        cmocka_unit_test(test_random_flat),
+        cmocka_unit_test(test_random_medium_rows),
         cmocka_unit_test(test_small_form),
         cmocka_unit_test(test_small_checks),
         cmocka_unit_test(test_small_disassembly),
