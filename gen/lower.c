@@ -1061,20 +1061,24 @@ static bool per_row_operand(const kernel_ir *ir)
     return false;
 }
 
-/* Whether an input is read backwards along the runs (a reversed view, stride
- * -1): the _rows microkernel gathers it block by block on every call, the
- * fused function's rows form (vex_rows_chosen) reads it in place with one
- * permute a vector.  Measured (a + 1, i16 (98, 62, 84) reversed along the
- * run, same process): rows form 85 us, 2-D tiles 28 us; f32 * 3 over runs
- * of 18, streaming, sweep seed 5: 20.3 ms -> 1.8 ms.  A streaming output
- * over runs longer than a quarter tile keeps the _rows call: the tiles of
- * few rows then gather and stream slower (a + 5 over u8 runs of 313). */
-static bool reversed_run(const kernel_ir *ir)
+/* Whether an input is read backwards or with a stride of 2 along the runs
+ * (a reversed view, every other element): the _rows microkernel gathers it
+ * block by block on every call, the fused function's rows form
+ * (vex_rows_chosen) reads it in place with a permute or two a vector.
+ * Measured (same process, main's lower.c against this): a + 1, i16
+ * (98, 62, 84) reversed along the run, 85 -> 28 us; f32 * 3 over runs of
+ * 18, streaming, sweep seed 5: 20.3 -> 1.8 ms; stride 2, (30, 62, 84):
+ * u8 a > b 57 -> 5.6 us, i8 a + b 27 -> 5.1 us, i32 minimum 29 -> 20 us,
+ * f64 a - b even.  A streaming output over runs longer than a quarter
+ * tile keeps the _rows call: the tiles of few rows then gather and stream
+ * slower (a + 5 over u8 runs of 313). */
+static bool strided_run(const kernel_ir *ir)
 {
     const plan *p = ir->p;
     int inner = p->loop_count - 1;
     for (int k = 1; k <= ir->input_count; k++)
-        if (ir->input_used[k - 1] && p->stride[k][inner] == -1)
+        if (ir->input_used[k - 1] && (p->stride[k][inner] == -1 || p->stride[k][inner] == 2 ||
+                                      p->stride[k][inner] == -2))
             return true;
     return false;
 }
@@ -1341,7 +1345,7 @@ static bool tiles2d_chosen(lowering *w)
     if (run >= c->options.microkernel_run && !transposed &&
         ((run > TILES2D_MAX_RUN && per_row_operand(ir)) ||
          (ir->tiled && rows_chosen(ir) &&
-          !(reversed_run(ir) && (!c->stream || 4 * run <= TILE_ELEMENTS)))))
+          !(strided_run(ir) && (!c->stream || 4 * run <= TILE_ELEMENTS)))))
         return false;
     if (2 * run > TILE_ELEMENTS && !transposed)
         return false;

@@ -333,11 +333,12 @@ static void test_dropped_operands(void **state_)
     assert_true(dropped > 0);
 }
 
-/* Short runs that read an input backwards (a view reversed along the run,
- * its other dimensions in random order and direction): one binary
+/* Short runs that read an input backwards or with a stride of 2 (a view
+ * reversed along the run or every other element, its other dimensions in
+ * random order and direction): one binary
  * operation or comparison, which the _rows microkernel would write with a
  * gather of the reversed input on every call, takes the 2-D tiles whose
- * fused function reads it in place row by row (lower.c reversed_run);
+ * fused function reads it in place row by row (lower.c strided_run);
  * deeper trees for comparison.  Every dtype, a reversed or contiguous b,
  * a reversed row c; in place on b, two threads; a placed against a page
  * that faults on either side.  Asserts the share of single operations
@@ -360,7 +361,8 @@ static void test_reversed_runs(void **state_)
         bcg_dtype t = types[next() % (sizeof types / sizeof types[0])];
         size_t e = (size_t)(next() % (sizeof exprs / sizeof exprs[0]));
         const char *expr = exprs[e];
-        view va = random_view(rank, shape, rank - 1, -1);
+        static const int signs[] = {-1, -1, 2, -2}; /* (2: elements overlap, as views may) */
+        view va = random_view(rank, shape, rank - 1, signs[next() % 4]);
         view vb = next() % 2 ? random_view(rank, shape, rank - 1, -1)
                              : random_view(rank, shape, rank - 1, 1);
         size_t size = bcg_dtype_size(t);
@@ -409,7 +411,7 @@ static void test_reversed_runs(void **state_)
         free(buffers[1]);
     }
     guarded_free(&memory);
-    print_message("# %d kernels over runs read backwards, %d of %d single operations "
+    print_message("# %d kernels over runs read backwards or by 2, %d of %d single operations "
                   "without the _rows call\n", checked, fused, single);
     assert_int_equal(failures, 0);
     if (vex_cpu_ok())
