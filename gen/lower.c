@@ -1087,6 +1087,28 @@ static bool per_row_operand(const kernel_ir *ir)
     return false;
 }
 
+/* Whether an input is read backwards or with a stride of 2 along the runs
+ * (a reversed view, every other element): the _rows microkernel gathers it
+ * block by block on every call, the fused function's rows form
+ * (vex_rows_chosen) reads it in place with a permute or two a vector.
+ * Measured (same process, main's lower.c against this): a + 1, i16
+ * (98, 62, 84) reversed along the run, 85 -> 28 us; f32 * 3 over runs of
+ * 18, streaming, sweep seed 5: 20.3 -> 1.8 ms; stride 2, (30, 62, 84):
+ * u8 a > b 57 -> 5.6 us, i8 a + b 27 -> 5.1 us, i32 minimum 29 -> 20 us,
+ * f64 a - b even.  A streaming output over runs longer than a quarter
+ * tile keeps the _rows call: the tiles of few rows then gather and stream
+ * slower (a + 5 over u8 runs of 313). */
+static bool strided_run(const kernel_ir *ir)
+{
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    for (int k = 1; k <= ir->input_count; k++)
+        if (ir->input_used[k - 1] && (p->stride[k][inner] == -1 || p->stride[k][inner] == 2 ||
+                                      p->stride[k][inner] == -2))
+            return true;
+    return false;
+}
+
 /* Whether plan operand K is contiguous over a 2-D tile of runs of RUN. */
 static bool tile2d_contiguous(const plan *p, int k, int64_t run)
 {
@@ -1386,7 +1408,8 @@ static bool tiles2d_chosen(lowering *w)
     int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(w, NULL, NULL);
     if (run >= c->options.microkernel_run && !transposed &&
         ((run > TILES2D_MAX_RUN && per_row_operand(ir) && !medium_rows_in_place(w)) ||
-         (ir->tiled && rows_chosen(ir))))
+         (ir->tiled && rows_chosen(ir) &&
+          !(strided_run(ir) && (!c->stream || 4 * run <= TILE_ELEMENTS)))))
         return false;
     if (2 * run > TILE_ELEMENTS && !transposed)
         return false;

@@ -14,12 +14,16 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "internal.h"
+#include "vex.h"
 
 #include <cmocka.h>
 
 #include "compare.h"
+#include "guarded.h"
 
 static uint64_t state = 0x9e3779b97f4a7c15ull;
 
@@ -329,12 +333,98 @@ static void test_dropped_operands(void **state_)
     assert_true(dropped > 0);
 }
 
+/* Short runs that read an input backwards or with a stride of 2 (a view
+ * reversed along the run or every other element, its other dimensions in
+ * random order and direction): one binary
+ * operation or comparison, which the _rows microkernel would write with a
+ * gather of the reversed input on every call, takes the 2-D tiles whose
+ * fused function reads it in place row by row (lower.c strided_run);
+ * deeper trees for comparison.  Every dtype, a reversed or contiguous b,
+ * a reversed row c; in place on b, two threads; a placed against a page
+ * that faults on either side.  Asserts the share of single operations
+ * that takes no _rows call where the CPU runs the fused code. */
+static void test_reversed_runs(void **state_)
+{
+    (void)state_;
+    static const char *const exprs[] = {"a + b", "a - 3", "minimum(a, c)", "b * a",
+                                        "where(a > b, a, c)", "a > c"};
+    static const bcg_dtype types[] = {BCG_I8,  BCG_I16, BCG_I32, BCG_I64, BCG_U8,
+                                      BCG_U16, BCG_U32, BCG_U64, BCG_F32, BCG_F64};
+    static guarded memory;
+    int checked = 0, failures = 0, single = 0, fused = 0;
+    for (int n = 0; n < 120; n++) {
+        int rank = 2 + (int)(next() % 2);
+        int64_t shape[4];
+        for (int d = 0; d < rank; d++)
+            shape[d] = 2 + (int64_t)(next() % 12);
+        shape[rank - 1] = 16 + (int64_t)(next() % 300); /* a short run */
+        bcg_dtype t = types[next() % (sizeof types / sizeof types[0])];
+        size_t e = (size_t)(next() % (sizeof exprs / sizeof exprs[0]));
+        const char *expr = exprs[e];
+        static const int signs[] = {-1, -1, 2, -2}; /* (2: elements overlap, as views may) */
+        view va = random_view(rank, shape, rank - 1, signs[next() % 4]);
+        view vb = next() % 2 ? random_view(rank, shape, rank - 1, -1)
+                             : random_view(rank, shape, rank - 1, 1);
+        size_t size = bcg_dtype_size(t);
+        int64_t c_stride = -1;
+        size_t bytes[3] = {va.bytes * size, vb.bytes * size, (size_t)shape[rank - 1] * size};
+        char *a = guarded_alloc(&memory, bytes[0], next() % 2);
+        void *buffers[2] = {malloc(bytes[1]), malloc(bytes[2])};
+        assert_true(buffers[0] && buffers[1]);
+        fill(a, bytes[0]);
+        for (int i = 0; i < 2; i++)
+            fill(buffers[i], bytes[i + 1]);
+        int variant = (int)(next() % 4);
+        /* in place on b: a C-contiguous b, the result of b's dtype */
+        bool inplace = variant == 1 && e != 5;
+        bcg_operand ops[3] = {{"a", t, rank, va.shape, va.strides},
+                              {"b", t, rank, shape, inplace ? NULL : vb.strides},
+                              {"c", t, 1, &shape[rank - 1], &c_stride}};
+        if (inplace) { /* b C-contiguous: its buffer holds exactly its elements */
+            int64_t count = 1;
+            for (int d = 0; d < rank; d++)
+                count *= shape[d];
+            free(buffers[0]);
+            bytes[1] = (size_t)count * size;
+            buffers[0] = malloc(bytes[1]);
+            assert_non_null(buffers[0]);
+            fill(buffers[0], bytes[1]);
+            vb.first = 0;
+        }
+        void *in[4] = {a + (size_t)va.first * size, (char *)buffers[0] + (size_t)vb.first * size,
+                       (char *)buffers[1] + (size_t)(shape[rank - 1] - 1) * size, buffers[0]};
+        int got = check(expr, ops, in, bytes, 3, inplace ? 1 : -1, variant == 2 ? 2 : 1,
+                        "_rows(");
+        checked++;
+        failures += got < 0;
+        if (e < 4 || e == 5) {
+            single++;
+            fused += got == 0;
+        }
+        if (got < 0) {
+            print_error("  %s rank %d variant %d a", bcg_dtype_name(t), rank, variant);
+            for (int d = 0; d < rank; d++)
+                print_error(" %lld@%lld", (long long)va.shape[d], (long long)va.strides[d]);
+            print_error("\n");
+        }
+        free(buffers[0]);
+        free(buffers[1]);
+    }
+    guarded_free(&memory);
+    print_message("# %d kernels over runs read backwards or by 2, %d of %d single operations "
+                  "without the _rows call\n", checked, fused, single);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok())
+        assert_true(fused * 10 >= single * 9);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transposed_layouts),
         cmocka_unit_test(test_repeated_subtrees),
         cmocka_unit_test(test_dropped_operands),
+        cmocka_unit_test(test_reversed_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
