@@ -329,12 +329,71 @@ static void test_dropped_operands(void **state_)
     assert_true(dropped > 0);
 }
 
+/* A single operation or comparison over a leaf of stride -1 or +-2 (rows
+ * of a reversed or interleaved view, a second operand a row or a value):
+ * the fused function where lower.c's strided_leaf_fused says so, the _rows
+ * microkernel otherwise, bit for bit either way; every dtype, runs short
+ * and long, in place and on two threads.  Asserts the fused share. */
+static void test_strided_single_operations(void **state_)
+{
+    (void)state_;
+    static const char *const exprs[] = {"a + b", "a - b", "a * b", "minimum(a, b)",
+                                        "a > b", "a + 3", "maximum(1, a)", "a == b"};
+    static const bcg_dtype types[] = {BCG_F32, BCG_F64, BCG_I64, BCG_I32, BCG_I16,
+                                      BCG_U16, BCG_U8,  BCG_I8};
+    static const int64_t strides[] = {-1, -2, 2};
+    int checked = 0, failures = 0, by_rows = 0;
+    for (int n = 0; n < 80; n++) {
+        int64_t rows = 2 + (int64_t)(next() % 200), run = 17 + (int64_t)(next() % 1200);
+        int64_t stride = strides[next() % 3];
+        bcg_dtype t = types[next() % (sizeof types / sizeof types[0])];
+        const char *expr = exprs[next() % (sizeof exprs / sizeof exprs[0])];
+        size_t size = bcg_dtype_size(t);
+        /* a: rows of RUN at STRIDE, the rows apart by a gap, maybe reversed */
+        int64_t span = (run - 1) * (stride < 0 ? -stride : stride) + 1 + (int64_t)(next() % 5);
+        int64_t row_stride = next() % 3 == 0 ? -span : span;
+        int64_t a_shape[2] = {rows, run}, a_strides[2] = {row_stride, stride};
+        int64_t first = (row_stride < 0 ? -row_stride * (rows - 1) : 0) +
+                        (stride < 0 ? -stride * (run - 1) : 0);
+        int b_rank = next() % 2 ? 1 : 2; /* a row, or the output's shape */
+        int64_t b_elements = b_rank == 1 ? run : rows * run;
+        size_t bytes[2] = {(size_t)(span * rows) * size, (size_t)b_elements * size};
+        void *buffers[2];
+        for (int i = 0; i < 2; i++) {
+            buffers[i] = malloc(bytes[i]);
+            assert_non_null(buffers[i]);
+            fill(buffers[i], bytes[i]);
+        }
+        bcg_operand ops[2] = {{"a", t, 2, a_shape, a_strides},
+                              {"b", t, b_rank, b_rank == 1 ? &a_shape[1] : a_shape, NULL}};
+        void *in[3] = {(char *)buffers[0] + (size_t)first * size, buffers[1], buffers[1]};
+        int variant = (int)(next() % 4);
+        bool inplace = variant == 1 && b_rank == 2 && strcmp(expr, "a > b") != 0 &&
+                       strcmp(expr, "a == b") != 0;
+        int got = check(expr, ops, in, bytes, 2, inplace ? 1 : -1, variant == 2 ? 2 : 1, "_rows(");
+        checked++;
+        failures += got < 0;
+        by_rows += got > 0;
+        if (got < 0)
+            print_error("  %s rows %lld run %lld strides %lld %lld b rank %d variant %d\n",
+                        bcg_dtype_name(t), (long long)rows, (long long)run,
+                        (long long)row_stride, (long long)stride, b_rank, variant);
+        for (int i = 0; i < 2; i++)
+            free(buffers[i]);
+    }
+    print_message("# %d single operations over strided rows, %d by the _rows microkernel\n",
+                  checked, by_rows);
+    assert_int_equal(failures, 0);
+    assert_true(by_rows * 6 <= checked); /* 10 of 80; 62 before strided_leaf_fused */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transposed_layouts),
         cmocka_unit_test(test_repeated_subtrees),
         cmocka_unit_test(test_dropped_operands),
+        cmocka_unit_test(test_strided_single_operations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
