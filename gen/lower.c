@@ -682,6 +682,23 @@ static bool root_reads_leaves(const kernel_ir *ir)
  * streaming root was as often slower as faster (5.3-5.9 ms plain against
  * 6.2-7.4 ms streaming for the select), while single operations gain
  * 25-50% (README, Performance, round 4). */
+/* Whether every run of the output starts on the cache line offset the
+ * first one does: a single run, or runs a whole number of lines long.
+ * Streaming stores of runs that are not (a padded u8 (30000, 313) + 5, f32
+ * rows of 300, 1500 or 3000 elements) measured 1.2-3x slower than plain
+ * stores (cc time / JIT time 0.26 -> 0.74, 0.50 -> 0.89, 0.74 -> 0.88,
+ * 0.82 -> 0.96), those that are 1.2-1.4x faster (f32 rows of 512, 1024,
+ * 4000 and 4096: 0.87-1.0 -> 1.2-1.4; u8 rows of 320 even); the line each
+ * run shares with the next is written by plain stores from both sides. */
+static bool runs_whole_lines(const kernel_ir *ir)
+{
+    const plan *p = ir->p;
+    if (p->loop_count < 2)
+        return true;
+    int64_t run = p->extent[p->loop_count - 1];
+    return run * (int64_t)bcg_dtype_size(ir->out_dtype) % 64 == 0;
+}
+
 static bool stream_chosen(const kernel_ir *ir)
 {
     tile_shape kind;
@@ -934,7 +951,8 @@ static void choose_vex(lowering *w, const int64_t *stride, const int64_t *outer,
      * (4096,1024) 1.23x; but runs of 66 6.4x slower, 192 and 256 1.2-1.6x
      * slower (where(b + a > 0.1, b, b + a), b per run), so only long runs */
     bool stream = ir->stream || (c->stream && !ir->scatter && !ir->tiles2d &&
-                                 ir->p->extent[ir->p->loop_count - 1] >= VEX_STREAM_MIN_RUN);
+                                 ir->p->extent[ir->p->loop_count - 1] >= VEX_STREAM_MIN_RUN &&
+                                 runs_whole_lines(ir));
     vex_layout layout = {stride, stream, outer, out_outer};
     vex_function *f = NULL;
     if (vex_build(c->arena, ir, &layout, &f) != BCG_OK)
@@ -1075,7 +1093,8 @@ static bool tile2d_scalar(const plan *p, int k, int64_t run)
     return p->stride[k][inner - 1] == 0 && (run == 1 || p->stride[k][inner] == 0);
 }
 
-static bool rows_chosen(const lowering *w);
+static bool rows_form_fits(const kernel_ir *ir);
+static bool strided_leaf_fused(const lowering *w);
 
 /* Whether the subtree ID calls a function costlier than a few operations
  * (exp, log, sin, tanh, erf ...: not abs, neg, sqrt, floor, ceil). */
@@ -1321,7 +1340,9 @@ static bool tiles2d_chosen(lowering *w)
      * minimum(2, maximum(a, b * b))) */
     int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(w, NULL, NULL);
     if (run >= c->options.microkernel_run && !transposed &&
-        ((run > TILES2D_MAX_RUN && per_row_operand(ir)) || (ir->tiled && rows_chosen(w))))
+        ((run > TILES2D_MAX_RUN && per_row_operand(ir)) || (ir->tiled && rows_form_fits(ir) &&
+          /* (the 2-D tiles of a streaming root gather strided leaves) */
+          (c->stream || !strided_leaf_fused(w)))))
         return false;
     if (2 * run > TILE_ELEMENTS && !transposed)
         return false;
@@ -1527,14 +1548,11 @@ static bool strided_leaf_fused(const lowering *w)
     return any;
 }
 
-static bool rows_chosen(const lowering *w)
+static bool rows_form_fits(const kernel_ir *ir)
 {
-    const kernel_ir *ir = w->ir;
     const plan *p = ir->p;
     if (!ir->tiled || ir->tiles2d || p->loop_count < 2 || ir->block > 0 ||
         p->extent[p->loop_count - 1] >= TILE_ELEMENTS)
-        return false;
-    if (strided_leaf_fused(w))
         return false;
     tile_shape kind;
     const char *family = kir_tile_family(ir, 0, &kind);
@@ -1543,6 +1561,12 @@ static bool rows_chosen(const lowering *w)
     char name[48];
     kir_microkernel_name(ir, 0, KIR_ROWS, name, sizeof name);
     return microkernel_exists(name);
+}
+
+/* The rows form, unless the fused function reads a strided leaf faster. */
+static bool rows_chosen(const lowering *w)
+{
+    return rows_form_fits(w->ir) && !strided_leaf_fused(w);
 }
 
 /* Whether a kernel whose innermost run is too short for tiles (a run of 3:
@@ -2445,7 +2469,9 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
         ir->scatter = !ir->row_calls && !tile2d_contiguous(p, 0, run);
         ir->tile_columns = ir->row_calls ? columns : run;
     }
-    ir->stream = (ir->tiled || short_rows) && c->stream && !ir->scatter && stream_chosen(ir);
+    /* (short rows stream as long calls where an operand repeats) */
+    ir->stream = (short_rows || (ir->tiled && runs_whole_lines(ir))) && c->stream &&
+                 !ir->scatter && stream_chosen(ir);
     if (short_rows) /* the rows call reads operands and literals itself */
         ir->rows = true;
     else

@@ -387,6 +387,46 @@ static void test_strided_single_operations(void **state_)
     assert_true(by_rows * 6 <= checked); /* 10 of 80; 62 before strided_leaf_fused */
 }
 
+/* Streaming stores (stream_stores 1) for runs of a single operation or a
+ * fused tree over rows that do not merge (a padded input): only when every
+ * run is a whole number of cache lines (lower.c runs_whole_lines), and for
+ * one contiguous run always. */
+static void test_stream_whole_lines(void **state_)
+{
+    (void)state_;
+    static const struct {
+        const char *expr;
+        bcg_dtype t;
+        int64_t run, padded;
+        bool stream;
+    } cases[] = {
+        {"a + 5", BCG_U8, 313, 320, false}, {"a + 5", BCG_U8, 320, 330, true},
+        {"a + b", BCG_F32, 300, 301, false}, {"a + b", BCG_F32, 512, 520, true},
+        {"a * b + 1", BCG_F32, 1500, 1501, false}, {"a * b + 1", BCG_F32, 2048, 2050, true},
+        {"a - b", BCG_I16, 930, 931, false}, {"a - b", BCG_I16, 4096, 4100, true},
+        {"a + b", BCG_F64, 3000, 3000, true}, /* (one contiguous run) */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int64_t shape[2] = {64, cases[i].run}, strides[2] = {cases[i].padded, 1};
+        bcg_operand ops[2] = {{"a", cases[i].t, 2, shape, strides},
+                              {"b", cases[i].t, 1, &shape[1], NULL}};
+        bcg_options options;
+        bcg_options_init(&options);
+        options.stream_stores = 1;
+        bcg_context *ctx = bcg_context_new();
+        bcg_kernel *k = NULL;
+        bcg_error err;
+        assert_non_null(ctx);
+        assert_int_equal(bcg_compile(ctx, cases[i].expr, ops, 2, &options, &k, &err), BCG_OK);
+        bool streams = strstr(bcg_kernel_source(k), "bcg_mk_fence") != NULL;
+        if (streams != cases[i].stream)
+            print_error("%s over %s runs of %lld: streams %d\n", cases[i].expr,
+                        bcg_dtype_name(cases[i].t), (long long)cases[i].run, streams);
+        assert_int_equal(streams, cases[i].stream);
+        bcg_context_free(ctx);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -394,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_repeated_subtrees),
         cmocka_unit_test(test_dropped_operands),
         cmocka_unit_test(test_strided_single_operations),
+        cmocka_unit_test(test_stream_whole_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
