@@ -708,6 +708,23 @@ static bool root_reads_leaves(const kernel_ir *ir)
  * streaming root was as often slower as faster (5.3-5.9 ms plain against
  * 6.2-7.4 ms streaming for the select), while single operations gain
  * 25-50% (README, Performance, round 4). */
+/* Whether every run of the output starts on the cache line offset the
+ * first one does: a single run, or runs a whole number of lines long.
+ * Streaming stores of runs that are not (a padded u8 (30000, 313) + 5, f32
+ * rows of 300, 1500 or 3000 elements) measured 1.2-3x slower than plain
+ * stores (cc time / JIT time 0.26 -> 0.74, 0.50 -> 0.89, 0.74 -> 0.88,
+ * 0.82 -> 0.96), those that are 1.2-1.4x faster (f32 rows of 512, 1024,
+ * 4000 and 4096: 0.87-1.0 -> 1.2-1.4; u8 rows of 320 even); the line each
+ * run shares with the next is written by plain stores from both sides. */
+static bool runs_whole_lines(const kernel_ir *ir)
+{
+    const plan *p = ir->p;
+    if (p->loop_count < 2)
+        return true;
+    int64_t run = p->extent[p->loop_count - 1];
+    return run * (int64_t)bcg_dtype_size(ir->out_dtype) % 64 == 0;
+}
+
 static bool stream_chosen(const kernel_ir *ir)
 {
     tile_shape kind;
@@ -960,7 +977,8 @@ static void choose_vex(lowering *w, const int64_t *stride, const int64_t *outer,
      * (4096,1024) 1.23x; but runs of 66 6.4x slower, 192 and 256 1.2-1.6x
      * slower (where(b + a > 0.1, b, b + a), b per run), so only long runs */
     bool stream = ir->stream || (c->stream && !ir->scatter && !ir->tiles2d &&
-                                 ir->p->extent[ir->p->loop_count - 1] >= VEX_STREAM_MIN_RUN);
+                                 ir->p->extent[ir->p->loop_count - 1] >= VEX_STREAM_MIN_RUN &&
+                                 runs_whole_lines(ir));
     vex_layout layout = {stride, stream, outer, out_outer};
     vex_function *f = NULL;
     if (vex_build(c->arena, ir, &layout, &f) != BCG_OK)
@@ -1123,7 +1141,7 @@ static bool tile2d_scalar(const plan *p, int k, int64_t run)
     return p->stride[k][inner - 1] == 0 && (run == 1 || p->stride[k][inner] == 0);
 }
 
-static bool rows_chosen(const kernel_ir *ir);
+static bool rows_form_fits(const kernel_ir *ir);
 
 /* Whether the subtree ID calls a function costlier than a few operations
  * (exp, log, sin, tanh, erf ...: not abs, neg, sqrt, floor, ceil). */
@@ -1408,7 +1426,7 @@ static bool tiles2d_chosen(lowering *w)
     int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(w, NULL, NULL);
     if (run >= c->options.microkernel_run && !transposed &&
         ((run > TILES2D_MAX_RUN && per_row_operand(ir) && !medium_rows_in_place(w)) ||
-         (ir->tiled && rows_chosen(ir) &&
+         (ir->tiled && rows_form_fits(ir) &&
           !(strided_run(ir) && (!c->stream || 4 * run <= TILE_ELEMENTS)))))
         return false;
     if (2 * run > TILE_ELEMENTS && !transposed)
@@ -1580,7 +1598,44 @@ static void lower_tiles2d(lowering *w, int depth)
  * loops become one call of the microkernel's _rows form (runtime/
  * microkernels.c): EXTENT[inner - 1] runs, each operand moved by its
  * stride in that loop from run to run. */
-static bool rows_chosen(const kernel_ir *ir)
+/* Whether a single operation over a leaf read with a stride other than 0
+ * and 1 goes to the fused function (vex.c, which reads strides -1 and +-2
+ * in place) rather than the _rows microkernel, whose strided reads are
+ * scalar for negative strides.  Measured (harness, cc time / JIT time,
+ * rows microkernel -> fused, 2000 x 1000 unless said): stride -1 i16 a - b
+ * 0.70 -> 0.90, rows of 100 0.28 -> 1.10, u8 a > b 0.60 -> 0.79, f64 a * b
+ * 0.53 -> 0.71, u16 a * b stride -2 0.11 -> 0.73; stride 2 i8 minimum(1, a)
+ * 0.53 -> 1.30, u8 a + b 0.83 -> 1.00, i64 a + b 0.85 -> 1.12, i16 a + 3
+ * 0.45 -> 0.50.  Losses, kept on the microkernels: f32 and i32 stride 2
+ * (even or 5% slower), 1-byte products (16-bit lanes in the fused code:
+ * 0.61 -> 0.50 reversed), products over stride 2 (i8, i16, f64: 0.80 ->
+ * 0.70). */
+static bool strided_leaf_fused(const lowering *w)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    if (w->c->options.disable_vector_code || !vex_cpu_ok())
+        return false;
+    bool product = ir->nodes[0]->op == OP_MUL;
+    bool any = false;
+    for (int k = 1; k <= ir->input_count; k++) {
+        int64_t stride = p->stride[k][p->loop_count - 1];
+        if (!ir->input_used[k - 1] || stride == 0 || stride == 1)
+            continue;
+        if (stride < -2 || stride > 2) /* (not measured: the microkernels' rows) */
+            return false;
+        bcg_dtype dtype = w->c->operands[k - 1].dtype;
+        size_t size = bcg_dtype_size(dtype);
+        if (!vex_reads_stride(ir, dtype, stride))
+            return false;
+        if (stride < 0 ? product && size == 1 : product || size == 4)
+            return false;
+        any = true;
+    }
+    return any;
+}
+
+static bool rows_form_fits(const kernel_ir *ir)
 {
     const plan *p = ir->p;
     if (!ir->tiled || ir->tiles2d || p->loop_count < 2 || ir->block > 0 ||
@@ -1593,6 +1648,12 @@ static bool rows_chosen(const kernel_ir *ir)
     char name[48];
     kir_microkernel_name(ir, 0, KIR_ROWS, name, sizeof name);
     return microkernel_exists(name);
+}
+
+/* The rows form, unless the fused function reads a strided leaf faster. */
+static bool rows_chosen(const lowering *w)
+{
+    return rows_form_fits(w->ir) && !strided_leaf_fused(w);
 }
 
 /* Whether a kernel whose innermost run is too short for tiles (a run of 3:
@@ -2519,7 +2580,9 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
         ir->scatter = !ir->row_calls && !tile2d_contiguous(p, 0, run);
         ir->tile_columns = ir->row_calls ? columns : run;
     }
-    ir->stream = (ir->tiled || short_rows) && c->stream && !ir->scatter && stream_chosen(ir);
+    /* (short rows stream as long calls where an operand repeats) */
+    ir->stream = (short_rows || (ir->tiled && runs_whole_lines(ir))) && c->stream &&
+                 !ir->scatter && stream_chosen(ir);
     if (short_rows) /* the rows call reads operands and literals itself */
         ir->rows = true;
     else
@@ -2536,7 +2599,7 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
         ir->block = BLOCK_OUTER;
         ir->block_inner = BLOCK_INNER;
     }
-    ir->rows = ir->rows || (ir->root_count == 1 && rows_chosen(ir));
+    ir->rows = ir->rows || (ir->root_count == 1 && rows_chosen(&w));
     ir->stream_copies = ir->tiled && c->stream && ir->root_count > 1;
     if (!p->empty && w.status == BCG_OK) {
         if (ir->unrolled)

@@ -418,6 +418,104 @@ static void test_reversed_runs(void **state_)
         assert_true(fused * 10 >= single * 9);
 }
 
+/* A single operation or comparison over a leaf of stride -1 or +-2 (rows
+ * of a reversed or interleaved view, a second operand a row or a value):
+ * the fused function where lower.c's strided_leaf_fused says so, the _rows
+ * microkernel otherwise, bit for bit either way; every dtype, runs short
+ * and long, in place and on two threads.  Asserts the fused share. */
+static void test_strided_single_operations(void **state_)
+{
+    (void)state_;
+    static const char *const exprs[] = {"a + b", "a - b", "a * b", "minimum(a, b)",
+                                        "a > b", "a + 3", "maximum(1, a)", "a == b"};
+    static const bcg_dtype types[] = {BCG_F32, BCG_F64, BCG_I64, BCG_I32, BCG_I16,
+                                      BCG_U16, BCG_U8,  BCG_I8};
+    static const int64_t strides[] = {-1, -2, 2};
+    int checked = 0, failures = 0, by_rows = 0;
+    for (int n = 0; n < 80; n++) {
+        int64_t rows = 2 + (int64_t)(next() % 200), run = 17 + (int64_t)(next() % 1200);
+        int64_t stride = strides[next() % 3];
+        bcg_dtype t = types[next() % (sizeof types / sizeof types[0])];
+        const char *expr = exprs[next() % (sizeof exprs / sizeof exprs[0])];
+        size_t size = bcg_dtype_size(t);
+        /* a: rows of RUN at STRIDE, the rows apart by a gap, maybe reversed */
+        int64_t span = (run - 1) * (stride < 0 ? -stride : stride) + 1 + (int64_t)(next() % 5);
+        int64_t row_stride = next() % 3 == 0 ? -span : span;
+        int64_t a_shape[2] = {rows, run}, a_strides[2] = {row_stride, stride};
+        int64_t first = (row_stride < 0 ? -row_stride * (rows - 1) : 0) +
+                        (stride < 0 ? -stride * (run - 1) : 0);
+        int b_rank = next() % 2 ? 1 : 2; /* a row, or the output's shape */
+        int64_t b_elements = b_rank == 1 ? run : rows * run;
+        size_t bytes[2] = {(size_t)(span * rows) * size, (size_t)b_elements * size};
+        void *buffers[2];
+        for (int i = 0; i < 2; i++) {
+            buffers[i] = malloc(bytes[i]);
+            assert_non_null(buffers[i]);
+            fill(buffers[i], bytes[i]);
+        }
+        bcg_operand ops[2] = {{"a", t, 2, a_shape, a_strides},
+                              {"b", t, b_rank, b_rank == 1 ? &a_shape[1] : a_shape, NULL}};
+        void *in[3] = {(char *)buffers[0] + (size_t)first * size, buffers[1], buffers[1]};
+        int variant = (int)(next() % 4);
+        bool inplace = variant == 1 && b_rank == 2 && strcmp(expr, "a > b") != 0 &&
+                       strcmp(expr, "a == b") != 0;
+        int got = check(expr, ops, in, bytes, 2, inplace ? 1 : -1, variant == 2 ? 2 : 1, "_rows(");
+        checked++;
+        failures += got < 0;
+        by_rows += got > 0;
+        if (got < 0)
+            print_error("  %s rows %lld run %lld strides %lld %lld b rank %d variant %d\n",
+                        bcg_dtype_name(t), (long long)rows, (long long)run,
+                        (long long)row_stride, (long long)stride, b_rank, variant);
+        for (int i = 0; i < 2; i++)
+            free(buffers[i]);
+    }
+    print_message("# %d single operations over strided rows, %d by the _rows microkernel\n",
+                  checked, by_rows);
+    assert_int_equal(failures, 0);
+    assert_true(by_rows * 6 <= checked); /* 10 of 80; 62 before strided_leaf_fused */
+}
+
+/* Streaming stores (stream_stores 1) for runs of a single operation or a
+ * fused tree over rows that do not merge (a padded input): only when every
+ * run is a whole number of cache lines (lower.c runs_whole_lines), and for
+ * one contiguous run always. */
+static void test_stream_whole_lines(void **state_)
+{
+    (void)state_;
+    static const struct {
+        const char *expr;
+        bcg_dtype t;
+        int64_t run, padded;
+        bool stream;
+    } cases[] = {
+        {"a + 5", BCG_U8, 313, 320, false}, {"a + 5", BCG_U8, 320, 330, true},
+        {"a + b", BCG_F32, 300, 301, false}, {"a + b", BCG_F32, 512, 520, true},
+        {"a * b + 1", BCG_F32, 1500, 1501, false}, {"a * b + 1", BCG_F32, 2048, 2050, true},
+        {"a - b", BCG_I16, 930, 931, false}, {"a - b", BCG_I16, 4096, 4100, true},
+        {"a + b", BCG_F64, 3000, 3000, true}, /* (one contiguous run) */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int64_t shape[2] = {64, cases[i].run}, strides[2] = {cases[i].padded, 1};
+        bcg_operand ops[2] = {{"a", cases[i].t, 2, shape, strides},
+                              {"b", cases[i].t, 1, &shape[1], NULL}};
+        bcg_options options;
+        bcg_options_init(&options);
+        options.stream_stores = 1;
+        bcg_context *ctx = bcg_context_new();
+        bcg_kernel *k = NULL;
+        bcg_error err;
+        assert_non_null(ctx);
+        assert_int_equal(bcg_compile(ctx, cases[i].expr, ops, 2, &options, &k, &err), BCG_OK);
+        bool streams = strstr(bcg_kernel_source(k), "bcg_mk_fence") != NULL;
+        if (streams != cases[i].stream)
+            print_error("%s over %s runs of %lld: streams %d\n", cases[i].expr,
+                        bcg_dtype_name(cases[i].t), (long long)cases[i].run, streams);
+        assert_int_equal(streams, cases[i].stream);
+        bcg_context_free(ctx);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -425,6 +523,8 @@ int main(void)
         cmocka_unit_test(test_repeated_subtrees),
         cmocka_unit_test(test_dropped_operands),
         cmocka_unit_test(test_reversed_runs),
+        cmocka_unit_test(test_strided_single_operations),
+        cmocka_unit_test(test_stream_whole_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
