@@ -112,6 +112,7 @@ typedef struct builder {
     unsigned dup_map;
     unsigned dup_bases;  /* the GPRs memory may be based on (bit r): the leaves', the output's */
     int32_t dup_disp[16];
+    int dup_lanes;       /* the elements of a vector: a strided leaf's rdi (gpr_multiply) */
 } builder;
 
 static void byte(builder *b, int v)
@@ -375,6 +376,7 @@ static void vex_paired(builder *b, vex_id id, bool wide, bool dbl, int reg, int 
     case V_PMAXUD: case V_PCMPEQW: case V_PCMPGTB: case V_PCMPGTW: case V_PCMPGTD:
     case V_PCMPGTQ: case V_PBLENDVB: case V_PACKSSWB: case V_PACKUSWB: case V_PACKSSDW:
     case V_PACKUSDW: case V_SHUFPS: case V_PMULUDQ: case V_PSLLVQ: case V_PSRLVQ:
+    case V_PERMD: case V_PSHUFB: case V_SHUFP: /* (the strided leaves' loads) */
         vvvv = true;
         break;
     case V_PSHIFTW: case V_PSHIFTD: case V_PSHIFTQ: /* reg: the operation; vvvv the result */
@@ -390,7 +392,7 @@ static void vex_paired(builder *b, vex_id id, bool wide, bool dbl, int reg, int 
     case V_MOVD_LOAD: case V_MOVD_STORE: case V_PBROADCASTQ: case V_PABSB: case V_PABSW:
     case V_PABSD: case V_PMOVSXBW: case V_PMOVSXBQ: case V_PMOVSXWQ: case V_PMOVSXDQ:
     case V_PMOVZXBW: case V_PMOVZXWQ: case V_PMOVZXDQ: case V_EXTRACTI128: case V_CVTTPS2DQ:
-    case V_CVTTPD2DQ: case V_CVTPD2PS: case V_ROUNDPS: case V_ROUNDPD:
+    case V_CVTTPD2DQ: case V_CVTPD2PS: case V_ROUNDPS: case V_ROUNDPD: case V_PERMQ:
         vvvv = false;
         break;
     case V_MOVU_LOAD: case V_MOVU_STORE: case V_SQRT: case V_BROADCASTSS: case V_BROADCASTSD:
@@ -496,9 +498,16 @@ static void jump(builder *b, int cc, int label)
     word32(b, 0);
 }
 
-/* imul DST, SRC, V */
+/* imul DST, SRC, V.  In the paired loop, rdi = rax * (a strided leaf's
+ * stride in bytes) addresses that leaf's vector (strided_load,
+ * typed_strided_load) until the next such multiply, both copies' loads
+ * written at once: the second vector's lie dup_lanes * V bytes on. */
 static void gpr_multiply(builder *b, int dst, int src, int32_t v)
 {
+    if (b->dup && dst == RDI && src == RAX) {
+        b->dup_bases |= 1u << RDI;
+        b->dup_disp[RDI] = v * b->dup_lanes;
+    }
     rex(b, dst, NONE, src);
     byte(b, 0x69);
     modrm_register(b, dst, src);
@@ -608,6 +617,7 @@ typedef struct generator {
                                         this register (loaded before the loop) */
     bool failed;
     bool single;              /* the single loop only (the pairing failed: builder.dup_bad) */
+    bool rare_paired;         /* rare_test turned the pairing off (rare_end turns it on) */
     /* common subexpressions of the float path (compute, shared): per value
      * shared_class gives, its uses in the tree (NULL: none shared), the
      * uses left in the body being written, and its value once computed */
@@ -1198,6 +1208,75 @@ static void emit_hard_call(generator *g, bool w, int mask, int x, int p,
         patch_here(b, patch);
 }
 
+/* The lanes of exp's argument X outside its easy range (mask T) into P
+ * (emit_exp; R and N free): one vector's, builder.dup off. */
+static void exp_rare(generator *g, bool w, int x, int p, int r, int n, int t)
+{
+    builder *b = g->b;
+    uint32_t magnitude = 0x7fffffffu;
+    rm_operand abs_mask = constant_operand(g, constant(g, &magnitude, 4));
+    /* those whose expf needs no computing: below -104.5 (-inf too) +0,
+     * e^x being under half the least subnormal; NaN a NaN; above 88.75
+     * (+inf too) the polynomial's 2^128 already gives +inf, as e^x is above
+     * FLT_MAX.  (Any faithful expf agrees; test_exp_trees checks the C
+     * library's against these on such data.) */
+    vex(b, V_CMP, w, false, r, x, float_operand(g, -104.5f), 1 /* LT_OS */);
+    vex(b, V_ANDN, w, false, p, r, in_register(p), -1);
+    vex(b, V_CMP, w, false, r, x, in_register(x), 3 /* UNORD_Q */);
+    vex(b, V_BLENDVPS, w, false, p, p, in_register(x), r << 4);
+    /* the others, x in [-104.5, 88.75] (|x + 7.875| <= 96.625, rounding
+     * aside: the edges' results are the same either way), by expf */
+    vex(b, V_ADD, w, false, n, x, float_operand(g, 7.875f), -1);
+    vex(b, V_AND, w, false, n, n, abs_mask, -1);
+    vex(b, V_CMP, w, false, n, n, float_operand(g, 96.625f), 0x12 /* LE_OQ */);
+    vex(b, V_AND, w, false, t, t, in_register(n), -1);
+    emit_hard_call(g, w, t, x, p, vex_exp_hard);
+}
+
+/* The paired loop's rare lanes (emit_exp, emit_log): each vector's code
+ * for them is written with builder.dup off (rare_register: the copy's
+ * register), behind one test of both vectors' masks. */
+static int rare_register(const generator *g, int r, int copy)
+{
+    return copy ? paired(g->b, r) : r;
+}
+
+/* je over the rare lanes' code unless mask T (both vectors' when paired,
+ * ORed into FREE, a register of the body the test may overwrite) has a
+ * lane set; the rel32's offset for rare_end.  Pairing is off until then. */
+static int rare_test(generator *g, bool w, int t, int free)
+{
+    builder *b = g->b;
+    g->rare_paired = b->dup;
+    if (b->dup) {
+        b->dup = false;
+        vex(b, V_OR, w, false, free, t, in_register(paired(b, t)), -1);
+        t = free;
+    }
+    vex(b, V_TESTPS, w, false, t, 0, in_register(t), -1);
+    byte(b, 0x0f); /* je over them (rel32, patched by rare_end) */
+    byte(b, 0x84);
+    int patch = b->length;
+    word32(b, 0);
+    return patch;
+}
+
+/* The end of the rare lanes' code: rare_test's jump lands here.  The C
+ * call (emit_hard_call's vzeroupper) zeroed the zmm upper halves of the
+ * constants the wide divisions read (write_function): filled again. */
+static void rare_end(generator *g, int patch)
+{
+    builder *b = g->b;
+    if (g->rare_paired && b->dup_wide)
+        for (int r = 0; r < 16; r++)
+            if (g->reserved >> r & 1)
+                insert_upper(b, r, r);
+    if (!b->overflow)
+        patch_here(b, patch);
+    b->dup = g->rare_paired;
+    g->rare_paired = false;
+}
+
 /* e^x of the f32 lanes of register X (all 8 when W, else the low 4) into
  * a new register; X is given back.  Not in the paired loop (dup_bad: one
  * call a vector) nor in small kernels (their unrolled C calls expf). */
@@ -1208,7 +1287,7 @@ static int emit_exp(generator *g, int x, bool w)
         g->failed = true;
         return x;
     }
-    if (b->dup) {
+    if (b->dup && vex_pairing_rare == 0) {
         b->dup_bad = true;
         return x;
     }
@@ -1261,30 +1340,12 @@ static int emit_exp(generator *g, int x, bool w)
     vex(b, V_MUL, w, false, p, p, in_register(n), -1);
     /* (rare: the code for those lanes is jumped over) */
     vex(b, V_MOVU_LOAD, w, false, t, 0, in_register(hard), -1);
+    int patch = rare_test(g, w, t, hard);
     give_register(g, hard);
-    vex(b, V_TESTPS, w, false, t, 0, in_register(t), -1);
-    byte(b, 0x0f); /* je over them (rel32, patched below) */
-    byte(b, 0x84);
-    int patch = b->length;
-    word32(b, 0);
-    /* those whose expf needs no computing: below -104.5 (-inf too) +0,
-     * e^x being under half the least subnormal; NaN a NaN; above 88.75
-     * (+inf too) the polynomial's 2^128 already gives +inf, as e^x is above
-     * FLT_MAX.  (Any faithful expf agrees; test_exp_trees checks the C
-     * library's against these on such data.) */
-    vex(b, V_CMP, w, false, r, x, float_operand(g, -104.5f), 1 /* LT_OS */);
-    vex(b, V_ANDN, w, false, p, r, in_register(p), -1);
-    vex(b, V_CMP, w, false, r, x, in_register(x), 3 /* UNORD_Q */);
-    vex(b, V_BLENDVPS, w, false, p, p, in_register(x), r << 4);
-    /* the others, x in [-104.5, 88.75] (|x + 7.875| <= 96.625, rounding
-     * aside: the edges' results are the same either way), by expf */
-    vex(b, V_ADD, w, false, n, x, float_operand(g, 7.875f), -1);
-    vex(b, V_AND, w, false, n, n, abs_mask, -1);
-    vex(b, V_CMP, w, false, n, n, float_operand(g, 96.625f), 0x12 /* LE_OQ */);
-    vex(b, V_AND, w, false, t, t, in_register(n), -1);
-    emit_hard_call(g, w, t, x, p, vex_exp_hard);
-    if (!b->overflow)
-        patch_here(b, patch);
+    for (int copy = 0; copy < (g->rare_paired ? 2 : 1); copy++)
+        exp_rare(g, w, rare_register(g, x, copy), rare_register(g, p, copy),
+                 rare_register(g, r, copy), rare_register(g, n, copy), rare_register(g, t, copy));
+    rare_end(g, patch);
     give_register(g, t);
     give_register(g, n);
     give_register(g, r);
@@ -1304,6 +1365,30 @@ static void vex_log_hard(const float *x, float *out)
     }
 }
 
+/* The lanes of log's argument X not normal, positive and finite into M
+ * (emit_log; T and U free): one vector's, builder.dup off. */
+static void log_rare(generator *g, bool w, int x, int m, int t, int u)
+{
+    builder *b = g->b;
+    /* those whose logf needs no computing (any faithful logf's): +-0 -inf,
+     * below 0 (-inf too) NaN, +inf +inf, NaN NaN */
+    static const struct { float at; int predicate; float result; } settled[] = {
+        {0.0f, 0 /* EQ_OQ */, -INFINITY}, {0.0f, 1 /* LT_OS */, NAN},
+        {INFINITY, 0 /* EQ_OQ */, INFINITY},
+    };
+    for (int k = 0; k < 3; k++) {
+        vex(b, V_CMP, w, false, t, x, float_operand(g, settled[k].at), settled[k].predicate);
+        vex(b, V_BLENDVPS, w, false, m, m, float_operand(g, settled[k].result), t << 4);
+    }
+    vex(b, V_CMP, w, false, t, x, in_register(x), 3 /* UNORD_Q */);
+    vex(b, V_BLENDVPS, w, false, m, m, in_register(x), t << 4);
+    /* the others, subnormal x > 0, by logf */
+    vex(b, V_CMP, w, false, t, x, float_operand(g, 0.0f), 0x1e /* GT_OQ */);
+    vex(b, V_CMP, w, false, u, x, float_operand(g, 0x1p-126f), 0x11 /* LT_OQ */);
+    vex(b, V_AND, w, false, t, t, in_register(u), -1);
+    emit_hard_call(g, w, t, x, m, vex_log_hard);
+}
+
 /* log of the f32 lanes of register X (as emit_exp) into a new register. */
 static int emit_log(generator *g, int x, bool w)
 {
@@ -1312,7 +1397,7 @@ static int emit_log(generator *g, int x, bool w)
         g->failed = true;
         return x;
     }
-    if (b->dup) {
+    if (b->dup && vex_pairing_rare == 0) {
         b->dup_bad = true;
         return x;
     }
@@ -1356,30 +1441,11 @@ static int emit_log(generator *g, int x, bool w)
     vex(b, V_CMP, w, false, t, x, float_operand(g, 0x1p-126f), 9 /* NGE_US */);
     vex(b, V_CMP, w, false, u, x, float_operand(g, 0x1.fffffep127f), 6 /* NLE_US */);
     vex(b, V_OR, w, false, t, t, in_register(u), -1);
-    vex(b, V_TESTPS, w, false, t, 0, in_register(t), -1);
-    byte(b, 0x0f); /* je over them (rel32, patched below) */
-    byte(b, 0x84);
-    int patch = b->length;
-    word32(b, 0);
-    /* those whose logf needs no computing (any faithful logf's): +-0 -inf,
-     * below 0 (-inf too) NaN, +inf +inf, NaN NaN */
-    static const struct { float at; int predicate; float result; } settled[] = {
-        {0.0f, 0 /* EQ_OQ */, -INFINITY}, {0.0f, 1 /* LT_OS */, NAN},
-        {INFINITY, 0 /* EQ_OQ */, INFINITY},
-    };
-    for (int k = 0; k < 3; k++) {
-        vex(b, V_CMP, w, false, t, x, float_operand(g, settled[k].at), settled[k].predicate);
-        vex(b, V_BLENDVPS, w, false, m, m, float_operand(g, settled[k].result), t << 4);
-    }
-    vex(b, V_CMP, w, false, t, x, in_register(x), 3 /* UNORD_Q */);
-    vex(b, V_BLENDVPS, w, false, m, m, in_register(x), t << 4);
-    /* the others, subnormal x > 0, by logf */
-    vex(b, V_CMP, w, false, t, x, float_operand(g, 0.0f), 0x1e /* GT_OQ */);
-    vex(b, V_CMP, w, false, u, x, float_operand(g, 0x1p-126f), 0x11 /* LT_OQ */);
-    vex(b, V_AND, w, false, t, t, in_register(u), -1);
-    emit_hard_call(g, w, t, x, m, vex_log_hard);
-    if (!b->overflow)
-        patch_here(b, patch);
+    int patch = rare_test(g, w, t, u);
+    for (int copy = 0; copy < (g->rare_paired ? 2 : 1); copy++)
+        log_rare(g, w, rare_register(g, x, copy), rare_register(g, m, copy),
+                 rare_register(g, t, copy), rare_register(g, u, copy));
+    rare_end(g, patch);
     give_register(g, e);
     give_register(g, s);
     give_register(g, t);
@@ -3286,7 +3352,7 @@ static void write_function(generator *g)
      * (builder.dup), so the body holds at most 8 */
     bool dup = !g->single && loop_peak <= 8 && vex_pairing != 0;
     for (int i = 0; i < g->leaf_count; i++)
-        dup = dup && !leaf_strided(&g->leaves[i]);
+        dup = dup && (!leaf_strided(&g->leaves[i]) || vex_pairing_strided != 0);
     g->paired = dup;
     unsigned body_registers = (1u << loop_peak) - 1;
     unsigned allowed = dup ? 0xffffu & ~body_registers & ~(body_registers << 8)
@@ -3389,6 +3455,7 @@ static void write_function(generator *g)
         }
         b->dup_bases |= 1u << R11;
         b->dup_disp[R11] = lanes * g->width;
+        b->dup_lanes = lanes;
     }
     body(g, out_slot);
     b->dup = false;
@@ -3459,6 +3526,8 @@ static unsigned char *finish(arena *a, builder *b, size_t *size)
 
 int vex_wide = -1;
 int vex_pairing = -1;
+int vex_pairing_strided = -1;
+int vex_pairing_rare = -1;
 
 /* Whether the paired loop may join its divisions into zmm ones (vex_wide). */
 static bool vex_wide_ok(void)

@@ -76,6 +76,12 @@ bool vex_cpu_ok(void);
  * loop only (tests, measurements). */
 extern int vex_wide;
 extern int vex_pairing;
+/* VEX_PAIRING_STRIDED 0: no paired loop when a leaf is read with a stride
+ * other than 0 and 1 (reversed, +-2), as before (tests, measurements). */
+extern int vex_pairing_strided;
+/* VEX_PAIRING_RARE 0: no paired loop for a tree with f32 exp or log (their
+ * rare lanes' test and call, rare_test), as before (measurements). */
+extern int vex_pairing_rare;
 
 /* The fused function of IR's root tree into *OUT (in A), or *OUT NULL when
  * an operation, dtype or leaf is not supported or registers run out.
