@@ -1075,6 +1075,34 @@ static void load_converted(generator *g, int r, int i, memory m, bool via_single
     vex(b, dbl ? V_CVTDQ2PD : V_CVTDQ2PS, true, false, r, 0, in_register(r), -1);
 }
 
+/* Register R's low elements of dtype T (a strided leaf as strided_load
+ * leaves it) converted into the lane dtype in place, as load_converted
+ * converts them from memory.  VEX_CONVERT_IN_REGISTER 0: such a leaf is
+ * staged in its stack slot and converted from there (stage_leaf), as
+ * before (measurements). */
+int vex_convert_in_register = -1;
+
+static void convert_in_register(generator *g, int r, bcg_dtype t, bool via_single)
+{
+    builder *b = g->b;
+    bool dbl = g->dbl;
+    if (t == BCG_F32) {
+        vex(b, V_CVTPS2PD, true, false, r, 0, in_register(r), -1);
+        return;
+    }
+    if (t != BCG_I32) {
+        vex_id widen = t == BCG_I8 ? V_PMOVSXBD : t == BCG_U8 ? V_PMOVZXBD
+                       : t == BCG_I16 ? V_PMOVSXWD : V_PMOVZXWD;
+        vex(b, widen, !dbl, false, r, 0, in_register(r), -1);
+    }
+    if (via_single && t == BCG_I32) {
+        vex(b, V_CVTDQ2PS, false, false, r, 0, in_register(r), -1);
+        vex(b, V_CVTPS2PD, true, false, r, 0, in_register(r), -1);
+        return;
+    }
+    vex(b, dbl ? V_CVTDQ2PD : V_CVTDQ2PS, true, false, r, 0, in_register(r), -1);
+}
+
 /* V as a mask of the lanes where it is not zero (NaN is true). */
 static value nonzero(generator *g, value v)
 {
@@ -1471,6 +1499,10 @@ static value compute_leaf(generator *g, int id, bool want_value, bool via_single
             if (n->dtype == g->lane) {
                 strided_load(g, r, i);
                 loaded = true;
+            } else if (n->dtype != BCG_BOOL && vex_convert_in_register != 0) {
+                strided_load(g, r, i); /* (no stack slot: the paired loop too) */
+                convert_in_register(g, r, n->dtype, via_single);
+                loaded = true;
             } else {
                 m = stage_leaf(g, i);
             }
@@ -1492,7 +1524,7 @@ static value compute_leaf(generator *g, int id, bool want_value, bool via_single
         }
         if (g->leaf_register[i] > 0 && n->dtype != BCG_BOOL && !via_single)
             vex(b, V_MOVU_LOAD, true, false, r, 0, in_register(g->leaf_register[i]), -1);
-        else if (n->dtype != g->lane)
+        else if (n->dtype != g->lane && !loaded)
             load_converted(g, r, i, m, via_single);
         else if (g->small && small_load(g, r, i)) /* permuted, masked, inserted */
             ;
@@ -1641,12 +1673,38 @@ static bool is_operation(const kernel_ir *ir, int id)
            !(n->op == OP_CAST && is_leaf(ir, kir_child(ir, id, 0)));
 }
 
+/* Whether leaf ID of the float path, read more than once, is worth
+ * keeping in a register (shared): one converted on loading (vpmovsx/zx
+ * and vcvtdq2ps, or staged when strided) or read in place with a stride
+ * other than 0 and 1 (an address, a load and a permute), as a value.  A
+ * contiguous leaf of the lanes' dtype is an r/m operand (no load), a
+ * broadcast one held in a register already.  VEX_KEEP_LEAVES 0: every
+ * use loads it again (as before; measurements). */
+int vex_keep_leaves = -1;
+
+static bool kept_leaf(const generator *g, int id)
+{
+    const kernel_ir *ir = g->ir;
+    const expr_node *n = ir->nodes[id];
+    if (g->typed || g->small || vex_keep_leaves == 0 || ir->value[id].local ||
+        n->op != OP_OPERAND || n->dtype == BCG_BOOL || ir->value[id].folded >= 0)
+        return false;
+    int64_t stride = g->layout->stride[n->operand + 1];
+    return stride != 0 && (stride != 1 || n->dtype != g->lane);
+}
+
+/* A value the float path may compute once for every use (shared). */
+static bool shareable(const generator *g, int id)
+{
+    return is_operation(g->ir, id) || kept_leaf(g, id);
+}
+
 /* Counts the uses of every value under ID (generator.shared_uses): a
  * value computed again (the same tree) counts its subtree once. */
 static void count_uses(generator *g, int id)
 {
     const kernel_ir *ir = g->ir;
-    if (!is_operation(ir, id))
+    if (!shareable(g, id))
         return;
     int same = g->shared_class[id];
     if (++g->shared_uses[same] > 1)
@@ -1689,7 +1747,7 @@ static value compute(generator *g, int id, bool want_value)
     bool dbl = g->dbl;
     if (g->failed)
         return (value){0, false, false, BCG_BOOL};
-    if (g->shared_uses && is_operation(ir, id) && g->shared_uses[g->shared_class[id]] > 1)
+    if (g->shared_uses && shareable(g, id) && g->shared_uses[g->shared_class[id]] > 1)
         return shared(g, id, g->shared_class[id], want_value);
     if (n->op == OP_CAST && !is_leaf(ir, id)) /* of a leaf: converted on loading */
         return compute_leaf(g, kir_child(ir, id, 0), want_value, n->dtype != g->lane);
@@ -3369,7 +3427,7 @@ static void write_function(generator *g)
     for (int i = 0; i < constants + g->leaf_count && room > 0; i++) {
         if (i >= constants) {
             const leaf *l = &g->leaves[i - constants];
-            if (g->typed || !l->broadcast || l->outer || l->operand < 0 ||
+            if (g->typed || !l->broadcast || l->outer || (l->operand < 0 && vex_hold_locals == 0) ||
                 !(l->dtype == g->lane || leaf_converts(l->dtype, g->lane)))
                 continue;
         }
@@ -3528,6 +3586,7 @@ int vex_wide = -1;
 int vex_pairing = -1;
 int vex_pairing_strided = -1;
 int vex_pairing_rare = -1;
+int vex_hold_locals = -1;
 
 /* Whether the paired loop may join its divisions into zmm ones (vex_wide). */
 static bool vex_wide_ok(void)
@@ -3658,8 +3717,8 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
         for (int id = 0; id < count; id++) {
             g->shared_class[id] = id;
             for (int other = 0; other < id && g->shared_class[id] == id; other++)
-                if (g->shared_class[other] == other && is_operation(ir, other) &&
-                    is_operation(ir, id) && ir->value[other].folded < 0 &&
+                if (g->shared_class[other] == other && shareable(g, other) &&
+                    shareable(g, id) && ir->value[other].folded < 0 &&
                     ir->value[id].folded < 0 && ir->nodes[other]->op == ir->nodes[id]->op &&
                     fold_same_tree(ir->nodes[other], ir->nodes[id]))
                     g->shared_class[id] = other;
