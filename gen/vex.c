@@ -1694,8 +1694,12 @@ static bool kept_leaf(const generator *g, int id)
 {
     const kernel_ir *ir = g->ir;
     const expr_node *n = ir->nodes[id];
-    if (g->typed || g->small || vex_keep_leaves == 0 || ir->value[id].local ||
-        n->op != OP_OPERAND || n->dtype == BCG_BOOL || ir->value[id].folded >= 0)
+    if (g->typed || g->small || vex_keep_leaves == 0 || ir->value[id].folded >= 0)
+        return false;
+    if (n->op == OP_CAST && !ir->value[id].local && n->dtype != BCG_BOOL) /* f64(a): a's */
+        id = kir_child(ir, id, 0);
+    n = ir->nodes[id];
+    if (ir->value[id].local || n->op != OP_OPERAND || n->dtype == BCG_BOOL)
         return false;
     int64_t stride = g->layout->stride[n->operand + 1];
     return stride != 0 && (stride != 1 || n->dtype != g->lane);
