@@ -82,6 +82,24 @@ bool vex_cpu_ok(void);
  * loop only (tests, measurements). */
 extern int vex_wide;
 extern int vex_pairing;
+/* VEX_PAIRING_STRIDED 0: no paired loop when a leaf is read with a stride
+ * other than 0 and 1 (reversed, +-2), as before (tests, measurements). */
+extern int vex_pairing_strided;
+/* VEX_PAIRING_RARE 0: no paired loop for a tree with f32 exp or log (their
+ * rare lanes' test and call, rare_test), as before (measurements). */
+extern int vex_pairing_rare;
+/* VEX_KEEP_LEAVES 0: a float tree loads (and converts) a leaf at every
+ * use, as before (measurements); else one converted or strided leaf read
+ * twice or more is loaded once and kept (kept_leaf). */
+extern int vex_keep_leaves;
+/* VEX_CONVERT_IN_REGISTER 0: a float tree's strided leaf of another
+ * dtype is staged in a stack slot and converted from there, as before
+ * (measurements); else converted in its register (convert_in_register). */
+extern int vex_convert_in_register;
+/* VEX_HOLD_LOCALS 0: a float tree's hoisted locals are read from memory
+ * every vector, as before (measurements); else held in registers the body
+ * leaves free, as broadcast operands are. */
+extern int vex_hold_locals;
 
 /* Leaves of a stride of 3 or more either way (other_stride_load):
  * VEX_OTHER_STRIDES -1 (the default) reads them in place by the measured

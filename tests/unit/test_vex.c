@@ -356,7 +356,12 @@ typedef struct tally {
     int streamed; /* fused, the root stored past the caches */
     int rows;     /* fused in the rows form (2-D tiles read in place row by row) */
     int exp;      /* fused, with an exp in the tree */
+    int paired;   /* fused as the paired loop (counted when count_paired) */
 } tally;
+
+/* check_case also asks the pipeline's fused function whether it is the
+ * paired loop (tally.paired: test_paired_mixed) */
+static bool count_paired;
 
 /* this case's strides along the run (LAYOUT_STRIDED) and streaming stores */
 static int64_t case_stride[5];
@@ -430,6 +435,9 @@ static bool run_one(const char *expr, const bcg_operand *ops, const bcg_options 
     bcg_context_free(ctx);
     return ok;
 }
+
+static const vex_function *function_of_streaming(arena *a, const char *expr,
+                                                 const bcg_operand *ops, int count, int stream);
 
 static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64_t n, layout lay,
                        tally *tally)
@@ -545,6 +553,10 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
     }
     tally->cases++;
     tally->vex += used_on;
+    if (count_paired && used_on) {
+        const vex_function *f = function_of_streaming(a, expr, ops, 5, case_stream ? 1 : 0);
+        tally->paired += f && f->paired;
+    }
     tally->exp += used_on && (strstr(expr, "exp(") || strstr(expr, "log("));
     tally->in_place += lay == LAYOUT_STRIDED && in_place;
     tally->streamed += streamed;
@@ -854,6 +866,67 @@ static void test_exp_trees(void **state)
         assert_true(tally.exp * 2 > tally.tiled && tally.exp * 4 > with);
 }
 
+/* The paired loop (two vectors an iteration) of mixed trees whose leaves
+ * are read in place reversed or every other element (rdi's second vector:
+ * gpr_multiply) and of trees with f32 exp or log (one test of both
+ * vectors' hard lanes: rare_test): random trees of 1- and 2-byte integers
+ * converted to f32 and f64, minimum, maximum, where and exp/log, over
+ * runs of two vectors or more, operands against faulting pages; each
+ * bit for bit eval.c's (exp/log the microkernels', as test_exp_trees) and
+ * most of the fused ones paired. */
+static void test_paired_mixed(void **state)
+{
+    (void)state;
+    const char *text_count = getenv("BCGEN_VEX_CASES");
+    int count = (text_count ? atoi(text_count) : 3000) / 8;
+    tally tally = {0};
+    int failures = 0;
+    count_paired = true;
+    for (int i = 0; i < count && failures < 10; i++) {
+        text t = {{0}, 0};
+        bool typed = i % 3 != 0;
+        with_exp = !typed || below(2) == 0;
+        if (!typed) { /* a literal over exp: its register's zmm upper half
+                         (the wide division) kept across the call */
+            mixed = below(3) == 0;
+            put(&t, "(");
+            put(&t, literals[below(8)]);
+            put(&t, " / ");
+            exp_call(&t, value_tree, 1 + below(3));
+            put(&t, below(2) ? ") + b" : ")");
+        } else if (with_exp) {
+            exp_call(&t, typed_tree, 1 + below(3));
+        } else {
+            typed_tree(&t, 1 + below(3));
+        }
+        with_exp = strstr(t.s, "exp(") || strstr(t.s, "log(");
+        static const bcg_dtype some[] = {BCG_U8, BCG_I8, BCG_I16, BCG_U16, BCG_F32, BCG_F64};
+        for (int k = 0; k < 3; k++)
+            typed_dtypes[k] = typed ? some[below(6)] : BCG_BOOL;
+        typed_dtypes[3] = BCG_BOOL;
+        typed_dtypes[4] = some[below(4)];
+        static const int64_t strides[] = {-1, 2, -2, -1};
+        for (int k = 0; k < 5; k++)
+            case_stride[k] = strides[below(4)];
+        case_stream = false;
+        vex_pairing = -1;
+        int64_t n = (int64_t[]){65, 97, 130, 257, 64 + below(900)}[below(5)];
+        layout lay = typed || below(2) ? LAYOUT_STRIDED : LAYOUT_ROWS;
+        if (!check_case(t.s, typed ? typed_dtypes[0] : BCG_F32, typed_dtypes[4], n, lay, &tally))
+            failures++;
+    }
+    with_exp = false;
+    count_paired = false;
+    typed_dtypes[0] = BCG_BOOL;
+    print_message("# paired mixed trees: %d cases, %d through the fused vector code (%d "
+                  "reading in place), %d of them paired, %d skipped\n", tally.cases, tally.vex,
+                  tally.in_place, tally.paired, tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count > 0) /* most fused trees paired, or this tests nothing */
+        assert_true(tally.vex * 5 > tally.cases * 2 && tally.paired * 2 > tally.vex &&
+                    tally.in_place * 2 > tally.vex);
+}
+
 /* ---- the encoder ---- */
 
 /* The fused function of EXPR over OPS (microkernel tiles), from the
@@ -959,8 +1032,9 @@ static void need_objdump(void);
 
 /* f32 exp in the fused code: the microkernel's polynomial, the test for
  * lanes outside the easy range (vtestps) and the call that recomputes
- * them with every register saved, in the float path's single loop (the
- * call is not paired) and in a mixed tree (i16 data). */
+ * them with every register saved, in the float path's paired loop (one
+ * test of both vectors' lanes, the rare code once for each) and in a
+ * mixed tree (i16 data). */
 static void test_disassembly_exp(void **state)
 {
     (void)state;
@@ -971,7 +1045,7 @@ static void test_disassembly_exp(void **state)
     bcg_operand ops[2] = {{"a", BCG_F32, 2, shape, NULL}, {"b", BCG_F32, 1, row, NULL}};
     const vex_function *f = function_of(a, "exp(a * b) + b", ops, 2);
     assert_non_null(f);
-    assert_false(f->paired);
+    assert_true(f->paired);
     char *listing = disassemble(f);
     bcg_operand ops16[2] = {{"a", BCG_I16, 2, shape, NULL}, {"b", BCG_I16, 1, row, NULL}};
     f = function_of(a, "exp(f32(a * b)) - 3.0", ops16, 2);
@@ -1380,6 +1454,7 @@ int main(void)
         cmocka_unit_test(test_disassembly_typed),
         cmocka_unit_test(test_disassembly_strided),
         cmocka_unit_test(test_paired),
+        cmocka_unit_test(test_paired_mixed),
         cmocka_unit_test(test_disassembly_typed_strided),
         cmocka_unit_test(test_disassembly_spaced),
         cmocka_unit_test(test_unsupported),
