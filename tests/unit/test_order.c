@@ -79,6 +79,9 @@ static view random_view(int rank, const int64_t *shape, int contiguous, int sign
     return v;
 }
 
+/* How many runs check made on more than one thread. */
+static long threaded_runs;
+
 /* Compiles EXPR over OPS (COUNT), runs it (in place on operand INPLACE
  * when >= 0, on THREADS threads) and compares with the reference
  * evaluator; returns the kernel's source's answer to NEEDLE (1 found, 0
@@ -147,6 +150,7 @@ static int check(const char *expr, bcg_operand *ops, void **in, const size_t *by
     free(want);
     free(got);
     arena_free(ar);
+    threaded_runs += compile_threaded_run_count(ctx);
     bcg_context_free(ctx);
     return result;
 }
@@ -352,12 +356,20 @@ static void test_reversed_runs(void **state_)
                                       BCG_U16, BCG_U32, BCG_U64, BCG_F32, BCG_F64};
     static guarded memory;
     int checked = 0, failures = 0, single = 0, fused = 0;
+    long threaded_before = threaded_runs;
     for (int n = 0; n < 120; n++) {
         int rank = 2 + (int)(next() % 2);
         int64_t shape[4];
         for (int d = 0; d < rank; d++)
             shape[d] = 2 + (int64_t)(next() % 12);
         shape[rank - 1] = 16 + (int64_t)(next() % 300); /* a short run */
+        int variant = (int)(next() % 4);
+        if (variant == 2) { /* two threads: rows enough for two pieces (65536 elements) */
+            int64_t inner = 1;
+            for (int d = 1; d < rank; d++)
+                inner *= shape[d];
+            shape[0] = 65536 / inner + 2;
+        }
         bcg_dtype t = types[next() % (sizeof types / sizeof types[0])];
         size_t e = (size_t)(next() % (sizeof exprs / sizeof exprs[0]));
         const char *expr = exprs[e];
@@ -374,7 +386,6 @@ static void test_reversed_runs(void **state_)
         fill(a, bytes[0]);
         for (int i = 0; i < 2; i++)
             fill(buffers[i], bytes[i + 1]);
-        int variant = (int)(next() % 4);
         /* in place on b: a C-contiguous b, the result of b's dtype */
         bool inplace = variant == 1 && e != 5;
         bcg_operand ops[3] = {{"a", t, rank, va.shape, va.strides},
@@ -412,8 +423,10 @@ static void test_reversed_runs(void **state_)
     }
     guarded_free(&memory);
     print_message("# %d kernels over runs read backwards or by 2, %d of %d single operations "
-                  "without the _rows call\n", checked, fused, single);
+                  "without the _rows call, %ld on two threads\n", checked, fused, single,
+                  threaded_runs - threaded_before);
     assert_int_equal(failures, 0);
+    assert_true(threaded_runs - threaded_before >= 10);
     if (vex_cpu_ok())
         assert_true(fused * 10 >= single * 9);
 }
