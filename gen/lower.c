@@ -605,8 +605,34 @@ static bool other_roots_tile(const kernel_ir *ir, int tile_loop, int *operations
  * against the per-element code): strides 12 to 200 of i8, i16, f32, f64
  * 1.7-8.6x faster; 2000 bytes apart 1.8x (f32, i8); 4000 and 8000 bytes
  * apart 0.9-1.2x (pages); f64[64,5000] transposed (stride 64 along the
- * run, 1 along the rows) 2x slower. */
+ * run, 1 along the rows) 2x slower.  A tree with a costly function
+ * (expensive_function) goes only when the fused function writes it
+ * (vex_fuses_run). */
 #define VEX_MAX_STRIDE_BYTES 2048
+static bool expensive_function(const kernel_ir *ir, int id);
+static int64_t vex_stride(const lowering *w, int k, int64_t stride);
+
+/* Whether the fused function (vex_build) writes the root tree over the
+ * run as lower_tiles will ask for it.  A tree it does not write keeps the
+ * microkernels, whose reads of a long stride lose to the per-element code
+ * where the tree calls a costly function (same-process harness, 8000
+ * elements, stride 100, per-element code against the microkernels' tiles:
+ * f32 sin(a) + b 16.0 against 29.4 us, cos(a) * b 14.3 against 27.7, f64
+ * exp(a) + b 29.1 against 37.6, erf(a) + b 19.1 against 32.5; f64 sin and
+ * log even) and win where it does not (a % 3 + b 40 against 28 us, a // b
+ * + 1 124 against 75: those keep the tiles). */
+static bool vex_fuses_run(const lowering *w)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int64_t strides[BCG_MAX_OPERANDS + 1] = {0};
+    for (int k = 1; k <= ir->input_count; k++)
+        strides[k] = vex_stride(w, k, p->stride[k][p->loop_count - 1]);
+    vex_layout layout = {strides, false, NULL, 0};
+    vex_function *f = NULL;
+    return ir->root_count == 1 && vex_build(w->c->arena, ir, &layout, &f) == BCG_OK && f;
+}
+
 static bool vex_long_stride(const lowering *w, int k, int64_t stride)
 {
     const plan *p = w->ir->p;
@@ -618,7 +644,7 @@ static bool vex_long_stride(const lowering *w, int k, int64_t stride)
     for (int l = 0; l < p->loop_count; l++)
         if (p->stride[k][l] == 1 || p->stride[k][l] == -1)
             return false;
-    return true;
+    return !expensive_function(w->ir, 0) || vex_fuses_run(w);
 }
 
 /* Whether this kernel's innermost run goes through microkernels; else
