@@ -245,11 +245,15 @@ def main():
                     "--stream", "on"], 0)
         check("emit --jit --stream on: streaming on a small output",
               "bcg_mk_add_f32_nt(" in r.stdout and "bcg_mk_fence();" in r.stdout, r.stdout[-1500:])
-        r = expect(["emit", "a - b", "-i", "a=i16[3,100]", "-i", "b=i16[100]", "--jit",
+        r = expect(["emit", "a - b", "-i", "a=i16[3,128]", "-i", "b=i16[128]", "--jit",
                     "--stream", "on"], 0)
         check("emit --jit: short runs of one operation are one rows call",
-              "bcg_mk_sub_i16_rows(out, 100, in0, 1, 100, in1, 1, 0, 100, 3, 1);" in r.stdout
+              "bcg_mk_sub_i16_rows(out, 128, in0, 1, 128, in1, 1, 0, 128, 3, 1);" in r.stdout
               and "bcg_mk_fence();" in r.stdout, r.stdout[-1500:])
+        r = expect(["emit", "a - b", "-i", "a=i16[3,100]", "-i", "b=i16[100]", "--jit",
+                    "--stream", "on"], 0)
+        check("emit --jit --stream on: runs that are not whole cache lines store plainly",
+              "_nt" not in r.stdout and "bcg_mk_fence" not in r.stdout, r.stdout[-1500:])
         r = expect(["emit", "a + b", "-i", "a=f32[3,100]", "-i", "b=f32[100]"], 0)
         check("emit without --jit: plain C, no microkernels", "bcg_mk_" not in r.stdout,
               r.stdout[-800:])
