@@ -1,8 +1,7 @@
 /* guarded.h - operand memory against a page that faults, for the unit tests
- * of paths that read operands in place (test_order.c): a read past an
- * operand's first or last element crashes the test.  Include after
- * <cmocka.h>, <sys/mman.h> and <unistd.h>.  (test_vex.c keeps its own copy
- * of guarded_alloc for now; it can include this one.) */
+ * of paths that read operands in place (test_order.c, test_vex.c): a read
+ * past an operand's first or last element crashes the test.  Include after
+ * <cmocka.h>, <sys/mman.h> and <unistd.h>. */
 #ifndef BCGEN_TEST_GUARDED_H
 #define BCGEN_TEST_GUARDED_H
 

@@ -36,6 +36,7 @@
 #include <cmocka.h>
 
 #include "compare.h"
+#include "guarded.h"
 
 static uint64_t random_state = 0x9e3779b97f4a7c15ull;
 
@@ -366,34 +367,6 @@ static bool count_paired;
 /* this case's strides along the run (LAYOUT_STRIDED) and streaming stores */
 static int64_t case_stride[5];
 static bool case_stream;
-
-/* BYTES of memory with a page that faults right after them (AT_END) or
- * right before them: a read past an operand's first or last element
- * crashes the test.  The mapping is kept for the next case (mapping and
- * faulting fresh pages each case doubled the test's time). */
-typedef struct guarded {
-    char *map;
-    size_t map_size;
-} guarded;
-
-static char *guarded_alloc(guarded *gd, size_t bytes, bool at_end)
-{
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    if (!gd->map || gd->map_size - 2 * page < bytes) {
-        if (gd->map)
-            munmap(gd->map, gd->map_size);
-        size_t pages = (bytes + page - 1) / page + 2;
-        if (pages < 64)
-            pages = 64;
-        gd->map_size = pages * page;
-        gd->map = mmap(NULL, gd->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                       -1, 0);
-        assert_true(gd->map != MAP_FAILED);
-        assert_int_equal(mprotect(gd->map, page, PROT_NONE), 0);
-        assert_int_equal(mprotect(gd->map + gd->map_size - page, page, PROT_NONE), 0);
-    }
-    return at_end ? gd->map + gd->map_size - page - bytes : gd->map + page;
-}
 
 static guarded operand_memory[5];
 
