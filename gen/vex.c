@@ -4996,22 +4996,28 @@ static int compare_offsets(const void *x, const void *y)
 /* The elements each operand reads in the body (s->body elements from
  * element 0): a window read there is read by every trip of the loops
  * around it (each moves all of them by the same stride). */
+/* The COUNT offsets at FROM, sorted, each once (*UNIQUE of them); NULL
+ * when memory runs out. */
+static int64_t *sorted_unique(arena *a, const int64_t *from, int64_t count, int *unique)
+{
+    int64_t *t = arena_alloc(a, sizeof *t * (size_t)(count > 0 ? count : 1));
+    if (!t)
+        return NULL;
+    memcpy(t, from, sizeof *t * (size_t)count);
+    qsort(t, (size_t)count, sizeof *t, compare_offsets);
+    *unique = 0;
+    for (int64_t i = 0; i < count; i++)
+        if (*unique == 0 || t[i] != t[*unique - 1])
+            t[(*unique)++] = t[i];
+    return t;
+}
+
 static bool small_touched_sets(arena *a, small_kernel *s)
 {
-    int64_t n = s->p->elements, body = s->body;
-    for (int k = 0; k < s->p->operand_count; k++) {
-        int64_t *t = arena_alloc(a, sizeof *t * (size_t)body);
-        if (!t)
+    int64_t n = s->p->elements;
+    for (int k = 0; k < s->p->operand_count; k++)
+        if (!(s->touched[k] = sorted_unique(a, s->offset + k * n, s->body, &s->touched_count[k])))
             return false;
-        memcpy(t, s->offset + k * n, sizeof *t * (size_t)body);
-        qsort(t, (size_t)body, sizeof *t, compare_offsets);
-        int count = 0;
-        for (int64_t i = 0; i < body; i++)
-            if (count == 0 || t[i] != t[count - 1])
-                t[count++] = t[i];
-        s->touched[k] = t;
-        s->touched_count[k] = count;
-    }
     return true;
 }
 
@@ -5561,19 +5567,10 @@ static bool prefix_touched(arena *a, small_kernel *s, int64_t count)
     s->remainder_touched_count = arena_alloc(a, sizeof *s->remainder_touched_count * (size_t)operands);
     if (!s->remainder_touched || !s->remainder_touched_count)
         return false;
-    for (int k = 0; k < operands; k++) {
-        int64_t *t = arena_alloc(a, sizeof *t * (size_t)count);
-        if (!t)
+    for (int k = 0; k < operands; k++)
+        if (!(s->remainder_touched[k] = sorted_unique(a, s->offset + k * n, count,
+                                                      &s->remainder_touched_count[k])))
             return false;
-        memcpy(t, s->offset + k * n, sizeof *t * (size_t)count);
-        qsort(t, (size_t)count, sizeof *t, compare_offsets);
-        int unique = 0;
-        for (int64_t i = 0; i < count; i++)
-            if (unique == 0 || t[i] != t[unique - 1])
-                t[unique++] = t[i];
-        s->remainder_touched[k] = t;
-        s->remainder_touched_count[k] = unique;
-    }
     return true;
 }
 
