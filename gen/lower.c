@@ -747,8 +747,15 @@ static bool runs_whole_lines(const kernel_ir *ir)
     const plan *p = ir->p;
     if (p->loop_count < 2)
         return true;
-    int64_t run = p->extent[p->loop_count - 1];
-    return run * (int64_t)bcg_dtype_size(ir->out_dtype) % 64 == 0;
+    int64_t size = (int64_t)bcg_dtype_size(ir->out_dtype);
+    if (p->extent[p->loop_count - 1] * size % 64 != 0)
+        return false;
+    /* and every row starts a line after the last: an output view padded
+     * by less than a line (rows of 64 bytes 100 apart) shares lines too */
+    for (int l = 0; l < p->loop_count - 1; l++)
+        if (p->stride[0][l] * size % 64 != 0)
+            return false;
+    return true;
 }
 
 static bool stream_chosen(const kernel_ir *ir)

@@ -502,12 +502,16 @@ static void test_stream_whole_lines(void **state_)
         bcg_dtype t;
         int64_t run, padded;
         bool stream;
+        int64_t out_padded; /* 0: a new contiguous output, else its row stride */
     } cases[] = {
-        {"a + 5", BCG_U8, 313, 320, false}, {"a + 5", BCG_U8, 320, 330, true},
-        {"a + b", BCG_F32, 300, 301, false}, {"a + b", BCG_F32, 512, 520, true},
-        {"a * b + 1", BCG_F32, 1500, 1501, false}, {"a * b + 1", BCG_F32, 2048, 2050, true},
-        {"a - b", BCG_I16, 930, 931, false}, {"a - b", BCG_I16, 4096, 4100, true},
-        {"a + b", BCG_F64, 3000, 3000, true}, /* (one contiguous run) */
+        {"a + 5", BCG_U8, 313, 320, false, 0}, {"a + 5", BCG_U8, 320, 330, true, 0},
+        {"a + b", BCG_F32, 300, 301, false, 0}, {"a + b", BCG_F32, 512, 520, true, 0},
+        {"a * b + 1", BCG_F32, 1500, 1501, false, 0}, {"a * b + 1", BCG_F32, 2048, 2050, true, 0},
+        {"a - b", BCG_I16, 930, 931, false, 0}, {"a - b", BCG_I16, 4096, 4100, true, 0},
+        {"a + b", BCG_F64, 3000, 3000, true, 0}, /* (one contiguous run) */
+        /* output views: rows of whole lines that are not whole lines apart */
+        {"a + b", BCG_F32, 512, 520, false, 520}, {"a + b", BCG_F32, 512, 520, true, 528},
+        {"a + 5", BCG_U8, 320, 330, false, 352}, {"a + 5", BCG_U8, 320, 330, true, 384},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int64_t shape[2] = {64, cases[i].run}, strides[2] = {cases[i].padded, 1};
@@ -516,6 +520,14 @@ static void test_stream_whole_lines(void **state_)
         bcg_options options;
         bcg_options_init(&options);
         options.stream_stores = 1;
+        int64_t out_strides[2] = {cases[i].out_padded, 1};
+        bcg_output view;
+        memset(&view, 0, sizeof view);
+        view.dtype = BCG_DTYPE_AUTO;
+        view.rank = 2;
+        view.strides = out_strides;
+        if (cases[i].out_padded)
+            options.output = &view;
         bcg_context *ctx = bcg_context_new();
         bcg_kernel *k = NULL;
         bcg_error err;
