@@ -1432,6 +1432,36 @@ static bool medium_rows_in_place(const lowering *w)
     return true;
 }
 
+static bool vex_rows_chosen(const lowering *w);
+
+/* Whether the tree is a leaf copied from runs read backwards (a + 0
+ * folded) that the fused function's rows form copies in one call for
+ * every row, a vpshufb and a vpermq a vector (vex.c reversed_copy), where
+ * the 1-D tiles call the cast microkernel once a run and it copies
+ * element by element (i8 (300, 64) reversed rows: 3.1 us, cc 0.2 us). */
+static bool reversed_rows_copy(const lowering *w)
+{
+    const compile *c = w->c;
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    bcg_dtype t = ir->nodes[0]->dtype;
+    int64_t limit = (int64_t)1 << 26; /* (vex_build: the outer strides' adds) */
+    if (ir->nodes[0]->op != OP_OPERAND || ir->value[0].local || c->stream ||
+        c->options.disable_vector_code || !vex_cpu_ok() || ir->root_count != 1 ||
+        t != ir->out_dtype || dtype_kind_of(t) == KIND_FLOAT || t == BCG_BOOL ||
+        p->stride[0][inner] != 1 || p->stride[0][inner - 1] > limit ||
+        p->stride[0][inner - 1] < -limit ||
+        p->extent[inner] < 2 * (32 / (int64_t)bcg_dtype_size(t))) /* (as reversed_copy) */
+        return false;
+    for (int k = 1; k <= ir->input_count; k++)
+        if (ir->input_used[k - 1] &&
+            (p->stride[k][inner] != -1 || p->stride[k][inner - 1] > limit ||
+             p->stride[k][inner - 1] < -limit))
+            return false;
+    return vex_rows_chosen(w);
+}
+
 static bool tiles2d_chosen(lowering *w)
 {
     const compile *c = w->c;
@@ -1472,7 +1502,8 @@ static bool tiles2d_chosen(lowering *w)
             expensive_function(ir, id))
             return false;
     const expr_node *root = ir->nodes[0];
-    if (root->op == OP_OPERAND || root->op == OP_LITERAL || root->dtype != ir->out_dtype)
+    if ((root->op == OP_OPERAND && !reversed_rows_copy(w)) || root->op == OP_LITERAL ||
+        root->dtype != ir->out_dtype)
         return false;
     int operations = 0;
     ir->tile_loop = inner - 1; /* what tile_hoistable takes as constant over a tile */
