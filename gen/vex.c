@@ -3018,8 +3018,14 @@ static value integer_operation(generator *g, const expr_node *n, bcg_dtype t, va
         int y = n->op == OP_SQUARE ? v.reg : a[1].reg;
         if (size == 2 || size == 4) {
             op3(g, size == 2 ? V_PMULLW : V_PMULLD, w, v.reg, v.reg, y);
-        } else if (size == 1) {
+        } else if (size == 1 && g->lanes > 16) { /* (an 8-bit tree: no room to widen) */
             byte_product(g, w, v.reg, y);
+        } else if (size == 1) { /* in 16-bit lanes (wider values left room), wrapped back */
+            widen(g, v.reg, 1, false, BCG_I16);
+            if (y != v.reg)
+                widen(g, y, 1, false, BCG_I16);
+            op3(g, V_PMULLW, wide_of(g, BCG_I16), v.reg, v.reg, y);
+            narrow(g, v.reg, BCG_U16, 1, false);
         } else { /* lo*lo + ((hi*lo + lo*hi) << 32), the 32-bit halves by vpmuludq */
             int t = take_register(g), u = take_register(g);
             vex(g->b, V_PSHIFTQ, w, false, 2 /* srl */, t, in_register(v.reg), 32);
@@ -3323,7 +3329,8 @@ static void typed_body(generator *g, int out_slot)
 }
 
 /* The widest value of the tree under ID, in bytes (an 8-bit product
- * is computed in its bytes' lanes: byte_product). */
+ * is computed in its bytes' lanes in an 8-bit tree: byte_product; in
+ * wider trees the lanes leave room to widen it). */
 static int widest_value(const kernel_ir *ir, int id)
 {
     const expr_node *n = ir->nodes[id];
