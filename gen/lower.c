@@ -1439,6 +1439,36 @@ static bool medium_rows_in_place(const lowering *w)
     return true;
 }
 
+static bool vex_rows_chosen(const lowering *w);
+
+/* Whether the tree is a leaf copied from runs read backwards (a + 0
+ * folded) that the fused function's rows form copies in one call for
+ * every row, a vpshufb and a vpermq a vector (vex.c reversed_copy), where
+ * the 1-D tiles call the cast microkernel once a run and it copies
+ * element by element (i8 (300, 64) reversed rows: 3.1 us, cc 0.2 us). */
+static bool reversed_rows_copy(const lowering *w)
+{
+    const compile *c = w->c;
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    bcg_dtype t = ir->nodes[0]->dtype;
+    int64_t limit = (int64_t)1 << 26; /* (vex_build: the outer strides' adds) */
+    if (ir->nodes[0]->op != OP_OPERAND || ir->value[0].local || c->stream ||
+        c->options.disable_vector_code || !vex_cpu_ok() || ir->root_count != 1 ||
+        t != ir->out_dtype || dtype_kind_of(t) == KIND_FLOAT || t == BCG_BOOL ||
+        p->stride[0][inner] != 1 || p->stride[0][inner - 1] > limit ||
+        p->stride[0][inner - 1] < -limit ||
+        p->extent[inner] < 2 * (32 / (int64_t)bcg_dtype_size(t))) /* (as reversed_copy) */
+        return false;
+    for (int k = 1; k <= ir->input_count; k++)
+        if (ir->input_used[k - 1] &&
+            (p->stride[k][inner] != -1 || p->stride[k][inner - 1] > limit ||
+             p->stride[k][inner - 1] < -limit))
+            return false;
+    return vex_rows_chosen(w);
+}
+
 static bool tiles2d_chosen(lowering *w)
 {
     const compile *c = w->c;
@@ -1479,7 +1509,8 @@ static bool tiles2d_chosen(lowering *w)
             expensive_function(ir, id))
             return false;
     const expr_node *root = ir->nodes[0];
-    if (root->op == OP_OPERAND || root->op == OP_LITERAL || root->dtype != ir->out_dtype)
+    if ((root->op == OP_OPERAND && !reversed_rows_copy(w)) || root->op == OP_LITERAL ||
+        root->dtype != ir->out_dtype)
         return false;
     int operations = 0;
     ir->tile_loop = inner - 1; /* what tile_hoistable takes as constant over a tile */
@@ -1648,10 +1679,11 @@ static void lower_tiles2d(lowering *w, int depth)
  * 0.70 -> 0.90, rows of 100 0.28 -> 1.10, u8 a > b 0.60 -> 0.79, f64 a * b
  * 0.53 -> 0.71, u16 a * b stride -2 0.11 -> 0.73; stride 2 i8 minimum(1, a)
  * 0.53 -> 1.30, u8 a + b 0.83 -> 1.00, i64 a + b 0.85 -> 1.12, i16 a + 3
- * 0.45 -> 0.50.  Losses, kept on the microkernels: f32 and i32 stride 2
- * (even or 5% slower), 1-byte products (16-bit lanes in the fused code:
- * 0.61 -> 0.50 reversed), products over stride 2 (i8, i16, f64: 0.80 ->
- * 0.70). */
+ * 0.45 -> 0.50; reversed 1-byte products since vex.c byte_product keeps
+ * 32 lanes (i8 a * b (2000, 1000) 0.63 -> 0.89-0.95, u8 (200, 1000) times
+ * a row 0.63 -> 0.89; in 16-bit lanes they had gone 0.61 -> 0.50).
+ * Losses, kept on the microkernels: f32 and i32 stride 2 (even or 5%
+ * slower), products over stride 2 (i8, i16, f64: 0.80 -> 0.70). */
 static bool strided_leaf_fused(const lowering *w)
 {
     const kernel_ir *ir = w->ir;
@@ -1670,7 +1702,7 @@ static bool strided_leaf_fused(const lowering *w)
         size_t size = bcg_dtype_size(dtype);
         if (!vex_reads_stride(ir, dtype, stride))
             return false;
-        if (stride < 0 ? product && size == 1 : product || size == 4)
+        if (stride > 0 && (product || size == 4))
             return false;
         any = true;
     }
@@ -1707,6 +1739,34 @@ static bool rows_chosen(const lowering *w)
  * (runtime/microkernels.c). */
 #define SHORT_ROWS_MIN_ELEMENTS 4096
 
+/* Whether short runs (a vector or more) read backwards go to the 2-D
+ * tiles, where the fused function's rows form reads them in place a
+ * vector at a time (tiles2d_chosen, vex_rows_chosen), rather than to the
+ * _rows microkernel, whose reads of a negative stride are scalar:
+ * where(3 > a, 3, a), i32 (7, 16, 4, 5, 8) reversed along runs of 8,
+ * same process: 14.9 -> 0.83 us, cc / JIT 0.056 -> 0.99 (sweep seed 7's
+ * worst case). */
+static bool reversed_short_runs(const lowering *w)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    if (w->c->options.disable_vector_code || !vex_cpu_ok() || ir->root_count != 1 ||
+        p->extent[inner] < vex_lanes(ir))
+        return false;
+    bool any = false;
+    for (int k = 1; k <= ir->input_count; k++)
+        if (ir->input_used[k - 1]) {
+            int64_t stride = p->stride[k][inner];
+            if (stride == -1)
+                any = true;
+            else if (stride != 0 && stride != 1 &&
+                     !vex_reads_stride(ir, w->c->operands[k - 1].dtype, stride))
+                return false;
+        }
+    return any;
+}
+
 static bool short_rows_chosen(const lowering *w)
 {
     const compile *c = w->c;
@@ -1716,7 +1776,8 @@ static bool short_rows_chosen(const lowering *w)
         p->loop_count < 2 || p->elements < SHORT_ROWS_MIN_ELEMENTS)
         return false;
     int inner = p->loop_count - 1;
-    if (p->extent[inner] >= c->options.microkernel_run || p->stride[0][inner] != 1)
+    if (p->extent[inner] >= c->options.microkernel_run || p->stride[0][inner] != 1 ||
+        reversed_short_runs(w))
         return false;
     tile_shape kind;
     const char *family = kir_tile_family(ir, 0, &kind);

@@ -1229,12 +1229,12 @@ bool vex_reads_stride(const kernel_ir *ir, bcg_dtype dtype, int64_t stride)
     int64_t size = (int64_t)bcg_dtype_size(dtype);
     if (vex_other_strides == 0 || stride < -(1 << 20) || stride > (1 << 20) || size > 8)
         return false;
-    /* bytes of stride 3 or 4 under an 8-bit multiplication (16 lanes):
-     * the microkernels' strided reads measured faster (a * b, i8 of 8000,
-     * same process: stride 3 441 against 542 ns, 4 410 against 631; -3
-     * and 5 2670 and 2711 against 554 and 644) */
-    if (size == 1 && (stride == 3 || stride == 4) && ir && tree_typed(ir) &&
-        widest_value(ir, 0) == 2 && byte_multiply(ir, 0) && vex_other_strides < 0)
+    /* bytes of stride 4 under an 8-bit multiplication: the microkernels'
+     * strided reads measured faster (a * b, i8 of 8000, same process:
+     * 365 against 391 ns; stride 3 in place since byte_product keeps 32
+     * lanes: 410 -> 320 ns) */
+    if (size == 1 && stride == 4 && ir && tree_typed(ir) && widest_value(ir, 0) == 1 &&
+        byte_multiply(ir, 0) && vex_other_strides < 0)
         return false;
     return true;
 }
@@ -2978,6 +2978,25 @@ static value float_operation(generator *g, const expr_node *n, bcg_dtype t, valu
     return v;
 }
 
+/* X = the bytes of X times those of Y, wrapped, in place in their lanes
+ * (no room to widen needed, so an 8-bit tree keeps 32 lanes): vpmullw
+ * gives each 16-bit word's low byte; its high byte is the low byte of
+ * (x >> 8) * (y & 0xff00), whose low byte is 0.  Six instructions a
+ * vector of 32 where widening took ten a vector of 16 (the even/odd
+ * product gcc writes too). */
+static void byte_product(generator *g, bool w, int x, int y)
+{
+    int t = take_register(g), u = take_register(g);
+    vex(g->b, V_PSHIFTW, w, false, 2 /* srl */, t, in_register(x), 8);
+    op_constant(g, V_PAND, u, y, constant(g, &(uint16_t){0xff00}, 2));
+    op3(g, V_PMULLW, w, t, t, u);
+    op3(g, V_PMULLW, w, x, x, y);
+    op_constant(g, V_PAND, x, x, constant(g, &(uint16_t){0x00ff}, 2));
+    op3(g, V_POR, w, x, x, t);
+    give_register(g, t);
+    give_register(g, u);
+}
+
 static value integer_operation(generator *g, const expr_node *n, bcg_dtype t, value *a)
 {
     static const vex_id add[4] = {V_PADDB, V_PADDW, V_PADDD, V_PADDQ};
@@ -2999,7 +3018,9 @@ static value integer_operation(generator *g, const expr_node *n, bcg_dtype t, va
         int y = n->op == OP_SQUARE ? v.reg : a[1].reg;
         if (size == 2 || size == 4) {
             op3(g, size == 2 ? V_PMULLW : V_PMULLD, w, v.reg, v.reg, y);
-        } else if (size == 1) { /* in 16-bit lanes (tree_lanes left room), wrapped back */
+        } else if (size == 1 && g->lanes > 16) { /* (an 8-bit tree: no room to widen) */
+            byte_product(g, w, v.reg, y);
+        } else if (size == 1) { /* in 16-bit lanes (wider values left room), wrapped back */
             widen(g, v.reg, 1, false, BCG_I16);
             if (y != v.reg)
                 widen(g, y, 1, false, BCG_I16);
@@ -3308,7 +3329,8 @@ static void typed_body(generator *g, int out_slot)
 }
 
 /* The widest value of the tree under ID, in bytes (an 8-bit product
- * counts as 16-bit: it is computed widened). */
+ * is computed in its bytes' lanes in an 8-bit tree: byte_product; in
+ * wider trees the lanes leave room to widen it). */
 static int widest_value(const kernel_ir *ir, int id)
 {
     const expr_node *n = ir->nodes[id];
@@ -3316,8 +3338,6 @@ static int widest_value(const kernel_ir *ir, int id)
     if (is_leaf(ir, id) || n->op == OP_LITERAL)
         return most;
     int operation = size_of(expr_operation_type(n));
-    if ((n->op == OP_MUL || n->op == OP_SQUARE) && operation == 1)
-        operation = 2;
     if (operation > most)
         most = operation;
     for (int k = 0; k < n->arg_count; k++) {
@@ -3893,6 +3913,29 @@ bool vex_vector_tail(const kernel_ir *ir, bcg_dtype dtype, int64_t stride)
     return stride == 0 || ((stride == 1 || stride == -1) && dtype == ir->nodes[0]->dtype);
 }
 
+/* Whether the tree is a leaf copied from a reversed run (a + 0 folded)
+ * of two vectors or more: the microkernel copies it element by element,
+ * the fused code a vector at a time with a vpshufb and a vpermq (a + 0,
+ * i16 (98, 62, 28, 3) rows of 84 reversed, same process: 85 -> 35 us,
+ * cc / JIT 0.34 -> 0.67).  Shorter runs keep the microkernel: the fused
+ * code's tail then copies through a stack slot element by element (i8
+ * runs of 20: 3.3 -> 9.6 us). */
+static bool reversed_copy(const kernel_ir *ir, const vex_layout *layout)
+{
+    const plan *p = ir->p;
+    if (ir->nodes[0]->op != OP_OPERAND || ir->value[0].local || !p || p->loop_count < 1 ||
+        p->extent[p->loop_count - 1] < 2 * (32 / size_of(ir->nodes[0]->dtype)))
+        return false;
+    /* (one run alone: the microkernel's copy measured as fast or faster,
+     * i16 of 2860 0.83 against 0.72, of 60000 even) */
+    if (!layout->outer && p->loop_count < 2)
+        return false;
+    for (int k = 1; k <= ir->input_count; k++)
+        if (ir->input_used[k - 1] && layout->stride[k] == -1)
+            return true;
+    return false;
+}
+
 bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, vex_function **out)
 {
     *out = NULL;
@@ -3912,7 +3955,8 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
     g->lanes = 32 / g->width;
     g->b = b;
     const expr_node *root = ir->nodes[0];
-    if (root->op == OP_OPERAND || root->op == OP_LITERAL)
+    bool copy = reversed_copy(ir, layout);
+    if ((root->op == OP_OPERAND && !copy) || root->op == OP_LITERAL)
         return BCG_OK;
     /* one operation of contiguous leaves gains nothing from fusion: its
      * microkernel is as fast; one that reads a leaf with a stride other
@@ -3944,9 +3988,9 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
         for (int id = 0; id < ir->node_count; id++)
             g->hoist[id] = -1;
         mark_hoisted(g, 0);
-        if (typed_operation_count(ir, 0) < (strided ? 1 : 2)) /* (as below) */
+        if (typed_operation_count(ir, 0) < (copy ? 0 : strided ? 1 : 2)) /* (as below) */
             return BCG_OK;
-    } else if (operation_count(ir, 0, lane) < (strided ? 1 : 2)) {
+    } else if (operation_count(ir, 0, lane) < (copy ? 0 : strided ? 1 : 2)) {
         return BCG_OK;
     }
     /* (the outer strides move the pointers by an add of 32 bits) */

@@ -634,6 +634,124 @@ static void test_transposed_not_in_place(void **state_)
     }
 }
 
+/* A random tree of DEPTH over a, b and c into OUT (a few casts, 8-bit
+ * products, selects and literals: the operations reversed leaves meet in
+ * the fused code). */
+static void reversed_tree(char *out, size_t cap, int depth)
+{
+    static const char *const leaves[] = {"a", "b", "a", "c", "2", "a"};
+    static const char *const casts[] = {"i8", "u8", "i16", "u16", "i32", "f32", "f64", "i64"};
+    if (depth == 0) {
+        snprintf(out, cap, "%s", leaves[next() % 6]);
+        return;
+    }
+    char x[512], y[512];
+    reversed_tree(x, sizeof x, depth - 1);
+    reversed_tree(y, sizeof y, (int)(next() % (uint64_t)depth));
+    int written;
+    switch (next() % 9) {
+    case 0: written = snprintf(out, cap, "(%s) * (%s)", x, y); break;
+    case 1: written = snprintf(out, cap, "%s + %s", x, y); break;
+    case 2: written = snprintf(out, cap, "%s - (%s)", x, y); break;
+    case 3: written = snprintf(out, cap, "minimum(%s, %s)", x, y); break;
+    case 4: written = snprintf(out, cap, "where(%s > %s, %s, %s)", x, y, x, y); break;
+    case 5: written = snprintf(out, cap, "%s(%s)", casts[next() % 8], x); break;
+    case 6: written = snprintf(out, cap, "abs(%s)", x); break;
+    case 7: written = snprintf(out, cap, "(%s) * (%s)", x, x); break;
+    default: written = snprintf(out, cap, "maximum(%s, %s)", x, y); break;
+    }
+    if (written < 0 || (size_t)written >= cap) /* (too long: a leaf) */
+        snprintf(out, cap, "a");
+}
+
+/* Random trees over leaves read backwards along the run (a always, b
+ * half the time, c a per-row value or one value), every dtype, runs short
+ * and long, one run or rows apart by random gaps, and copies of a
+ * reversed leaf (a + 0 folded: vex.c reversed_copy, lower.c
+ * reversed_rows_copy) and 8-bit products (vex.c byte_product): bit for
+ * bit against the reference evaluator, a and b against a page that
+ * faults on either side.  Asserts the share through the fused function
+ * and that copies and 8-bit products take it. */
+static void test_reversed_trees(void **state_)
+{
+    (void)state_;
+    static const bcg_dtype types[] = {BCG_I8,  BCG_I16, BCG_I32, BCG_I64, BCG_U8,
+                                      BCG_U16, BCG_U32, BCG_U64, BCG_F32, BCG_F64};
+    static guarded memory[2];
+    int checked = 0, failures = 0, fused = 0;
+    int copies = 0, copies_fused = 0, products = 0, products_fused = 0;
+    for (int n = 0; n < 260; n++) {
+        int rank = next() % 3 ? 2 : 1;
+        int64_t shape[2];
+        shape[rank - 1] = 1 + (int64_t)(next() % (next() % 4 ? 200 : 3000));
+        if (rank == 2)
+            shape[0] = 1 + (int64_t)(next() % 40);
+        bcg_dtype t = types[next() % (sizeof types / sizeof types[0])];
+        bcg_dtype tb = next() % 3 ? t : types[next() % (sizeof types / sizeof types[0])];
+        char expr[512];
+        int kind = (int)(next() % 8);
+        if (kind < 2) { /* copies and products: runs of two vectors or more, 2048+ elements */
+            shape[rank - 1] = rank == 2 ? 64 + (int64_t)(next() % 500) : 2048 + (int64_t)(next() % 4000);
+            if (rank == 2)
+                shape[0] = 2048 / shape[1] + 1 + (int64_t)(next() % 8);
+        }
+        bool copy = kind == 0 && dtype_kind_of(t) != KIND_FLOAT;
+        bool product = kind == 1 && bcg_dtype_size(t) == 1;
+        if (copy)
+            snprintf(expr, sizeof expr, "a + 0");
+        else if (product)
+            snprintf(expr, sizeof expr, next() % 2 ? "(a) * (a)" : "(a) * (b) + c");
+        else
+            reversed_tree(expr, sizeof expr, 1 + (int)(next() % 3));
+        view va = random_view(rank, shape, rank - 1, -1);
+        view vb = random_view(rank, shape, rank - 1, next() % 2 ? -1 : 1);
+        int64_t c_shape[2] = {rank == 2 && next() % 2 ? shape[0] : 1, 1};
+        size_t sa = bcg_dtype_size(t), sb = bcg_dtype_size(tb);
+        size_t bytes[3] = {va.bytes * sa, vb.bytes * sb, (size_t)c_shape[0] * sa};
+        char *a = guarded_alloc(&memory[0], bytes[0], next() % 2);
+        char *b = guarded_alloc(&memory[1], bytes[1], next() % 2);
+        char *c = malloc(bytes[2]);
+        assert_non_null(c);
+        fill(a, bytes[0]);
+        fill(b, bytes[1]);
+        fill(c, bytes[2]);
+        bcg_operand ops[3] = {{"a", t, rank, va.shape, va.strides},
+                              {"b", tb, rank, vb.shape, vb.strides},
+                              {"c", t, rank, c_shape, NULL}};
+        void *in[4] = {a + (size_t)va.first * sa, b + (size_t)vb.first * sb, c, NULL};
+        int got = check(expr, ops, in, bytes, 3, -1, 1, "vex_in");
+        checked++;
+        failures += got < 0;
+        fused += got > 0;
+        /* (one run alone, rows that merge into one included, keeps the microkernel) */
+        bool rows = rank == 2 && va.strides[0] != -shape[1];
+        copies += copy && rows;
+        copies_fused += copy && rows && got > 0;
+        products += product;
+        products_fused += product && got > 0;
+        if (got < 0) {
+            print_error("  %s a %s b %s rank %d", expr, bcg_dtype_name(t), bcg_dtype_name(tb),
+                        rank);
+            for (int d = 0; d < rank; d++)
+                print_error(" %lld@%lld,%lld", (long long)shape[d], (long long)va.strides[d],
+                            (long long)vb.strides[d]);
+            print_error("\n");
+        }
+        free(c);
+    }
+    guarded_free(&memory[0]);
+    guarded_free(&memory[1]);
+    print_message("# %d trees over reversed leaves, %d through the fused function; "
+                  "copies of rows %d of %d, 8-bit products %d of %d\n",
+                  checked, fused, copies_fused, copies, products_fused, products);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok()) {
+        assert_true(fused * 5 >= checked * 2); /* 128 of 260 */
+        assert_true(copies_fused * 10 >= copies * 9 && copies >= 8); /* 10 of 10 */
+        assert_true(products_fused * 10 >= products * 8 && products >= 5); /* 7 of 7 */
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -645,6 +763,7 @@ int main(void)
         cmocka_unit_test(test_stream_whole_lines),
         cmocka_unit_test(test_transposed_not_in_place),
         cmocka_unit_test(test_long_stride_costly),
+        cmocka_unit_test(test_reversed_trees),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
