@@ -57,7 +57,11 @@
  * root are one zmm instruction (vinsertf64x4, vdivps zmm, vextractf64x4):
  * Zen 4 divides a zmm in the time of a ymm (measured: 1.5 / abs(a) over
  * 93840 f32, 8.9 us ymm, 4.9 us paired, 4.6 us all zmm).  Bytes depend
- * only on the kernel IR and that CPU flag.
+ * only on the kernel IR and that CPU flag.  With AVX-512F, BW, DQ and VL
+ * (vex_zmm) the paired body is written once in zmm instead (zmm_paired:
+ * every instruction at twice its width, comparisons through k1, narrowing
+ * by vpmov*), as gcc -O3 -march=native writes such loops on Zen 5; a tree
+ * with an instruction it has no doubled form for keeps the ymm pairs.
  *
  * Integer and mixed trees (any tree the f32/f64 path above does not take)
  * are written by the typed_* functions ("integer and mixed trees" below):
@@ -122,6 +126,9 @@ typedef struct builder {
      * 16-byte halves are equal */
     bool dup_zmm, zmm_bad;
     unsigned halves_equal;
+    int opmask;          /* the next EVEX instruction's opmask register (k1: 1), or 0 */
+    int k1_of;           /* the register whose lanes k1 holds as bits (zmm_compare), or -1 */
+    int k1_size;         /* their size in bytes */
     unsigned dup_map;
     unsigned dup_bases;  /* the GPRs memory may be based on (bit r): the leaves', the output's */
     int32_t dup_disp[16];
@@ -356,7 +363,7 @@ static void evex_form(builder *b, int pp, int map, int opcode, bool w, int reg, 
     byte(b, (!r) << 7 | (!x) << 6 | (!bb) << 5 | 1 << 4 | map);
     byte(b, (w ? 0x80 : 0) | (~src & 15) << 3 | 4 | pp);
     byte(b, (broadcast && rm.mem ? 0x10 : 0) | (bits == 512 ? 2 : bits == 256 ? 1 : 0) << 5 |
-                0x08); /* the length, V' of zmm0-15 */
+                0x08 | b->opmask); /* the length, V' of zmm0-15, the opmask (zmm_select) */
     byte(b, opcode);
     if (!rm.mem) {
         modrm_register(b, reg, rm.reg);
@@ -544,9 +551,47 @@ static bool periodic(const unsigned char *p, int size)
     return true;
 }
 
+/* A 256-bit comparison in the zmm body: EVEX compares write a k
+ * register (k1, caller-saved), which vpmovm2{b,w,d,q} (AVX-512BW, DQ)
+ * turns into the lanes of ones and zeros the ymm code has. */
+static void zmm_compare(builder *b, vex_id id, bool dbl, int reg, int src, rm_operand rm,
+                        int imm, bool broadcast)
+{
+    int size = id == V_CMP ? (dbl ? 8 : 4)
+               : id == V_PCMPEQB || id == V_PCMPGTB ? 1
+               : id == V_PCMPEQW || id == V_PCMPGTW ? 2
+               : id == V_PCMPEQD || id == V_PCMPGTD ? 4 : 8;
+    int pp = id == V_CMP ? (dbl ? 1 : 0) : vex_rows[id].pp;
+    evex_form(b, pp, vex_rows[id].map, vex_rows[id].opcode, size == 8, 1, src, rm, imm,
+              broadcast, 512);
+    evex_form(b, 2, 2, size <= 2 ? 0x28 : 0x38, size == 2 || size == 8, reg, 0, in_register(1),
+              -1, false, 512); /* vpmovm2{b,w,d,q} reg, k1 */
+    b->k1_of = size == 4 || size == 8 ? reg : -1; /* (the blends of masks of their size) */
+    b->k1_size = size;
+}
+
+/* A 256-bit blend in the zmm body: the mask's sign bits into k1
+ * (vpmov{b,d,q}2m) and the masked vblendmps, vblendmpd or vpblendmb:
+ * RM where the bit is set, SRC elsewhere, as vblendv and vpblendvb. */
+static void zmm_select(builder *b, vex_id id, int reg, int src, rm_operand rm, int mask)
+{
+    bool bytes = id == V_PBLENDVB, quad = id == V_BLENDVPD;
+    if (bytes || b->k1_of != mask || b->k1_size != (quad ? 8 : 4))
+        evex_form(b, 2, 2, bytes ? 0x29 : 0x39, quad, 1, 0, in_register(mask), -1, false, 512);
+    b->opmask = 1;
+    evex_form(b, 1, 2, bytes ? 0x66 : 0x65, quad, reg, src, rm, -1, false, 512);
+    b->opmask = 0;
+    b->k1_of = bytes || reg == mask ? -1 : mask;
+    b->k1_size = quad ? 8 : 4;
+}
+
 static bool zmm_paired(builder *b, vex_id id, bool wide, bool dbl, int reg, int src,
                        rm_operand rm, int imm)
 {
+    bool compare = id == V_CMP || id == V_PCMPEQB || id == V_PCMPEQW || id == V_PCMPEQD ||
+                   id == V_PCMPEQQ || id == V_PCMPGTB || id == V_PCMPGTW || id == V_PCMPGTD ||
+                   id == V_PCMPGTQ;
+    bool blend = id == V_BLENDVPS || id == V_BLENDVPD || id == V_PBLENDVB;
     if (id == V_MOVD_LOAD || id == V_MOVD_STORE || id == V_MOVQ_LOAD || id == V_MOVQ_STORE) {
         int bytes = id == V_MOVD_LOAD || id == V_MOVD_STORE ? 4 : 8;
         bool load = id == V_MOVD_LOAD || id == V_MOVQ_LOAD;
@@ -555,6 +600,8 @@ static bool zmm_paired(builder *b, vex_id id, bool wide, bool dbl, int reg, int 
             b->zmm_bad = true;
             return false;
         }
+        if (load && reg == b->k1_of)
+            b->k1_of = -1;
         b->dup = false;
         if (bytes == 4)
             vex(b, load ? V_MOVQ_LOAD : V_MOVQ_STORE, false, false, reg, 0, rm, -1);
@@ -563,8 +610,9 @@ static bool zmm_paired(builder *b, vex_id id, bool wide, bool dbl, int reg, int 
         b->dup = true;
         return true;
     }
-    if (zmm_rows[id].kind == ZMM_NO || (id >= V_PSHIFTW && id <= V_PSHIFTQ && rm.mem) ||
-        (imm >= 0 && !(id >= V_PSHIFTW && id <= V_PSHIFTQ))) {
+    if ((zmm_rows[id].kind == ZMM_NO && !compare && !blend) ||
+        (id >= V_PSHIFTW && id <= V_PSHIFTQ && rm.mem) ||
+        (imm >= 0 && !(id >= V_PSHIFTW && id <= V_PSHIFTQ) && !compare && !blend)) {
         b->zmm_bad = true;
         return false;
     }
@@ -572,20 +620,21 @@ static bool zmm_paired(builder *b, vex_id id, bool wide, bool dbl, int reg, int 
     /* registers held through the loop: their upper halves hold the same
      * 32 bytes (write_function); a 128-bit operation reads 32 of them */
     unsigned held = 0;
-    int operand[3] = {shift ? -1 : reg, src, rm.mem ? -1 : rm.reg};
-    for (int k = 0; k < 3; k++)
+    int operand[4] = {shift ? -1 : reg, src, rm.mem ? -1 : rm.reg, blend ? imm >> 4 : -1};
+    for (int k = 0; k < 4; k++)
         if (operand[k] >= 0 && !(b->dup_map >> operand[k] & 1))
             held |= 1u << operand[k];
     if (!wide && (held & ~b->halves_equal & ~1u)) { /* (ymm0 is the body's: src 0 unused) */
         b->zmm_bad = true;
         return false;
     }
-    int dest = wide ? 32 : 16;
-    int access = zmm_rows[id].half_source ? 2 * dest : dest / zmm_rows[id].ratio;
+    int dest = wide ? 32 : 16, ratio = zmm_rows[id].ratio ? zmm_rows[id].ratio : 1;
+    int access = zmm_rows[id].half_source ? 2 * dest : dest / ratio;
     bool broadcast = false;
     if (rm.mem && rm.m.base == RIP) {
         const unsigned char *p = b->pool[rm.m.pool];
-        bool w1 = zmm_rows[id].kind == ZMM_FP ? dbl : zmm_rows[id].kind == ZMM_W1;
+        bool w1 = zmm_rows[id].kind == ZMM_FP || id == V_CMP ? dbl
+                  : zmm_rows[id].kind == ZMM_W1 || id == V_PCMPEQQ || id == V_PCMPGTQ;
         if (zmm_rows[id].broadcast) {
             broadcast = false; /* (a constant's own broadcast: the element read as it is) */
         } else if (!wide) {
@@ -593,8 +642,10 @@ static bool zmm_paired(builder *b, vex_id id, bool wide, bool dbl, int reg, int 
                 b->zmm_bad = true;
                 return false;
             }
-        } else if (zmm_rows[id].ratio != 1 || zmm_rows[id].half_source ||
+        } else if (ratio != 1 || zmm_rows[id].half_source ||
                    !(id == V_MOVU_LOAD || (id >= V_ADD && id <= V_XOR && id != V_SQRT) ||
+                     id == V_CMP || id == V_PCMPEQD || id == V_PCMPEQQ || id == V_PCMPGTD ||
+                     id == V_PCMPGTQ ||
                      id == V_PADDD || id == V_PADDQ || id == V_PSUBD || id == V_PSUBQ ||
                      id == V_PMULLD || id == V_PMULUDQ || id == V_PAND || id == V_POR ||
                      id == V_PXOR || id == V_PMINSD || id == V_PMINUD || id == V_PMAXSD ||
@@ -612,9 +663,20 @@ static bool zmm_paired(builder *b, vex_id id, bool wide, bool dbl, int reg, int 
             return false;
         }
     }
+    if (wide && blend && rm.mem && rm.m.base == RIP) {
+        b->zmm_bad = true; /* (a 32-byte constant: no element broadcast for the masked blend) */
+        return false;
+    }
+    bool store = id == V_MOVU_STORE || id == V_MOVDQU_STORE;
+    if (!store && (shift ? src : reg) == b->k1_of && !(wide && blend))
+        b->k1_of = -1; /* (k1 no longer that register's bits; zmm_select says for itself) */
     b->dup = false;
     if (!wide) {
         vex(b, id, true, dbl, reg, src, rm, imm);
+    } else if (compare) {
+        zmm_compare(b, id, dbl, reg, src, rm, imm, broadcast);
+    } else if (blend) {
+        zmm_select(b, id, reg, src, rm, imm >> 4);
     } else {
         int pp = vex_rows[id].fp ? (dbl ? 1 : 0) : vex_rows[id].pp;
         bool w = zmm_rows[id].kind == ZMM_FP ? dbl : zmm_rows[id].kind == ZMM_W1;
@@ -2372,6 +2434,8 @@ static void zmm_narrow(generator *g, int r, int size, int to_size, int bytes)
     static const unsigned char opcode[4][4] = {{0}, {0x30, 0, 0, 0}, {0x31, 0x33, 0, 0},
                                                {0x32, 0x34, 0x35, 0}};
     builder *b = g->b;
+    if (r == b->k1_of)
+        b->k1_of = -1;
     b->dup = false;
     evex_form(b, 2, 2, opcode[log2_size(size)][log2_size(to_size)], false, r, 0,
               in_register(r), -1, false, bytes >= 64 ? 512 : bytes == 32 ? 256 : 128);
@@ -3956,6 +4020,7 @@ static void write_function(generator *g)
         b->dup = true;
         b->dup_wide = wide;
         b->dup_zmm = zmm;
+        b->k1_of = -1;
         b->dup_map = body_registers;
         for (int i = 0; i < g->leaf_count; i++) {
             b->dup_bases |= 1u << g->leaves[i].reg;
