@@ -2554,6 +2554,16 @@ static value integer_to_float(generator *g, value v, bcg_dtype to)
         vex(g->b, V_MUL, w, false, t, t, constant_operand(g, float_constant(g, to, 65536.0)), -1);
         vex(g->b, V_ADD, w, false, r, r, in_register(t), -1);
         give_register(g, t);
+    } else if (size_of(v.dtype) == 8 && dbl && g->b->dup && g->b->dup_zmm) {
+        /* the zmm body (zmm_paired): vcvtqq2pd, vcvtuqq2pd (AVX-512DQ),
+         * rounded once as C's (double) */
+        builder *b = g->b;
+        if (r == b->k1_of)
+            b->k1_of = -1;
+        b->dup = false;
+        evex_form(b, 2, 1, dtype_kind_of(v.dtype) == KIND_UINT ? 0x7a : 0xe6, true, r, 0,
+                  in_register(r), -1, false, 512);
+        b->dup = true;
     } else if (size_of(v.dtype) == 8 && dbl) {
         /* high dwords * 2^32 + low dwords (unsigned): both parts exact in
          * double, the sum rounded once, as C's (double) of the integer */
@@ -2682,6 +2692,26 @@ static value float_to_u32(generator *g, value v, int m)
 /* Floats into integer dtype TO as eval.c's float_to_integer: truncated,
  * NaN 0, saturated at TO's limits (through i32, then packs that
  * saturate). */
+/* float_to_integer's packs in the zmm body (zmm_paired): R's BYTES
+ * (both vectors') of i32 saturated to TO as the packs do, signed by
+ * vpmovsdw or vpmovsdb, unsigned (negative to 0) by vpmaxsd with 0 and
+ * vpmovusdw or vpmovusdb (AVX-512F, VL). */
+static void zmm_saturate(generator *g, int r, bcg_dtype to, int bytes)
+{
+    builder *b = g->b;
+    int bits = bytes >= 64 ? 512 : bytes == 32 ? 256 : 128;
+    bool is_signed = to == BCG_I16 || to == BCG_I8, words = to == BCG_I16 || to == BCG_U16;
+    int zero = zero_constant(g);
+    if (r == b->k1_of)
+        b->k1_of = -1;
+    b->dup = false;
+    if (!is_signed)
+        evex_form(b, 1, 2, 0x3d, false, r, r, constant_operand(g, zero), -1, true, bits);
+    evex_form(b, 2, 2, is_signed ? (words ? 0x23 : 0x21) : (words ? 0x13 : 0x11), false, r, 0,
+              in_register(r), -1, false, bits);
+    b->dup = true;
+}
+
 static value float_to_integer(generator *g, value v, bcg_dtype to)
 {
     int r = v.reg, m = take_register(g);
@@ -2706,6 +2736,10 @@ static value float_to_integer(generator *g, value v, bcg_dtype to)
     }
     give_register(g, m);
     int bytes = bytes_of(g, BCG_I32);
+    if (g->b->dup && g->b->dup_zmm && to != BCG_I32) {
+        zmm_saturate(g, r, to, 2 * bytes);
+        return (value){r, false, false, to};
+    }
     if (to == BCG_I16 || to == BCG_I8 || to == BCG_U8)
         pack_half(g, to == BCG_U16 ? V_PACKUSDW : V_PACKSSDW, r, bytes);
     else if (to == BCG_U16)
