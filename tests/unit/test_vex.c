@@ -1217,6 +1217,61 @@ static void test_disassembly(void **state)
 /* The typed forms (integer and mixed trees): loads of 16, 8 and 4 bytes,
  * broadcasts, widening, wrapping and saturating narrowing, conversions,
  * integer comparisons, blends, shifts, 64-bit minimum. */
+/* The zmm body (vex_zmm 1: the listing alike on every machine; it is not
+ * run): every doubled form and the conversions of its own, named in the
+ * listing, and no ymm pair left in the loop; test_conversion_trees runs
+ * them. */
+static void test_disassembly_zmm(void **state)
+{
+    (void)state;
+    need_objdump();
+    vex_zmm = 1;
+    arena *a = arena_new();
+    assert_non_null(a);
+    int64_t shape[1] = {1000}, one[1] = {1};
+    bcg_operand ops[5] = {{"a", BCG_F32, 1, shape, NULL}, {"b", BCG_I16, 1, shape, NULL},
+                          {"c", BCG_F32, 1, one, NULL},   {"d", BCG_I64, 1, shape, NULL},
+                          {"e", BCG_I32, 1, shape, NULL}};
+    static const char *const trees[] = {
+        "where(a > c, a / c, f32(b)) + minimum(f32(b), c)",
+        "i16(a * c) - i16(e) + b",
+        "f64(d) * f64(e) - f64(u8(a))",
+    };
+    static const char *const expected[] = {
+        "vcmpltps", "%k1", "vpmovm2d", "vblendmps", "vdivps", "vpmovsxwd (%r", "vminps",
+        "vpmovsdw", "vpmovdw", "vpaddw", "vcvtqq2pd", "vpmaxsd", "vpmovusdb",
+    };
+    char *listings[3];
+    size_t total = 1;
+    for (int i = 0; i < 3; i++) {
+        const vex_function *f = function_of(a, trees[i], ops, 5);
+        assert_non_null(f);
+        assert_true(f->paired && f->zmm);
+        listings[i] = disassemble(f);
+        total += strlen(listings[i]);
+    }
+    char *all = malloc(total);
+    assert_non_null(all);
+    all[0] = 0;
+    for (int i = 0; i < 3; i++) {
+        strcat(all, listings[i]);
+        free(listings[i]);
+    }
+    vex_zmm = 0;
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        if (!strstr(all, expected[i])) {
+            print_error("no \"%s\" in:\n%s\n", expected[i], all);
+            fail();
+        }
+    if (strstr(all, "(bad)")) {
+        print_error("an instruction objdump does not know:\n%s\n", all);
+        fail();
+    }
+    compare_golden(all, "tests/unit/vex_disassembly_zmm.txt");
+    free(all);
+    arena_free(a);
+}
+
 static void test_disassembly_typed(void **state)
 {
     (void)state;
@@ -1517,6 +1572,7 @@ int main(void)
         cmocka_unit_test(test_paired),
         cmocka_unit_test(test_paired_mixed),
         cmocka_unit_test(test_conversion_trees),
+        cmocka_unit_test(test_disassembly_zmm),
         cmocka_unit_test(test_disassembly_typed_strided),
         cmocka_unit_test(test_disassembly_spaced),
         cmocka_unit_test(test_unsupported),
