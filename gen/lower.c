@@ -453,6 +453,16 @@ static bool vex_whole_run(const kernel_ir *ir)
     return true;
 }
 
+/* A root that is one literal (an integer `a * 0` folded) is one fill
+ * call over the whole run: no temporaries to keep in the caches, and
+ * the cast microkernel's fill loop is gcc's memset or vector stores.
+ * Measured: a * 0 over i8 (208,960), 4096-element tiles 1.69 us, gcc -O3
+ * 0.91 us. */
+static bool fill_whole_run(const kernel_ir *ir)
+{
+    return ir->root_count == 1 && ir->node_count >= 1 && ir->nodes[0]->op == OP_LITERAL;
+}
+
 static int64_t tile_elements(const kernel_ir *ir)
 {
     /* (f16 and bf16 count as the floats their microkernels compute in) */
@@ -1074,7 +1084,7 @@ static void lower_tiles(lowering *w, int depth)
         if (ir->gathered[k])
             gather_declare(w, depth, k, declared);
     }
-    tile_loop(w, depth, extent, vex_whole_run(ir) ? extent : most);
+    tile_loop(w, depth, extent, vex_whole_run(ir) || fill_whole_run(ir) ? extent : most);
     for (int k = 1; k <= ir->input_count; k++)
         if (ir->gathered[k])
             step_gather(w, depth + 1, k, size, true, false);

@@ -57,7 +57,11 @@
  * root are one zmm instruction (vinsertf64x4, vdivps zmm, vextractf64x4):
  * Zen 4 divides a zmm in the time of a ymm (measured: 1.5 / abs(a) over
  * 93840 f32, 8.9 us ymm, 4.9 us paired, 4.6 us all zmm).  Bytes depend
- * only on the kernel IR and that CPU flag.
+ * only on the kernel IR and that CPU flag.  With AVX-512F, BW, DQ and VL
+ * (vex_zmm) the paired body is written once in zmm instead (zmm_paired:
+ * every instruction at twice its width, comparisons through k1, narrowing
+ * by vpmov*), as gcc -O3 -march=native writes such loops on Zen 5; a tree
+ * with an instruction it has no doubled form for keeps the ymm pairs.
  *
  * Integer and mixed trees (any tree the f32/f64 path above does not take)
  * are written by the typed_* functions ("integer and mixed trees" below):
@@ -115,6 +119,16 @@ typedef struct builder {
      * (AVX-512: as many zmm divisions a cycle as ymm ones); DUP_BAD: an
      * instruction the pairing does not know was asked for */
     bool dup, dup_wide, dup_bad;
+    /* the paired loop as one zmm body (zmm_paired): each instruction
+     * written once at twice its width, the two vectors one register;
+     * ZMM_BAD: one has no such form (vex_build writes the ymm pairs then);
+     * HALVES_EQUAL (bit r): a register held through the loop whose two
+     * 16-byte halves are equal */
+    bool dup_zmm, zmm_bad;
+    unsigned halves_equal;
+    int opmask;          /* the next EVEX instruction's opmask register (k1: 1), or 0 */
+    int k1_of;           /* the register whose lanes k1 holds as bits (zmm_compare), or -1 */
+    int k1_size;         /* their size in bytes */
     unsigned dup_map;
     unsigned dup_bases;  /* the GPRs memory may be based on (bit r): the leaves', the output's */
     int32_t dup_disp[16];
@@ -329,15 +343,27 @@ static void vex(builder *b, vex_id id, bool wide, bool dbl, int reg, int src, rm
  * SRC (0 unused), r/m RM (a zmm or ymm register, or memory with a 32-bit
  * displacement: no disp8*N compression), IMM >= 0 a trailing byte.  Only
  * zmm0-15, no opmask, no broadcast. */
+static void evex_form(builder *b, int pp, int map, int opcode, bool w, int reg, int src,
+                      rm_operand rm, int imm, bool broadcast, int bits);
+
 static void evex(builder *b, int pp, int map, int opcode, bool w, int reg, int src,
                  rm_operand rm, int imm)
+{
+    evex_form(b, pp, map, opcode, w, reg, src, rm, imm, false, 512);
+}
+
+/* evex; BROADCAST: memory RM is one element (4 bytes, or 8 when W) read
+ * into every lane (EVEX.b); BITS 512, or 256 and 128 (AVX-512VL). */
+static void evex_form(builder *b, int pp, int map, int opcode, bool w, int reg, int src,
+                      rm_operand rm, int imm, bool broadcast, int bits)
 {
     int r = reg >> 3 & 1, x = rm.mem && rm.m.index != NONE ? rm.m.index >> 3 & 1 : 0;
     int bb = rm.mem ? (rm.m.base >= 0 ? rm.m.base >> 3 & 1 : 0) : rm.reg >> 3 & 1;
     byte(b, 0x62);
     byte(b, (!r) << 7 | (!x) << 6 | (!bb) << 5 | 1 << 4 | map);
     byte(b, (w ? 0x80 : 0) | (~src & 15) << 3 | 4 | pp);
-    byte(b, 0x48); /* 512 bits, V' of zmm0-15 */
+    byte(b, (broadcast && rm.mem ? 0x10 : 0) | (bits == 512 ? 2 : bits == 256 ? 1 : 0) << 5 |
+                0x08 | b->opmask); /* the length, V' of zmm0-15, the opmask (zmm_select) */
     byte(b, opcode);
     if (!rm.mem) {
         modrm_register(b, reg, rm.reg);
@@ -372,9 +398,14 @@ static int paired(const builder *b, int r) { return b->dup_map >> r & 1 ? r + 8 
  * as one zmm operation when DUP_WIDE (the halves joined, the result's
  * upper half extracted).  An instruction the pairing does not know sets
  * dup_bad (write_function writes the plain loop then). */
+static bool zmm_paired(builder *b, vex_id id, bool wide, bool dbl, int reg, int src,
+                       rm_operand rm, int imm);
+
 static void vex_paired(builder *b, vex_id id, bool wide, bool dbl, int reg, int src,
                        rm_operand rm, int imm)
 {
+    if (b->dup_zmm && zmm_paired(b, id, wide, dbl, reg, src, rm, imm))
+        return;
     bool vvvv; /* whether SRC is an operand */
     switch (id) {
     case V_ADD: case V_MUL: case V_SUB: case V_MIN: case V_DIV: case V_MAX: case V_AND:
@@ -448,6 +479,212 @@ static void vex_paired(builder *b, vex_id id, bool wide, bool dbl, int reg, int 
     vex(b, id, wide, dbl, paired(b, reg), vvvv ? paired(b, src) : src, rm2,
         is4 ? paired(b, imm >> 4) << 4 : imm);
     b->dup = true;
+}
+
+/* The paired loop as one zmm body (builder.dup_zmm, where the CPU has
+ * AVX-512F, BW and DQ): the two vectors of register r (r and r + 8 in
+ * the ymm pairs) are zmm r, its low half the first; a value narrower than
+ * a vector (the typed path's, in the low part of its register) is both
+ * vectors' packed, at twice its bytes.  So an instruction is written once
+ * at twice its width: a 256-bit one as its EVEX.512 form, a 128-bit one
+ * as its VEX.256 form, vmovq and vmovd as the loads and stores of twice
+ * their bytes; a memory operand must be both vectors' (the second's
+ * bytes right after the first's: dup_disp is the access's size) or one
+ * element broadcast (the same for both).  Measured on Zen 5 (gcc -O3
+ * -march=native writes zmm code there): minimum(b, a) f64 a[1], i16 b
+ * 74593, 7.8 us in ymm pairs, 4.5 in zmm.  Only instructions whose doubled
+ * form computes the same bytes: comparisons and blends (AVX-512 writes
+ * their masks to k registers), packs, shuffles and permutes (their lanes
+ * cross the halves) set zmm_bad, and vex_build writes the ymm pairs
+ * instead.  False: ID is not this mode's (the caller writes the pairs). */
+enum { ZMM_NO, ZMM_FP, ZMM_W0, ZMM_W1 };
+
+static const struct {
+    unsigned char kind;  /* ZMM_NO: no doubled form; ZMM_FP: EVEX.W = the pd form */
+    unsigned char ratio; /* the destination's bytes over the memory source's */
+    bool broadcast;      /* one element read (vbroadcast, vpbroadcast) */
+    bool half_source;    /* a narrowing conversion: its source twice the destination */
+} zmm_rows[V_COUNT] = {
+    [V_MOVU_LOAD] = {ZMM_FP, 1, 0, 0}, [V_MOVU_STORE] = {ZMM_FP, 1, 0, 0},
+    [V_ADD] = {ZMM_FP, 1, 0, 0}, [V_MUL] = {ZMM_FP, 1, 0, 0}, [V_SUB] = {ZMM_FP, 1, 0, 0},
+    [V_MIN] = {ZMM_FP, 1, 0, 0}, [V_DIV] = {ZMM_FP, 1, 0, 0}, [V_MAX] = {ZMM_FP, 1, 0, 0},
+    [V_SQRT] = {ZMM_FP, 1, 0, 0}, [V_AND] = {ZMM_FP, 1, 0, 0}, [V_ANDN] = {ZMM_FP, 1, 0, 0},
+    [V_OR] = {ZMM_FP, 1, 0, 0}, [V_XOR] = {ZMM_FP, 1, 0, 0},
+    [V_BROADCASTSS] = {ZMM_W0, 1, 1, 0}, [V_BROADCASTSD] = {ZMM_W1, 1, 1, 0},
+    [V_PBROADCASTB] = {ZMM_W0, 1, 1, 0}, [V_PBROADCASTW] = {ZMM_W0, 1, 1, 0},
+    [V_PBROADCASTD] = {ZMM_W0, 1, 1, 0}, [V_PBROADCASTQ] = {ZMM_W1, 1, 1, 0},
+    [V_PMOVZXBD] = {ZMM_W0, 4, 0, 0}, [V_PMOVZXBQ] = {ZMM_W0, 8, 0, 0},
+    [V_PMOVSXBD] = {ZMM_W0, 4, 0, 0}, [V_PMOVSXWD] = {ZMM_W0, 2, 0, 0},
+    [V_PMOVZXWD] = {ZMM_W0, 2, 0, 0}, [V_PMOVSXBW] = {ZMM_W0, 2, 0, 0},
+    [V_PMOVSXBQ] = {ZMM_W0, 8, 0, 0}, [V_PMOVSXWQ] = {ZMM_W0, 4, 0, 0},
+    [V_PMOVSXDQ] = {ZMM_W0, 2, 0, 0}, [V_PMOVZXBW] = {ZMM_W0, 2, 0, 0},
+    [V_PMOVZXWQ] = {ZMM_W0, 4, 0, 0}, [V_PMOVZXDQ] = {ZMM_W0, 2, 0, 0},
+    [V_CVTDQ2PS] = {ZMM_W0, 1, 0, 0}, [V_CVTDQ2PD] = {ZMM_W0, 2, 0, 0},
+    [V_CVTPS2PD] = {ZMM_W0, 2, 0, 0}, [V_CVTPD2PS] = {ZMM_W1, 1, 0, 1},
+    [V_CVTTPS2DQ] = {ZMM_W0, 1, 0, 0}, [V_CVTTPD2DQ] = {ZMM_W1, 1, 0, 1},
+    [V_MOVDQU_LOAD] = {ZMM_W0, 1, 0, 0}, [V_MOVDQU_STORE] = {ZMM_W0, 1, 0, 0},
+    [V_PADDB] = {ZMM_W0, 1, 0, 0}, [V_PADDW] = {ZMM_W0, 1, 0, 0},
+    [V_PADDD] = {ZMM_W0, 1, 0, 0}, [V_PADDQ] = {ZMM_W1, 1, 0, 0},
+    [V_PSUBB] = {ZMM_W0, 1, 0, 0}, [V_PSUBW] = {ZMM_W0, 1, 0, 0},
+    [V_PSUBD] = {ZMM_W0, 1, 0, 0}, [V_PSUBQ] = {ZMM_W1, 1, 0, 0},
+    [V_PMULLW] = {ZMM_W0, 1, 0, 0}, [V_PMULLD] = {ZMM_W0, 1, 0, 0},
+    [V_PMULUDQ] = {ZMM_W1, 1, 0, 0},
+    [V_PAND] = {ZMM_W0, 1, 0, 0}, [V_POR] = {ZMM_W0, 1, 0, 0}, [V_PXOR] = {ZMM_W0, 1, 0, 0},
+    [V_PABSB] = {ZMM_W0, 1, 0, 0}, [V_PABSW] = {ZMM_W0, 1, 0, 0}, [V_PABSD] = {ZMM_W0, 1, 0, 0},
+    [V_PMINSB] = {ZMM_W0, 1, 0, 0}, [V_PMINSW] = {ZMM_W0, 1, 0, 0},
+    [V_PMINSD] = {ZMM_W0, 1, 0, 0}, [V_PMINUB] = {ZMM_W0, 1, 0, 0},
+    [V_PMINUW] = {ZMM_W0, 1, 0, 0}, [V_PMINUD] = {ZMM_W0, 1, 0, 0},
+    [V_PMAXSB] = {ZMM_W0, 1, 0, 0}, [V_PMAXSW] = {ZMM_W0, 1, 0, 0},
+    [V_PMAXSD] = {ZMM_W0, 1, 0, 0}, [V_PMAXUB] = {ZMM_W0, 1, 0, 0},
+    [V_PMAXUW] = {ZMM_W0, 1, 0, 0}, [V_PMAXUD] = {ZMM_W0, 1, 0, 0},
+    [V_PSHIFTW] = {ZMM_W0, 1, 0, 0}, [V_PSHIFTD] = {ZMM_W0, 1, 0, 0},
+    [V_PSHIFTQ] = {ZMM_W1, 1, 0, 0},
+    [V_PSLLVQ] = {ZMM_W1, 1, 0, 0}, [V_PSRLVQ] = {ZMM_W1, 1, 0, 0},
+};
+
+/* Whether the 32 constant bytes P repeat every SIZE bytes. */
+static bool periodic(const unsigned char *p, int size)
+{
+    for (int i = size; i < 32; i++)
+        if (p[i] != p[i - size])
+            return false;
+    return true;
+}
+
+/* A 256-bit comparison in the zmm body: EVEX compares write a k
+ * register (k1, caller-saved), which vpmovm2{b,w,d,q} (AVX-512BW, DQ)
+ * turns into the lanes of ones and zeros the ymm code has. */
+static void zmm_compare(builder *b, vex_id id, bool dbl, int reg, int src, rm_operand rm,
+                        int imm, bool broadcast)
+{
+    int size = id == V_CMP ? (dbl ? 8 : 4)
+               : id == V_PCMPEQB || id == V_PCMPGTB ? 1
+               : id == V_PCMPEQW || id == V_PCMPGTW ? 2
+               : id == V_PCMPEQD || id == V_PCMPGTD ? 4 : 8;
+    int pp = id == V_CMP ? (dbl ? 1 : 0) : vex_rows[id].pp;
+    evex_form(b, pp, vex_rows[id].map, vex_rows[id].opcode, size == 8, 1, src, rm, imm,
+              broadcast, 512);
+    evex_form(b, 2, 2, size <= 2 ? 0x28 : 0x38, size == 2 || size == 8, reg, 0, in_register(1),
+              -1, false, 512); /* vpmovm2{b,w,d,q} reg, k1 */
+    b->k1_of = size == 4 || size == 8 ? reg : -1; /* (the blends of masks of their size) */
+    b->k1_size = size;
+}
+
+/* A 256-bit blend in the zmm body: the mask's sign bits into k1
+ * (vpmov{b,d,q}2m) and the masked vblendmps, vblendmpd or vpblendmb:
+ * RM where the bit is set, SRC elsewhere, as vblendv and vpblendvb. */
+static void zmm_select(builder *b, vex_id id, int reg, int src, rm_operand rm, int mask)
+{
+    bool bytes = id == V_PBLENDVB, quad = id == V_BLENDVPD;
+    if (bytes || b->k1_of != mask || b->k1_size != (quad ? 8 : 4))
+        evex_form(b, 2, 2, bytes ? 0x29 : 0x39, quad, 1, 0, in_register(mask), -1, false, 512);
+    b->opmask = 1;
+    evex_form(b, 1, 2, bytes ? 0x66 : 0x65, quad, reg, src, rm, -1, false, 512);
+    b->opmask = 0;
+    b->k1_of = bytes || reg == mask ? -1 : mask;
+    b->k1_size = quad ? 8 : 4;
+}
+
+static bool zmm_paired(builder *b, vex_id id, bool wide, bool dbl, int reg, int src,
+                       rm_operand rm, int imm)
+{
+    bool compare = id == V_CMP || id == V_PCMPEQB || id == V_PCMPEQW || id == V_PCMPEQD ||
+                   id == V_PCMPEQQ || id == V_PCMPGTB || id == V_PCMPGTW || id == V_PCMPGTD ||
+                   id == V_PCMPGTQ;
+    bool blend = id == V_BLENDVPS || id == V_BLENDVPD || id == V_PBLENDVB;
+    if (id == V_MOVD_LOAD || id == V_MOVD_STORE || id == V_MOVQ_LOAD || id == V_MOVQ_STORE) {
+        int bytes = id == V_MOVD_LOAD || id == V_MOVD_STORE ? 4 : 8;
+        bool load = id == V_MOVD_LOAD || id == V_MOVQ_LOAD;
+        if (!rm.mem || rm.m.base == RIP || rm.m.base < 0 || !(b->dup_bases >> rm.m.base & 1) ||
+            b->dup_disp[rm.m.base] != bytes) {
+            b->zmm_bad = true;
+            return false;
+        }
+        if (load && reg == b->k1_of)
+            b->k1_of = -1;
+        b->dup = false;
+        if (bytes == 4)
+            vex(b, load ? V_MOVQ_LOAD : V_MOVQ_STORE, false, false, reg, 0, rm, -1);
+        else
+            vex(b, load ? V_MOVDQU_LOAD : V_MOVDQU_STORE, false, false, reg, 0, rm, -1);
+        b->dup = true;
+        return true;
+    }
+    if ((zmm_rows[id].kind == ZMM_NO && !compare && !blend) ||
+        (id >= V_PSHIFTW && id <= V_PSHIFTQ && rm.mem) ||
+        (imm >= 0 && !(id >= V_PSHIFTW && id <= V_PSHIFTQ) && !compare && !blend)) {
+        b->zmm_bad = true;
+        return false;
+    }
+    bool shift = id >= V_PSHIFTW && id <= V_PSHIFTQ; /* (reg: the operation's extension) */
+    /* registers held through the loop: their upper halves hold the same
+     * 32 bytes (write_function); a 128-bit operation reads 32 of them */
+    unsigned held = 0;
+    int operand[4] = {shift ? -1 : reg, src, rm.mem ? -1 : rm.reg, blend ? imm >> 4 : -1};
+    for (int k = 0; k < 4; k++)
+        if (operand[k] >= 0 && !(b->dup_map >> operand[k] & 1))
+            held |= 1u << operand[k];
+    if (!wide && (held & ~b->halves_equal & ~1u)) { /* (ymm0 is the body's: src 0 unused) */
+        b->zmm_bad = true;
+        return false;
+    }
+    int dest = wide ? 32 : 16, ratio = zmm_rows[id].ratio ? zmm_rows[id].ratio : 1;
+    int access = zmm_rows[id].half_source ? 2 * dest : dest / ratio;
+    bool broadcast = false;
+    if (rm.mem && rm.m.base == RIP) {
+        const unsigned char *p = b->pool[rm.m.pool];
+        bool w1 = zmm_rows[id].kind == ZMM_FP || id == V_CMP ? dbl
+                  : zmm_rows[id].kind == ZMM_W1 || id == V_PCMPEQQ || id == V_PCMPGTQ;
+        if (zmm_rows[id].broadcast) {
+            broadcast = false; /* (a constant's own broadcast: the element read as it is) */
+        } else if (!wide) {
+            if (!periodic(p, 16)) {
+                b->zmm_bad = true;
+                return false;
+            }
+        } else if (ratio != 1 || zmm_rows[id].half_source ||
+                   !(id == V_MOVU_LOAD || (id >= V_ADD && id <= V_XOR && id != V_SQRT) ||
+                     id == V_CMP || id == V_PCMPEQD || id == V_PCMPEQQ || id == V_PCMPGTD ||
+                     id == V_PCMPGTQ ||
+                     id == V_PADDD || id == V_PADDQ || id == V_PSUBD || id == V_PSUBQ ||
+                     id == V_PMULLD || id == V_PMULUDQ || id == V_PAND || id == V_POR ||
+                     id == V_PXOR || id == V_PMINSD || id == V_PMINUD || id == V_PMAXSD ||
+                     id == V_PMAXUD || id == V_PSLLVQ || id == V_PSRLVQ) ||
+                   !periodic(p, w1 ? 8 : 4)) {
+            b->zmm_bad = true; /* (no element broadcast for it, or not one element) */
+            return false;
+        } else {
+            broadcast = true;
+        }
+    } else if (rm.mem) {
+        if (rm.m.base < 0 || rm.m.base >= 16 || !(b->dup_bases >> rm.m.base & 1) ||
+            b->dup_disp[rm.m.base] != (zmm_rows[id].broadcast ? 0 : access)) {
+            b->zmm_bad = true; /* (a stack slot, a strided read: not both vectors') */
+            return false;
+        }
+    }
+    if (wide && blend && rm.mem && rm.m.base == RIP) {
+        b->zmm_bad = true; /* (a 32-byte constant: no element broadcast for the masked blend) */
+        return false;
+    }
+    bool store = id == V_MOVU_STORE || id == V_MOVDQU_STORE;
+    if (!store && (shift ? src : reg) == b->k1_of && !(wide && blend))
+        b->k1_of = -1; /* (k1 no longer that register's bits; zmm_select says for itself) */
+    b->dup = false;
+    if (!wide) {
+        vex(b, id, true, dbl, reg, src, rm, imm);
+    } else if (compare) {
+        zmm_compare(b, id, dbl, reg, src, rm, imm, broadcast);
+    } else if (blend) {
+        zmm_select(b, id, reg, src, rm, imm >> 4);
+    } else {
+        int pp = vex_rows[id].fp ? (dbl ? 1 : 0) : vex_rows[id].pp;
+        bool w = zmm_rows[id].kind == ZMM_FP ? dbl : zmm_rows[id].kind == ZMM_W1;
+        evex_form(b, pp, vex_rows[id].map, vex_rows[id].opcode, w, reg, src, rm, imm, broadcast,
+                  512);
+    }
+    b->dup = true;
+    return true;
 }
 
 /* ---- GPR instructions (64-bit operands) ---- */
@@ -629,6 +866,7 @@ typedef struct generator {
                                         this register (loaded before the loop) */
     bool failed;
     bool single;              /* the single loop only (the pairing failed: builder.dup_bad) */
+    bool no_zmm;              /* the paired loop as ymm pairs (zmm_paired failed: zmm_bad) */
     bool rare_paired;         /* rare_test turned the pairing off (rare_end turns it on) */
     /* common subexpressions of the float path (compute, shared): per value
      * shared_class gives, its uses in the tree (NULL: none shared), the
@@ -637,6 +875,7 @@ typedef struct generator {
     int *shared_class;        /* per value: the first of the same tree (fold_same_tree) */
     struct value *shared_value;
     bool paired;              /* write_function wrote the paired loop */
+    bool zmm;                 /* as one zmm body (zmm_paired) */
     struct small_vector *small; /* vex_build_small's loads of the vector being written;
                                    NULL: a tile's function */
 } generator;
@@ -2186,11 +2425,32 @@ static void pack_half(generator *g, vex_id pack, int r, int bytes)
     give_register(g, t);
 }
 
+/* narrow in the zmm body (zmm_paired): R's BYTES (both vectors', twice a
+ * vector's) of SIZE-byte integers truncated to TO_SIZE bytes by one
+ * vpmov{qd,qw,qb,dw,db,wb} (AVX-512F, BW, VL), which is the wrapping and,
+ * for masks, keeps 0 and -1; the ymm pairs' packs cross the halves. */
+static void zmm_narrow(generator *g, int r, int size, int to_size, int bytes)
+{
+    static const unsigned char opcode[4][4] = {{0}, {0x30, 0, 0, 0}, {0x31, 0x33, 0, 0},
+                                               {0x32, 0x34, 0x35, 0}};
+    builder *b = g->b;
+    if (r == b->k1_of)
+        b->k1_of = -1;
+    b->dup = false;
+    evex_form(b, 2, 2, opcode[log2_size(size)][log2_size(to_size)], false, r, 0,
+              in_register(r), -1, false, bytes >= 64 ? 512 : bytes == 32 ? 256 : 128);
+    b->dup = true;
+}
+
 /* R's integers of dtype FROM wrapped to TO_SIZE bytes (their low bytes),
  * or, when MASK, a mask narrowed (0 and -1 saturate to themselves). */
 static void narrow(generator *g, int r, bcg_dtype from, int to_size, bool mask)
 {
     int size = size_of(from), bytes = bytes_of(g, from);
+    if (g->b->dup && g->b->dup_zmm && to_size < size) {
+        zmm_narrow(g, r, size, to_size, 2 * bytes);
+        return;
+    }
     if (size == 8) { /* the low dwords of the qwords */
         if (bytes == 32) {
             int t = take_register(g);
@@ -2294,6 +2554,16 @@ static value integer_to_float(generator *g, value v, bcg_dtype to)
         vex(g->b, V_MUL, w, false, t, t, constant_operand(g, float_constant(g, to, 65536.0)), -1);
         vex(g->b, V_ADD, w, false, r, r, in_register(t), -1);
         give_register(g, t);
+    } else if (size_of(v.dtype) == 8 && dbl && g->b->dup && g->b->dup_zmm) {
+        /* the zmm body (zmm_paired): vcvtqq2pd, vcvtuqq2pd (AVX-512DQ),
+         * rounded once as C's (double) */
+        builder *b = g->b;
+        if (r == b->k1_of)
+            b->k1_of = -1;
+        b->dup = false;
+        evex_form(b, 2, 1, dtype_kind_of(v.dtype) == KIND_UINT ? 0x7a : 0xe6, true, r, 0,
+                  in_register(r), -1, false, 512);
+        b->dup = true;
     } else if (size_of(v.dtype) == 8 && dbl) {
         /* high dwords * 2^32 + low dwords (unsigned): both parts exact in
          * double, the sum rounded once, as C's (double) of the integer */
@@ -2422,6 +2692,26 @@ static value float_to_u32(generator *g, value v, int m)
 /* Floats into integer dtype TO as eval.c's float_to_integer: truncated,
  * NaN 0, saturated at TO's limits (through i32, then packs that
  * saturate). */
+/* float_to_integer's packs in the zmm body (zmm_paired): R's BYTES
+ * (both vectors') of i32 saturated to TO as the packs do, signed by
+ * vpmovsdw or vpmovsdb, unsigned (negative to 0) by vpmaxsd with 0 and
+ * vpmovusdw or vpmovusdb (AVX-512F, VL). */
+static void zmm_saturate(generator *g, int r, bcg_dtype to, int bytes)
+{
+    builder *b = g->b;
+    int bits = bytes >= 64 ? 512 : bytes == 32 ? 256 : 128;
+    bool is_signed = to == BCG_I16 || to == BCG_I8, words = to == BCG_I16 || to == BCG_U16;
+    int zero = zero_constant(g);
+    if (r == b->k1_of)
+        b->k1_of = -1;
+    b->dup = false;
+    if (!is_signed)
+        evex_form(b, 1, 2, 0x3d, false, r, r, constant_operand(g, zero), -1, true, bits);
+    evex_form(b, 2, 2, is_signed ? (words ? 0x23 : 0x21) : (words ? 0x13 : 0x11), false, r, 0,
+              in_register(r), -1, false, bits);
+    b->dup = true;
+}
+
 static value float_to_integer(generator *g, value v, bcg_dtype to)
 {
     int r = v.reg, m = take_register(g);
@@ -2446,6 +2736,10 @@ static value float_to_integer(generator *g, value v, bcg_dtype to)
     }
     give_register(g, m);
     int bytes = bytes_of(g, BCG_I32);
+    if (g->b->dup && g->b->dup_zmm && to != BCG_I32) {
+        zmm_saturate(g, r, to, 2 * bytes);
+        return (value){r, false, false, to};
+    }
     if (to == BCG_I16 || to == BCG_I8 || to == BCG_U8)
         pack_half(g, to == BCG_U16 ? V_PACKUSDW : V_PACKSSDW, r, bytes);
     else if (to == BCG_U16)
@@ -3588,6 +3882,7 @@ static void write_overlap(generator *g, int out_slot, bool store)
 }
 
 static bool vex_wide_ok(void);
+static bool vex_zmm_ok(const kernel_ir *ir);
 
 /* The leaves under ID numbered in the order the body first reads them
  * when every operand is loaded into a register (the neediest child
@@ -3741,9 +4036,17 @@ static void write_function(generator *g)
                 in_memory(at(g->leaves[i].reg, NONE, 1, 0)), -1);
     }
     bool wide = dup && vex_wide_ok();
-    for (int r = 0; wide && r < 16; r++) /* their zmm upper halves: the same */
+    bool zmm = dup && !g->no_zmm && vex_zmm_ok(g->ir);
+    g->zmm = zmm;
+    for (int r = 0; (wide || zmm) && r < 16; r++) /* their zmm upper halves: the same */
         if (g->reserved >> r & 1)
             insert_upper(b, r, r);
+    for (int i = 0; zmm && i < constants; i++) /* (zmm_paired: 128-bit operations on them) */
+        if (g->constant_register[i] > 0 && periodic(pool[i], 16))
+            b->halves_equal |= 1u << g->constant_register[i];
+    for (int i = 0; zmm && i < g->leaf_count; i++) /* (one value in every lane) */
+        if (g->leaf_register[i] > 0)
+            b->halves_equal |= 1u << g->leaf_register[i];
     if (frame)
         gpr_immediate(b, 5, RSP, frame_bytes); /* sub rsp, frame */
     int row = 0;
@@ -3770,6 +4073,8 @@ static void write_function(generator *g)
     if (dup) { /* both vectors' body, then at most one vector left */
         b->dup = true;
         b->dup_wide = wide;
+        b->dup_zmm = zmm;
+        b->k1_of = -1;
         b->dup_map = body_registers;
         for (int i = 0; i < g->leaf_count; i++) {
             b->dup_bases |= 1u << g->leaves[i].reg;
@@ -3783,6 +4088,7 @@ static void write_function(generator *g)
     }
     body(g, out_slot);
     b->dup = false;
+    b->dup_zmm = false;
     gpr_immediate(b, 0, RAX, dup ? 2 * lanes : lanes); /* add rax, lanes */
     gpr_pair(b, 0x39, RAX, RCX);              /* cmp rax, rcx */
     jump(b, 0x2, LABEL_LOOP);                 /* jb loop */
@@ -3869,6 +4175,35 @@ static bool vex_wide_ok(void)
     return ok == 1;
 #else
     return vex_wide == 1;
+#endif
+}
+
+int vex_zmm = -1;
+
+/* Whether IR's paired loop may be one zmm body (zmm_paired): the CPU has
+ * AVX-512F, BW, DQ and VL (vex_zmm -1) or a test says so (1), and the tree
+ * calls nothing (exp's and log's rare lanes: a call keeps ymm halves). */
+static bool vex_zmm_ok(const kernel_ir *ir)
+{
+    if (vex_zmm == 0)
+        return false;
+    for (int id = 0; id < ir->node_count; id++)
+        if (ir->nodes[id]->op == OP_EXP || ir->nodes[id]->op == OP_LOG)
+            return false;
+    if (vex_zmm == 1)
+        return true;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    static int ok = -1; /* a data race that writes the same value */
+    if (ok < 0) {
+        __builtin_cpu_init();
+        ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                     __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")
+                 ? 1
+                 : 0;
+    }
+    return ok == 1;
+#else
+    return false;
 #endif
 }
 
@@ -4035,6 +4370,14 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
         memset(g->leaf_register, 0, sizeof g->leaf_register);
         write_function(g);
     }
+    if (b->zmm_bad && !b->dup_bad && !g->failed && !b->overflow) { /* again, ymm pairs */
+        g->no_zmm = true;
+        g->reserved = 0;
+        g->peak = 0;
+        memset(g->constant_register, 0, sizeof g->constant_register);
+        memset(g->leaf_register, 0, sizeof g->leaf_register);
+        write_function(g);
+    }
     if (b->dup_bad && !g->failed && !b->overflow) { /* again, one vector an iteration */
         g->single = true;
         g->reserved = 0;
@@ -4059,6 +4402,7 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
     f->stream = g->layout->stream;
     f->typed = g->typed;
     f->paired = g->paired;
+    f->zmm = g->paired && g->zmm;
     f->shared = g->shared_uses != NULL;
     f->rows = g->layout->outer != NULL;
     *out = f;

@@ -28,6 +28,7 @@ typedef struct vex_function {
     int lanes;      /* small kernels: output elements a vector */
     int64_t body;   /* the flat form: the elements of its loop's body */
     bool paired;    /* the loop computes two vectors an iteration (float trees) */
+    bool zmm;       /* ... as one zmm body (AVX-512: vex.c's zmm_paired) */
     bool shared;    /* a value the tree uses twice or more is computed once (float trees) */
     bool rows;      /* void f(long n, void *out, const void *const *in, long rows):
                        ROWS runs of n, each pointer moved on by its outer
@@ -82,6 +83,10 @@ bool vex_cpu_ok(void);
  * loop only (tests, measurements). */
 extern int vex_wide;
 extern int vex_pairing;
+/* VEX_ZMM: the paired loop as one zmm body (zmm_paired) -1 where the CPU
+ * has AVX-512F, BW and DQ, 0 never (the ymm pairs, as before), 1 always
+ * (tests). */
+extern int vex_zmm;
 /* VEX_PAIRING_STRIDED 0: no paired loop when a leaf is read with a stride
  * other than 0 and 1 (reversed, +-2), as before (tests, measurements). */
 extern int vex_pairing_strided;

@@ -358,6 +358,7 @@ typedef struct tally {
     int rows;     /* fused in the rows form (2-D tiles read in place row by row) */
     int exp;      /* fused, with an exp in the tree */
     int paired;   /* fused as the paired loop (counted when count_paired) */
+    int zmm;      /* ... as one zmm body (vex_zmm) */
 } tally;
 
 /* check_case also asks the pipeline's fused function whether it is the
@@ -529,6 +530,7 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
     if (count_paired && used_on) {
         const vex_function *f = function_of_streaming(a, expr, ops, 5, case_stream ? 1 : 0);
         tally->paired += f && f->paired;
+        tally->zmm += f && f->zmm;
     }
     tally->exp += used_on && (strstr(expr, "exp(") || strstr(expr, "log("));
     tally->in_place += lay == LAYOUT_STRIDED && in_place;
@@ -614,6 +616,7 @@ static void test_random_trees(void **state)
         int pairing = below(6);
         vex_wide = pairing == 0 ? 0 : -1;
         vex_pairing = pairing == 1 ? 0 : -1;
+        vex_zmm = pairing == 2 ? 0 : -1; /* (the ymm pairs where the CPU has zmm) */
         layout lay = (layout)below(LAYOUT_COUNT);
         strided_cases += lay == LAYOUT_STRIDED;
         if (!check_case(t.s, dt, int_dtype, n, lay, &tally))
@@ -625,6 +628,7 @@ static void test_random_trees(void **state)
                   tally.in_place, strided_cases, tally.streamed, tally.rows, tally.skipped);
     vex_wide = -1;
     vex_pairing = -1;
+    vex_zmm = -1;
     assert_int_equal(failures, 0);
     if (vex_cpu_ok() && count > 0) { /* most trees are the fused function's, or this tests nothing */
         assert_true(tally.vex * 20 > tally.tiled * 17 && tally.vex * 2 > tally.cases);
@@ -743,6 +747,7 @@ static void test_typed_trees(void **state)
                                        1023, 1025};
         int64_t n = below(5) ? runs[below(18)] : 1 + below(3000);
         vex_pairing = below(4) == 0 ? 0 : -1; /* the single loop, or the paired one */
+        vex_zmm = below(3) == 0 ? 0 : -1;     /* (ymm pairs, or zmm where the CPU has it) */
         /* strides read in place: -1, +-2, and 3 or more either way (12,
          * -33: past MAX_TILE_STRIDE, tiles for the fused code all the same) */
         static const int64_t strides[] = {-1, 2, -2, -1, 2, -2, 3, 5, -3, 7, -8, 12, -33};
@@ -760,6 +765,7 @@ static void test_typed_trees(void **state)
     }
     typed_dtypes[0] = BCG_BOOL;
     vex_pairing = -1;
+    vex_zmm = -1;
     print_message("# typed trees: %d cases, %d with 2+ tile calls, %d through the fused "
                   "vector code (%d of %d random strided layouts and %d of %d directed ones, "
                   "%d of %d of strides 3 or more, reading in place, %d row by row, %d "
@@ -898,6 +904,86 @@ static void test_paired_mixed(void **state)
     if (vex_cpu_ok() && count > 0) /* most fused trees paired, or this tests nothing */
         assert_true(tally.vex * 5 > tally.cases * 2 && tally.paired * 2 > tally.vex &&
                     tally.in_place * 2 > tally.vex);
+}
+
+/* Conversions in the paired loop, as one zmm body where the CPU has
+ * AVX-512 (vex.c's zmm_paired) or as ymm pairs: for every ordered pair
+ * of dtypes F -> T, random trees converting operands of F into T (at the
+ * root, at a leaf, through the typed trees' own casts), over runs of two
+ * vectors and more laid out contiguously, broadcast or per row (and at
+ * times strided), operands against faulting pages; each bit for bit
+ * eval.c's and the microkernels'.  Where the CPU has AVX-512F, BW and DQ
+ * a stated share of the fused ones must be zmm bodies. */
+static void test_conversion_trees(void **state)
+{
+    (void)state;
+    const char *text_count = getenv("BCGEN_VEX_CASES");
+    int count = (text_count ? atoi(text_count) : 3000) / 1500; /* trees per dtype pair */
+    tally tally = {0};
+    int failures = 0, zmm_off = 0;
+    count_paired = true;
+    for (int i = 0; i < 100 * count && failures < 10; i++) {
+        bcg_dtype from = all_dtypes[i % 10], to = all_dtypes[i / 10 % 10];
+        const char *name = bcg_dtype_name(to);
+        text t = {{0}, 0};
+        text x = {{0}, 0};
+        typed_tree(&x, below(3));
+        switch (below(4)) {
+        case 0: /* T(tree) */
+            put(&t, name);
+            put(&t, "(");
+            put(&t, x.s);
+            put(&t, ")");
+            break;
+        case 1: /* T(a) OP c */
+            put(&t, name);
+            put(&t, below(2) ? "(a) * c" : "(a) - c");
+            break;
+        case 2: /* minimum(T(a OP b), c) */
+            put(&t, below(2) ? "minimum(" : "maximum(");
+            put(&t, name);
+            put(&t, below(2) ? "(a + b), c)" : "(a * 3), c)");
+            break;
+        default: /* T(tree) + T(b) */
+            put(&t, name);
+            put(&t, "(");
+            put(&t, x.s);
+            put(&t, ") + ");
+            put(&t, name);
+            put(&t, "(b)");
+        }
+        typed_dtypes[0] = typed_dtypes[1] = from;
+        typed_dtypes[2] = to;
+        typed_dtypes[3] = BCG_BOOL;
+        typed_dtypes[4] = all_dtypes[below(10)];
+        static const int64_t strides[] = {-1, 2, -2, 3};
+        for (int k = 0; k < 5; k++)
+            case_stride[k] = strides[below(4)];
+        case_stream = false;
+        vex_zmm = below(4) == 0 ? 0 : -1;
+        zmm_off += vex_zmm == 0;
+        int64_t n = (int64_t[]){64, 65, 97, 130, 257, 64 + below(2000)}[below(6)];
+        static const layout lays[] = {LAYOUT_ROWS, LAYOUT_SCALARS, LAYOUT_ROWS, LAYOUT_SCALARS,
+                                      LAYOUT_STRIDED};
+        if (!check_case(t.s, from, typed_dtypes[4], n, lays[below(5)], &tally))
+            failures++;
+    }
+    count_paired = false;
+    vex_zmm = -1;
+    typed_dtypes[0] = BCG_BOOL;
+    print_message("# conversion trees: %d cases, %d through the fused vector code, %d of them "
+                  "paired, %d as zmm bodies (%d drawn without), %d skipped\n", tally.cases,
+                  tally.vex, tally.paired, tally.zmm, zmm_off, tally.skipped);
+    assert_int_equal(failures, 0);
+    bool zmm_cpu = false;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    zmm_cpu = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+              __builtin_cpu_supports("avx512dq");
+#endif
+    if (vex_cpu_ok() && count > 0) /* fused, paired, and where it can be, zmm */
+        assert_true(tally.vex * 2 > tally.cases && tally.paired * 2 > tally.vex &&
+                    (!zmm_cpu || tally.zmm * 4 > tally.paired));
 }
 
 /* ---- the encoder ---- */
@@ -1063,6 +1149,7 @@ static void test_disassembly_exp(void **state)
 static void need_objdump(void)
 {
     vex_wide = 1; /* (the listings alike on every machine; they are not run) */
+    vex_zmm = 0;
     if (!vex_cpu_ok() || system("objdump --version > /dev/null 2>&1") != 0) {
         print_message("# no AVX2 or no objdump: skipped\n");
         skip();
@@ -1130,6 +1217,61 @@ static void test_disassembly(void **state)
 /* The typed forms (integer and mixed trees): loads of 16, 8 and 4 bytes,
  * broadcasts, widening, wrapping and saturating narrowing, conversions,
  * integer comparisons, blends, shifts, 64-bit minimum. */
+/* The zmm body (vex_zmm 1: the listing alike on every machine; it is not
+ * run): every doubled form and the conversions of its own, named in the
+ * listing, and no ymm pair left in the loop; test_conversion_trees runs
+ * them. */
+static void test_disassembly_zmm(void **state)
+{
+    (void)state;
+    need_objdump();
+    vex_zmm = 1;
+    arena *a = arena_new();
+    assert_non_null(a);
+    int64_t shape[1] = {1000}, one[1] = {1};
+    bcg_operand ops[5] = {{"a", BCG_F32, 1, shape, NULL}, {"b", BCG_I16, 1, shape, NULL},
+                          {"c", BCG_F32, 1, one, NULL},   {"d", BCG_I64, 1, shape, NULL},
+                          {"e", BCG_I32, 1, shape, NULL}};
+    static const char *const trees[] = {
+        "where(a > c, a / c, f32(b)) + minimum(f32(b), c)",
+        "i16(a * c) - i16(e) + b",
+        "f64(d) * f64(e) - f64(u8(a))",
+    };
+    static const char *const expected[] = {
+        "vcmpltps", "%k1", "vpmovm2d", "vblendmps", "vdivps", "vpmovsxwd (%r", "vminps",
+        "vpmovsdw", "vpmovdw", "vpaddw", "vcvtqq2pd", "vpmaxsd", "vpmovusdb",
+    };
+    char *listings[3];
+    size_t total = 1;
+    for (int i = 0; i < 3; i++) {
+        const vex_function *f = function_of(a, trees[i], ops, 5);
+        assert_non_null(f);
+        assert_true(f->paired && f->zmm);
+        listings[i] = disassemble(f);
+        total += strlen(listings[i]);
+    }
+    char *all = malloc(total);
+    assert_non_null(all);
+    all[0] = 0;
+    for (int i = 0; i < 3; i++) {
+        strcat(all, listings[i]);
+        free(listings[i]);
+    }
+    vex_zmm = 0;
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        if (!strstr(all, expected[i])) {
+            print_error("no \"%s\" in:\n%s\n", expected[i], all);
+            fail();
+        }
+    if (strstr(all, "(bad)")) {
+        print_error("an instruction objdump does not know:\n%s\n", all);
+        fail();
+    }
+    compare_golden(all, "tests/unit/vex_disassembly_zmm.txt");
+    free(all);
+    arena_free(a);
+}
+
 static void test_disassembly_typed(void **state)
 {
     (void)state;
@@ -1191,6 +1333,7 @@ static void test_paired(void **state)
 {
     (void)state;
     vex_wide = -1; /* (need_objdump's) */
+    vex_zmm = -1;
     if (!vex_cpu_ok())
         skip();
     arena *a = arena_new();
@@ -1428,6 +1571,8 @@ int main(void)
         cmocka_unit_test(test_disassembly_strided),
         cmocka_unit_test(test_paired),
         cmocka_unit_test(test_paired_mixed),
+        cmocka_unit_test(test_conversion_trees),
+        cmocka_unit_test(test_disassembly_zmm),
         cmocka_unit_test(test_disassembly_typed_strided),
         cmocka_unit_test(test_disassembly_spaced),
         cmocka_unit_test(test_unsupported),
