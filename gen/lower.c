@@ -1211,6 +1211,8 @@ static bool expensive_function(const kernel_ir *ir, int id)
 #define TRANSPOSED_TILES_MAX_BYTES (96 * 1024)
 #define TRANSPOSED_MIN_ROWS 4
 #define TRANSPOSED_LINE_BYTES 64
+/* the longest stride across rows that spaced_along takes (elements) */
+#define SPACED_ALONG_MAX 8
 
 /* Whether the 2-D tiles of long runs over a transposed input call the tree
  * once per row of a tile (kernel_ir.row_calls), over columns of the run
@@ -1297,6 +1299,16 @@ void lower_order_plan(compile *c)
                               TRANSPOSED_MIN_ROWS);
 }
 
+/* Whether ALONG, an input's stride in the loop just outside the run, is
+ * short though not 1: rows a few elements apart, several to a line (a of
+ * i8 (3428, 834) strides (-3, -10284)).  The gather's spaced path reads a
+ * tile's rows of each column together as its transposed path does. */
+static bool spaced_along(int64_t along, int64_t size)
+{
+    return along != 0 && along >= -SPACED_ALONG_MAX && along <= SPACED_ALONG_MAX &&
+           2 * (along < 0 ? -along : along) * size <= TRANSPOSED_LINE_BYTES;
+}
+
 /* The rows of a tile, 0 for no tiles; with calls per row also their
  * columns into *COLUMNS (when not NULL). */
 static int64_t transposed_rows_for(const lowering *w, bool row_calls, int64_t *columns,
@@ -1373,7 +1385,7 @@ static int64_t transposed_rows_for(const lowering *w, bool row_calls, int64_t *c
         bool long_stride = across > MAX_TILE_STRIDE || across < -MAX_TILE_STRIDE ||
                            across >= TRANSPOSED_LINE_BYTES / size ||
                            across <= -TRANSPOSED_LINE_BYTES / size;
-        if ((along == 1 || along == -1) && /* the gather's transposed path (ro 1; -1 its rows loop) */
+        if ((along == 1 || along == -1 || spaced_along(along, size)) && /* the gather's transposed path (ro 1; -1 its rows loop) */
             long_stride && TRANSPOSED_LINE_BYTES / size > rows)
             rows = TRANSPOSED_LINE_BYTES / size;
     }
