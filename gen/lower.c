@@ -1213,6 +1213,10 @@ static bool expensive_function(const kernel_ir *ir, int id)
 #define TRANSPOSED_LINE_BYTES 64
 /* the longest stride across rows that spaced_along takes (elements) */
 #define SPACED_ALONG_MAX 8
+/* the shortest run plan_order_spaced reorders for (elements) */
+#define SPACED_MIN_RUN 16
+/* the lines between two trips of the spaced loop that L1 keeps (bytes) */
+#define SPACED_REUSE_BYTES (32 * 1024)
 
 /* Whether the 2-D tiles of long runs over a transposed input call the tree
  * once per row of a tile (kernel_ir.row_calls), over columns of the run
@@ -1293,10 +1297,20 @@ static int64_t row_call_columns(int64_t run, int64_t rows, int tiles, int run_ti
 
 void lower_order_plan(compile *c)
 {
-    if (c->microkernels && c->options.microkernel_run > 0 && !c->reduce && !c->fill_plan &&
-        c->fuse_count == 0 && !c->aot)
-        plan_order_transposed(c->plan, MAX_TILE_STRIDE, TILE_ELEMENTS / 2 + 1,
-                              TRANSPOSED_MIN_ROWS);
+    if (!c->microkernels || c->options.microkernel_run <= 0 || c->reduce || c->fill_plan ||
+        c->fuse_count != 0 || c->aot)
+        return;
+    plan *p = c->plan;
+    int order[BCG_MAX_RANK];
+    memcpy(order, p->order, sizeof order);
+    plan_order_transposed(p, MAX_TILE_STRIDE, TILE_ELEMENTS / 2 + 1, TRANSPOSED_MIN_ROWS);
+    if (memcmp(order, p->order, sizeof order) != 0)
+        return;
+    size_t size[BCG_MAX_OPERANDS + 1] = {0};
+    for (int i = 0; i < c->operand_count && i < BCG_MAX_OPERANDS; i++)
+        size[i + 1] = bcg_dtype_size(c->operands[i].dtype);
+    plan_order_spaced(p, size, MAX_TILE_STRIDE, SPACED_MIN_RUN, TRANSPOSED_MIN_ROWS,
+                      SPACED_ALONG_MAX, TRANSPOSED_LINE_BYTES, SPACED_REUSE_BYTES);
 }
 
 /* Whether ALONG, an input's stride in the loop just outside the run, is
