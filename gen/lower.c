@@ -633,6 +633,23 @@ static bool vex_fuses_run(const lowering *w)
     return ir->root_count == 1 && vex_build(w->c->arena, ir, &layout, &f) == BCG_OK && f;
 }
 
+static bool spaced_along(int64_t along, int64_t size);
+
+/* Whether plan operand K, read with a line or more between elements along
+ * the run, has a short stride (spaced_along) in the loop outside it: the
+ * 2-D tiles' spaced gather reads a tile's rows of each column together,
+ * where the fused function loads each element alone (a + b, a f32 (700,
+ * 1147) strides (4, 2800): see the commit). */
+static bool spaced_outside(const lowering *w, int k)
+{
+    const plan *p = w->ir->p;
+    int inner = p->loop_count - 1;
+    int64_t size = (int64_t)bcg_dtype_size(w->c->operands[k - 1].dtype);
+    int64_t across = p->stride[k][inner] < 0 ? -p->stride[k][inner] : p->stride[k][inner];
+    return p->loop_count >= 2 && across * size >= 64 /* a line */ &&
+           spaced_along(p->stride[k][inner - 1], size);
+}
+
 static bool vex_long_stride(const lowering *w, int k, int64_t stride)
 {
     const plan *p = w->ir->p;
@@ -644,6 +661,8 @@ static bool vex_long_stride(const lowering *w, int k, int64_t stride)
     for (int l = 0; l < p->loop_count; l++)
         if (p->stride[k][l] == 1 || p->stride[k][l] == -1)
             return false;
+    if (spaced_outside(w, k))
+        return false;
     return !expensive_function(w->ir, 0) || vex_fuses_run(w);
 }
 
