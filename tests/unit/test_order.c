@@ -664,12 +664,12 @@ static void test_spaced_layouts(void **state_)
     static guarded memory;
     int checked = 0, failures = 0, eligible = 0, gathered = 0, far = 0, moved = 0;
     long threaded_before = threaded_runs;
-    for (int n = 0; n < 60; n++) {
+    for (int n = 0; n < 40; n++) {
         int rank = 2 + (int)(next() % 2);
         int64_t shape[4];
-        shape[0] = 4 + (int64_t)(next() % 40);
+        shape[0] = 4 + (int64_t)(next() % 32);
         if (rank == 3)
-            shape[1] = 2 + (int64_t)(next() % 24);
+            shape[1] = 2 + (int64_t)(next() % 12);
         shape[rank - 1] = next() % 2 ? 16 + (int64_t)(next() % 300)   /* a short run */
                                      : 513 + (int64_t)(next() % 1200); /* a long one */
         int variant = (int)(next() % 4);
@@ -736,7 +736,8 @@ static void test_spaced_layouts(void **state_)
                   checked, gathered, eligible, moved, far, threaded_runs - threaded_before);
     assert_int_equal(failures, 0);
     assert_true(threaded_runs - threaded_before >= 5);
-    /* (main before the spaced rules: 7 of 46 gathered, none moved) */
+    /* (16 of 33 gathered, 13 of 16 moved; main before the spaced rules: 4
+     * gathered, none moved) */
     assert_true(gathered * 3 >= eligible);
     assert_true(far >= 5 && moved * 10 >= far * 8);
 }
