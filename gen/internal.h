@@ -305,6 +305,11 @@ bcg_status plan_build(arena *a, const shape *result, const int64_t *output_strid
  * LONG_STRIDE there and contiguous along an outer loop of MIN_ROWS or more
  * gets that loop moved just outside the innermost (plan.c says why). */
 void plan_order_transposed(plan *p, int64_t long_stride, int64_t min_run, int64_t min_rows);
+/* The same for an input read with a short stride, not 1, along an outer
+ * loop and contiguously along none (plan.c says which loop moves). */
+void plan_order_spaced(plan *p, const size_t *size, int64_t long_stride, int64_t min_run,
+                       int64_t min_rows, int64_t max_along, int64_t line_bytes,
+                       int64_t reuse_bytes);
 /* Text form, one loop a line, outermost first. */
 void plan_dump(strbuf *sb, const plan *p, const char *const *operand_names);
 /* The byte range [*LOW, *HIGH) that plan operand K (0: the output) reaches

@@ -200,6 +200,32 @@ bcg_status plan_build(arena *a, const shape *result, const int64_t *output_strid
     return BCG_OK;
 }
 
+/* Moves loop FROM to position OUTER (FROM < OUTER), the loops between one
+ * out; the dimensions of each loop follow it. */
+static void move_loop(plan *p, int from, int outer)
+{
+    int order[BCG_MAX_RANK], first[BCG_MAX_RANK], count[BCG_MAX_RANK], used = 0;
+    int64_t extent[BCG_MAX_RANK], stride[BCG_MAX_OPERANDS + 1][BCG_MAX_RANK];
+    for (int to = 0; to < p->loop_count; to++) {
+        int l = to < from ? to : to < outer ? to + 1 : to == outer ? from : to;
+        extent[to] = p->extent[l];
+        for (int j = 0; j < p->operand_count; j++)
+            stride[j][to] = p->stride[j][l];
+        first[to] = used;
+        count[to] = p->dim_count[l];
+        for (int d = 0; d < p->dim_count[l]; d++)
+            order[used++] = p->order[p->dim_first[l] + d];
+    }
+    for (int to = 0; to < p->loop_count; to++) {
+        p->extent[to] = extent[to];
+        p->dim_first[to] = first[to];
+        p->dim_count[to] = count[to];
+        for (int j = 0; j < p->operand_count; j++)
+            p->stride[j][to] = stride[j][to];
+    }
+    memcpy(p->order, order, sizeof *order * (size_t)used);
+}
+
 /* ---- the JIT's order for a transposed input ------------------------------------
  *
  * The order rule keeps the output's layout, so an input laid out another
@@ -232,27 +258,63 @@ void plan_order_transposed(plan *p, int64_t long_stride, int64_t min_run, int64_
                 from = l;
         if (from < 0)
             continue;
-        /* loop FROM to position OUTER; the dimensions of each loop follow it */
-        int order[BCG_MAX_RANK], first[BCG_MAX_RANK], count[BCG_MAX_RANK], used = 0;
-        int64_t extent[BCG_MAX_RANK], stride[BCG_MAX_OPERANDS + 1][BCG_MAX_RANK];
-        for (int to = 0; to < p->loop_count; to++) {
-            int l = to < from ? to : to < outer ? to + 1 : to == outer ? from : to;
-            extent[to] = p->extent[l];
-            for (int j = 0; j < p->operand_count; j++)
-                stride[j][to] = p->stride[j][l];
-            first[to] = used;
-            count[to] = p->dim_count[l];
-            for (int d = 0; d < p->dim_count[l]; d++)
-                order[used++] = p->order[p->dim_first[l] + d];
+        move_loop(p, from, outer);
+        return;
+    }
+}
+
+/* The same for an input contiguous along no loop but read with a short
+ * stride along one (a of where(a > f64(a), a, f64(a)) as f32
+ * [2,4,7,3,137] with strides [84,14,2,23688,168]: dims 1-2 a loop of
+ * stride 2, 168 along the run): the loop of the shortest such stride,
+ * rows at most MAX_ALONG elements and two to a LINE_BYTES line (SIZE[K]
+ * bytes an element of plan operand K), moves just outside the innermost,
+ * where the 2-D tiles' gather reads a tile's rows of each column together
+ * (lower.c, spaced_along), when the input's stride along the run is a
+ * line or more and the lines read between two trips of that loop would
+ * not stay in cache (REUSE_BYTES).  Not where some loop reads the input
+ * contiguously (plan_order_transposed's) or the loop outside the run
+ * already has such a stride. */
+void plan_order_spaced(plan *p, const size_t *size, int64_t long_stride, int64_t min_run,
+                       int64_t min_rows, int64_t max_along, int64_t line_bytes,
+                       int64_t reuse_bytes)
+{
+    if (p->empty || p->loop_count < 3)
+        return;
+    int inner = p->loop_count - 1, outer = inner - 1;
+    if (p->stride[0][inner] != 1 || p->extent[inner] < min_run)
+        return;
+    for (int k = 1; k < p->operand_count; k++) {
+        int64_t across = p->stride[k][inner];
+        if (across <= long_stride && across >= -long_stride)
+            continue;
+        int from = -1;
+        int64_t best = 0;
+        bool contiguous = false;
+        for (int l = 0; l <= outer; l++) {
+            int64_t s = p->stride[k][l] < 0 ? -p->stride[k][l] : p->stride[k][l];
+            contiguous = contiguous || s == 1;
+            if (s == 0 || s > max_along || 2 * s * (int64_t)size[k] > line_bytes ||
+                p->extent[l] < min_rows || (from >= 0 && s >= best))
+                continue;
+            from = l;
+            best = s;
         }
-        for (int to = 0; to < p->loop_count; to++) {
-            p->extent[to] = extent[to];
-            p->dim_first[to] = first[to];
-            p->dim_count[to] = count[to];
-            for (int j = 0; j < p->operand_count; j++)
-                p->stride[j][to] = stride[j][to];
-        }
-        memcpy(p->order, order, sizeof *order * (size_t)used);
+        if (contiguous || from < 0 || from == outer ||
+            (across < 0 ? -across : across) * (int64_t)size[k] < line_bytes)
+            continue;
+        /* the lines read between two trips of loop FROM, a line an element:
+         * when they stay in cache (REUSE_BYTES), the next trip's neighbours
+         * are read from there anyway and the order is left as it is */
+        double lines = 1;
+        for (int l = from + 1; l <= inner; l++)
+            lines *= (double)p->extent[l];
+        if (lines * (double)line_bytes <= (double)reuse_bytes)
+            continue;
+        int64_t now = p->stride[k][outer] < 0 ? -p->stride[k][outer] : p->stride[k][outer];
+        if (now != 0 && 2 * now * (int64_t)size[k] <= line_bytes)
+            continue;
+        move_loop(p, from, outer);
         return;
     }
 }

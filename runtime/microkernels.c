@@ -2176,6 +2176,40 @@ static void gather_transposed_64(uint64_t *dst, const uint64_t *src, long rows, 
     GATHER_TRANSPOSED_STRIPS(uint64_t, first)
 }
 
+/* A spaced transposed operand (ro a few elements, not 1: a of i8 (3428,
+ * 834) strides (-3, -10284), several rows to a line): as the transposed
+ * path, strips of TRANSPOSE_STRIP columns with all the tile's rows of each,
+ * so that a line of a column is read while in L1 for every row it holds,
+ * where the general loop walks a whole row of lines per row. */
+#define GATHER_SPACED_MAX 8
+#define GATHER_SPACED(BITS, T)                                                               \
+    static void gather_spaced_##BITS(T *dst, const T *src, long rows, long run, long ro,      \
+                                     long si)                                                \
+    {                                                                                        \
+        for (long j0 = 0; j0 < run; j0 += TRANSPOSE_STRIP) {                                 \
+            const long m = run - j0 < TRANSPOSE_STRIP ? run - j0 : TRANSPOSE_STRIP;          \
+            for (long j = j0; j < j0 + m; j++)                                               \
+                __builtin_prefetch((const void *)((uintptr_t)src +                           \
+                                                  (uintptr_t)(j * si + rows * ro) *          \
+                                                      sizeof(T)));                           \
+            for (long r = 0; r < rows; r++)                                                  \
+                for (long j = j0; j < j0 + m; j++)                                           \
+                    dst[r * run + j] = src[r * ro + j * si];                                 \
+        }                                                                                    \
+    }
+GATHER_SPACED(8, uint8_t)
+GATHER_SPACED(16, uint16_t)
+GATHER_SPACED(32, uint32_t)
+GATHER_SPACED(64, uint64_t)
+
+/* Whether a gather of ROWS rows, RO apart, of runs of stride SI takes the
+ * spaced path: rows a few elements apart, columns further. */
+static bool gather_spaced_wanted(long rows, long ro, long si)
+{
+    long aro = ro < 0 ? -ro : ro, asi = si < 0 ? -si : si;
+    return rows > 1 && aro > 1 && aro <= GATHER_SPACED_MAX && asi > aro * rows;
+}
+
 #define GATHER_SCATTER_ROWS(BITS, T)                                                      \
     CLONES void bcg_mk_gather_rows_##BITS(void *dst_, const void *src_, long rows,        \
                                           long run, long ro, long si)                     \
@@ -2184,6 +2218,10 @@ static void gather_transposed_64(uint64_t *dst, const uint64_t *src, long rows, 
         const T *src = src_;                                                              \
         if (ro == 1 && rows > 1 && (si > 1 || si < -1)) {                                 \
             gather_transposed_##BITS(dst, src, rows, run, si);                            \
+            return;                                                                       \
+        }                                                                                 \
+        if (gather_spaced_wanted(rows, ro, si)) {                                         \
+            gather_spaced_##BITS(dst, src, rows, run, ro, si);                            \
             return;                                                                       \
         }                                                                                 \
         ROWS_BY_RUN(GATHER_ROWS_BODY, T)                                                  \
