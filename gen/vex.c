@@ -4114,6 +4114,13 @@ typedef struct small_kernel {
     int tiny_slot[LEAF_MAX];
     int64_t tiny_first[LEAF_MAX];
     int64_t *identity;      /* 0, 1, ... n - 1: a buffer's elements */
+    /* a transcendental's argument computed once per value of the loops
+     * its operands vary along (small_hoist): VALUES entries in its buffer,
+     * element e's entry entry_of[j][e], and leaf i's elements when entry v
+     * is computed argument[j][i * values + v] */
+    int64_t values[SMALL_TRANSCENDENTALS];
+    int64_t *entry_of[SMALL_TRANSCENDENTALS];
+    int64_t *argument[SMALL_TRANSCENDENTALS];
     /* the flat form (vex_build_flat): after the innermost level's loop,
      * straight-line code for the first REMAINDER elements of the body
      * again (the rows left over), with the elements each operand reads
@@ -5100,6 +5107,32 @@ void bcg_mk_sin_f64(double *out, const double *a, long sa, long n);
 void bcg_mk_cos_f64(double *out, const double *a, long sa, long n);
 void bcg_mk_tanh_f64(double *out, const double *a, long sa, long n);
 
+/* F, the C library's float function of an f32 node, on A's N elements
+ * (stride SA) into OUT: what the unrolled C code and the reference
+ * evaluator call (op_table's math_f32), so the same bits; a small
+ * kernel calls it with F in r8 (small_transcendentals). */
+static void small_libm_f32(float *out, const float *a, long sa, long n, float (*f)(float))
+{
+    for (long i = 0; i < n; i++)
+        out[i] = f(a[i * sa]);
+}
+
+/* The C library function small_libm_f32 calls for OP over T, or 0. */
+static uint64_t small_libm(expr_op op, bcg_dtype t)
+{
+    float (*f)(float) = NULL;
+    switch (op) {
+    case OP_EXP: case OP_LOG: case OP_SIN: case OP_COS: case OP_TANH:
+        f = t == BCG_F32 ? op_table[op].math_f32 : NULL;
+        break;
+    default: break;
+    }
+    uint64_t address = 0;
+    if (f)
+        memcpy(&address, &f, sizeof f);
+    return address;
+}
+
 /* The address of the microkernel of OP over T, or 0. */
 static uint64_t small_microkernel(expr_op op, bcg_dtype t)
 {
@@ -5117,10 +5150,23 @@ static uint64_t small_microkernel(expr_op op, bcg_dtype t)
      * unrolled code of a small output calls (test_ops pins it bit for bit):
      * only f64's, the C library's own per element, are taken */
     uint64_t address = 0; /* (POSIX's representation, as jit.c's) */
+    void (*libm)(float *, const float *, long, long, float (*)(float)) = small_libm_f32;
     (void)f32;
     if (t == BCG_F64)
         memcpy(&address, &f64, sizeof f64);
+    else if (small_libm(op, t)) /* (the C library's, through small_libm_f32) */
+        memcpy(&address, &libm, sizeof libm);
     return address;
+}
+
+/* Element e's entry of the buffer of transcendental leaf I (S->identity
+ * when it is not one). */
+static const int64_t *small_entries(const small_kernel *s, int i)
+{
+    for (int j = 0; j < s->transcendental_count; j++)
+        if (s->g->leaf_node[i] == s->transcendental[j])
+            return s->entry_of[j];
+    return s->identity;
 }
 
 /* The buffers below the saved registers, their leaves' pointers, and each
@@ -5130,7 +5176,6 @@ static void small_transcendentals(small_kernel *s, int saved_count)
 {
     generator *g = s->g;
     builder *b = g->b;
-    int64_t n = s->p->elements;
     int lanes = g->lanes;
     small_vector *vector = g->small;
     (void)saved_count; /* (s->frame keeps rsp 16-byte aligned at the calls) */
@@ -5142,12 +5187,11 @@ static void small_transcendentals(small_kernel *s, int saved_count)
     for (int j = 0; j < s->transcendental_count && !g->failed; j++) {
         int id = s->transcendental[j], argument = kir_child(g->ir, id, 0);
         bcg_dtype t = g->ir->nodes[id]->dtype;
-        for (int64_t first = 0; first < n && !g->failed; first += lanes) {
-            vector->count = n - first < lanes ? (int)(n - first) : lanes;
+        int64_t values = s->values[j];
+        for (int64_t first = 0; first < values && !g->failed; first += lanes) {
+            vector->count = values - first < lanes ? (int)(values - first) : lanes;
             for (int i = 0; i < g->leaf_count; i++)
-                vector->offset[i] = g->leaves[i].operand < 0
-                                        ? s->identity + first
-                                        : s->offset + g->leaves[i].operand * n + first;
+                vector->offset[i] = s->argument[j] + i * values + first;
             small_stage(s);
             g->free = 0xffffu & ~g->reserved;
             value v = typed_as(g, argument, t);
@@ -5164,12 +5208,19 @@ static void small_transcendentals(small_kernel *s, int saved_count)
         gpr_pair(b, 0x89, RSI, RDI);                                    /* a = out */
         byte(b, 0xba);                                                  /* mov edx, 1: sa */
         word32(b, 1);
-        byte(b, 0xb9);                                                  /* mov ecx, n */
-        word32(b, (int32_t)n);
+        byte(b, 0xb9);                                                  /* mov ecx, values */
+        word32(b, (int32_t)values);
         byte(b, 0x48);                                                  /* mov rax, imm64 */
         byte(b, 0xb8);
         for (int k = 0; k < 8; k++)
             byte(b, (int)(s->function[j] >> (8 * k) & 0xff));
+        uint64_t libm = small_libm(g->ir->nodes[id]->op, t);
+        if (libm) { /* mov r8, imm64: small_libm_f32's f */
+            byte(b, 0x49);
+            byte(b, 0xb8);
+            for (int k = 0; k < 8; k++)
+                byte(b, (int)(libm >> (8 * k) & 0xff));
+        }
         byte(b, 0xc5); /* vzeroupper */
         byte(b, 0xf8);
         byte(b, 0x77);
@@ -5204,7 +5255,7 @@ static void small_vectors(small_kernel *s, small_vector *vector, int64_t body)
         if (g->typed) { /* an integer or mixed tree: its leaves loaded as typed_leaf asks */
             for (int i = 0; i < g->leaf_count; i++)
                 vector->offset[i] = g->leaves[i].operand < 0
-                                       ? s->identity + first
+                                       ? small_entries(s, i) + first
                                        : s->offset + g->leaves[i].operand * n + first;
             small_stage(s);
             g->free = 0xffffu & ~g->reserved;
@@ -5574,6 +5625,81 @@ static bool prefix_touched(arena *a, small_kernel *s, int64_t count)
     return true;
 }
 
+/* Whether node ID of IR varies along loop L of its plan (an operand of
+ * its subtree does). */
+static bool small_varies(const kernel_ir *ir, int id, int l)
+{
+    for (int c = id + 1; c < id + ir->value[id].size; c++)
+        if (ir->nodes[c]->op == OP_OPERAND && ir->p->stride[ir->nodes[c]->operand + 1][l] != 0)
+            return true;
+    return false;
+}
+
+/* The values node ID of IR takes: the product of the extents of the
+ * loops it varies along. */
+static int64_t small_values(const kernel_ir *ir, int id)
+{
+    int64_t values = 1;
+    for (int l = 0; l < ir->p->loop_count; l++)
+        values *= small_varies(ir, id, l) ? ir->p->extent[l] : 1;
+    return values;
+}
+
+/* Each transcendental of S computed once per value of the loops its
+ * operands vary along (S->values, entry_of, argument; its leaves
+ * indexed).  Measured (bcg_run in one process, before: the tile code):
+ * b + b + exp(f32(c) / a), 108 f64 elements of 18 values, 571 -> ? ns, cc 94. */
+static bool small_hoist(arena *a, small_kernel *s)
+{
+    const generator *g = s->g;
+    const kernel_ir *ir = g->ir;
+    const plan *p = s->p;
+    int64_t n = p->elements, padded = (n + 31) / 32 * 32;
+    for (int j = 0; j < s->transcendental_count; j++) {
+        int id = s->transcendental[j];
+        bool varies[BCG_MAX_RANK];
+        for (int l = 0; l < p->loop_count; l++)
+            varies[l] = small_varies(ir, id, l);
+        int64_t *entry = arena_alloc(a, sizeof *entry * (size_t)padded);
+        int64_t *first = arena_alloc(a, sizeof *first * (size_t)n);
+        if (!entry || !first)
+            return false;
+        memset(entry, 0, sizeof *entry * (size_t)padded);
+        int64_t values = 0;
+        for (int64_t e = 0; e < n; e++) { /* entry: the varying indices, mixed radix */
+            int64_t rest = e, v = 0, scale = 1;
+            for (int l = p->loop_count - 1; l >= 0; l--) {
+                int64_t index = rest % p->extent[l];
+                rest /= p->extent[l];
+                if (varies[l]) {
+                    v += index * scale;
+                    scale *= p->extent[l];
+                }
+            }
+            entry[e] = v;
+            values = scale;
+            if (v < n)
+                first[v] = e; /* (the last element of entry v: any will do) */
+        }
+        int64_t *argument = arena_alloc(a, sizeof *argument * (size_t)(values * g->leaf_count));
+        if (!argument)
+            return false;
+        for (int i = 0; i < g->leaf_count; i++) {
+            int k = g->leaves[i].operand;
+            /* (a transcendental not computed yet: not in the argument) */
+            const int64_t *entries = k < 0 ? small_entries(s, i) : NULL;
+            for (int64_t v = 0; v < values; v++)
+                argument[i * values + v] = k >= 0     ? s->offset[k * n + first[v]]
+                                           : entries ? entries[first[v]]
+                                                     : 0;
+        }
+        s->values[j] = values;
+        s->entry_of[j] = entry;
+        s->argument[j] = argument;
+    }
+    return true;
+}
+
 /* The small kernel of IR (FLAT false) or its flat form. */
 static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, vex_function **out)
 {
@@ -5624,21 +5750,15 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, vex_func
         if (flat || s->transcendental_count == SMALL_TRANSCENDENTALS ||
             node->dtype != expr_operation_type(node))
             return BCG_OK;
-        /* the tile code computes it once per value of the loops its
-         * operands vary along (hoisting); here it is once per element:
-         * beyond about 50 ns more (the C library's f64 ~8 ns an element,
-         * f32's polynomial ~1 ns but the C library's ~6 ns where it is not
-         * easy: measured, exp of f32(i8) over 97 elements 104 -> 698 ns),
-         * the tile code is left to it */
-        int64_t values = 1;
-        for (int l = 0; l < ir->p->loop_count; l++) {
-            bool varies = false;
-            for (int c = id + 1; c < id + copy->value[id].size; c++)
-                varies = varies || (copy->nodes[c]->op == OP_OPERAND &&
-                                    ir->p->stride[copy->nodes[c]->operand + 1][l] != 0);
-            values *= varies ? ir->p->extent[l] : 1;
-        }
-        if ((ir->p->elements - values) * 8 > 50)
+        /* once per value of the loops its operands vary along, as the
+         * tile code's hoisting (small_hoist; before, once per element, it
+         * was left to the tile code beyond 50 ns more) */
+        /* the C library's f32 functions (~2 to 6 ns an element) where
+         * the tile code would call its polynomials (~1 ns): only when
+         * computed once per 4 elements or less (measured: exp(a + f32(a *
+         * b)), 234 values of 234 elements, tiles 208 ns, here 609) */
+        if (small_libm(node->op, node->dtype) && ir->tiled &&
+            small_values(ir, id) * 4 > ir->p->elements)
             return BCG_OK;
         int j = s->transcendental_count++;
         s->transcendental[j] = id;
@@ -5681,6 +5801,8 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, vex_func
             leaf_index(g, id);
     if (g->failed)
         return BCG_OK;
+    if (s->transcendental_count > 0 && !small_hoist(a, s))
+        return BCG_ERR_NOMEM;
     if (s->transcendental_count > 0) { /* rsp 16-byte aligned at the calls */
         int saved_count = 0;
         for (int i = 0; i < g->leaf_count; i++)
