@@ -4134,6 +4134,7 @@ typedef struct small_kernel {
      * its operands vary along (small_hoist): VALUES entries in its buffer,
      * element e's entry entry_of[j][e], and leaf i's elements when entry v
      * is computed argument[j][i * values + v] */
+    kernel_ir *copy;        /* g->ir, whose locals small_transcendentals lifts */
     int64_t values[SMALL_TRANSCENDENTALS];
     int64_t *entry_of[SMALL_TRANSCENDENTALS];
     int64_t *argument[SMALL_TRANSCENDENTALS];
@@ -5204,8 +5205,13 @@ static void small_transcendentals(small_kernel *s, int saved_count)
             if (g->leaves[i].operand < 0 && g->leaf_node[i] == s->transcendental[j])
                 gpr_memory(b, 0x8d, g->leaves[i].reg, at(RSP, NONE, 1, s->buffer[j]));
     for (int j = 0; j < s->transcendental_count && !g->failed; j++) {
-        int id = s->transcendental[j], argument = kir_child(g->ir, id, 0);
+        /* (function 0: a subtree constant along loops, computed itself) */
+        int id = s->transcendental[j];
+        int argument = s->function[j] ? kir_child(g->ir, id, 0) : id;
         bcg_dtype t = g->ir->nodes[id]->dtype;
+        const char *local = s->copy->value[id].local;
+        if (!s->function[j]) /* (its tree, not its buffer, for now) */
+            s->copy->value[id].local = NULL;
         int64_t values = s->values[j];
         for (int64_t first = 0; first < values && !g->failed; first += lanes) {
             vector->count = values - first < lanes ? (int)(values - first) : lanes;
@@ -5215,11 +5221,16 @@ static void small_transcendentals(small_kernel *s, int saved_count)
             g->free = 0xffffu & ~g->reserved;
             value v = typed_as(g, argument, t);
             if (g->failed)
-                return;
+                break;
             store_bytes(g, v.reg,
                         at(RSP, NONE, 1, s->buffer[j] + (int32_t)(first * size_of(t))),
                         bytes_of(g, t));
         }
+        s->copy->value[id].local = local;
+        if (g->failed)
+            return;
+        if (!s->function[j])
+            continue;
         static const int kept[] = {RDI, R8, R9, RDX};
         for (int k = 0; k < 4; k++)
             push_pop(b, kept[k], false);
@@ -5524,14 +5535,20 @@ bool vex_small_supported(const kernel_ir *ir)
            !p->empty && p->elements <= VEX_SMALL_MAX;
 }
 
-static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, vex_function **out);
+static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoist,
+                              vex_function **out);
 
 bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
 {
     *out = NULL;
     if (!vex_small_supported(ir))
         return BCG_OK;
-    return build_small(a, ir, false, out);
+    /* (subtrees computed once per value take stack and code: without
+     * them when the function does not fit) */
+    bcg_status status = build_small(a, ir, false, true, out);
+    if (status != BCG_OK || *out)
+        return status;
+    return build_small(a, ir, false, false, out);
 }
 
 /* ---- the flat form -----------------------------------------------------------------
@@ -5587,7 +5604,7 @@ bcg_status vex_build_flat(arena *a, const kernel_ir *ir, vex_function **out)
     *out = NULL;
     if (!vex_flat_supported(ir))
         return BCG_OK;
-    return build_small(a, ir, true, out);
+    return build_small(a, ir, true, false, out);
 }
 
 /* The flat form's plan of IR's (see above) for vectors of LANES, into
@@ -5664,6 +5681,52 @@ static int64_t small_values(const kernel_ir *ir, int id)
     return values;
 }
 
+/* The subtrees of an integer or mixed tree (IR, the small kernel's)
+ * computed once per value of the loops their operands vary along, into
+ * buffers as the transcendentals (small_transcendentals, function 0):
+ * the largest ones taking at most a third as many values as there are
+ * elements, of two operations or more other than casts, not comparisons
+ * (masks), in outputs of 256 elements or more (below, the buffers' and
+ * the typed path's costs were more than the operations saved: 0 + b + a,
+ * f32 80 elements, 7 -> 16 ns); as many as the buffers the
+ * transcendentals leave.  NULL: none.
+ * Measured (bcg_run in one process): where(a > c, a, c) + b, f64 rows of
+ * 3 over a f64 and c i32 per row and b u8, 546 elements: 312 -> 220 ns
+ * (cc 112). */
+static bool *small_subtrees(arena *a, const kernel_ir *ir)
+{
+    const plan *p = ir->p;
+    if (p->loop_count < 2 || p->elements < 256)
+        return NULL;
+    int left = SMALL_TRANSCENDENTALS;
+    for (int id = 0; id < ir->node_count; id++)
+        left -= small_microkernel(ir->nodes[id]->op, ir->nodes[id]->dtype) != 0 &&
+                ir->value[id].folded < 0;
+    bool *chosen = arena_alloc(a, sizeof *chosen * (size_t)ir->node_count);
+    if (!chosen)
+        return NULL;
+    memset(chosen, 0, sizeof *chosen * (size_t)ir->node_count);
+    int count = 0;
+    for (int id = 1; id < ir->node_count && count < left;) {
+        const expr_node *n = ir->nodes[id];
+        int size = ir->value[id].size;
+        int operations = 0;
+        for (int c = id; c < id + size; c++)
+            operations += ir->nodes[c]->op != OP_OPERAND && ir->nodes[c]->op != OP_LITERAL &&
+                          ir->nodes[c]->op != OP_CAST && ir->value[c].folded < 0;
+        if (n->op == OP_OPERAND || n->op == OP_LITERAL || ir->value[id].folded >= 0 ||
+            n->dtype == BCG_BOOL || operations < 2 || small_microkernel(n->op, n->dtype) ||
+            small_values(ir, id) * 3 > p->elements) {
+            id++;
+            continue;
+        }
+        chosen[id] = true;
+        count++;
+        id += size; /* (not within it) */
+    }
+    return count ? chosen : NULL;
+}
+
 /* Each transcendental of S computed once per value of the loops its
  * operands vary along (S->values, entry_of, argument; its leaves
  * indexed).  Measured (bcg_run in one process, before: the tile code):
@@ -5721,7 +5784,8 @@ static bool small_hoist(arena *a, small_kernel *s)
 }
 
 /* The small kernel of IR (FLAT false) or its flat form. */
-static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, vex_function **out)
+static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoist,
+                              vex_function **out)
 {
     /* the tree from the operands: no hoisted locals (they are C's) */
     kernel_ir *copy = arena_alloc(a, sizeof *copy);
@@ -5756,15 +5820,26 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, vex_func
     g->b = b;
     builder_reset(b);
     s->g = g;
+    s->copy = copy;
     s->p = ir->p;
     s->body = ir->p->elements;
     /* transcendentals with a microkernel: leaves read from their buffers,
      * the deepest first (a node's children follow it in the IR) */
     int64_t n = ir->p->elements, padded = (n + 31) / 32 * 32, frame = 0;
     static const char *const names[SMALL_TRANSCENDENTALS] = {"t0", "t1", "t2", "t3"};
+    bool *subtree = hoist && !flat ? small_subtrees(a, copy) : NULL;
     for (int id = copy->node_count - 1; id >= 0; id--) {
         const expr_node *node = copy->nodes[id];
         uint64_t function = small_microkernel(node->op, node->dtype);
+        if (subtree && subtree[id]) { /* computed once per value into a buffer too */
+            int j = s->transcendental_count++;
+            s->transcendental[j] = id;
+            s->function[j] = 0;
+            s->buffer[j] = (int32_t)frame;
+            frame += padded * size_of(node->dtype);
+            copy->value[id].local = names[j];
+            continue;
+        }
         if (!function || copy->value[id].folded >= 0)
             continue;
         if (flat || s->transcendental_count == SMALL_TRANSCENDENTALS ||
@@ -5773,12 +5848,14 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, vex_func
         /* once per value of the loops its operands vary along, as the
          * tile code's hoisting (small_hoist; before, once per element, it
          * was left to the tile code beyond 50 ns more) */
-        /* the C library's f32 functions (~2 to 6 ns an element) where
-         * the tile code would call its polynomials (~1 ns): only when
-         * computed once per 4 elements or less (measured: exp(a + f32(a *
-         * b)), 234 values of 234 elements, tiles 208 ns, here 609) */
+        /* the C library's f32 functions (~2 to 6 ns an element, and the
+         * call's ~40 ns) where the tile code would call its polynomials
+         * (~0.3 ns an element fused): only for at least 16 elements a
+         * value and 128 more (measured: exp(a + f32(a * b)), 234 values
+         * of 234 elements, tiles 208 ns, here 609; f32(0 + where(f64(a -
+         * exp(f32(b))) <= 0.1, ...)), 1 value of 97, tiles 57 ns, here 70) */
         if (small_libm(node->op, node->dtype) && ir->tiled &&
-            small_values(ir, id) * 4 > ir->p->elements)
+            small_values(ir, id) * 16 + 128 > ir->p->elements)
             return BCG_OK;
         int j = s->transcendental_count++;
         s->transcendental[j] = id;
@@ -5922,6 +5999,7 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, vex_func
     for (int j = 0; j < s->transcendental_count; j++) {
         f->computed += s->values[j];
         f->per_element += n;
+        f->subtrees += s->function[j] == 0;
     }
     *out = f;
     return BCG_OK;

@@ -30,6 +30,7 @@ typedef struct vex_function {
     /* small kernels: the transcendentals' results computed (once per value
      * of the loops their operands vary along), against one per element */
     int64_t computed, per_element;
+    int subtrees;   /* small kernels: of them, subtrees of operations (small_subtrees) */
     bool paired;    /* the loop computes two vectors an iteration (float trees) */
     bool shared;    /* a value the tree uses twice or more is computed once (float trees) */
     bool rows;      /* void f(long n, void *out, const void *const *in, long rows):

@@ -263,7 +263,7 @@ static const char *taken_marker = VEX_SMALL_SYMBOL "(";
  * results computed and per element (vex_function) to these. */
 static bool hoist_case;
 static int64_t hoist_computed, hoist_per_element;
-static int hoist_hoisted;
+static int hoist_hoisted, hoist_subtrees;
 
 static void fill(void *buffer, bcg_dtype t, int64_t count)
 {
@@ -413,6 +413,7 @@ static void run_kernel(const char *expr, const bcg_operand *ops, const bcg_optio
         hoist_computed += c->ir->small->computed;
         hoist_per_element += c->ir->small->per_element;
         hoist_hoisted += c->ir->small->computed < c->ir->small->per_element;
+        hoist_subtrees += c->ir->small->subtrees > 0;
         arena_free(a);
     }
 }
@@ -441,7 +442,10 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
         t = dtype_of[0];
     }
     /* the result's shape: rank 1 to 5, at most 1024 elements */
-    int rank = flat_case ? 2 + below(3) : medium_case ? 2 + below(2) : 1 + below(5);
+    int rank = flat_case     ? 2 + below(3)
+               : medium_case ? 2 + below(2)
+               : hoist_case  ? 2 + below(4) /* (256 elements or more: two dimensions) */
+                             : 1 + below(5);
     int64_t shape[5], elements;
     do {
         elements = 1;
@@ -453,6 +457,7 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
         }
     } while (flat_case     ? elements <= 1024 || elements > 8192
              : medium_case ? elements > 16384
+             : hoist_case  ? elements < 256 || elements > 1024 /* (small_subtrees' least) */
                            : elements > 1024);
     int mode = below(6); /* 0: in place into a; 1: an output view; else a new array */
     layout lays[OPERANDS];
@@ -751,7 +756,7 @@ static void test_random_hoisted_small(void **state)
     tally tally;
     memset(&tally, 0, sizeof tally);
     hoist_computed = hoist_per_element = 0;
-    hoist_hoisted = 0;
+    hoist_hoisted = hoist_subtrees = 0;
     int failures = 0;
     typed_case = tolerant_case = hoist_case = true;
     for (int i = 0; i < count && failures < 10; i++) {
@@ -760,31 +765,34 @@ static void test_random_hoisted_small(void **state)
             dtypes[k] = below(2) ? first : all[below(10)];
         dtypes[3] = BCG_BOOL;
         dtypes[4] = all[below(6)];
-        bool f64 = below(3) == 0;
+        bool f64 = below(3) == 0, function = below(3) > 0;
         text argument = {{0}, 0}, t = {{0}, 0};
-        typed_tree(&argument, below(3));
+        typed_tree(&argument, function ? below(3) : 2 + below(2));
         rename_to_rows(argument.s);
         int join = below(4);
         put(&t, join == 3 ? (below(2) ? "maximum(" : "where(d, ") : "(");
         typed_tree(&t, below(3));
         put(&t, joins[join]);
-        put(&t, f64 ? functions[2 + below(3)] : functions[below(5)]);
-        put(&t, f64 ? "f64(" : "f32(");
+        if (function) { /* else a subtree of operations (small_subtrees) */
+            put(&t, f64 ? functions[2 + below(3)] : functions[below(5)]);
+            put(&t, f64 ? "f64(" : "f32(");
+        }
         put(&t, argument.s);
-        put(&t, "))");
+        put(&t, function ? "))" : "");
         put(&t, ")");
         if (!check_case(t.s, dtypes, &tally))
             failures++;
     }
     typed_case = tolerant_case = hoist_case = false;
-    print_message("# random per-row transcendentals: %d cases, %d through the small function "
-                  "(%d hoisting: %lld results for %lld elements), %d skipped\n",
+    print_message("# random per-row subtrees: %d cases, %d through the small function "
+                  "(%d hoisting: %lld results for %lld elements; %d subtrees of operations), "
+                  "%d skipped\n",
                   tally.cases, tally.small, hoist_hoisted, (long long)hoist_computed,
-                  (long long)hoist_per_element, tally.skipped);
+                  (long long)hoist_per_element, hoist_subtrees, tally.skipped);
     assert_int_equal(failures, 0);
     if (vex_cpu_ok() && count >= 100)
         assert_true(tally.small * 3 >= tally.cases && hoist_hoisted * 2 >= tally.small &&
-                    hoist_computed * 2 < hoist_per_element);
+                    hoist_computed * 2 < hoist_per_element && hoist_subtrees * 20 >= tally.cases);
 }
 
 /* ---- the form ---- */
