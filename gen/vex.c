@@ -5107,12 +5107,16 @@ static void slot_inserts(generator *g, const small_load_plan *pl, const leaf *l,
 /* ---- transcendentals in small kernels
  *
  * exp, log, sin, cos and tanh of f64 have no vector code here but a
- * microkernel each (runtime/microkernels.c, the tile code's own): a small
- * kernel computes each such node's argument for all n elements into a
- * buffer on its stack (whole vectors, straight-line, as the tree's), calls
- * the microkernel once over the buffer in place, and the tree reads the
- * buffer as a contiguous leaf (a hoisted "local" of the copy of the IR).
- * Results are the tile code's bit for bit.  The call may change every
+ * microkernel each (runtime/microkernels.c, the tile code's own); of f32,
+ * the C library's through small_libm_f32 (the unrolled C code's and the
+ * evaluator's bits, not the tile code's polynomials): a small kernel
+ * computes each such node's argument once per value of the loops its
+ * operands vary along (small_hoist) into a buffer on its stack (whole
+ * vectors, straight-line, as the tree's), calls the function once over
+ * the buffer in place, and the tree reads the buffer as a leaf (a hoisted
+ * "local" of the copy of the IR) at each element's entry.  Subtrees of
+ * operations constant along loops take buffers the same way, computed
+ * without a call (small_subtrees).  The call may change every
  * caller-saved register: rdi, r8, r9 and rdx are pushed around it and the
  * constants' ymm registers loaded again after it. */
 
