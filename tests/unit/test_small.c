@@ -734,8 +734,9 @@ static void test_random_transcendental_small(void **state)
  * microkernels: the C library's), so the small function is compared bit
  * for bit (tcc's code within the tolerance: its tiles' polynomials).
  * Every buffer against a faulting page, as above.  Fails unless a third
- * take the small function, most of those computing fewer results than
- * elements. */
+ * take the small function, a third of those computing fewer results than
+ * elements (fewer than half of them in all), and 1 in 20 cases a subtree
+ * of operations once per value. */
 static void rename_to_rows(char *s)
 {
     for (char *p = s; *p; p++) /* a -> c, b -> e: the operands broadcast per row */
@@ -791,7 +792,7 @@ static void test_random_hoisted_small(void **state)
                   (long long)hoist_per_element, hoist_subtrees, tally.skipped);
     assert_int_equal(failures, 0);
     if (vex_cpu_ok() && count >= 100)
-        assert_true(tally.small * 3 >= tally.cases && hoist_hoisted * 2 >= tally.small &&
+        assert_true(tally.small * 3 >= tally.cases && hoist_hoisted * 3 >= tally.small &&
                     hoist_computed * 2 < hoist_per_element && hoist_subtrees * 20 >= tally.cases);
 }
 
