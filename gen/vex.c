@@ -3690,9 +3690,10 @@ static void body(generator *g, int out_slot)
                     at(R11, RAX, g->width, 0), false);
         return;
     }
-    memory m = g->tail ? at(RSP, NONE, 1, 32 * out_slot) : at(R11, RAX, g->width, 0);
-    vex(g->b, g->streaming && !g->tail ? V_MOVNT : V_MOVU_STORE, true, g->dbl, v.reg, 0,
-        in_memory(m), -1);
+    memory m = g->tail || g->overlap ? at(RSP, NONE, 1, 32 * out_slot)
+                                     : at(R11, RAX, g->width, 0);
+    vex(g->b, g->streaming && !g->tail && !g->overlap ? V_MOVNT : V_MOVU_STORE, true, g->dbl,
+        v.reg, 0, in_memory(m), -1);
 }
 
 /* rcx = (r10 - rax) << SHIFT bytes from SOURCE to DESTINATION (rep movsb). */
@@ -3922,7 +3923,22 @@ static void write_function(generator *g)
         if (!g->leaves[i].broadcast)
             g->leaves[i].slot = slots++;
     int out_slot = slots++;
-    int overlap_slot = g->typed ? slots++ : -1; /* (write_overlap) */
+    /* a float tree whose tail would go through the slots (a leaf of
+     * another dtype) takes the last whole vector again too, when its
+     * leaves are contiguous (measured: where(2 - a > c + b, 2 - a, c + b),
+     * f64 rows of 145 over f32 c, the slots' two rep movsb a row: cc / JIT
+     * 0.29 -> 0.35) */
+    bool float_overlap = !g->typed && !g->layout->stream;
+    for (int i = 0; i < g->leaf_count; i++)
+        if (!g->leaves[i].broadcast)
+            float_overlap = float_overlap && g->leaves[i].stride == 1;
+    if (float_overlap) { /* (not when the masked tail takes it) */
+        bool masked = true;
+        for (int i = 0; i < g->leaf_count; i++)
+            masked = masked && (g->leaves[i].broadcast || g->leaves[i].dtype == g->lane);
+        float_overlap = !masked;
+    }
+    int overlap_slot = g->typed || float_overlap ? slots++ : -1; /* (write_overlap) */
     g->overlap_slot = overlap_slot;
     g->hoist_base = slots;
     slots += g->typed ? g->hoist_count : 0;
@@ -3944,7 +3960,7 @@ static void write_function(generator *g)
     bool stream = g->layout->stream, rows = g->layout->outer != NULL, frame = stream || rows;
     for (int i = 0; i < g->leaf_count; i++)
         frame = frame || (leaf_strided(&g->leaves[i]) && g->leaves[i].dtype != g->lane);
-    frame = frame || g->typed; /* (the last vector's slot: write_overlap) */
+    frame = frame || overlap_slot >= 0; /* (the last vector's slot: write_overlap) */
     int n_at = 32 * slots, rows_at = n_at + 8;
     int frame_bytes = 32 * slots + (stream || rows ? 16 : 0);
     /* the tail's body, written once more here for the registers it needs
@@ -4056,10 +4072,10 @@ static void write_function(generator *g)
         jump(b, 0x4, LABEL_END);              /* je end */
         row = b->length;
     }
-    if (g->typed) {
+    if (g->typed)
         write_hoisted(g);
+    if (overlap_slot >= 0)
         write_overlap(g, overlap_slot, false);
-    }
     if (stream)
         write_stream_loop(g, slots, out_slot, n_at);
     gpr_pair(b, 0x89, RCX, R10);              /* mov rcx, r10 */
@@ -4104,7 +4120,7 @@ static void write_function(generator *g)
     b->label[LABEL_TAIL] = b->length;
     gpr_pair(b, 0x39, RAX, R10);              /* cmp rax, r10 */
     jump(b, 0x3, LABEL_DONE);                 /* jae done */
-    if (g->typed)
+    if (overlap_slot >= 0)
         write_overlap(g, overlap_slot, true);
     write_partial(g, slots, out_slot, frame);
     b->label[LABEL_DONE] = b->length;
@@ -4502,6 +4518,14 @@ typedef struct small_kernel {
     int tiny_slot[LEAF_MAX];
     int64_t tiny_first[LEAF_MAX];
     int64_t *identity;      /* 0, 1, ... n - 1: a buffer's elements */
+    /* a transcendental's argument computed once per value of the loops
+     * its operands vary along (small_hoist): VALUES entries in its buffer,
+     * element e's entry entry_of[j][e], and leaf i's elements when entry v
+     * is computed argument[j][i * values + v] */
+    kernel_ir *copy;        /* g->ir, whose locals small_transcendentals lifts */
+    int64_t values[SMALL_TRANSCENDENTALS];
+    int64_t *entry_of[SMALL_TRANSCENDENTALS];
+    int64_t *argument[SMALL_TRANSCENDENTALS];
     /* the flat form (vex_build_flat): after the innermost level's loop,
      * straight-line code for the first REMAINDER elements of the body
      * again (the rows left over), with the elements each operand reads
@@ -5017,9 +5041,12 @@ static bool small_blocks(generator *g, int x, int i, const int64_t *o, int count
         high = o[j] > high ? o[j] : high;
     }
     int blocks = (int)((high - low) / per) + 1;
-    if (blocks < 2 || blocks > 4 || s->touched_count[k] == 0)
+    if (blocks < 2 || blocks > 4 || (k >= 0 && s->touched_count[k] == 0))
         return false;
-    int64_t last = s->touched[k][s->touched_count[k] - 1], first[4];
+    /* (a transcendental's buffer: whole vectors of the elements) */
+    int64_t last = k < 0 ? (s->p->elements + 31) / 32 * 32 - 1
+                         : s->touched[k][s->touched_count[k] - 1],
+            first[4];
     for (int block = 0; block < blocks; block++) {
         first[block] = low + (int64_t)block * per;
         if (first[block] + per - 1 > last) /* the last one ends at the last element read */
@@ -5468,12 +5495,16 @@ static void slot_inserts(generator *g, const small_load_plan *pl, const leaf *l,
 /* ---- transcendentals in small kernels
  *
  * exp, log, sin, cos and tanh of f64 have no vector code here but a
- * microkernel each (runtime/microkernels.c, the tile code's own): a small
- * kernel computes each such node's argument for all n elements into a
- * buffer on its stack (whole vectors, straight-line, as the tree's), calls
- * the microkernel once over the buffer in place, and the tree reads the
- * buffer as a contiguous leaf (a hoisted "local" of the copy of the IR).
- * Results are the tile code's bit for bit.  The call may change every
+ * microkernel each (runtime/microkernels.c, the tile code's own); of f32,
+ * the C library's through small_libm_f32 (the unrolled C code's and the
+ * evaluator's bits, not the tile code's polynomials): a small kernel
+ * computes each such node's argument once per value of the loops its
+ * operands vary along (small_hoist) into a buffer on its stack (whole
+ * vectors, straight-line, as the tree's), calls the function once over
+ * the buffer in place, and the tree reads the buffer as a leaf (a hoisted
+ * "local" of the copy of the IR) at each element's entry.  Subtrees of
+ * operations constant along loops take buffers the same way, computed
+ * without a call (small_subtrees).  The call may change every
  * caller-saved register: rdi, r8, r9 and rdx are pushed around it and the
  * constants' ymm registers loaded again after it. */
 
@@ -5487,6 +5518,32 @@ void bcg_mk_log_f64(double *out, const double *a, long sa, long n);
 void bcg_mk_sin_f64(double *out, const double *a, long sa, long n);
 void bcg_mk_cos_f64(double *out, const double *a, long sa, long n);
 void bcg_mk_tanh_f64(double *out, const double *a, long sa, long n);
+
+/* F, the C library's float function of an f32 node, on A's N elements
+ * (stride SA) into OUT: what the unrolled C code and the reference
+ * evaluator call (op_table's math_f32), so the same bits; a small
+ * kernel calls it with F in r8 (small_transcendentals). */
+static void small_libm_f32(float *out, const float *a, long sa, long n, float (*f)(float))
+{
+    for (long i = 0; i < n; i++)
+        out[i] = f(a[i * sa]);
+}
+
+/* The C library function small_libm_f32 calls for OP over T, or 0. */
+static uint64_t small_libm(expr_op op, bcg_dtype t)
+{
+    float (*f)(float) = NULL;
+    switch (op) {
+    case OP_EXP: case OP_LOG: case OP_SIN: case OP_COS: case OP_TANH:
+        f = t == BCG_F32 ? op_table[op].math_f32 : NULL;
+        break;
+    default: break;
+    }
+    uint64_t address = 0;
+    if (f)
+        memcpy(&address, &f, sizeof f);
+    return address;
+}
 
 /* The address of the microkernel of OP over T, or 0. */
 static uint64_t small_microkernel(expr_op op, bcg_dtype t)
@@ -5505,10 +5562,23 @@ static uint64_t small_microkernel(expr_op op, bcg_dtype t)
      * unrolled code of a small output calls (test_ops pins it bit for bit):
      * only f64's, the C library's own per element, are taken */
     uint64_t address = 0; /* (POSIX's representation, as jit.c's) */
+    void (*libm)(float *, const float *, long, long, float (*)(float)) = small_libm_f32;
     (void)f32;
     if (t == BCG_F64)
         memcpy(&address, &f64, sizeof f64);
+    else if (small_libm(op, t)) /* (the C library's, through small_libm_f32) */
+        memcpy(&address, &libm, sizeof libm);
     return address;
+}
+
+/* Element e's entry of the buffer of transcendental leaf I (S->identity
+ * when it is not one). */
+static const int64_t *small_entries(const small_kernel *s, int i)
+{
+    for (int j = 0; j < s->transcendental_count; j++)
+        if (s->g->leaf_node[i] == s->transcendental[j])
+            return s->entry_of[j];
+    return s->identity;
 }
 
 /* The buffers below the saved registers, their leaves' pointers, and each
@@ -5518,7 +5588,6 @@ static void small_transcendentals(small_kernel *s, int saved_count)
 {
     generator *g = s->g;
     builder *b = g->b;
-    int64_t n = s->p->elements;
     int lanes = g->lanes;
     small_vector *vector = g->small;
     (void)saved_count; /* (s->frame keeps rsp 16-byte aligned at the calls) */
@@ -5528,23 +5597,32 @@ static void small_transcendentals(small_kernel *s, int saved_count)
             if (g->leaves[i].operand < 0 && g->leaf_node[i] == s->transcendental[j])
                 gpr_memory(b, 0x8d, g->leaves[i].reg, at(RSP, NONE, 1, s->buffer[j]));
     for (int j = 0; j < s->transcendental_count && !g->failed; j++) {
-        int id = s->transcendental[j], argument = kir_child(g->ir, id, 0);
+        /* (function 0: a subtree constant along loops, computed itself) */
+        int id = s->transcendental[j];
+        int argument = s->function[j] ? kir_child(g->ir, id, 0) : id;
         bcg_dtype t = g->ir->nodes[id]->dtype;
-        for (int64_t first = 0; first < n && !g->failed; first += lanes) {
-            vector->count = n - first < lanes ? (int)(n - first) : lanes;
+        const char *local = s->copy->value[id].local;
+        if (!s->function[j]) /* (its tree, not its buffer, for now) */
+            s->copy->value[id].local = NULL;
+        int64_t values = s->values[j];
+        for (int64_t first = 0; first < values && !g->failed; first += lanes) {
+            vector->count = values - first < lanes ? (int)(values - first) : lanes;
             for (int i = 0; i < g->leaf_count; i++)
-                vector->offset[i] = g->leaves[i].operand < 0
-                                        ? s->identity + first
-                                        : s->offset + g->leaves[i].operand * n + first;
+                vector->offset[i] = s->argument[j] + i * values + first;
             small_stage(s);
             g->free = 0xffffu & ~g->reserved;
             value v = typed_as(g, argument, t);
             if (g->failed)
-                return;
+                break;
             store_bytes(g, v.reg,
                         at(RSP, NONE, 1, s->buffer[j] + (int32_t)(first * size_of(t))),
                         bytes_of(g, t));
         }
+        s->copy->value[id].local = local;
+        if (g->failed)
+            return;
+        if (!s->function[j])
+            continue;
         static const int kept[] = {RDI, R8, R9, RDX};
         for (int k = 0; k < 4; k++)
             push_pop(b, kept[k], false);
@@ -5552,12 +5630,19 @@ static void small_transcendentals(small_kernel *s, int saved_count)
         gpr_pair(b, 0x89, RSI, RDI);                                    /* a = out */
         byte(b, 0xba);                                                  /* mov edx, 1: sa */
         word32(b, 1);
-        byte(b, 0xb9);                                                  /* mov ecx, n */
-        word32(b, (int32_t)n);
+        byte(b, 0xb9);                                                  /* mov ecx, values */
+        word32(b, (int32_t)values);
         byte(b, 0x48);                                                  /* mov rax, imm64 */
         byte(b, 0xb8);
         for (int k = 0; k < 8; k++)
             byte(b, (int)(s->function[j] >> (8 * k) & 0xff));
+        uint64_t libm = small_libm(g->ir->nodes[id]->op, t);
+        if (libm) { /* mov r8, imm64: small_libm_f32's f */
+            byte(b, 0x49);
+            byte(b, 0xb8);
+            for (int k = 0; k < 8; k++)
+                byte(b, (int)(libm >> (8 * k) & 0xff));
+        }
         byte(b, 0xc5); /* vzeroupper */
         byte(b, 0xf8);
         byte(b, 0x77);
@@ -5592,7 +5677,7 @@ static void small_vectors(small_kernel *s, small_vector *vector, int64_t body)
         if (g->typed) { /* an integer or mixed tree: its leaves loaded as typed_leaf asks */
             for (int i = 0; i < g->leaf_count; i++)
                 vector->offset[i] = g->leaves[i].operand < 0
-                                       ? s->identity + first
+                                       ? small_entries(s, i) + first
                                        : s->offset + g->leaves[i].operand * n + first;
             small_stage(s);
             g->free = 0xffffu & ~g->reserved;
@@ -5842,14 +5927,20 @@ bool vex_small_supported(const kernel_ir *ir)
            !p->empty && p->elements <= VEX_SMALL_MAX;
 }
 
-static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, vex_function **out);
+static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoist,
+                              vex_function **out);
 
 bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
 {
     *out = NULL;
     if (!vex_small_supported(ir))
         return BCG_OK;
-    return build_small(a, ir, false, out);
+    /* (subtrees computed once per value take stack and code: without
+     * them when the function does not fit) */
+    bcg_status status = build_small(a, ir, false, true, out);
+    if (status != BCG_OK || *out)
+        return status;
+    return build_small(a, ir, false, false, out);
 }
 
 /* ---- the flat form -----------------------------------------------------------------
@@ -5905,7 +5996,7 @@ bcg_status vex_build_flat(arena *a, const kernel_ir *ir, vex_function **out)
     *out = NULL;
     if (!vex_flat_supported(ir))
         return BCG_OK;
-    return build_small(a, ir, true, out);
+    return build_small(a, ir, true, false, out);
 }
 
 /* The flat form's plan of IR's (see above) for vectors of LANES, into
@@ -5962,8 +6053,131 @@ static bool prefix_touched(arena *a, small_kernel *s, int64_t count)
     return true;
 }
 
+/* Whether node ID of IR varies along loop L of its plan (an operand of
+ * its subtree does). */
+static bool small_varies(const kernel_ir *ir, int id, int l)
+{
+    for (int c = id + 1; c < id + ir->value[id].size; c++)
+        if (ir->nodes[c]->op == OP_OPERAND && ir->p->stride[ir->nodes[c]->operand + 1][l] != 0)
+            return true;
+    return false;
+}
+
+/* The values node ID of IR takes: the product of the extents of the
+ * loops it varies along. */
+static int64_t small_values(const kernel_ir *ir, int id)
+{
+    int64_t values = 1;
+    for (int l = 0; l < ir->p->loop_count; l++)
+        values *= small_varies(ir, id, l) ? ir->p->extent[l] : 1;
+    return values;
+}
+
+/* The subtrees of an integer or mixed tree (IR, the small kernel's)
+ * computed once per value of the loops their operands vary along, into
+ * buffers as the transcendentals (small_transcendentals, function 0):
+ * the largest ones taking at most a third as many values as there are
+ * elements, of two operations or more other than casts, not comparisons
+ * (masks), in outputs of 256 elements or more (below, the buffers' and
+ * the typed path's costs were more than the operations saved: 0 + b + a,
+ * f32 80 elements, 7 -> 16 ns); as many as the buffers the
+ * transcendentals leave.  NULL: none.
+ * Measured (bcg_run in one process): where(a > c, a, c) + b, f64 rows of
+ * 3 over a f64 and c i32 per row and b u8, 546 elements: 312 -> 220 ns
+ * (cc 112). */
+static bool *small_subtrees(arena *a, const kernel_ir *ir)
+{
+    const plan *p = ir->p;
+    if (p->loop_count < 2 || p->elements < 256)
+        return NULL;
+    int left = SMALL_TRANSCENDENTALS;
+    for (int id = 0; id < ir->node_count; id++)
+        left -= small_microkernel(ir->nodes[id]->op, ir->nodes[id]->dtype) != 0 &&
+                ir->value[id].folded < 0;
+    bool *chosen = arena_alloc(a, sizeof *chosen * (size_t)ir->node_count);
+    if (!chosen)
+        return NULL;
+    memset(chosen, 0, sizeof *chosen * (size_t)ir->node_count);
+    int count = 0;
+    for (int id = 1; id < ir->node_count && count < left;) {
+        const expr_node *n = ir->nodes[id];
+        int size = ir->value[id].size;
+        int operations = 0;
+        for (int c = id; c < id + size; c++)
+            operations += ir->nodes[c]->op != OP_OPERAND && ir->nodes[c]->op != OP_LITERAL &&
+                          ir->nodes[c]->op != OP_CAST && ir->value[c].folded < 0;
+        if (n->op == OP_OPERAND || n->op == OP_LITERAL || ir->value[id].folded >= 0 ||
+            n->dtype == BCG_BOOL || operations < 2 || small_microkernel(n->op, n->dtype) ||
+            small_values(ir, id) * 3 > p->elements) {
+            id++;
+            continue;
+        }
+        chosen[id] = true;
+        count++;
+        id += size; /* (not within it) */
+    }
+    return count ? chosen : NULL;
+}
+
+/* Each transcendental of S computed once per value of the loops its
+ * operands vary along (S->values, entry_of, argument; its leaves
+ * indexed).  Measured (bcg_run in one process, before: the tile code):
+ * b + b + exp(f32(c) / a), 108 f64 elements of 18 values, 571 -> 78 ns, cc
+ * 90; b - exp(a), 30 f64 of 15, 79 -> 54 ns, cc 52. */
+static bool small_hoist(arena *a, small_kernel *s)
+{
+    const generator *g = s->g;
+    const kernel_ir *ir = g->ir;
+    const plan *p = s->p;
+    int64_t n = p->elements, padded = (n + 31) / 32 * 32;
+    for (int j = 0; j < s->transcendental_count; j++) {
+        int id = s->transcendental[j];
+        bool varies[BCG_MAX_RANK];
+        for (int l = 0; l < p->loop_count; l++)
+            varies[l] = small_varies(ir, id, l);
+        int64_t *entry = arena_alloc(a, sizeof *entry * (size_t)padded);
+        int64_t *first = arena_alloc(a, sizeof *first * (size_t)n);
+        if (!entry || !first)
+            return false;
+        memset(entry, 0, sizeof *entry * (size_t)padded);
+        int64_t values = 0;
+        for (int64_t e = 0; e < n; e++) { /* entry: the varying indices, mixed radix */
+            int64_t rest = e, v = 0, scale = 1;
+            for (int l = p->loop_count - 1; l >= 0; l--) {
+                int64_t index = rest % p->extent[l];
+                rest /= p->extent[l];
+                if (varies[l]) {
+                    v += index * scale;
+                    scale *= p->extent[l];
+                }
+            }
+            entry[e] = v;
+            values = scale;
+            if (v < n)
+                first[v] = e; /* (the last element of entry v: any will do) */
+        }
+        int64_t *argument = arena_alloc(a, sizeof *argument * (size_t)(values * g->leaf_count));
+        if (!argument)
+            return false;
+        for (int i = 0; i < g->leaf_count; i++) {
+            int k = g->leaves[i].operand;
+            /* (a transcendental not computed yet: not in the argument) */
+            const int64_t *entries = k < 0 ? small_entries(s, i) : NULL;
+            for (int64_t v = 0; v < values; v++)
+                argument[i * values + v] = k >= 0     ? s->offset[k * n + first[v]]
+                                           : entries ? entries[first[v]]
+                                                     : 0;
+        }
+        s->values[j] = values;
+        s->entry_of[j] = entry;
+        s->argument[j] = argument;
+    }
+    return true;
+}
+
 /* The small kernel of IR (FLAT false) or its flat form. */
-static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, vex_function **out)
+static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoist,
+                              vex_function **out)
 {
     /* the tree from the operands: no hoisted locals (they are C's) */
     kernel_ir *copy = arena_alloc(a, sizeof *copy);
@@ -5998,35 +6212,42 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, vex_func
     g->b = b;
     builder_reset(b);
     s->g = g;
+    s->copy = copy;
     s->p = ir->p;
     s->body = ir->p->elements;
     /* transcendentals with a microkernel: leaves read from their buffers,
      * the deepest first (a node's children follow it in the IR) */
     int64_t n = ir->p->elements, padded = (n + 31) / 32 * 32, frame = 0;
     static const char *const names[SMALL_TRANSCENDENTALS] = {"t0", "t1", "t2", "t3"};
+    bool *subtree = hoist && !flat ? small_subtrees(a, copy) : NULL;
     for (int id = copy->node_count - 1; id >= 0; id--) {
         const expr_node *node = copy->nodes[id];
         uint64_t function = small_microkernel(node->op, node->dtype);
+        if (subtree && subtree[id]) { /* computed once per value into a buffer too */
+            int j = s->transcendental_count++;
+            s->transcendental[j] = id;
+            s->function[j] = 0;
+            s->buffer[j] = (int32_t)frame;
+            frame += padded * size_of(node->dtype);
+            copy->value[id].local = names[j];
+            continue;
+        }
         if (!function || copy->value[id].folded >= 0)
             continue;
         if (flat || s->transcendental_count == SMALL_TRANSCENDENTALS ||
             node->dtype != expr_operation_type(node))
             return BCG_OK;
-        /* the tile code computes it once per value of the loops its
-         * operands vary along (hoisting); here it is once per element:
-         * beyond about 50 ns more (the C library's f64 ~8 ns an element,
-         * f32's polynomial ~1 ns but the C library's ~6 ns where it is not
-         * easy: measured, exp of f32(i8) over 97 elements 104 -> 698 ns),
-         * the tile code is left to it */
-        int64_t values = 1;
-        for (int l = 0; l < ir->p->loop_count; l++) {
-            bool varies = false;
-            for (int c = id + 1; c < id + copy->value[id].size; c++)
-                varies = varies || (copy->nodes[c]->op == OP_OPERAND &&
-                                    ir->p->stride[copy->nodes[c]->operand + 1][l] != 0);
-            values *= varies ? ir->p->extent[l] : 1;
-        }
-        if ((ir->p->elements - values) * 8 > 50)
+        /* once per value of the loops its operands vary along, as the
+         * tile code's hoisting (small_hoist; before, once per element, it
+         * was left to the tile code beyond 50 ns more) */
+        /* the C library's f32 functions (~2 to 6 ns an element, and the
+         * call's ~40 ns) where the tile code would call its polynomials
+         * (~0.3 ns an element fused): only for at least 16 elements a
+         * value and 128 more (measured: exp(a + f32(a * b)), 234 values
+         * of 234 elements, tiles 208 ns, here 609; f32(0 + where(f64(a -
+         * exp(f32(b))) <= 0.1, ...)), 1 value of 97, tiles 57 ns, here 70) */
+        if (small_libm(node->op, node->dtype) && ir->tiled &&
+            small_values(ir, id) * 16 + 128 > ir->p->elements)
             return BCG_OK;
         int j = s->transcendental_count++;
         s->transcendental[j] = id;
@@ -6069,6 +6290,8 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, vex_func
             leaf_index(g, id);
     if (g->failed)
         return BCG_OK;
+    if (s->transcendental_count > 0 && !small_hoist(a, s))
+        return BCG_ERR_NOMEM;
     if (s->transcendental_count > 0) { /* rsp 16-byte aligned at the calls */
         int saved_count = 0;
         for (int i = 0; i < g->leaf_count; i++)
@@ -6165,6 +6388,11 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, vex_func
     f->typed = g->typed;
     f->lanes = lanes_of_small(g);
     f->body = flat ? s->body : 0;
+    for (int j = 0; j < s->transcendental_count; j++) {
+        f->computed += s->values[j];
+        f->per_element += n;
+        f->subtrees += s->function[j] == 0;
+    }
     *out = f;
     return BCG_OK;
 }

@@ -27,6 +27,10 @@ typedef struct vex_function {
     bool stream;    /* the root is stored past the caches (the kernel fences) */
     int lanes;      /* small kernels: output elements a vector */
     int64_t body;   /* the flat form: the elements of its loop's body */
+    /* small kernels: the transcendentals' results computed (once per value
+     * of the loops their operands vary along), against one per element */
+    int64_t computed, per_element;
+    int subtrees;   /* small kernels: of them, subtrees of operations (small_subtrees) */
     bool paired;    /* the loop computes two vectors an iteration (float trees) */
     bool zmm;       /* ... as one zmm body (AVX-512: vex.c's zmm_paired) */
     bool shared;    /* a value the tree uses twice or more is computed once (float trees) */

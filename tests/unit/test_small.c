@@ -27,6 +27,10 @@
  * trees (in f64, their microkernels called on a buffer), f64 bit for bit,
  * f32 within compare.h's tolerance.
  *
+ * test_random_hoisted_small: a transcendental of per-row operands (c and e
+ * broadcast along the innermost dimensions) in a random tree: computed once
+ * per value (vex.c, small_hoist), bit for bit, most cases hoisting.
+ *
  * test_small_form: the form and the IR step explain shows, and that
  * disable_vector_code, reductions and unsupported trees keep tcc's code. */
 /* internal.h comes before cmocka.h: cmocka defines a fail() macro. */
@@ -252,6 +256,15 @@ static bool flat_case;
 static bool medium_case;
 static const char *taken_marker = VEX_SMALL_SYMBOL "(";
 
+/* Whether the case is of per-row subtrees (test_random_hoisted_small):
+ * c and e broadcast along the innermost dimension or two, the small
+ * function compared bit for bit even where tcc's code is within the
+ * tolerance; run_kernel then adds the small function's transcendental
+ * results computed and per element (vex_function) to these. */
+static bool hoist_case;
+static int64_t hoist_computed, hoist_per_element;
+static int hoist_hoisted, hoist_subtrees;
+
 static void fill(void *buffer, bcg_dtype t, int64_t count)
 {
     static const double specials[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY, NAN,
@@ -386,6 +399,23 @@ static void run_kernel(const char *expr, const bcg_operand *ops, const bcg_optio
     *small = strstr(bcg_kernel_source(kernel), taken_marker) != NULL;
     assert_int_equal(bcg_run(kernel, out, inputs, &err), BCG_OK);
     bcg_context_free(ctx);
+    if (hoist_case && *small && !options->disable_vector_code) { /* the IR's small function */
+        arena *a = arena_new();
+        compile *c = a ? arena_alloc(a, sizeof *c) : NULL;
+        assert_non_null(c);
+        memset(c, 0, sizeof *c);
+        c->arena = a;
+        c->err = &err;
+        compile_request r = {.text = expr, .operands = ops, .operand_count = OPERANDS,
+                             .options = options, .goal = COMPILE_JIT, .max_source = 0};
+        assert_int_equal(compile_pipeline(c, &r), BCG_OK);
+        assert_non_null(c->ir->small);
+        hoist_computed += c->ir->small->computed;
+        hoist_per_element += c->ir->small->per_element;
+        hoist_hoisted += c->ir->small->computed < c->ir->small->per_element;
+        hoist_subtrees += c->ir->small->subtrees > 0;
+        arena_free(a);
+    }
 }
 
 /* Whether EXPR reads the integer operand e (a word of its own). */
@@ -412,7 +442,10 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
         t = dtype_of[0];
     }
     /* the result's shape: rank 1 to 5, at most 1024 elements */
-    int rank = flat_case ? 2 + below(3) : medium_case ? 2 + below(2) : 1 + below(5);
+    int rank = flat_case     ? 2 + below(3)
+               : medium_case ? 2 + below(2)
+               : hoist_case  ? 2 + below(4) /* (256 elements or more: two dimensions) */
+                             : 1 + below(5);
     int64_t shape[5], elements;
     do {
         elements = 1;
@@ -424,6 +457,7 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
         }
     } while (flat_case     ? elements <= 1024 || elements > 8192
              : medium_case ? elements > 16384
+             : hoist_case  ? elements < 256 || elements > 1024 /* (small_subtrees' least) */
                            : elements > 1024);
     int mode = below(6); /* 0: in place into a; 1: an output view; else a new array */
     layout lays[OPERANDS];
@@ -439,6 +473,9 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
                                        : pattern == 1 ? d < l->rank - 1
                                                       : pattern == 2 && d == l->rank - 1))
                 l->shape[d] = 1;
+            if (hoist_case && (i == 2 || i == 4) && d >= l->rank - 2 &&
+                (d == l->rank - 1 || below(2)))
+                l->shape[d] = 1; /* per row (or plane) */
         }
         l->strided = false;
         int64_t step = 1;
@@ -549,8 +586,9 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
     }
     for (int r = 1; r < 3 && ok; r++) {
         const char *got = buffers[OPERANDS + r].data, *want = buffers[OPERANDS].data;
-        int64_t at = first_difference(got, want, out_dtype, span, tolerant_case);
-        while (at >= 0 && tolerant_case && out_dtype == BCG_F64) { /* an f32 result, widened */
+        bool tolerant = tolerant_case && !(hoist_case && r == 1 && small);
+        int64_t at = first_difference(got, want, out_dtype, span, tolerant);
+        while (at >= 0 && tolerant && out_dtype == BCG_F64) { /* an f32 result, widened */
             double x, y;
             memcpy(&x, got + at * 8, 8);
             memcpy(&y, want + at * 8, 8);
@@ -688,6 +726,76 @@ static void test_random_transcendental_small(void **state)
         assert_true(tally.small * 4 >= tally.cases);
 }
 
+/* Per-row subtrees (vex.c, small_hoist): a transcendental of a typed tree
+ * of c and e only (broadcast along the innermost dimension or two), in a
+ * random tree of every operand: the small function computes it once per
+ * value of the loops c and e vary along.  f32 exp, log, sin, cos and
+ * tanh (the C library's, small_libm_f32) and f64 sin, cos and tanh (the
+ * microkernels: the C library's), so the small function is compared bit
+ * for bit (tcc's code within the tolerance: its tiles' polynomials).
+ * Every buffer against a faulting page, as above.  Fails unless a third
+ * take the small function, a third of those computing fewer results than
+ * elements (fewer than half of them in all), and 1 in 20 cases a subtree
+ * of operations once per value. */
+static void rename_to_rows(char *s)
+{
+    for (char *p = s; *p; p++) /* a -> c, b -> e: the operands broadcast per row */
+        if ((*p == 'a' || *p == 'b') && (p == s || !isalnum((unsigned char)p[-1])) &&
+            !isalnum((unsigned char)p[1]))
+            *p = *p == 'a' ? 'c' : 'e';
+}
+
+static void test_random_hoisted_small(void **state)
+{
+    (void)state;
+    static const char *const functions[] = {"exp(", "log(", "sin(", "cos(", "tanh("};
+    static const char *const joins[] = {" + ", " - ", " * ", ", "};
+    static const bcg_dtype all[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
+                                    BCG_I64, BCG_F32, BCG_F64, BCG_BOOL};
+    const char *text_count = getenv("BCGEN_SMALL_HOISTED_CASES");
+    int count = text_count ? atoi(text_count) : 200;
+    tally tally;
+    memset(&tally, 0, sizeof tally);
+    hoist_computed = hoist_per_element = 0;
+    hoist_hoisted = hoist_subtrees = 0;
+    int failures = 0;
+    typed_case = tolerant_case = hoist_case = true;
+    for (int i = 0; i < count && failures < 10; i++) {
+        bcg_dtype dtypes[OPERANDS], first = all[below(10)];
+        for (int k = 0; k < 3; k++)
+            dtypes[k] = below(2) ? first : all[below(10)];
+        dtypes[3] = BCG_BOOL;
+        dtypes[4] = all[below(6)];
+        bool f64 = below(3) == 0, function = below(3) > 0;
+        text argument = {{0}, 0}, t = {{0}, 0};
+        typed_tree(&argument, function ? below(3) : 2 + below(2));
+        rename_to_rows(argument.s);
+        int join = below(4);
+        put(&t, join == 3 ? (below(2) ? "maximum(" : "where(d, ") : "(");
+        typed_tree(&t, below(3));
+        put(&t, joins[join]);
+        if (function) { /* else a subtree of operations (small_subtrees) */
+            put(&t, f64 ? functions[2 + below(3)] : functions[below(5)]);
+            put(&t, f64 ? "f64(" : "f32(");
+        }
+        put(&t, argument.s);
+        put(&t, function ? "))" : "");
+        put(&t, ")");
+        if (!check_case(t.s, dtypes, &tally))
+            failures++;
+    }
+    typed_case = tolerant_case = hoist_case = false;
+    print_message("# random per-row subtrees: %d cases, %d through the small function "
+                  "(%d hoisting: %lld results for %lld elements; %d subtrees of operations), "
+                  "%d skipped\n",
+                  tally.cases, tally.small, hoist_hoisted, (long long)hoist_computed,
+                  (long long)hoist_per_element, hoist_subtrees, tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count >= 100)
+        assert_true(tally.small * 3 >= tally.cases && hoist_hoisted * 3 >= tally.small &&
+                    hoist_computed * 2 < hoist_per_element && hoist_subtrees * 20 >= tally.cases);
+}
+
 /* ---- the form ---- */
 
 /* The flat form (vex_build_flat): random float, integer and mixed trees
@@ -818,7 +926,8 @@ static void test_small_form(void **state)
     assert_null(strstr(explain_ir(a, "arctan2(a, b)", ops, 2, &options), "form: small"));
     /* a transcendental with a microkernel: called on a buffer of its argument */
     assert_non_null(strstr(explain_ir(a, "exp(f64(a)) + b", ops, 2, &options), "form: small"));
-    assert_null(strstr(explain_ir(a, "exp(a) + b", ops, 2, &options), "form: small")); /* f32 */
+    /* f32: the C library's, as tcc's unrolled code (small_libm_f32) */
+    assert_non_null(strstr(explain_ir(a, "exp(a) + b", ops, 2, &options), "form: small"));
     ops[0].rank = 1;
     ops[0].shape = big;
     ops[1].rank = 0;
@@ -1047,6 +1156,7 @@ int main(void)
         cmocka_unit_test(test_small_form),
         cmocka_unit_test(test_small_checks),
         cmocka_unit_test(test_small_disassembly),
+        cmocka_unit_test(test_random_hoisted_small), /* (last: the others' random draws as before) */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
