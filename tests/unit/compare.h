@@ -26,8 +26,9 @@ static inline bool within_tolerance(float got, float want)
     return fabsf(got - want) <= 4.0f * scale * FLT_EPSILON;
 }
 
-/* f64 exp is a polynomial in the microkernels and the vector code too
- * (within 1 ulp; libm in the reference): the same tolerance in double. */
+/* f64 exp and log are polynomials in the microkernels (exp in the vector
+ * code too; within 1 ulp; libm in the reference): the same tolerance in
+ * double. */
 static inline bool within_tolerance_f64(double got, double want)
 {
     if (isinf(got) || isinf(want))
@@ -37,7 +38,7 @@ static inline bool within_tolerance_f64(double got, double want)
 }
 
 /* TOLERANT: f32 results within within_tolerance; TOLERANT_F64: f64 ones
- * within within_tolerance_f64 (only where the expression has an f64 exp). */
+ * within within_tolerance_f64 (only where the expression has an f64 exp or log). */
 static inline int64_t first_difference_in(const char *got, const char *want, bcg_dtype t,
                                           int64_t count, bool tolerant, bool tolerant_f64)
 {
