@@ -1603,7 +1603,7 @@ static int emit_exp(generator *g, int x, bool w)
  * settled (below -745.5 +0, NaN itself, above 709.8 +inf from the
  * polynomial's 2^1024) or recomputed by the C library's exp. */
 
-static bool exp_hard_f64(double x) { return !(fabs(x - 0.5) <= 708.5); }
+static bool exp_outside_f64(double x) { return !(fabs(x - 0.5) <= 708.5); }
 
 /* The lanes of X outside the easy range into OUT, by exp (4 doubles, as
  * emit_hard_call's float pointers give them). */
@@ -1613,7 +1613,7 @@ static void vex_exp_hard_f64(const float *x, float *out)
     memcpy(xs, x, sizeof xs);
     memcpy(os, out, sizeof os);
     for (int i = 0; i < 4; i++)
-        if (exp_hard_f64(xs[i]))
+        if (exp_outside_f64(xs[i]))
             os[i] = exp(xs[i]);
     memcpy(out, os, sizeof os);
 }
