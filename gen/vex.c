@@ -948,8 +948,8 @@ static bool supported_value(const generator *g, int id)
     if (n->dtype != g->lane)
         return false;
     switch (n->op) {
-    case OP_EXP: case OP_LOG: /* (f32: emit_exp, emit_log) */
-        if (g->dbl)
+    case OP_EXP: case OP_LOG: /* (f32: emit_exp, emit_log; f64 exp: emit_exp_f64) */
+        if (g->dbl && n->op != OP_EXP)
             return false;
         /* fall through */
     case OP_NEG: case OP_POS: case OP_ABS: case OP_SQRT: case OP_SQUARE: case OP_RECIPROCAL:
@@ -1834,6 +1834,139 @@ static int emit_exp(generator *g, int x, bool w)
     return p;
 }
 
+/* ---- f64 exp in the vector code ----
+ *
+ * The microkernel's exp_polynomial_f64 (runtime/microkernels.c) instruction
+ * by instruction in the same order, as emit_exp for f32: a lane in the easy
+ * range |x - 0.5| <= 708.5 gets the tile code's bits; the others are
+ * settled (below -745.5 +0, NaN itself, above 709.8 +inf from the
+ * polynomial's 2^1024) or recomputed by the C library's exp. */
+
+static bool exp_outside_f64(double x) { return !(fabs(x - 0.5) <= 708.5); }
+
+/* The lanes of X outside the easy range into OUT, by exp (4 doubles, as
+ * emit_hard_call's float pointers give them). */
+static void vex_exp_hard_f64(const float *x, float *out)
+{
+    double xs[4], os[4];
+    memcpy(xs, x, sizeof xs);
+    memcpy(os, out, sizeof os);
+    for (int i = 0; i < 4; i++)
+        if (exp_outside_f64(xs[i]))
+            os[i] = exp(xs[i]);
+    memcpy(out, os, sizeof os);
+}
+
+static rm_operand double_operand(generator *g, double x)
+{
+    return constant_operand(g, constant(g, &x, 8));
+}
+
+/* The lanes of exp's argument X outside its easy range (mask T) into P
+ * (emit_exp_f64; R and N free): one vector's, builder.dup off. */
+static void exp_rare_f64(generator *g, bool w, int x, int p, int r, int n, int t)
+{
+    builder *b = g->b;
+    uint64_t magnitude = ~(1ull << 63);
+    rm_operand abs_mask = constant_operand(g, constant(g, &magnitude, 8));
+    /* below -745.5 (-inf too) +0, e^x being under half the least
+     * subnormal; NaN itself; above 709.8 (+inf too) the polynomial's inf */
+    vex(b, V_CMP, w, true, r, x, double_operand(g, -745.5), 1 /* LT_OS */);
+    vex(b, V_ANDN, w, true, p, r, in_register(p), -1);
+    vex(b, V_CMP, w, true, r, x, in_register(x), 3 /* UNORD_Q */);
+    vex(b, V_BLENDVPD, w, false, p, p, in_register(x), r << 4);
+    /* the others, x in [-745.5, 709.8] (|x + 17.85| <= 727.65), by exp */
+    vex(b, V_ADD, w, true, n, x, double_operand(g, 17.85), -1);
+    vex(b, V_AND, w, true, n, n, abs_mask, -1);
+    vex(b, V_CMP, w, true, n, n, double_operand(g, 727.65), 0x12 /* LE_OQ */);
+    vex(b, V_AND, w, true, t, t, in_register(n), -1);
+    emit_hard_call(g, w, t, x, p, vex_exp_hard_f64);
+}
+
+/* e^x of the f64 lanes of register X (all 4 when W, else the low 2) into
+ * a new register; X is given back.  Not in small kernels (they call the
+ * microkernel). */
+static int emit_exp_f64(generator *g, int x, bool w)
+{
+    builder *b = g->b;
+    if (g->small) {
+        g->failed = true;
+        return x;
+    }
+    if (b->dup && vex_pairing_rare == 0) {
+        b->dup_bad = true;
+        return x;
+    }
+    uint64_t magnitude = ~(1ull << 63);
+    rm_operand abs_mask = constant_operand(g, constant(g, &magnitude, 8));
+    int t = take_register(g), n = take_register(g);
+    vex(b, V_MAX, w, true, t, x, double_operand(g, -709.0), -1); /* x >= -709 ? x : -709 */
+    vex(b, V_MIN, w, true, t, t, double_operand(g, 710.0), -1);  /* x <= 710 ? x : 710 */
+    /* |x| < 2^-60 as 0 (the result is 1 either way; no subnormal products) */
+    vex(b, V_AND, w, true, n, t, abs_mask, -1);
+    vex(b, V_CMP, w, true, n, n, double_operand(g, 0x1p-60), 1 /* LT_OS */);
+    vex(b, V_ANDN, w, true, t, n, in_register(t), -1);
+    /* the lanes outside the easy range, on the clamped x (as emit_exp) */
+    int hard = take_register(g);
+    vex(b, V_SUB, w, true, hard, t, double_operand(g, 0.5), -1);
+    vex(b, V_AND, w, true, hard, hard, abs_mask, -1);
+    vex(b, V_CMP, w, true, hard, hard, double_operand(g, 708.5), 0x1e /* GT_OQ */);
+    /* n = x / ln 2 + 1.5 * 2^52 (k in its low bits), k = n - 1.5 * 2^52 */
+    int k = take_register(g), hi = take_register(g), r = take_register(g);
+    vex(b, V_MUL, w, true, n, t, double_operand(g, 1.4426950408889634), -1);
+    vex(b, V_ADD, w, true, n, n, double_operand(g, 6755399441055744.0), -1);
+    vex(b, V_SUB, w, true, k, n, double_operand(g, 6755399441055744.0), -1);
+    vex(b, V_MUL, w, true, hi, k, double_operand(g, 0x1.62e42fefp-1), -1);
+    vex(b, V_SUB, w, true, hi, t, in_register(hi), -1);                    /* hi */
+    vex(b, V_MUL, w, true, k, k, double_operand(g, -0x1.473de6af278edp-34), -1); /* lo */
+    vex(b, V_ADD, w, true, r, hi, in_register(k), -1);                     /* r */
+    vex(b, V_SUB, w, true, hi, hi, in_register(r), -1);
+    vex(b, V_ADD, w, true, hi, hi, in_register(k), -1);                    /* dr */
+    vex(b, V_MUL, w, true, k, hi, in_register(r), -1);
+    vex(b, V_ADD, w, true, hi, hi, in_register(k), -1);                    /* dr + dr * r */
+    int p = k;
+    static const double c[] = {
+        1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
+        1.0 / 362880.0, 1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0,
+        1.0 / 24.0, 1.0 / 6.0, 0.5,
+    };
+    for (int j = 0; j < 12; j++) { /* p = p * r + c[j], p first 1 / 14! */
+        if (j == 0)
+            vex(b, V_MUL, w, true, p, r, double_operand(g, 1.0 / 87178291200.0), -1);
+        else
+            vex(b, V_MUL, w, true, p, p, in_register(r), -1);
+        vex(b, V_ADD, w, true, p, p, double_operand(g, c[j]), -1);
+    }
+    vex(b, V_MUL, w, true, t, r, in_register(r), -1);
+    vex(b, V_MUL, w, true, p, p, in_register(t), -1);
+    vex(b, V_ADD, w, true, p, p, in_register(hi), -1);      /* p r^2 + (dr + dr r) */
+    vex(b, V_ADD, w, true, hi, r, double_operand(g, 1.0), -1); /* one_r = 1 + r */
+    vex(b, V_MOVU_LOAD, w, true, t, 0, double_operand(g, 1.0), -1);
+    vex(b, V_SUB, w, true, t, t, in_register(hi), -1);
+    vex(b, V_ADD, w, true, t, t, in_register(r), -1);
+    vex(b, V_ADD, w, true, t, t, in_register(p), -1);       /* tail */
+    vex(b, V_ADD, w, true, p, hi, in_register(t), -1);
+    give_register(g, hi);
+    uint64_t bias = 1023;
+    vex(b, V_PADDQ, w, false, n, n, constant_operand(g, constant(g, &bias, 8)), -1);
+    vex(b, V_PSHIFTQ, w, false, 6 /* sll */, n, in_register(n), 52);
+    vex(b, V_MUL, w, true, p, p, in_register(n), -1);
+    /* (rare: the code for those lanes is jumped over) */
+    vex(b, V_MOVU_LOAD, w, false, t, 0, in_register(hard), -1);
+    int patch = rare_test(g, w, t, hard);
+    give_register(g, hard);
+    for (int copy = 0; copy < (g->rare_paired ? 2 : 1); copy++)
+        exp_rare_f64(g, w, rare_register(g, x, copy), rare_register(g, p, copy),
+                     rare_register(g, r, copy), rare_register(g, n, copy),
+                     rare_register(g, t, copy));
+    rare_end(g, patch);
+    give_register(g, t);
+    give_register(g, n);
+    give_register(g, r);
+    give_register(g, x);
+    return p;
+}
+
 /* f32 log the same way: the microkernel's log_polynomial, lanes outside
  * log_easy (not normal, positive and finite) recomputed by logf. */
 static void vex_log_hard(const float *x, float *out)
@@ -2310,7 +2443,7 @@ static value compute(generator *g, int id, bool want_value)
             constant_operand(g, (bits_constant(g, dbl ? ~(1ull << 63) : 0x7fffffffull))), -1);
         break;
     case OP_SQRT: vex(b, V_SQRT, true, dbl, v.reg, 0, in_register(v.reg), -1); break;
-    case OP_EXP: v.reg = emit_exp(g, v.reg, true); break;
+    case OP_EXP: v.reg = dbl ? emit_exp_f64(g, v.reg, true) : emit_exp(g, v.reg, true); break;
     case OP_LOG: v.reg = emit_log(g, v.reg, true); break;
     case OP_SQUARE: vex(b, V_MUL, true, dbl, v.reg, v.reg, in_register(v.reg), -1); break;
     case OP_RECIPROCAL: {
@@ -3234,10 +3367,7 @@ static value float_operation(generator *g, const expr_node *n, bcg_dtype t, valu
         break;
     case OP_SQRT: vex(b, V_SQRT, w, dbl, v.reg, 0, in_register(v.reg), -1); break;
     case OP_EXP:
-        if (dbl)
-            g->failed = true;
-        else
-            v.reg = emit_exp(g, v.reg, w);
+        v.reg = dbl ? emit_exp_f64(g, v.reg, w) : emit_exp(g, v.reg, w);
         break;
     case OP_LOG:
         if (dbl)

@@ -113,17 +113,33 @@ static void fill(void *buffer, bcg_dtype t, int64_t count)
  * where the reference calls libm: expressions using them are compared
  * within 4 ulp of the larger of the result and 64, the largest value such
  * a function gives on these inputs (exp(4) = 54.6), since the function's
- * error carries through the operations after it.  Exact everywhere else. */
+ * error carries through the operations after it.  f64 exp and log
+ * likewise (uses_f64_polynomial).  Exact everywhere else. */
+static bool uses_name(const char *expr, const char *name)
+{
+    for (const char *p = strstr(expr, name); p; p = strstr(p + 1, name))
+        if (p == expr || !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z'))) /* a whole name */
+            return true;
+    return false;
+}
+
 static bool uses_transcendental(const char *expr)
 {
     static const char *const names[] = {"exp(", "log(", "sin(", "cos(", "tanh(", "log1p(",
                                         "expm1(", "log2(", "log10(", "exp2(", "expit(",
                                         "tan(", "arctan(", "erf("};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        for (const char *p = strstr(expr, names[i]); p; p = strstr(p + 1, names[i]))
-            if (p == expr || !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z'))) /* a whole name */
-                return true;
+        if (uses_name(expr, names[i]))
+            return true;
     return false;
+}
+
+/* f64 exp and log are polynomials too (bcg_mk_exp_f64, bcg_mk_log_f64:
+ * within 1 ulp): the same tolerance in double where the expression has
+ * one. */
+static bool uses_f64_polynomial(const char *expr)
+{
+    return uses_name(expr, "exp(") || uses_name(expr, "log(");
 }
 
 /* One operand of a case, laid out in its own buffer. */
@@ -265,8 +281,8 @@ static bool check_case(const char *expr, bcg_dtype t, int64_t n, layout lay, tal
         assert_int_equal(bcg_run(kernel, got + out_size, inputs, &err), BCG_OK);
         memmove(got, got + out_size, bytes);
     }
-    int64_t at = first_difference(got, want, bcg_kernel_dtype(kernel), elements,
-                                  uses_transcendental(expr));
+    int64_t at = first_difference_in(got, want, bcg_kernel_dtype(kernel), elements,
+                                     uses_transcendental(expr), uses_f64_polynomial(expr));
     if (at >= 0) {
         uint64_t got_bits = 0, want_bits = 0;
         memcpy(&got_bits, got + at * (int64_t)out_size, out_size);
@@ -592,6 +608,176 @@ static void test_transcendental_accuracy(void **state)
     free(z);
 }
 
+/* f64 exp's and log's polynomials (bcg_mk_exp_f64, bcg_mk_log_f64)
+ * against long double expl and logl over about a million arguments each
+ * (exp: random bit patterns (every magnitude, NaNs and infinities),
+ * uniform over [-750, 750] and over the reduced range [-0.35, 0.35], the
+ * 20 doubles either side of every (k + 1/2) ln 2 (where the reduction's k
+ * changes), the 10000 doubles either side of the edges of the easy range
+ * and of the overflow and underflow thresholds, the integers and halves
+ * from -800 to 800, +-2^e for every exponent; log: random bit patterns,
+ * uniform over (0, 4) and around 1, the 10000 doubles either side of 1,
+ * sqrt 2, sqrt(1/2), 2, 1/2 and the least normal, 2^e and sqrt(2) 2^e for
+ * every exponent, the integers to 100000), in runs of every length from 1
+ * to 600.  Errors in ulps of the double result (2^-1074 for subnormals)
+ * must be at most F64_POLYNOMIAL_MAX_ULP; a result that is not a finite
+ * non-zero double, and every special argument, must be the C library's
+ * exactly.  Strided, backwards and in-place calls give the same bits as
+ * the contiguous one. */
+void bcg_mk_exp_f64(double *, const double *, long, long);
+void bcg_mk_log_f64(double *, const double *, long, long);
+#define F64_POLYNOMIAL_MAX_ULP 1.0
+
+static void put_neighbours(double *x, long *count, double centre, int each_side)
+{
+    uint64_t bits;
+    memcpy(&bits, &centre, sizeof bits);
+    for (int j = -each_side; j <= each_side; j++) {
+        uint64_t b = bits + (uint64_t)(int64_t)j;
+        memcpy(&x[(*count)++], &b, sizeof b);
+    }
+}
+
+static void check_f64_polynomial(const char *name, void (*microkernel)(double *, const double *, long, long),
+                                 double (*libm)(double), long double (*reference)(long double),
+                                 double *x, long count, long first_special)
+{
+    double *y = malloc(sizeof(double) * (size_t)count), *z = malloc(sizeof(double) * (size_t)count * 2);
+    double *w = malloc(sizeof(double) * (size_t)count);
+    assert_true(y && z && w);
+    long length = 1;
+    for (long start = 0; start < count; start += length, length = length % 600 + 1)
+        microkernel(y + start, x + start, 1, count - start < length ? count - start : length);
+    double worst = 0, worst_at = 0;
+    for (long i = 0; i < count; i++) {
+        double want_libm = libm(x[i]), error;
+        if (!isfinite(y[i]) || y[i] == 0.0 || !isfinite(want_libm) || want_libm == 0.0) {
+            error = memcmp(&y[i], &want_libm, sizeof want_libm) == 0 ||
+                    (isnan(y[i]) && isnan(want_libm)) ? 0.0 : 1e9;
+        } else {
+            long double want = reference((long double)x[i]);
+            int e;
+            frexpl(want, &e); /* |want| in [2^(e-1), 2^e) */
+            long double ulp = ldexpl(1.0L, e - 53 < -1074 ? -1074 : e - 53);
+            error = (double)(fabsl((long double)y[i] - want) / ulp);
+        }
+        if (error > worst) {
+            worst = error;
+            worst_at = x[i];
+        }
+    }
+    for (long i = first_special; i < count; i++) { /* the C library's bits */
+        double want_libm = libm(x[i]);
+        assert_true(isnan(want_libm) ? isnan(y[i]) : memcmp(&y[i], &want_libm, sizeof want_libm) == 0);
+    }
+    print_message("# %s f64: at most %.3f ulp from the correctly rounded result (at %a) over %ld "
+                  "arguments\n", name, worst, worst_at, count);
+    assert_true(worst <= F64_POLYNOMIAL_MAX_ULP);
+    for (long i = 0; i < count; i++) /* strided, backwards, in place */
+        z[2 * i] = x[i];
+    microkernel(w, z, 2, count);
+    assert_memory_equal(w, y, sizeof(double) * (size_t)count);
+    for (long i = 0; i < count; i++)
+        z[i] = x[count - 1 - i];
+    microkernel(z + count, z + count - 1, -1, count);
+    assert_memory_equal(z + count, y, sizeof(double) * (size_t)count);
+    memcpy(z, x, sizeof(double) * (size_t)count);
+    microkernel(z, z, 1, count);
+    assert_memory_equal(z, y, sizeof(double) * (size_t)count);
+    free(y);
+    free(z);
+    free(w);
+}
+
+static double uniform(uint64_t *seed, double low, double high)
+{
+    return low + (double)(xorshift64(seed) >> 11) / 9007199254740992.0 * (high - low);
+}
+
+static void test_exp_f64_accuracy(void **state)
+{
+    (void)state;
+    enum { COUNT = 1100000 };
+    double *x = malloc(sizeof(double) * COUNT);
+    assert_non_null(x);
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    long count = 0;
+    for (int i = 0; i < 400000; i++) {
+        uint64_t bits = xorshift64(&seed);
+        memcpy(&x[count++], &bits, sizeof bits);
+    }
+    for (int i = 0; i < 300000; i++)
+        x[count++] = uniform(&seed, -750.0, 750.0);
+    for (int i = 0; i < 100000; i++)
+        x[count++] = uniform(&seed, -0.35, 0.35);
+    for (int k = -1080; k <= 1030; k++)
+        put_neighbours(x, &count, (k + 0.5) * 0.69314718055994531, 20);
+    static const double edges[] = {-708.0, 709.0, 709.782712893384, -708.39641853226408,
+                                   -745.13321910194111, -745.5, 709.8};
+    for (size_t e = 0; e < sizeof edges / sizeof edges[0]; e++)
+        put_neighbours(x, &count, edges[e], 10000);
+    for (int i = -800; i <= 800; i++) {
+        x[count++] = i;
+        x[count++] = i + 0.5;
+    }
+    for (int e = -1074; e <= 1023; e++) {
+        x[count++] = ldexp(1.0, e);
+        x[count++] = -ldexp(1.0, e);
+    }
+    static const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, -NAN, DBL_MAX,
+                                      -DBL_MAX, DBL_MIN, -DBL_MIN, 0x1p-60, -0x1p-60,
+                                      0x1.fffffffffffffp-61, 1e-300, -1e-300, 710.0, -746.0};
+    long first_special = count;
+    for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++)
+        x[count++] = specials[i];
+    assert_true(count <= COUNT);
+    check_f64_polynomial("exp", bcg_mk_exp_f64, exp, expl, x, count, first_special);
+    double edge[4] = {0.0, -0.0, INFINITY, -INFINITY}, out[4];
+    bcg_mk_exp_f64(out, edge, 1, 4);
+    assert_true(out[0] == 1.0 && out[1] == 1.0 && isinf(out[2]) && out[2] > 0 && out[3] == 0.0);
+    free(x);
+}
+
+static void test_log_f64_accuracy(void **state)
+{
+    (void)state;
+    enum { COUNT = 1100000 };
+    double *x = malloc(sizeof(double) * COUNT);
+    assert_non_null(x);
+    uint64_t seed = 0x2545f4914f6cdd1dull;
+    long count = 0;
+    for (int i = 0; i < 350000; i++) { /* positive bit patterns mostly */
+        uint64_t bits = xorshift64(&seed) & (i % 8 == 0 ? ~0ull : ~(1ull << 63));
+        memcpy(&x[count++], &bits, sizeof bits);
+    }
+    for (int i = 0; i < 330000; i++)
+        x[count++] = uniform(&seed, 0.0, 4.0);
+    for (int i = 0; i < 100000; i++)
+        x[count++] = uniform(&seed, 0.999, 1.001);
+    static const double edges[] = {1.0, 1.4142135623730951, 0.70710678118654757, 2.0, 0.5,
+                                   DBL_MIN};
+    for (size_t e = 0; e < sizeof edges / sizeof edges[0]; e++)
+        put_neighbours(x, &count, edges[e], 10000);
+    for (int e = -1074; e <= 1023; e++) {
+        x[count++] = ldexp(1.0, e);
+        x[count++] = ldexp(1.4142135623730951, e);
+    }
+    for (int i = 1; i <= 100000; i++)
+        x[count++] = i;
+    static const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, -NAN, -1.0, 1.0,
+                                      DBL_MAX, DBL_MIN, 0x1p-1074, 0x1.fffffffffffffp-1023};
+    long first_special = count;
+    for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++)
+        x[count++] = specials[i];
+    assert_true(count <= COUNT);
+    check_f64_polynomial("log", bcg_mk_log_f64, log, logl, x, count, first_special);
+    double edge[5] = {0.0, -0.0, INFINITY, 1.0, -1.0}, out[5];
+    bcg_mk_log_f64(out, edge, 1, 5);
+    assert_true(isinf(out[0]) && out[0] < 0 && isinf(out[1]) && out[1] < 0 && isinf(out[2]) &&
+                out[2] > 0 && out[3] == 0.0 && !signbit(out[3]) && isnan(out[4]));
+    free(x);
+}
+
 /* Every symbol the emitter may name exists, and the lookup says so. */
 /* Short runs (shorter than microkernel_run) of one operation on operands
  * take the rows form, and its periodic path (one operand repeating with
@@ -772,8 +958,8 @@ static int check_short_case(const char *expr, bcg_dtype t, int64_t n, short_layo
         assert_int_equal(eval_run(front, want, inputs, NULL), BCG_OK);
         assert_int_equal(bcg_run(kernel, got, inputs, &err), BCG_OK);
     }
-    int64_t at = first_difference(got, want, bcg_kernel_dtype(kernel), span,
-                                  uses_transcendental(expr));
+    int64_t at = first_difference_in(got, want, bcg_kernel_dtype(kernel), span,
+                                     uses_transcendental(expr), uses_f64_polynomial(expr));
     if (at >= 0) {
         print_error("%s %s runs of %lld %s: element %lld differs from the reference\n", expr,
                     bcg_dtype_name(t), (long long)n, short_layout_names[lay], (long long)at);
@@ -1581,6 +1767,8 @@ int main(void)
         cmocka_unit_test(test_sum16_f32),
         cmocka_unit_test(test_sum16_rows_f32),
         cmocka_unit_test(test_transcendental_accuracy),
+        cmocka_unit_test(test_exp_f64_accuracy),
+        cmocka_unit_test(test_log_f64_accuracy),
         cmocka_unit_test(test_plain_forms),
         cmocka_unit_test(test_every_row),
         cmocka_unit_test(test_rows),

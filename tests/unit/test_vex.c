@@ -357,6 +357,7 @@ typedef struct tally {
     int streamed; /* fused, the root stored past the caches */
     int rows;     /* fused in the rows form (2-D tiles read in place row by row) */
     int exp;      /* fused, with an exp in the tree */
+    int f64_exp, f64_exp_fused; /* f64 results with an exp in the tree; fused */
     int paired;   /* fused as the paired loop (counted when count_paired) */
     int zmm;      /* ... as one zmm body (vex_zmm) */
 } tally;
@@ -533,6 +534,8 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
         tally->zmm += f && f->zmm;
     }
     tally->exp += used_on && (strstr(expr, "exp(") || strstr(expr, "log("));
+    tally->f64_exp += t == BCG_F64 && strstr(expr, "exp(") != NULL;
+    tally->f64_exp_fused += used_on && t == BCG_F64 && strstr(expr, "exp(") != NULL;
     tally->in_place += lay == LAYOUT_STRIDED && in_place;
     tally->streamed += streamed;
     tally->rows += rows;
@@ -550,23 +553,30 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
         int64_t at = first_difference(on, off, t, elements, false);
         if (at >= 0) {
             float x = 0, y = 0;
+            double dx = 0, dy = 0;
             if (t == BCG_F32) {
                 memcpy(&x, on + at * 4, 4);
                 memcpy(&y, off + at * 4, 4);
+                dx = x;
+                dy = y;
+            } else if (t == BCG_F64) {
+                memcpy(&dx, on + at * 8, 8);
+                memcpy(&dy, off + at * 8, 8);
             }
             print_error("%s %s n=%lld layout %d: element %lld fused %a, microkernels %a\n", expr,
-                        bcg_dtype_name(t), (long long)n, (int)lay, (long long)at, (double)x,
-                        (double)y);
+                        bcg_dtype_name(t), (long long)n, (int)lay, (long long)at, dx, dy);
             ok = false;
         }
         const char *root = strncmp(expr, "f32(", 4) == 0 ? expr + 4 : expr;
-        if (t != BCG_F32 || (strncmp(root, "exp(", 4) != 0 && strncmp(root, "log(", 4) != 0) ||
+        if ((t != BCG_F32 && (t != BCG_F64 || strncmp(root, "exp(", 4) != 0)) ||
+            (strncmp(root, "exp(", 4) != 0 && strncmp(root, "log(", 4) != 0) ||
             strstr(root + 4, "exp(") || strstr(root + 4, "log(")) /* (an argument's error
             grows through an outer exp times 40) */
             outputs[0] = outputs[1] = NULL;
     }
     for (int i = 0; i < 2 && ok && outputs[i]; i++) {
-        int64_t at = first_difference(outputs[i], want, t, elements, with_exp);
+        int64_t at = first_difference_in(outputs[i], want, t, elements, with_exp,
+                                         with_exp && strstr(expr, "exp(") != NULL);
         if (at >= 0) {
             uint64_t got_bits = 0, want_bits = 0;
             memcpy(&got_bits, outputs[i] + at * (int64_t)out_size, out_size);
@@ -839,10 +849,12 @@ static void test_exp_trees(void **state)
     with_exp = false;
     vex_pairing = -1;
     print_message("# exp trees: %d cases, %d with 2+ tile calls, %d through the fused vector "
-                  "code, %d skipped\n", tally.cases, tally.tiled, tally.exp, tally.skipped);
+                  "code, %d skipped; f64 with exp %d, %d fused\n", tally.cases, tally.tiled,
+                  tally.exp, tally.skipped, tally.f64_exp, tally.f64_exp_fused);
     assert_int_equal(failures, 0);
     if (vex_cpu_ok() && count > 0) /* most of them fused, or this tests nothing */
-        assert_true(tally.exp * 2 > tally.tiled && tally.exp * 4 > with);
+        assert_true(tally.exp * 2 > tally.tiled && tally.exp * 4 > with &&
+                    tally.f64_exp_fused * 4 > tally.f64_exp && tally.f64_exp > 0);
 }
 
 /* The paired loop (two vectors an iteration) of mixed trees whose leaves
@@ -1139,9 +1151,26 @@ static void test_disassembly_exp(void **state)
         }
     assert_null(strstr(log, "(bad)"));
     compare_golden(log, "tests/unit/vex_disassembly_log.txt");
+    bcg_operand ops64[2] = {{"a", BCG_F64, 2, shape, NULL}, {"b", BCG_F64, 1, row, NULL}};
+    f = function_of(a, "exp(a * b) + b", ops64, 2); /* (exp_polynomial_f64) */
+    assert_non_null(f);
+    char *exp64 = disassemble(f);
+    static const char *const expected_f64[] = {
+        "vmaxpd", "vminpd", "vcmpltpd", "vandnpd", "vcmpgt_oqpd", "vpaddq", "vpsllq $0x34",
+        "vtestps", "vcmpunordpd", "vblendvpd", "vcmple_oqpd", "movabs $ADDRESS,%rax",
+        "call *%rax",
+    };
+    for (size_t i = 0; i < sizeof expected_f64 / sizeof expected_f64[0]; i++)
+        if (!strstr(exp64, expected_f64[i])) {
+            print_error("no \"%s\" in:\n%s\n", expected_f64[i], exp64);
+            fail();
+        }
+    assert_null(strstr(exp64, "(bad)"));
+    compare_golden(exp64, "tests/unit/vex_disassembly_exp_f64.txt");
     free(listing);
     free(typed);
     free(log);
+    free(exp64);
     arena_free(a);
 }
 
@@ -1377,7 +1406,9 @@ static void test_unsupported(void **state)
     bcg_operand f64[2] = {{"a", BCG_F64, 1, shape, NULL}, {"b", BCG_F64, 1, shape, NULL}};
     bcg_operand i32[2] = {{"a", BCG_I32, 1, shape, NULL}, {"b", BCG_I32, 1, shape, NULL}};
     assert_null(function_of(a, "tan(a) + b", f32, 2));
-    assert_null(function_of(a, "exp(a) + b", f64, 2)); /* (f64: the C library's) */
+    assert_null(function_of(a, "log(a) + b", f64, 2)); /* (f64 log: the C library's) */
+    if (vex_cpu_ok()) /* (f64 exp: emit_exp_f64) */
+        assert_non_null(function_of(a, "exp(a) + b", f64, 2));
     assert_null(function_of(a, "a // b + b", i32, 2)); /* integer division */
     if (vex_cpu_ok())
         assert_non_null(function_of(a, "a + b * 2", i32, 2));
