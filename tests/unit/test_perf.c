@@ -215,10 +215,11 @@ static void test_blocked_transposed_with_remainders(void **state)
 static void test_blocked_outer_loop_and_negative_strides(void **state)
 {
     (void)state;
-    /* a loop outside the blocked pair; input a walks every other row
+    /* a loop outside the blocked pair; input a walks every ninth row
      * backwards (runs longer than 2-D tiles take: lower.c, TILES2D_MAX_RUN;
-     * rows of stride -1 or 1 take the 2-D tiles over a transposed input) */
-    int64_t shape[] = {2, 260, 602}, strides[] = {2 * 520 * 602, -2, 520}, row[] = {602};
+     * rows of stride -1 or 1 take the 2-D tiles over a transposed input,
+     * and strides of 2 to 8 their spaced gather: lower.c spaced_along) */
+    int64_t shape[] = {2, 260, 602}, strides[] = {9 * 520 * 602, -9, 520}, row[] = {602};
     blocked_case c = {"a - b", 2,
                       {{"a", BCG_F32, 3, shape, strides}, {"b", BCG_F32, 1, row, NULL}},
                       -1};
@@ -231,11 +232,12 @@ static void test_blocked_in_place(void **state)
     (void)state;
     /* in place into the contiguous operand; the transposed one is read
      * (runs of 602: shorter ones take 2-D tiles; a transposed view of every
-     * other column, stride 2 outside: a plain transposed one takes the 2-D
-     * tiles of whole runs, test_microkernels' test_transposed_long_runs) */
-    int64_t rows_long[] = {300, 602}, contiguous[] = {602, 1}, transposed_2[] = {2, 600};
+     * ninth column, stride 9 outside: a plain transposed one takes the 2-D
+     * tiles of whole runs, test_microkernels' test_transposed_long_runs,
+     * and every second to eighth column their spaced gather) */
+    int64_t rows_long[] = {300, 602}, contiguous[] = {602, 1}, transposed_9[] = {9, 2700};
     blocked_case c = {"b + 2 * a", 2,
-                      {{"a", BCG_F32, 2, rows_long, transposed_2},
+                      {{"a", BCG_F32, 2, rows_long, transposed_9},
                        {"b", BCG_F32, 2, rows_long, contiguous}},
                       1};
     check_blocked(&c, false);
