@@ -4015,6 +4015,18 @@ static void write_overlap(generator *g, int out_slot, bool store)
 static bool vex_wide_ok(void);
 static bool vex_zmm_ok(const kernel_ir *ir);
 
+/* Whether IR's code calls the C library in its rare lanes (exp, log:
+ * emit_hard_call, whose vzeroupper zeroes the zmm upper halves that the
+ * paired loop's wide divisions and the zmm body read of the registers
+ * held through the loop). */
+static bool tree_calls(const kernel_ir *ir)
+{
+    for (int id = 0; id < ir->node_count; id++)
+        if (ir->nodes[id]->op == OP_EXP || ir->nodes[id]->op == OP_LOG)
+            return true;
+    return false;
+}
+
 /* The leaves under ID numbered in the order the body first reads them
  * when every operand is loaded into a register (the neediest child
  * first), so operands in place (in_place) keep the leaves' order and the
@@ -4208,6 +4220,10 @@ static void write_function(generator *g)
         write_overlap(g, overlap_slot, false);
     if (stream)
         write_stream_loop(g, slots, out_slot, n_at);
+    if ((wide || zmm) && (rows || stream || overlap_slot >= 0) && tree_calls(g->ir))
+        for (int r = 0; r < 16; r++) /* (again: the calls' vzeroupper above or in the last row) */
+            if (g->reserved >> r & 1)
+                insert_upper(b, r, r);
     gpr_pair(b, 0x89, RCX, R10);              /* mov rcx, r10 */
     gpr_immediate(b, 4, RCX, dup ? -2 * lanes : -lanes); /* and rcx, -lanes (paired: -2 lanes) */
     byte(b, 0x31);                            /* xor eax, eax */
