@@ -677,9 +677,9 @@ static bool vex_long_stride(const lowering *w, int k, int64_t stride)
      * loop further out they are not taken, and the per-element groups
      * were 3x slower than these tiles ((a) * (b), i16, b contiguous along
      * a loop of 15 outside two others, rows of 90: 52 against 15-20 us) */
-    for (int l = 0; l < p->loop_count; l++)
-        if ((p->stride[k][l] == 1 || p->stride[k][l] == -1) && l == p->loop_count - 2)
-            return false;
+    int outside = p->loop_count - 2;
+    if (outside >= 0 && (p->stride[k][outside] == 1 || p->stride[k][outside] == -1))
+        return false;
     if (spaced_outside(w, k))
         return false;
     return !expensive_function(w->ir, 0) || vex_fuses_run(w);
