@@ -341,8 +341,8 @@ static void vex(builder *b, vex_id id, bool wide, bool dbl, int reg, int src, rm
 
 /* EVEX.512 (AVX-512F) OPCODE in MAP with prefix PP, W: zmm REG, vvvv
  * SRC (0 unused), r/m RM (a zmm or ymm register, or memory with a 32-bit
- * displacement: no disp8*N compression), IMM >= 0 a trailing byte.  Only
- * zmm0-15, no opmask, no broadcast. */
+ * displacement: no disp8*N compression), IMM >= 0 a trailing byte.  REG
+ * and SRC may be zmm16-31 (zmm_strided_load's indices), RM not. */
 static void evex_form(builder *b, int pp, int map, int opcode, bool w, int reg, int src,
                       rm_operand rm, int imm, bool broadcast, int bits);
 
@@ -360,10 +360,10 @@ static void evex_form(builder *b, int pp, int map, int opcode, bool w, int reg, 
     int r = reg >> 3 & 1, x = rm.mem && rm.m.index != NONE ? rm.m.index >> 3 & 1 : 0;
     int bb = rm.mem ? (rm.m.base >= 0 ? rm.m.base >> 3 & 1 : 0) : rm.reg >> 3 & 1;
     byte(b, 0x62);
-    byte(b, (!r) << 7 | (!x) << 6 | (!bb) << 5 | 1 << 4 | map);
+    byte(b, (!r) << 7 | (!x) << 6 | (!bb) << 5 | (reg < 16) << 4 | map); /* R': zmm16-31 */
     byte(b, (w ? 0x80 : 0) | (~src & 15) << 3 | 4 | pp);
     byte(b, (broadcast && rm.mem ? 0x10 : 0) | (bits == 512 ? 2 : bits == 256 ? 1 : 0) << 5 |
-                0x08 | b->opmask); /* the length, V' of zmm0-15, the opmask (zmm_select) */
+                (src < 16) << 3 | b->opmask); /* the length, V' (zmm16-31: 0), the opmask */
     byte(b, opcode);
     if (!rm.mem) {
         modrm_register(b, reg, rm.reg);
@@ -677,6 +677,8 @@ static bool zmm_paired(builder *b, vex_id id, bool wide, bool dbl, int reg, int 
         zmm_compare(b, id, dbl, reg, src, rm, imm, broadcast);
     } else if (blend) {
         zmm_select(b, id, reg, src, rm, imm >> 4);
+    } else if (broadcast && id == V_MOVU_LOAD) { /* (vmovups has no EVEX.b: #UD) */
+        evex_form(b, 1, 2, dbl ? 0x19 : 0x18, dbl, reg, 0, rm, -1, false, 512); /* vbroadcasts */
     } else {
         int pp = vex_rows[id].fp ? (dbl ? 1 : 0) : vex_rows[id].pp;
         bool w = zmm_rows[id].kind == ZMM_FP ? dbl : zmm_rows[id].kind == ZMM_W1;
@@ -876,6 +878,8 @@ typedef struct generator {
     struct value *shared_value;
     bool paired;              /* write_function wrote the paired loop */
     bool zmm;                 /* as one zmm body (zmm_paired) */
+    bool zmm_index[LEAF_MAX]; /* strided leaf i read by zmm_strided_load, its index
+                                 in zmm16 + i (loaded before the loop) */
     struct small_vector *small; /* vex_build_small's loads of the vector being written;
                                    NULL: a tile's function */
 } generator;
@@ -1379,6 +1383,114 @@ static void other_stride_load(generator *g, int r, int i, int lanes)
         spaced_load(g, r, i, lanes);
 }
 
+/* ---- strided leaves in the zmm body ---- */
+
+/* VEX_ZMM_STRIDED 0: a leaf of stride -1 or +-2 keeps the zmm body from
+ * being written (the ymm pairs, as before: measurements); else
+ * zmm_strided_load reads it. */
+int vex_zmm_strided = -1;
+
+/* Whether the CPU has AVX512-VBMI (vpermb, vpermt2b: byte leaves). */
+static bool vbmi_ok(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    static int ok = -1; /* a data race that writes the same value */
+    if (ok < 0) {
+        __builtin_cpu_init();
+        ok = __builtin_cpu_supports("avx512vbmi") ? 1 : 0;
+    }
+    return ok == 1;
+#else
+    return false;
+#endif
+}
+
+/* The bytes both vectors of leaf I take in the zmm body (twice one
+ * vector's), when zmm_strided_load reads it: a stride of -1 or +-2, 16, 32
+ * or 64 bytes (of bytes only with VBMI); else 0. */
+static int zmm_strided_bytes(const generator *g, int i)
+{
+    const leaf *l = &g->leaves[i];
+    if (vex_zmm_strided == 0 || !leaf_strided(l) ||
+        !(l->stride == -1 || l->stride == 2 || l->stride == -2))
+        return 0;
+    int size = (int)bcg_dtype_size(l->dtype), bytes = 2 * g->lanes * size;
+    if (size < 1 || size > 8 || bytes < 16 || bytes > 64 || (size == 1 && !vbmi_ok()))
+        return 0;
+    return bytes;
+}
+
+/* Before the zmm body's loop: leaf I's permutation index into zmm16 + i
+ * (zmm_strided_load), from fresh pool slots (2 for 64 bytes: the pool's
+ * slots are consecutive). */
+static void zmm_index_load(generator *g, int i)
+{
+    builder *b = g->b;
+    const leaf *l = &g->leaves[i];
+    int bytes = zmm_strided_bytes(g, i), size = (int)bcg_dtype_size(l->dtype);
+    int slots = (bytes + 31) / 32;
+    if (bytes == 0 || b->pool_count + slots > POOL_MAX)
+        return;
+    int n = bytes / size, slot = b->pool_count;
+    unsigned char index[64];
+    for (int k = 0; k < n; k++) {
+        /* the element read for lane k, counted from the lowest one read
+         * (stride +-2: the second load starts at element n - 1) */
+        int e = l->stride == -1 ? n - 1 - k : l->stride == 2 ? 2 * k : 2 * (n - 1 - k);
+        uint64_t t = (uint64_t)(l->stride == -1 || e < n ? e : e + 1);
+        memcpy(index + k * size, &t, (size_t)size); /* (little-endian) */
+    }
+    memset(b->pool[slot], 0, 32);
+    memcpy(b->pool[slot], index, bytes < 32 ? (size_t)bytes : 32);
+    if (bytes == 64)
+        memcpy(b->pool[slot + 1], index + 32, 32);
+    b->pool_count += slots;
+    evex_form(b, 2, 1, 0x6f, true, 16 + i, 0, in_memory(pool_memory(slot)), -1, false,
+              bytes * 8); /* vmovdqu64 zmm16 + i, index */
+    g->zmm_index[i] = true;
+}
+
+/* In the zmm body: register R = both vectors' lanes of strided leaf I
+ * (rdi = lane 0's element), by one AVX-512 permutation across the whole
+ * register where the ymm pairs shuffle each half: a stride of -1 as
+ * vperm{b,w,d,q} of the bytes ending at lane 0's element; +-2 as
+ * vpermt2{b,w,d,q} of two loads, the first at the lowest element read and
+ * the second ending at the highest (every byte read lies between two
+ * elements the vector reads).  False: not such a leaf here (the callers'
+ * shuffles, which keep the ymm pairs). */
+static bool zmm_strided_load(generator *g, int r, int i)
+{
+    builder *b = g->b;
+    if (!b->dup || !b->dup_zmm || !g->zmm_index[i] || g->tail || g->small)
+        return false;
+    const leaf *l = &g->leaves[i];
+    int size = (int)bcg_dtype_size(l->dtype), bytes = zmm_strided_bytes(g, i);
+    int n = bytes / size, bits = bytes * 8;
+    bool w = size == 2 || size == 8;
+    gpr_multiply(b, RDI, RAX, (int32_t)(l->stride * size));
+    gpr_pair(b, 0x01, RDI, l->reg); /* add rdi, pointer */
+    b->dup = false;
+    if (l->stride == -1 && (bytes > 16 || size <= 2)) {
+        memory m = at(RDI, NONE, 1, -(n - 1) * size);
+        evex_form(b, 1, 2, size <= 2 ? 0x8d : 0x36, w, r, 16 + i, in_memory(m), -1, false,
+                  bits); /* vperm{b,w,d,q} r, index, [m] */
+    } else if (l->stride == -1) { /* (no 128-bit vpermd, vpermq: the one table twice) */
+        memory m = at(RDI, NONE, 1, -(n - 1) * size);
+        evex_form(b, 2, 1, 0x6f, true, r, 0, in_memory(m), -1, false, bits); /* vmovdqu64 */
+        evex_form(b, 1, 2, 0x7e, w, r, 16 + i, in_memory(m), -1, false, bits); /* vpermt2 */
+    } else {
+        memory m = at(RDI, NONE, 1, l->stride < 0 ? -2 * (n - 1) * size : 0);
+        evex_form(b, 2, 1, 0x6f, true, r, 0, in_memory(m), -1, false, bits); /* vmovdqu64 */
+        m.disp += bytes - size;
+        evex_form(b, 1, 2, size <= 2 ? 0x7d : 0x7e, w, r, 16 + i, in_memory(m), -1, false,
+                  bits); /* vpermt2{b,w,d,q} r, index, [m] */
+    }
+    if (r == b->k1_of)
+        b->k1_of = -1;
+    b->dup = true;
+    return true;
+}
+
 /* Register R = the loop's current lanes of strided leaf I, in order, in
  * its low lanes * size bytes.  rdi = lane 0's element (rax * stride
  * elements from the leaf's pointer).  A stride of -1 loads the bytes
@@ -1395,6 +1507,8 @@ static void strided_load(generator *g, int r, int i)
     const leaf *l = &g->leaves[i];
     int size = (int)bcg_dtype_size(l->dtype), lanes = 32 / g->width, bytes = lanes * size;
     int temp = -1;
+    if (zmm_strided_load(g, r, i))
+        return;
     gpr_multiply(b, RDI, RAX, (int32_t)(l->stride * size));
     gpr_pair(b, 0x01, RDI, l->reg); /* add rdi, pointer */
     if (l->stride < -2 || l->stride > 2) {
@@ -3194,6 +3308,8 @@ static void typed_strided_load(generator *g, int r, int i)
     builder *b = g->b;
     const leaf *l = &g->leaves[i];
     int size = size_of(l->dtype), bytes = bytes_of(g, l->dtype), lanes = g->lanes;
+    if (zmm_strided_load(g, r, i))
+        return;
     gpr_multiply(b, RDI, RAX, (int32_t)(l->stride * size));
     gpr_pair(b, 0x01, RDI, l->reg); /* add rdi, pointer */
     if (l->stride < -2 || l->stride > 2) {
@@ -4205,6 +4321,11 @@ static void write_function(generator *g)
     for (int i = 0; zmm && i < g->leaf_count; i++) /* (one value in every lane) */
         if (g->leaf_register[i] > 0)
             b->halves_equal |= 1u << g->leaf_register[i];
+    for (int i = 0; i < g->leaf_count; i++) { /* strided leaves' permutations */
+        g->zmm_index[i] = false;
+        if (zmm)
+            zmm_index_load(g, i);
+    }
     if (frame)
         gpr_immediate(b, 5, RSP, frame_bytes); /* sub rsp, frame */
     int row = 0;

@@ -91,6 +91,10 @@ extern int vex_pairing;
  * has AVX-512F, BW and DQ, 0 never (the ymm pairs, as before), 1 always
  * (tests). */
 extern int vex_zmm;
+/* VEX_ZMM_STRIDED 0: a leaf of stride -1 or +-2 keeps the ymm pairs, as
+ * before (measurements); -1 (the default): the zmm body reads it with one
+ * vperm or vpermt2 across both vectors (bytes where the CPU has VBMI). */
+extern int vex_zmm_strided;
 /* VEX_PAIRING_STRIDED 0: no paired loop when a leaf is read with a stride
  * other than 0 and 1 (reversed, +-2), as before (tests, measurements). */
 extern int vex_pairing_strided;
