@@ -918,6 +918,73 @@ static void test_paired_mixed(void **state)
                     tally.in_place * 2 > tally.vex);
 }
 
+/* Whether the CPU has what vex_zmm -1 asks for (AVX-512F, BW, DQ, VL). */
+static bool zmm_cpu_ok(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+#else
+    return false;
+#endif
+}
+
+/* Leaves read reversed or every other element either way in the zmm body
+ * (vex.c's zmm_strided_load: one vperm or vpermt2 across both vectors,
+ * its index in zmm16 + i): random typed trees over operands of every
+ * dtype with strides of -1, 2 and -2, runs of two vectors and more, the
+ * operands against faulting pages before or after; each bit for bit
+ * eval.c's and the microkernels'.  vex_zmm is off a quarter of the time
+ * (the ymm pairs, as an AVX2-only CPU runs them: never a zmm body then);
+ * where the CPU has AVX-512F, BW, DQ and VL, at least a third of the
+ * paired ones (those drawn with vex_zmm on) must be zmm bodies (none was
+ * before: a strided leaf's shuffles kept the ymm pairs). */
+static void test_zmm_strided(void **state)
+{
+    (void)state;
+    const char *text_count = getenv("BCGEN_VEX_CASES");
+    int count = (text_count ? atoi(text_count) : 3000) / 10;
+    tally tally = {0};
+    int failures = 0, zmm_off = 0, paired_on = 0;
+    count_paired = true;
+    for (int i = 0; i < count && failures < 10; i++) {
+        text t = {{0}, 0};
+        typed_tree(&t, 1 + below(3));
+        for (int k = 0; k < 3; k++)
+            typed_dtypes[k] = all_dtypes[below(10)];
+        typed_dtypes[3] = BCG_BOOL;
+        typed_dtypes[4] = all_dtypes[below(10)];
+        static const int64_t strides[] = {-1, 2, -2};
+        for (int k = 0; k < 5; k++)
+            case_stride[k] = strides[below(3)];
+        case_stream = false;
+        vex_pairing = -1;
+        vex_zmm = below(4) == 0 ? 0 : -1;
+        zmm_off += vex_zmm == 0;
+        int64_t n = (int64_t[]){64, 65, 97, 130, 257, 64 + below(900)}[below(6)];
+        struct tally before = tally;
+        if (!check_case(t.s, typed_dtypes[0], typed_dtypes[4], n, LAYOUT_STRIDED, &tally))
+            failures++;
+        if (vex_zmm == 0 && tally.zmm > before.zmm) {
+            print_error("%s: a zmm body with vex_zmm 0\n", t.s);
+            failures++;
+        }
+        paired_on += vex_zmm != 0 ? tally.paired - before.paired : 0;
+    }
+    count_paired = false;
+    vex_zmm = -1;
+    typed_dtypes[0] = BCG_BOOL;
+    print_message("# zmm strided trees: %d cases, %d through the fused vector code (%d reading "
+                  "in place), %d of them paired, %d as zmm bodies (%d drawn without), %d "
+                  "skipped\n", tally.cases, tally.vex, tally.in_place, tally.paired, tally.zmm,
+                  zmm_off, tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count > 0)
+        assert_true(tally.vex * 2 > tally.cases && tally.in_place * 2 > tally.vex &&
+                    (!zmm_cpu_ok() || tally.zmm * 3 > paired_on));
+}
+
 /* Conversions in the paired loop, as one zmm body where the CPU has
  * AVX-512 (vex.c's zmm_paired) or as ymm pairs: for every ordered pair
  * of dtypes F -> T, random trees converting operands of F into T (at the
@@ -1297,6 +1364,62 @@ static void test_disassembly_zmm(void **state)
         fail();
     }
     compare_golden(all, "tests/unit/vex_disassembly_zmm.txt");
+    free(all);
+    arena_free(a);
+}
+
+/* The zmm body's strided leaves (zmm_strided_load): i16 every other
+ * element, f32 reversed, f64 every other one backwards, u16 reversed into
+ * f32 (32 bytes: the EVEX.256 forms), each one vperm or vpermt2 on the
+ * index held in zmm16 + i; against vex_disassembly_zmm_strided.txt. */
+static void test_disassembly_zmm_strided(void **state)
+{
+    (void)state;
+    need_objdump();
+    vex_zmm = 1;
+    arena *a = arena_new();
+    assert_non_null(a);
+    int64_t shape[1] = {1000}, two[1] = {2}, back[1] = {-1}, back2[1] = {-2};
+    bcg_operand ops[4] = {{"a", BCG_I16, 1, shape, two},
+                          {"b", BCG_F32, 1, shape, back},
+                          {"c", BCG_F64, 1, shape, back2},
+                          {"d", BCG_U16, 1, shape, back}};
+    static const char *const trees[] = {
+        "i16(a > 3) * a + 1",
+        "where(b > 0.5, b * b, 2.0)",
+        "c * 3.0 - 1.0",
+        "f32(d) * b",
+    };
+    static const char *const expected[] = {
+        "vpermt2w", "vpermd", "vpermt2q", "vpermw", "%zmm16", "%zmm17", "%ymm16",
+    };
+    char *listings[4];
+    size_t total = 1;
+    for (int i = 0; i < 4; i++) {
+        const vex_function *f = function_of(a, trees[i], ops, 4);
+        assert_non_null(f);
+        assert_true(f->paired && f->zmm && f->strided);
+        listings[i] = disassemble(f);
+        total += strlen(listings[i]);
+    }
+    char *all = malloc(total);
+    assert_non_null(all);
+    all[0] = 0;
+    for (int i = 0; i < 4; i++) {
+        strcat(all, listings[i]);
+        free(listings[i]);
+    }
+    vex_zmm = 0;
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        if (!strstr(all, expected[i])) {
+            print_error("no \"%s\" in:\n%s\n", expected[i], all);
+            fail();
+        }
+    if (strstr(all, "(bad)") || strstr(all, "{bad}")) {
+        print_error("an instruction objdump does not know:\n%s\n", all);
+        fail();
+    }
+    compare_golden(all, "tests/unit/vex_disassembly_zmm_strided.txt");
     free(all);
     arena_free(a);
 }
@@ -1700,8 +1823,10 @@ int main(void)
         cmocka_unit_test(test_disassembly_strided),
         cmocka_unit_test(test_paired),
         cmocka_unit_test(test_paired_mixed),
+        cmocka_unit_test(test_zmm_strided),
         cmocka_unit_test(test_conversion_trees),
         cmocka_unit_test(test_disassembly_zmm),
+        cmocka_unit_test(test_disassembly_zmm_strided),
         cmocka_unit_test(test_disassembly_typed_strided),
         cmocka_unit_test(test_disassembly_spaced),
         cmocka_unit_test(test_calls_wide),
