@@ -341,8 +341,8 @@ static void vex(builder *b, vex_id id, bool wide, bool dbl, int reg, int src, rm
 
 /* EVEX.512 (AVX-512F) OPCODE in MAP with prefix PP, W: zmm REG, vvvv
  * SRC (0 unused), r/m RM (a zmm or ymm register, or memory with a 32-bit
- * displacement: no disp8*N compression), IMM >= 0 a trailing byte.  REG
- * and SRC may be zmm16-31 (zmm_strided_load's indices), RM not. */
+ * displacement: no disp8*N compression), IMM >= 0 a trailing byte.  REG,
+ * SRC and a register RM may be zmm16-31 (zmm_strided_load's). */
 static void evex_form(builder *b, int pp, int map, int opcode, bool w, int reg, int src,
                       rm_operand rm, int imm, bool broadcast, int bits);
 
@@ -357,7 +357,8 @@ static void evex(builder *b, int pp, int map, int opcode, bool w, int reg, int s
 static void evex_form(builder *b, int pp, int map, int opcode, bool w, int reg, int src,
                       rm_operand rm, int imm, bool broadcast, int bits)
 {
-    int r = reg >> 3 & 1, x = rm.mem && rm.m.index != NONE ? rm.m.index >> 3 & 1 : 0;
+    int r = reg >> 3 & 1, x = rm.mem ? (rm.m.index != NONE ? rm.m.index >> 3 & 1 : 0)
+                                       : rm.reg >> 4 & 1; /* (EVEX.X: zmm16-31) */
     int bb = rm.mem ? (rm.m.base >= 0 ? rm.m.base >> 3 & 1 : 0) : rm.reg >> 3 & 1;
     byte(b, 0x62);
     byte(b, (!r) << 7 | (!x) << 6 | (!bb) << 5 | (reg < 16) << 4 | map); /* R': zmm16-31 */
@@ -1406,8 +1407,8 @@ static bool vbmi_ok(void)
 }
 
 /* The bytes both vectors of leaf I take in the zmm body (twice one
- * vector's), when zmm_strided_load reads it: a stride of -1 or +-2, 16, 32
- * or 64 bytes (of bytes only with VBMI); else 0. */
+ * vector's), when zmm_strided_load reads it: a stride of -1 or +-2, 8 to
+ * 64 bytes (of bytes only with VBMI); else 0. */
 static int zmm_strided_bytes(const generator *g, int i)
 {
     const leaf *l = &g->leaves[i];
@@ -1415,7 +1416,7 @@ static int zmm_strided_bytes(const generator *g, int i)
         !(l->stride == -1 || l->stride == 2 || l->stride == -2))
         return 0;
     int size = (int)bcg_dtype_size(l->dtype), bytes = 2 * g->lanes * size;
-    if (size < 1 || size > 8 || bytes < 16 || bytes > 64 || (size == 1 && !vbmi_ok()))
+    if (size < 1 || size > 8 || bytes < 8 || bytes > 64 || (size == 1 && !vbmi_ok()))
         return 0;
     return bytes;
 }
@@ -1431,13 +1432,13 @@ static void zmm_index_load(generator *g, int i)
     int slots = (bytes + 31) / 32;
     if (bytes == 0 || b->pool_count + slots > POOL_MAX)
         return;
-    int n = bytes / size, slot = b->pool_count;
+    int n = bytes / size, slot = b->pool_count, table = (bytes < 16 ? 16 : bytes) / size;
     unsigned char index[64];
     for (int k = 0; k < n; k++) {
         /* the element read for lane k, counted from the lowest one read
-         * (stride +-2: the second load starts at element n - 1) */
+         * (stride +-2: the second table starts at element n - 1) */
         int e = l->stride == -1 ? n - 1 - k : l->stride == 2 ? 2 * k : 2 * (n - 1 - k);
-        uint64_t t = (uint64_t)(l->stride == -1 || e < n ? e : e + 1);
+        uint64_t t = (uint64_t)(l->stride == -1 || e < n ? e : table + e - (n - 1));
         memcpy(index + k * size, &t, (size_t)size); /* (little-endian) */
     }
     memset(b->pool[slot], 0, 32);
@@ -1446,7 +1447,7 @@ static void zmm_index_load(generator *g, int i)
         memcpy(b->pool[slot + 1], index + 32, 32);
     b->pool_count += slots;
     evex_form(b, 2, 1, 0x6f, true, 16 + i, 0, in_memory(pool_memory(slot)), -1, false,
-              bytes * 8); /* vmovdqu64 zmm16 + i, index */
+              bytes < 16 ? 128 : bytes * 8); /* vmovdqu64 zmm16 + i, index */
     g->zmm_index[i] = true;
 }
 
@@ -1470,7 +1471,18 @@ static bool zmm_strided_load(generator *g, int r, int i)
     gpr_multiply(b, RDI, RAX, (int32_t)(l->stride * size));
     gpr_pair(b, 0x01, RDI, l->reg); /* add rdi, pointer */
     b->dup = false;
-    if (l->stride == -1 && (bytes > 16 || size <= 2)) {
+    if (bytes == 8) { /* vmovq (no more bytes than the elements'), then in registers */
+        memory m = at(RDI, NONE, 1, l->stride == 2 ? 0 : (int32_t)l->stride * (n - 1) * size);
+        evex_form(b, 2, 1, 0x7e, true, r, 0, in_memory(m), -1, false, 128); /* vmovq r */
+        int second = r;
+        if (l->stride != -1) { /* the second table: the 8 bytes ending at the last element */
+            second = 31;
+            m.disp += bytes - size;
+            evex_form(b, 2, 1, 0x7e, true, second, 0, in_memory(m), -1, false, 128);
+        }
+        evex_form(b, 1, 2, size <= 2 ? 0x7d : 0x7e, w, r, 16 + i, in_register(second), -1,
+                  false, 128); /* vpermt2{b,w,d,q} r, index, second */
+    } else if (l->stride == -1 && (bytes > 16 || size <= 2)) {
         memory m = at(RDI, NONE, 1, -(n - 1) * size);
         evex_form(b, 1, 2, size <= 2 ? 0x8d : 0x36, w, r, 16 + i, in_memory(m), -1, false,
                   bits); /* vperm{b,w,d,q} r, index, [m] */
