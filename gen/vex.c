@@ -567,7 +567,7 @@ static void zmm_compare(builder *b, vex_id id, bool dbl, int reg, int src, rm_op
               broadcast, 512);
     evex_form(b, 2, 2, size <= 2 ? 0x28 : 0x38, size == 2 || size == 8, reg, 0, in_register(1),
               -1, false, 512); /* vpmovm2{b,w,d,q} reg, k1 */
-    b->k1_of = size == 4 || size == 8 ? reg : -1; /* (the blends of masks of their size) */
+    b->k1_of = reg; /* (the blends of masks of their size, mask_to's other sizes) */
     b->k1_size = size;
 }
 
@@ -2751,9 +2751,25 @@ static void widen(generator *g, int r, int from_size, bool is_signed, bcg_dtype 
 }
 
 /* Mask V with elements of SIZE bytes. */
+int vex_zmm_mask_width = -1;
+
 static value mask_to(generator *g, value v, int size)
 {
     int from = size_of(v.dtype);
+    builder *b = g->b;
+    if (from != size && b->dup && b->dup_zmm && b->k1_of == v.reg && b->k1_size == from &&
+        vex_zmm_mask_width != 0) {
+        /* the zmm body's comparison left its lanes' bits in k1: vpmovm2{b,w,d,q}
+         * at the new width (one instruction for the widening or the narrowing) */
+        int bytes = 2 * g->lanes * size;
+        b->dup = false;
+        evex_form(b, 2, 2, size <= 2 ? 0x28 : 0x38, size == 2 || size == 8, v.reg, 0,
+                  in_register(1), -1, false, bytes >= 64 ? 512 : bytes == 32 ? 256 : 128);
+        b->dup = true;
+        b->k1_size = size;
+        v.dtype = mask_dtype(size);
+        return v;
+    }
     if (from < size)
         widen(g, v.reg, from, true, mask_dtype(size));
     else if (from > size)

@@ -95,6 +95,10 @@ extern int vex_zmm;
  * before (measurements); -1 (the default): the zmm body reads it with one
  * vperm or vpermt2 across both vectors (bytes where the CPU has VBMI). */
 extern int vex_zmm_strided;
+/* VEX_ZMM_MASK_WIDTH 0: in the zmm body a comparison's mask wanted at
+ * another width is narrowed or widened from its vector (vpmov*), as before
+ * (measurements); else vpmovm2{b,w,d,q} from k1, which still holds it. */
+extern int vex_zmm_mask_width;
 /* VEX_PAIRING_STRIDED 0: no paired loop when a leaf is read with a stride
  * other than 0 and 1 (reversed, +-2), as before (tests, measurements). */
 extern int vex_pairing_strided;
