@@ -3716,6 +3716,46 @@ static value typed_shift(generator *g, int id, bcg_dtype t)
 }
 
 /* Node ID at its own dtype (a mask for a bool). */
+/* A product by a bool converted to an integer, u8(c) * x in an integer
+ * dtype: x where c, else 0 (eval.c's 0 or 1 times x, wrapping), so x
+ * and c's mask (vpand, vandnps where the mask is inverted) in place of
+ * the mask's 0/1 conversion and the multiplication (gcc's zeroing
+ * masked move).  VEX_MASK_PRODUCT 0: converted and multiplied, as before
+ * (measurements). */
+int vex_mask_product = -1;
+
+static bool mask_factor(const kernel_ir *ir, int id)
+{
+    const expr_node *n = ir->nodes[id];
+    return n->op == OP_CAST && ir->value[id].folded < 0 && is_integer(n->dtype) &&
+           ir->nodes[kir_child(ir, id, 0)]->dtype == BCG_BOOL;
+}
+
+static bool mask_product(generator *g, int id, bcg_dtype t, value *out)
+{
+    const kernel_ir *ir = g->ir;
+    const expr_node *n = ir->nodes[id];
+    if (vex_mask_product == 0 || n->op != OP_MUL || n->arg_count != 2 || !is_integer(t))
+        return false;
+    int k = mask_factor(ir, kir_child(ir, id, 0)) ? 0 : mask_factor(ir, kir_child(ir, id, 1)) ? 1 : -1;
+    if (k < 0)
+        return false;
+    value m = typed_as(g, kir_child(ir, kir_child(ir, id, k), 0), BCG_BOOL);
+    value x = typed_as(g, kir_child(ir, id, 1 - k), t);
+    if (g->failed) {
+        *out = x;
+        return true;
+    }
+    m = mask_to(g, m, size_of(t));
+    if (m.inverted) /* ~m & x */
+        vex(g->b, V_ANDN, true, false, x.reg, m.reg, in_register(x.reg), -1);
+    else
+        op3(g, V_PAND, true, x.reg, x.reg, m.reg);
+    give_register(g, m.reg);
+    *out = (value){x.reg, false, false, t};
+    return true;
+}
+
 static value typed(generator *g, int id)
 {
     const kernel_ir *ir = g->ir;
@@ -3809,6 +3849,9 @@ static value typed(generator *g, int id)
     int literal = literal_operand(g, id, t);
     if (literal >= 0)
         return as_type(g, typed_with_literal(g, id, t, literal), n->dtype);
+    value product;
+    if (mask_product(g, id, t, &product))
+        return as_type(g, product, n->dtype);
     bcg_dtype to[3] = {t, t, t};
     typed_children(g, id, a, to);
     if (g->failed)

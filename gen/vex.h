@@ -99,6 +99,9 @@ extern int vex_zmm_strided;
  * another width is narrowed or widened from its vector (vpmov*), as before
  * (measurements); else vpmovm2{b,w,d,q} from k1, which still holds it. */
 extern int vex_zmm_mask_width;
+/* VEX_MASK_PRODUCT 0: u8(c) * x (c bool, an integer product) converts c
+ * to 0/1 and multiplies, as before (measurements); else x and c's mask. */
+extern int vex_mask_product;
 /* VEX_PAIRING_STRIDED 0: no paired loop when a leaf is read with a stride
  * other than 0 and 1 (reversed, +-2), as before (tests, measurements). */
 extern int vex_pairing_strided;

@@ -932,7 +932,8 @@ static bool zmm_cpu_ok(void)
 
 /* Leaves read reversed or every other element either way in the zmm body
  * (vex.c's zmm_strided_load: one vperm or vpermt2 across both vectors,
- * its index in zmm16 + i): random typed trees over operands of every
+ * its index in zmm16 + i): random typed trees (a third of them products
+ * by a bool cast to an integer: mask_product) over operands of every
  * dtype with strides of -1, 2 and -2, runs of two vectors and more, the
  * operands against faulting pages before or after; each bit for bit
  * eval.c's and the microkernels'.  vex_zmm is off a quarter of the time
@@ -950,7 +951,25 @@ static void test_zmm_strided(void **state)
     count_paired = true;
     for (int i = 0; i < count && failures < 10; i++) {
         text t = {{0}, 0};
-        typed_tree(&t, 1 + below(3));
+        if (i % 3 == 0) { /* a product by a bool cast to an integer (vex.c's mask_product) */
+            static const char *const ints[] = {"u8(", "i8(", "i16(", "u16(", "i32(", "i64("};
+            text x = {{0}, 0};
+            typed_tree(&x, below(3));
+            bool first = below(2);
+            if (!first) {
+                put(&t, x.s);
+                put(&t, " * ");
+            }
+            put(&t, ints[below(6)]);
+            typed_condition(&t, 1 + below(2));
+            put(&t, ")");
+            if (first) {
+                put(&t, " * ");
+                put(&t, x.s);
+            }
+        } else {
+            typed_tree(&t, 1 + below(3));
+        }
         for (int k = 0; k < 3; k++)
             typed_dtypes[k] = all_dtypes[below(10)];
         typed_dtypes[3] = BCG_BOOL;
