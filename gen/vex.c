@@ -1423,7 +1423,8 @@ static int zmm_strided_bytes(const generator *g, int i)
 
 /* Before the zmm body's loop: leaf I's permutation index into zmm16 + i
  * (zmm_strided_load), from fresh pool slots (2 for 64 bytes: the pool's
- * slots are consecutive). */
+ * slots are consecutive).  Held through every row: a zmm body calls
+ * nothing (vex_zmm_ok), and vzeroupper leaves zmm16-31 alone. */
 static void zmm_index_load(generator *g, int i)
 {
     builder *b = g->b;
