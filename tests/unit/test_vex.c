@@ -1594,6 +1594,44 @@ static void test_unsupported(void **state)
     arena_free(a);
 }
 
+/* lower.c strided_widening: a tree that writes more bytes an element than
+ * it reads, a leaf strided or reversed, stores plainly though the output
+ * passes the cache; contiguous leaves, or as many bytes read as written,
+ * stream. */
+static void test_stream_widening(void **state)
+{
+    (void)state;
+    if (!vex_cpu_ok())
+        skip();
+    arena *a = arena_new();
+    assert_non_null(a);
+    static int64_t shape[2] = {2, 4096}, reversed[2] = {4096, -1}, even[2] = {8192, 2};
+    static const struct {
+        const char *expr;
+        bcg_dtype dtype;
+        int64_t *strides;
+        bool stream;
+    } cases[] = {
+        {"f32(a) * 0.5 + 1.0", BCG_U8, reversed, false},
+        {"f32(a) * 0.5 + 1.0", BCG_U8, even, false},
+        {"f32(a) * 0.5 + 1.0", BCG_U8, NULL, true},
+        {"f64(a) * 2.0 - 1.0", BCG_I16, even, false},
+        {"f64(a) * 2.0 - 1.0", BCG_I16, NULL, true},
+        {"a * 0.5 + 1.0", BCG_F32, reversed, true},
+        {"f64(a) * 2.0 - 1.0", BCG_F32, even, true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bcg_operand ops[1] = {{"a", cases[i].dtype, 2, shape, cases[i].strides}};
+        const vex_function *f = function_of_streaming(a, cases[i].expr, ops, 1, 1);
+        if (!f || f->stream != cases[i].stream) {
+            print_error("%s over %s: %s\n", cases[i].expr, bcg_dtype_name(cases[i].dtype),
+                        f ? "streaming differs" : "not fused");
+            fail();
+        }
+    }
+    arena_free(a);
+}
+
 /* Strided leaves read in place and a streaming root: a reversed f32 (vpermd),
  * one of stride -2 (vshufps, vpermd), one of stride 2 (vshufps, vpermq), a
  * reversed i16 (vpshufb, staged in its slot, widened) and the root stored
@@ -1771,6 +1809,7 @@ int main(void)
         cmocka_unit_test(test_random_trees),
         cmocka_unit_test(test_typed_trees),
         cmocka_unit_test(test_stream_pairs),
+        cmocka_unit_test(test_stream_widening),
         cmocka_unit_test(test_exp_trees),
         cmocka_unit_test(test_disassembly_exp),
         cmocka_unit_test(test_disassembly),
