@@ -20,7 +20,8 @@
  * ever read or written.  The rows form (vex_layout.outer) adds a 4th
  * argument, long rows, and runs that many runs of n, moving every pointer
  * by its outer stride; a streaming root (vex_layout.stream) peels to the
- * output's 32-byte boundary and stores with vmovntps.  Results are those of the reference evaluator bit
+ * output's 32-byte boundary and stores with vmovntps (the paired loop's
+ * body from the 64-byte line on: write_stream_pairs).  Results are those of the reference evaluator bit
  * for bit: no FMA, NumPy's minimum/maximum (see emit_extreme), comparisons
  * with the ordered/unordered predicate C uses.
  *
