@@ -3976,9 +3976,11 @@ static void begin_pairs(generator *g)
  * to the output's 64-byte boundary, then two vectors an iteration (one
  * zmm store, or two ymm ones, of a whole 64-byte line: vmovntps zmm needs
  * that alignment), then the last single vector; rsi holds the pairs' end.
- * Measured: the single streaming loop (ymm, one vector an iteration)
- * bounded u8 -> f32 divisions and typed f64 trees by their instructions,
- * not by memory (f32(a) / (b + b), 4.8M u8: 0.80 -> ... of gcc). */
+ * The single streaming loop (ymm, one vector an iteration) wrote half
+ * the vectors an instruction of the plain loop's zmm body (u8 -> f32
+ * divisions: vdivps ymm against zmm); on a loaded machine the gain
+ * measured within the noise for memory-bound trees, so it is written for
+ * the instructions, not for a measured speed-up. */
 static void write_stream_pairs(generator *g, int out_slot)
 {
     builder *b = g->b;
