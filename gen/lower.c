@@ -1020,6 +1020,36 @@ static void step_gather(lowering *w, int depth, int k, int64_t size, bool by_cou
  * least this long (see choose_vex) */
 #define VEX_STREAM_MIN_RUN 1024
 
+/* Whether the fused function writes more bytes an element than it reads,
+ * a leaf read in place with a stride other than 0 and 1 (STRIDE: as
+ * choose_vex's; a leaf's bytes read an element are its stride's bytes, at
+ * most a cache line).  Its output then stores plainly though the kernel
+ * passes the cache (c->stream): measured same-run on this Zen 5 (load 3-5,
+ * interleaved), streaming against plain stores, cc time / JIT time:
+ * (abs(c)) / (f32(where(a < b, a, b))) u8 a reversed 6M 0.65 -> 0.87,
+ * 12M 0.66 -> 0.96; a of stride 2 0.78 -> 0.98, 0.74 -> 1.04;
+ * f64(u8(f32(c) > a) * (a)) + b i16 c of stride 2 6M 0.75 -> 1.07, 12M
+ * 0.70 -> 1.20, reversed 0.95 -> 1.02, 0.69 -> 1.07; while with a
+ * contiguous a (c) streaming and plain stores are within the noise
+ * (1.06 / 0.94, 0.90 / 1.06), and trees that read as many bytes as they
+ * write (a + 3 i16 reversed or of stride 2, a + b f32 reversed, 8M) gain
+ * from streaming (1.20 / 1.13, 1.32 / 0.97, 1.13 / 0.82). */
+static bool strided_widening(const lowering *w, const int64_t *stride)
+{
+    const kernel_ir *ir = w->ir;
+    bool strided = false;
+    int64_t read = 0;
+    for (int k = 1; k <= ir->input_count; k++) {
+        if (!ir->input_used[k - 1] || stride[k] == 0)
+            continue;
+        int64_t size = (int64_t)bcg_dtype_size(w->c->operands[k - 1].dtype);
+        int64_t bytes = (stride[k] < 0 ? -stride[k] : stride[k]) * size;
+        strided = strided || stride[k] != 1;
+        read += bytes < 64 ? bytes : 64;
+    }
+    return strided && (int64_t)bcg_dtype_size(ir->out_dtype) > read;
+}
+
 /* Fused vector code (vex.c): the tile's whole tree as one machine-code
  * function instead of a microkernel call per operation, when the CPU runs
  * AVX2, bcg_options.disable_vector_code is 0 and vex_build can write the
@@ -1049,7 +1079,7 @@ static void choose_vex(lowering *w, const int64_t *stride, const int64_t *outer,
      * slower (where(b + a > 0.1, b, b + a), b per run), so only long runs */
     bool stream = ir->stream || (c->stream && !ir->scatter && !ir->tiles2d &&
                                  ir->p->extent[ir->p->loop_count - 1] >= VEX_STREAM_MIN_RUN &&
-                                 runs_whole_lines(ir));
+                                 runs_whole_lines(ir) && !strided_widening(w, stride));
     vex_layout layout = {stride, stream, outer, out_outer};
     vex_function *f = NULL;
     if (vex_build(c->arena, ir, &layout, &f) != BCG_OK)

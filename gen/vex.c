@@ -20,7 +20,8 @@
  * ever read or written.  The rows form (vex_layout.outer) adds a 4th
  * argument, long rows, and runs that many runs of n, moving every pointer
  * by its outer stride; a streaming root (vex_layout.stream) peels to the
- * output's 32-byte boundary and stores with vmovntps.  Results are those of the reference evaluator bit
+ * output's 32-byte boundary and stores with vmovntps (the paired loop's
+ * body from the 64-byte line on: write_stream_pairs).  Results are those of the reference evaluator bit
  * for bit: no FMA, NumPy's minimum/maximum (see emit_extreme), comparisons
  * with the ordered/unordered predicate C uses.
  *
@@ -79,7 +80,7 @@
 
 #define CODE_MAX 32768 /* (a small kernel's straight-line code: vex_build_small) */
 #define POOL_MAX 64 /* 32-byte constants */
-#define LABEL_MAX 10
+#define LABEL_MAX 12
 #define FIXUP_MAX 1024
 
 enum { RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI, R8, R9, R10, R11, R12, R13, R14, R15 };
@@ -442,7 +443,7 @@ static void vex_paired(builder *b, vex_id id, bool wide, bool dbl, int reg, int 
     case V_MOVU_LOAD: case V_MOVU_STORE: case V_SQRT: case V_BROADCASTSS: case V_BROADCASTSD:
     case V_PMOVZXBD: case V_PMOVZXBQ: case V_PBROADCASTB: case V_PMOVSXBD: case V_PMOVSXWD:
     case V_PMOVZXWD: case V_PBROADCASTW: case V_PBROADCASTD: case V_CVTDQ2PS: case V_CVTDQ2PD:
-    case V_CVTPS2PD: case V_MOVNT:
+    case V_CVTPS2PD: case V_MOVNT: case V_MOVNTDQ:
         vvvv = false;
         break;
     default:
@@ -541,6 +542,8 @@ static const struct {
     [V_PSHIFTW] = {ZMM_W0, 1, 0, 0}, [V_PSHIFTD] = {ZMM_W0, 1, 0, 0},
     [V_PSHIFTQ] = {ZMM_W1, 1, 0, 0},
     [V_PSLLVQ] = {ZMM_W1, 1, 0, 0}, [V_PSRLVQ] = {ZMM_W1, 1, 0, 0},
+    /* (the streaming root's paired loop: 64-byte aligned, write_stream_pairs) */
+    [V_MOVNT] = {ZMM_FP, 1, 0, 0}, [V_MOVNTDQ] = {ZMM_W0, 1, 0, 0},
 };
 
 /* Whether the 32 constant bytes P repeat every SIZE bytes. */
@@ -643,6 +646,15 @@ static bool zmm_paired(builder *b, vex_id id, bool wide, bool dbl, int reg, int 
                 b->zmm_bad = true;
                 return false;
             }
+        } else if (id == V_MOVU_LOAD && periodic(p, w1 ? 8 : 4)) {
+            /* (vmovups has no element broadcast: EVEX.b on it faults;
+             * vbroadcastss or vbroadcastsd of the first element) */
+            if (reg == b->k1_of)
+                b->k1_of = -1;
+            b->dup = false;
+            evex_form(b, 1, 2, w1 ? 0x19 : 0x18, w1, reg, 0, rm, -1, false, 512);
+            b->dup = true;
+            return true;
         } else if (ratio != 1 || zmm_rows[id].half_source ||
                    !(id == V_MOVU_LOAD || (id >= V_ADD && id <= V_XOR && id != V_SQRT) ||
                      id == V_CMP || id == V_PCMPEQD || id == V_PCMPEQQ || id == V_PCMPGTD ||
@@ -678,8 +690,6 @@ static bool zmm_paired(builder *b, vex_id id, bool wide, bool dbl, int reg, int 
         zmm_compare(b, id, dbl, reg, src, rm, imm, broadcast);
     } else if (blend) {
         zmm_select(b, id, reg, src, rm, imm >> 4);
-    } else if (broadcast && id == V_MOVU_LOAD) { /* (vmovups has no EVEX.b: #UD) */
-        evex_form(b, 1, 2, dbl ? 0x19 : 0x18, dbl, reg, 0, rm, -1, false, 512); /* vbroadcasts */
     } else {
         int pp = vex_rows[id].fp ? (dbl ? 1 : 0) : vex_rows[id].pp;
         bool w = zmm_rows[id].kind == ZMM_FP ? dbl : zmm_rows[id].kind == ZMM_W1;
@@ -881,6 +891,8 @@ typedef struct generator {
     bool zmm;                 /* as one zmm body (zmm_paired) */
     bool zmm_index[LEAF_MAX]; /* strided leaf i read by zmm_strided_load, its index
                                  in zmm16 + i (loaded before the loop) */
+    bool pair_wide;           /* the paired loop's builder.dup_wide */
+    unsigned pair_registers;  /* its builder.dup_map: the body's registers */
     struct small_vector *small; /* vex_build_small's loads of the vector being written;
                                    NULL: a tile's function */
 } generator;
@@ -4119,6 +4131,87 @@ static void write_partial(generator *g, int slots, int out_slot, bool frame)
 
 enum { LABEL_LOOP, LABEL_TAIL, LABEL_DONE, LABEL_PLAIN, LABEL_ALIGNED, LABEL_END, LABEL_SINGLE,
        LABEL_OVERLAP, LABEL_SLOTS };
+enum { LABEL_PAIRS = LABEL_SLOTS + 1, LABEL_REST }; /* (write_stream_pairs) */
+
+static bool tree_calls(const kernel_ir *ir);
+
+/* The builder set to write the body twice (builder.dup), as the paired
+ * loop of write_function: the second vector's registers r + 8 (or the
+ * zmm body), memory one vector on. */
+static void begin_pairs(generator *g)
+{
+    builder *b = g->b;
+    int lanes = g->lanes;
+    b->dup = true;
+    b->dup_wide = g->pair_wide;
+    b->dup_zmm = g->zmm;
+    b->k1_of = -1;
+    b->dup_map = g->pair_registers;
+    for (int i = 0; i < g->leaf_count; i++) {
+        b->dup_bases |= 1u << g->leaves[i].reg;
+        if (!g->leaves[i].broadcast)
+            b->dup_disp[g->leaves[i].reg] = lanes * (int32_t)bcg_dtype_size(g->leaves[i].dtype);
+    }
+    b->dup_bases |= 1u << R11;
+    b->dup_disp[R11] = lanes * g->width;
+    b->dup_lanes = lanes;
+}
+
+/* The streaming root's vectors [rax, rcx) (rcx - rax whole vectors, the
+ * output aligned to a vector) when the loop is paired: single vectors up
+ * to the output's 64-byte boundary, then two vectors an iteration (one
+ * zmm store, or two ymm ones, of a whole 64-byte line: vmovntps zmm needs
+ * that alignment), then the last single vector; rsi holds the pairs' end.
+ * The single streaming loop (ymm, one vector an iteration) wrote half
+ * the vectors an instruction of the plain loop's zmm body (u8 -> f32
+ * divisions: vdivps ymm against zmm); on a loaded machine the gain
+ * measured within the noise for memory-bound trees, so it is written for
+ * the instructions, not for a measured speed-up. */
+static void write_stream_pairs(generator *g, int out_slot)
+{
+    builder *b = g->b;
+    int lanes = g->lanes;
+    int lead = b->length;
+    gpr_memory(b, 0x8d, RDI, at(R11, RAX, g->width, 0)); /* lea rdi, out + rax */
+    gpr_test_immediate(b, RDI, 63);
+    jump(b, 0x4, LABEL_PAIRS);                /* je pairs */
+    g->streaming = true;
+    body(g, out_slot);
+    g->streaming = false;
+    gpr_immediate(b, 0, RAX, lanes);
+    gpr_pair(b, 0x39, RAX, RCX);
+    jump_back(b, 0x2, lead);                  /* jb lead */
+    jump(b, -1, LABEL_TAIL);
+    b->label[LABEL_PAIRS] = b->length;
+    if ((g->pair_wide || g->zmm) && tree_calls(g->ir))
+        for (int r = 0; r < 16; r++) /* (the lead's calls' vzeroupper) */
+            if (g->reserved >> r & 1)
+                insert_upper(b, r, r);
+    gpr_pair(b, 0x89, RSI, RCX);              /* rsi = rax + (rcx - rax) & -2 lanes */
+    gpr_pair(b, 0x29, RSI, RAX);
+    gpr_immediate(b, 4, RSI, -2 * lanes);
+    gpr_pair(b, 0x01, RSI, RAX);
+    gpr_pair(b, 0x39, RAX, RSI);
+    jump(b, 0x3, LABEL_REST);                 /* jae rest */
+    int loop = b->length;
+    begin_pairs(g);
+    g->streaming = true;
+    body(g, out_slot);
+    g->streaming = false;
+    b->dup = false;
+    b->dup_zmm = false;
+    gpr_immediate(b, 0, RAX, 2 * lanes);
+    gpr_pair(b, 0x39, RAX, RSI);
+    jump_back(b, 0x2, loop);                  /* jb loop */
+    b->label[LABEL_REST] = b->length;
+    gpr_pair(b, 0x39, RAX, RCX);
+    jump(b, 0x3, LABEL_TAIL);                 /* jae tail */
+    g->streaming = true;
+    body(g, out_slot);
+    g->streaming = false;
+    gpr_immediate(b, 0, RAX, lanes);
+    jump(b, -1, LABEL_TAIL);
+}
 
 /* A streaming root: elements up to the output's first 32-byte boundary
  * (16 for a typed vector of 16 bytes; at most n) through the slots, then
@@ -4153,6 +4246,11 @@ static void write_stream_loop(generator *g, int slots, int out_slot, int n_at)
     gpr_pair(b, 0x01, RCX, RAX);
     gpr_pair(b, 0x39, RAX, RCX);              /* cmp rax, rcx */
     jump(b, 0x3, LABEL_TAIL);                 /* jae tail */
+    if (g->paired && vex_stream_pairs != 0) {
+        write_stream_pairs(g, out_slot);
+        b->label[LABEL_PLAIN] = b->length;
+        return;
+    }
     int loop = b->length;
     g->streaming = true;
     body(g, out_slot);
@@ -4384,6 +4482,8 @@ static void write_function(generator *g)
     bool wide = dup && vex_wide_ok();
     bool zmm = dup && !g->no_zmm && vex_zmm_ok(g->ir);
     g->zmm = zmm;
+    g->pair_wide = wide;
+    g->pair_registers = body_registers;
     for (int r = 0; (wide || zmm) && r < 16; r++) /* their zmm upper halves: the same */
         if (g->reserved >> r & 1)
             insert_upper(b, r, r);
@@ -4515,6 +4615,7 @@ int vex_other_strides = -1;
 int vex_pairing_strided = -1;
 int vex_pairing_rare = -1;
 int vex_hold_locals = -1;
+int vex_stream_pairs = -1;
 
 /* Whether the paired loop may join its divisions into zmm ones (vex_wide). */
 static bool vex_wide_ok(void)

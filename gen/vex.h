@@ -120,6 +120,10 @@ extern int vex_convert_in_register;
  * every vector, as before (measurements); else held in registers the body
  * leaves free, as broadcast operands are. */
 extern int vex_hold_locals;
+/* VEX_STREAM_PAIRS 0: a streaming root's aligned loop computes one vector
+ * an iteration, as before (measurements); else the paired loop's body
+ * (two vectors, or one zmm) from the output's 64-byte boundary on. */
+extern int vex_stream_pairs;
 
 /* Leaves of a stride of 3 or more either way (other_stride_load):
  * VEX_OTHER_STRIDES -1 (the default) reads them in place by the measured

@@ -360,6 +360,7 @@ typedef struct tally {
     int f64_exp, f64_exp_fused; /* f64 results with an exp in the tree; fused */
     int paired;   /* fused as the paired loop (counted when count_paired) */
     int zmm;      /* ... as one zmm body (vex_zmm) */
+    int stream_paired; /* ... with a streaming root (write_stream_pairs) */
 } tally;
 
 /* check_case also asks the pipeline's fused function whether it is the
@@ -369,6 +370,9 @@ static bool count_paired;
 /* this case's strides along the run (LAYOUT_STRIDED) and streaming stores */
 static int64_t case_stride[5];
 static bool case_stream;
+/* the output this many elements past the first (test_stream_pairs: every
+ * offset from the 64-byte line) */
+static int case_out_offset;
 
 static guarded operand_memory[5];
 
@@ -479,7 +483,7 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
     bool ok = true;
     size_t out_size = 8; /* (f32 or f64: the tree's promotion decides) */
     int64_t elements = 0; /* (the operands the tree reads make the result's shape) */
-    size_t bytes = (size_t)(m * (n + 1) + 1) * out_size; /* (a result of c alone is (m,1)) */
+    size_t bytes = (size_t)(m * (n + 1) + 1 + 16) * out_size; /* (a result of c alone is (m,1)) */
     char *want = malloc(bytes), *on = malloc(bytes), *off = malloc(bytes);
     assert_true(want && on && off);
 
@@ -519,9 +523,10 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
     } else {
         assert_int_equal(eval_run(front, want, inputs, NULL), BCG_OK);
         /* the output only element-aligned */
-        assert_true(run_one(expr, ops, &options, on + out_size, inputs, &used_on, &tiled_on,
+        size_t at = out_size * (size_t)(1 + case_out_offset);
+        assert_true(run_one(expr, ops, &options, on + at, inputs, &used_on, &tiled_on,
                             &in_place, &streamed, &rows));
-        memmove(on, on + out_size, (size_t)elements * out_size);
+        memmove(on, on + at, (size_t)elements * out_size);
         options.disable_vector_code = 1;
         assert_true(run_one(expr, ops, &options, off, inputs, &used_off, &tiled_off, &unused,
                             &unused, &unused));
@@ -532,6 +537,7 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
         const vex_function *f = function_of_streaming(a, expr, ops, 5, case_stream ? 1 : 0);
         tally->paired += f && f->paired;
         tally->zmm += f && f->zmm;
+        tally->stream_paired += f && f->stream && f->paired && streamed;
     }
     tally->exp += used_on && (strstr(expr, "exp(") || strstr(expr, "log("));
     tally->f64_exp += t == BCG_F64 && strstr(expr, "exp(") != NULL;
@@ -645,6 +651,77 @@ static void test_random_trees(void **state)
         assert_true(tally.in_place * 4 > strided_cases && tally.streamed * 200 > count &&
                     tally.rows * 100 > count);
     }
+}
+
+/* A streaming root in the paired loop (vex.c write_stream_pairs): float
+ * and typed trees over runs just past VEX_STREAM_MIN_RUN (the single
+ * vectors up to the output's 64-byte line, the pairs, the last single
+ * vector, the tail), the output at every element offset from a line,
+ * leaves strided and reversed, the ymm pairs, the zmm body and the single
+ * loop; bit for bit against eval.c and the microkernels. */
+static void test_stream_pairs(void **state)
+{
+    (void)state;
+    const char *text_count = getenv("BCGEN_VEX_CASES");
+    int count = (text_count ? atoi(text_count) : 3000) / 8;
+    tally tally = {0};
+    int failures = 0;
+    count_paired = true;
+    for (int i = 0; i < count && failures < 10; i++) {
+        text t = {{0}, 0};
+        bool typed = i % 2 == 1;
+        bcg_dtype dt = below(2) ? BCG_F32 : BCG_F64, int_dtype = all_dtypes[below(8)];
+        if (typed) {
+            typed_tree(&t, 1 + below(4));
+            bcg_dtype first = all_dtypes[below(10)];
+            for (int k = 0; k < 3; k++)
+                typed_dtypes[k] = below(2) ? first : all_dtypes[below(10)];
+            typed_dtypes[3] = BCG_BOOL;
+            typed_dtypes[4] = int_dtype;
+            dt = typed_dtypes[0];
+        } else {
+            typed_dtypes[0] = BCG_BOOL;
+            mixed = below(3) == 0;
+            value_tree(&t, 1 + below(4));
+            static const bcg_dtype ints[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32};
+            int_dtype = ints[below(5)];
+        }
+        /* (runs of whole lines stream row by row: runs_whole_lines) */
+        int64_t n = below(4) ? 1024 + 64 * below(3) : 1024 + below(200);
+        static const int64_t strides[] = {-1, 2, -2, -1, 2, 3, -3};
+        for (int k = 0; k < 5; k++)
+            case_stride[k] = strides[below(7)];
+        case_stream = true;
+        case_out_offset = below(16);
+        int pairing = below(8);
+        vex_pairing = pairing == 0 ? 0 : -1;
+        vex_zmm = pairing == 1 ? 0 : -1;
+        vex_stream_pairs = pairing == 2 ? 0 : -1;
+        static const layout lays[] = {LAYOUT_ROWS, LAYOUT_SCALARS, LAYOUT_REVERSED, LAYOUT_STRIDED};
+        layout lay = lays[below(4)];
+        if (getenv("BCGEN_VEX_SHOW_ALL"))
+            print_message("# %s %s %s %s %s %s n %d layout %d offset %d pairing %d\n", t.s,
+                          bcg_dtype_name(dt), bcg_dtype_name(typed_dtypes[0]),
+                          bcg_dtype_name(typed_dtypes[1]), bcg_dtype_name(typed_dtypes[2]),
+                          bcg_dtype_name(int_dtype), (int)n, (int)lay, case_out_offset, pairing);
+        if (!check_case(t.s, dt, int_dtype, n, lay, &tally))
+            failures++;
+    }
+    typed_dtypes[0] = BCG_BOOL;
+    mixed = false;
+    case_stream = false;
+    case_out_offset = 0;
+    count_paired = false;
+    vex_pairing = -1;
+    vex_zmm = -1;
+    vex_stream_pairs = -1;
+    print_message("# streaming pairs: %d cases, %d through the fused vector code, %d "
+                  "streaming, %d of them paired (%d zmm), %d skipped\n",
+                  tally.cases, tally.vex, tally.streamed, tally.stream_paired, tally.zmm,
+                  tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count > 0) /* the paired streaming loop, or this tests nothing */
+        assert_true(tally.stream_paired * 4 > tally.cases && tally.streamed * 3 > tally.cases);
 }
 
 /* Integer and mixed trees: operands of every dtype (a, b, c; e an
@@ -1659,6 +1736,44 @@ static void test_unsupported(void **state)
     arena_free(a);
 }
 
+/* lower.c strided_widening: a tree that writes more bytes an element than
+ * it reads, a leaf strided or reversed, stores plainly though the output
+ * passes the cache; contiguous leaves, or as many bytes read as written,
+ * stream. */
+static void test_stream_widening(void **state)
+{
+    (void)state;
+    if (!vex_cpu_ok())
+        skip();
+    arena *a = arena_new();
+    assert_non_null(a);
+    static int64_t shape[2] = {2, 4096}, reversed[2] = {4096, -1}, even[2] = {8192, 2};
+    static const struct {
+        const char *expr;
+        bcg_dtype dtype;
+        int64_t *strides;
+        bool stream;
+    } cases[] = {
+        {"f32(a) * 0.5 + 1.0", BCG_U8, reversed, false},
+        {"f32(a) * 0.5 + 1.0", BCG_U8, even, false},
+        {"f32(a) * 0.5 + 1.0", BCG_U8, NULL, true},
+        {"f64(a) * 2.0 - 1.0", BCG_I16, even, false},
+        {"f64(a) * 2.0 - 1.0", BCG_I16, NULL, true},
+        {"a * 0.5 + 1.0", BCG_F32, reversed, true},
+        {"f64(a) * 2.0 - 1.0", BCG_F32, even, true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bcg_operand ops[1] = {{"a", cases[i].dtype, 2, shape, cases[i].strides}};
+        const vex_function *f = function_of_streaming(a, cases[i].expr, ops, 1, 1);
+        if (!f || f->stream != cases[i].stream) {
+            print_error("%s over %s: %s\n", cases[i].expr, bcg_dtype_name(cases[i].dtype),
+                        f ? "streaming differs" : "not fused");
+            fail();
+        }
+    }
+    arena_free(a);
+}
+
 /* Strided leaves read in place and a streaming root: a reversed f32 (vpermd),
  * one of stride -2 (vshufps, vpermd), one of stride 2 (vshufps, vpermq), a
  * reversed i16 (vpshufb, staged in its slot, widened) and the root stored
@@ -1835,6 +1950,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_trees),
         cmocka_unit_test(test_typed_trees),
+        cmocka_unit_test(test_stream_pairs),
+        cmocka_unit_test(test_stream_widening),
         cmocka_unit_test(test_exp_trees),
         cmocka_unit_test(test_disassembly_exp),
         cmocka_unit_test(test_disassembly),
