@@ -1666,6 +1666,28 @@ static bool vex_in_place(const lowering *w, int k)
     return vex_reads_stride(w->ir, w->c->operands[k - 1].dtype, stride);
 }
 
+/* Whether the rows form's float tree takes a run's last elements short of
+ * a vector as its last whole vector again (vex.c, float_overlap: every
+ * leaf along the run contiguous, read in place or from its gathered tile,
+ * or one value a row), not through the stack slots: then an operand of
+ * another dtype (i32 under f64(a)), contiguous along its runs whose rows
+ * lie apart, is read in place instead of copied into tiles first
+ * ((a) / (f64(a)), a i32 rows of 118 44132 apart: see the commit). */
+static bool float_overlap_rows(const lowering *w)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    int64_t run = p->extent[inner];
+    if (ir->stream || vex_hoists_per_run(ir) || run < vex_lanes(ir))
+        return false;
+    for (int k = 1; k <= ir->input_count; k++)
+        if (ir->input_used[k - 1] && !tile2d_scalar(p, k, run) && p->stride[k][inner] != 1 &&
+            vex_in_place(w, k))
+            return false;
+    return true;
+}
+
 static bool vex_rows_chosen(const lowering *w)
 {
     const kernel_ir *ir = w->ir;
@@ -1680,7 +1702,8 @@ static bool vex_rows_chosen(const lowering *w)
      * or reversed; else through the stack slots, about 20 ns a row
      * (measured: 0.5 * a - b, a f32 (255, 1), b i8 (1, 14), 0.54 us with
      * the gathers against 3.4 us row by row) */
-    for (int k = 1; run % lanes != 0 && k <= ir->input_count; k++)
+    bool tail = run % lanes == 0 || float_overlap_rows(w);
+    for (int k = 1; !tail && k <= ir->input_count; k++)
         if (ir->input_used[k - 1] &&
             !vex_vector_tail(ir, w->c->operands[k - 1].dtype, p->stride[k][inner]))
             return false;
