@@ -1683,7 +1683,7 @@ static bool float_overlap_rows(const lowering *w)
         return false;
     for (int k = 1; k <= ir->input_count; k++)
         if (ir->input_used[k - 1] && !tile2d_scalar(p, k, run) && p->stride[k][inner] != 1 &&
-            vex_in_place(w, k))
+            p->stride[k][inner] != 0 && vex_in_place(w, k))
             return false;
     return true;
 }
