@@ -1495,6 +1495,58 @@ static int64_t transposed_rows_for(const lowering *w, bool row_calls, int64_t *c
     return rows >= TRANSPOSED_MIN_ROWS ? rows : 0;
 }
 
+/* The rows of a 2-D tile of short runs (2 * run <= TILE_ELEMENTS) over an
+ * input read across lines along the run and along a line in the loop
+ * outside (transposed: outer stride +-1; spaced: spaced_along), when more
+ * than TILE_ELEMENTS / run: a line's worth of rows, as the long runs' tiles
+ * take (transposed_rows_for), within TRANSPOSED_TILES_MAX_BYTES of tiles;
+ * else 0.  Tiles of TILE_ELEMENTS / run rows (6 rows of 150) had the
+ * gather's transposed path read 6 bytes of each line a tile and every
+ * line again the next tile, a tile's calls and gathers for few elements
+ * (5 - a, u8 (93, 150) transposed: see the commit). */
+static int64_t short_transposed_rows(const lowering *w)
+{
+    const compile *c = w->c;
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    if (p->loop_count < 2)
+        return 0;
+    int inner = p->loop_count - 1, outer = inner - 1;
+    int64_t run = p->extent[inner], rows = 0;
+    if (2 * run > TILE_ELEMENTS)
+        return 0;
+    int tiles = !tile2d_contiguous(p, 0, run);
+    size_t widest = bcg_dtype_size(ir->out_dtype);
+    for (int id = 0; id < ir->node_count; id++) {
+        size_t size = bcg_dtype_size(ir->nodes[id]->dtype);
+        widest = size > widest ? size : widest;
+        if (ir->nodes[id]->op == OP_OPERAND || ir->nodes[id]->op == OP_LITERAL)
+            continue;
+        tiles += id != 0;
+        for (int k = 0; k < ir->nodes[id]->arg_count; k++)
+            tiles += kir_tile_converts(ir, id, k);
+    }
+    for (int i = 0; i < ir->input_count; i++) {
+        if (!ir->input_used[i] || tile2d_contiguous(p, i + 1, run) ||
+            tile2d_scalar(p, i + 1, run))
+            continue;
+        tiles++;
+        int64_t size = (int64_t)bcg_dtype_size(c->operands[i].dtype);
+        int64_t across = p->stride[i + 1][inner], along = p->stride[i + 1][outer];
+        if (across < 0)
+            across = -across;
+        if ((along == 1 || along == -1 || spaced_along(along, size)) &&
+            across * size >= TRANSPOSED_LINE_BYTES && TRANSPOSED_LINE_BYTES / size > rows)
+            rows = TRANSPOSED_LINE_BYTES / size;
+    }
+    if (rows > p->extent[outer])
+        rows = p->extent[outer];
+    while ((double)tiles * (double)rows * (double)run * (double)widest >
+           TRANSPOSED_TILES_MAX_BYTES)
+        rows /= 2;
+    return rows > TILE_ELEMENTS / run ? rows : 0;
+}
+
 static bool vex_in_place(const lowering *w, int k);
 
 /* Runs of TILES2D_MAX_RUN to TILE_ELEMENTS / 2 with a per-row operand
@@ -1644,6 +1696,31 @@ static bool vex_in_place(const lowering *w, int k)
     return vex_reads_stride(w->ir, w->c->operands[k - 1].dtype, stride);
 }
 
+/* Whether the rows form's float tree takes a run's last elements short of
+ * a vector as its last whole vector again (vex.c, float_overlap: every
+ * leaf along the run contiguous, read in place or from its gathered tile,
+ * or one value a row), not through the stack slots: then an operand of
+ * another dtype (i32 under f64(a)), contiguous along its runs whose rows
+ * lie apart, is read in place instead of copied into tiles first
+ * ((a) / (f64(a)), a i32 rows of 118 44132 apart: see the commit). */
+static bool float_overlap_rows(const lowering *w)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    int64_t run = p->extent[inner];
+    /* (runs of three vectors or more: where(a == 1.5, a, b), f32 rows of
+     * 17, the last vector again a third of the row's work, ran 5-10%
+     * slower than its gathers) */
+    if (ir->stream || vex_hoists_per_run(ir) || run < 3 * vex_lanes(ir))
+        return false;
+    for (int k = 1; k <= ir->input_count; k++)
+        if (ir->input_used[k - 1] && !tile2d_scalar(p, k, run) && p->stride[k][inner] != 1 &&
+            p->stride[k][inner] != 0 && vex_in_place(w, k))
+            return false;
+    return true;
+}
+
 static bool vex_rows_chosen(const lowering *w)
 {
     const kernel_ir *ir = w->ir;
@@ -1658,7 +1735,8 @@ static bool vex_rows_chosen(const lowering *w)
      * or reversed; else through the stack slots, about 20 ns a row
      * (measured: 0.5 * a - b, a f32 (255, 1), b i8 (1, 14), 0.54 us with
      * the gathers against 3.4 us row by row) */
-    for (int k = 1; run % lanes != 0 && k <= ir->input_count; k++)
+    bool tail = run % lanes == 0 || float_overlap_rows(w);
+    for (int k = 1; !tail && k <= ir->input_count; k++)
         if (ir->input_used[k - 1] &&
             !vex_vector_tail(ir, w->c->operands[k - 1].dtype, p->stride[k][inner]))
             return false;
@@ -2772,6 +2850,8 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
         ir->tile_rows = rows < TILE_ELEMENTS / run ? rows : TILE_ELEMENTS / run;
         if (transposed) /* long runs over a transposed input */
             ir->tile_rows = transposed;
+        else if (short_transposed_rows(&w)) /* short runs over one */
+            ir->tile_rows = short_transposed_rows(&w);
         ir->row_calls = transposed && row_calls;
         /* (calls per row write the output's rows in place) */
         ir->scatter = !ir->row_calls && !tile2d_contiguous(p, 0, run);

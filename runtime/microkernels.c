@@ -2265,15 +2265,61 @@ void bcg_mk_copy_nt(void *out, const void *a, long n)
                 dst[r * run + j] = src[r + j * si];                                          \
     }
 
+/* 8 and 16-bit elements in 16 x 16 and 8 x 8 blocks through SSE2
+ * registers (x_k: rows r.. of column j + k, as the 32-bit path): each
+ * round of unpacks of x_k with x_{k + N/2} turns the bits (register,
+ * position) of an element's index one place to the left, so log2 N rounds
+ * swap them, a transpose.  Where the columns' elements are single bytes
+ * loaded one at a time, as the strips do, the gather took as long as gcc's
+ * whole loop nest (5 - a, u8 (93, 150) transposed: see the commit). */
+#ifdef HAVE_STREAM
+#define TRANSPOSE_ROUNDS(N, UNPACK_LO, UNPACK_HI, ROUNDS)                                    \
+    for (int round = 0; round < (ROUNDS); round++) {                                         \
+        __m128i y[N];                                                                        \
+        for (int k = 0; k < (N) / 2; k++) {                                                  \
+            y[2 * k] = UNPACK_LO(x[k], x[k + (N) / 2]);                                     \
+            y[2 * k + 1] = UNPACK_HI(x[k], x[k + (N) / 2]);                                 \
+        }                                                                                    \
+        memcpy(x, y, sizeof x);                                                              \
+    }
+#define GATHER_TRANSPOSED_BLOCKS(T, N, UNPACK_LO, UNPACK_HI, ROUNDS)                         \
+    for (; rows >= (N) && first + (N) <= run; first += (N)) {                                \
+        long r = 0;                                                                          \
+        for (long j = first; j < first + (N); j++)                                           \
+            PREFETCH_NEXT_TILE(T, src, j);                                                   \
+        for (; r + (N) <= rows; r += (N)) {                                                  \
+            const T *s = src + r + first * si;                                               \
+            __m128i x[N];                                                                    \
+            for (int k = 0; k < (N); k++)                                                    \
+                x[k] = _mm_loadu_si128((const __m128i *)(s + k * si));                      \
+            TRANSPOSE_ROUNDS(N, UNPACK_LO, UNPACK_HI, ROUNDS)                                \
+            T *d = dst + r * run + first;                                                    \
+            for (int k = 0; k < (N); k++)                                                    \
+                _mm_storeu_si128((__m128i *)(d + k * run), x[k]);                            \
+        }                                                                                    \
+        for (; r < rows; r++)                                                                \
+            for (long j = first; j < first + (N); j++)                                       \
+                dst[r * run + j] = src[r + j * si];                                          \
+    }
+#endif
+
 static void gather_transposed_8(uint8_t *dst, const uint8_t *src, long rows, long run, long si)
 {
-    GATHER_TRANSPOSED_STRIPS(uint8_t, 0)
+    long first = 0;
+#ifdef HAVE_STREAM
+    GATHER_TRANSPOSED_BLOCKS(uint8_t, 16, _mm_unpacklo_epi8, _mm_unpackhi_epi8, 4)
+#endif
+    GATHER_TRANSPOSED_STRIPS(uint8_t, first)
 }
 
 static void gather_transposed_16(uint16_t *dst, const uint16_t *src, long rows, long run,
                                  long si)
 {
-    GATHER_TRANSPOSED_STRIPS(uint16_t, 0)
+    long first = 0;
+#ifdef HAVE_STREAM
+    GATHER_TRANSPOSED_BLOCKS(uint16_t, 8, _mm_unpacklo_epi16, _mm_unpackhi_epi16, 3)
+#endif
+    GATHER_TRANSPOSED_STRIPS(uint16_t, first)
 }
 
 static void gather_transposed_32(uint32_t *dst, const uint32_t *src, long rows, long run,

@@ -912,6 +912,245 @@ static void test_spaced_layouts(void **state_)
     assert_true(far >= 5 && moved * 10 >= far * 8);
 }
 
+/* The gather's transposed path (bcg_mk_gather_rows_BITS, ro 1; 8 and
+ * 16-bit elements in 16 x 16 and 8 x 8 register blocks, the rest by
+ * element) against dst[r * run + j] = src[r + j * si] for random rows,
+ * runs and strides either way, the source's first and last elements
+ * against a page that faults. */
+void bcg_mk_gather_rows_8(void *, const void *, long, long, long, long);
+void bcg_mk_gather_rows_16(void *, const void *, long, long, long, long);
+void bcg_mk_gather_rows_32(void *, const void *, long, long, long, long);
+void bcg_mk_gather_rows_64(void *, const void *, long, long, long, long);
+
+static void test_transposed_gather_blocks(void **state_)
+{
+    (void)state_;
+    static void (*const gather[4])(void *, const void *, long, long, long, long) = {
+        bcg_mk_gather_rows_8, bcg_mk_gather_rows_16, bcg_mk_gather_rows_32,
+        bcg_mk_gather_rows_64};
+    static guarded memory;
+    int checked = 0, blocks = 0;
+    for (int n = 0; n < 1500; n++) {
+        int e = (int)(next() % 4);
+        size_t size = (size_t)1 << e;
+        long rows = 2 + (long)(next() % 70), run = 1 + (long)(next() % 60);
+        long si = rows + (long)(next() % 200); /* the rows of a column, then a gap */
+        if (next() % 2)
+            si = -si;
+        long reach = (run - 1) * (si < 0 ? -si : si) + rows; /* elements spanned */
+        char *base = guarded_alloc(&memory, (size_t)reach * size, next() % 2);
+        fill(base, (size_t)reach * size);
+        const char *src = base + (si < 0 ? (size_t)((run - 1) * -si) * size : 0);
+        char *got = malloc((size_t)(rows * run) * size), *want = malloc((size_t)(rows * run) * size);
+        assert_true(got && want);
+        for (long r = 0; r < rows; r++)
+            for (long j = 0; j < run; j++)
+                memcpy(want + (size_t)(r * run + j) * size, src + (r + j * si) * (long)size, size);
+        gather[e](got, src, rows, run, 1, si);
+        if (memcmp(got, want, (size_t)(rows * run) * size) != 0)
+            print_error("gather_rows_%d rows %ld run %ld si %ld differs\n", (int)(8 * size), rows,
+                        run, si);
+        assert_memory_equal(got, want, (size_t)(rows * run) * size);
+        checked++;
+        blocks += size <= 2 && rows >= 16 / (long)size && run >= 16 / (long)size;
+        free(got);
+        free(want);
+    }
+    guarded_free(&memory);
+    print_message("# %d transposed gathers, %d with 8/16-bit register blocks\n", checked,
+                  blocks);
+    assert_true(blocks * 5 >= checked); /* 479 of 1500 */
+}
+
+/* The rows of the 2-D tiles in the kernel of EXPR over OPS (COUNT), from
+ * the source's tile loop, 0 for none. */
+static long tile_rows_of(const char *expr, const bcg_operand *ops, int count)
+{
+    bcg_context *ctx = bcg_context_new();
+    bcg_kernel *k = NULL;
+    bcg_error err;
+    long rows = 0;
+    assert_non_null(ctx);
+    if (bcg_compile(ctx, expr, ops, count, NULL, &k, &err) == BCG_OK) {
+        const char *at = strstr(bcg_kernel_source(k), "row_start += ");
+        if (at)
+            rows = strtol(at + strlen("row_start += "), NULL, 10);
+    }
+    bcg_context_free(ctx);
+    return rows;
+}
+
+/* Random trees over a transposed or spaced input a (contiguous, or
+ * reversed, along the loop just outside the run) with runs short enough
+ * for several to a 2-D tile, b C-contiguous or a row, c a per-row value
+ * or one value, every dtype, a and b against a page that faults on either
+ * side: bit for bit against the reference evaluator.  Asserts the share
+ * whose tiles take a line's worth of rows of a (lower.c
+ * short_transposed_rows) rather than TILE_ELEMENTS / run. */
+static void test_transposed_short_runs(void **state_)
+{
+    (void)state_;
+    static const bcg_dtype types[] = {BCG_I8,  BCG_I16, BCG_I32, BCG_I64, BCG_U8,
+                                      BCG_U16, BCG_U32, BCG_U64, BCG_F32, BCG_F64};
+    static guarded memory[2];
+    int checked = 0, failures = 0, line_rows = 0;
+    for (int n = 0; n < 160; n++) {
+        int rank = next() % 3 ? 2 : 3;
+        int64_t shape[3];
+        shape[rank - 1] = 17 + (int64_t)(next() % 480); /* 2 * run <= TILE_ELEMENTS mostly */
+        for (int d = 0; d < rank - 1; d++)
+            shape[d] = 2 + (int64_t)(next() % (rank == 2 ? 150 : 12));
+        bcg_dtype t = types[next() % (sizeof types / sizeof types[0])];
+        bcg_dtype tb = next() % 3 ? t : types[next() % (sizeof types / sizeof types[0])];
+        char expr[512];
+        if (next() % 3 == 0)
+            snprintf(expr, sizeof expr, next() % 2 ? "5 - a" : "(2) * (a) + b");
+        else
+            reversed_tree(expr, sizeof expr, 1 + (int)(next() % 3));
+        view va = random_view(rank, shape, rank - 2, next() % 4 == 0 ? -1 : 1);
+        if (next() % 4 == 0) { /* spaced: the outer loop 2 or 3 elements apart */
+            int64_t along = 2 + (int64_t)(next() % 2);
+            va.strides[rank - 2] = along;
+            va.strides[rank - 1] = along * shape[rank - 2] + 1;
+            for (int d = 0; d < rank - 2; d++)
+                va.strides[d] = va.strides[rank - 1] * shape[rank - 1];
+            va.first = 0;
+            va.bytes = 1;
+            for (int d = 0; d < rank; d++)
+                va.bytes += (size_t)(va.strides[d] * (shape[d] - 1));
+        }
+        bool row = next() % 3 == 0;
+        int64_t b_shape[3], c_shape[3] = {1, 1, 1};
+        memcpy(b_shape, shape, sizeof b_shape);
+        for (int d = 0; row && d < rank - 1; d++)
+            b_shape[d] = 1;
+        view vb = random_view(rank, b_shape, rank - 1, 1);
+        if (next() % 2)
+            c_shape[rank - 2] = shape[rank - 2];
+        size_t sa = bcg_dtype_size(t), sb = bcg_dtype_size(tb);
+        size_t bytes[3] = {va.bytes * sa, vb.bytes * sb, (size_t)c_shape[rank - 2] * sa};
+        char *a = guarded_alloc(&memory[0], bytes[0], next() % 2);
+        char *b = guarded_alloc(&memory[1], bytes[1], next() % 2);
+        char *c = malloc(bytes[2]);
+        assert_non_null(c);
+        fill(a, bytes[0]);
+        fill(b, bytes[1]);
+        fill(c, bytes[2]);
+        bcg_operand ops[3] = {{"a", t, rank, va.shape, va.strides},
+                              {"b", tb, rank, vb.shape, vb.strides},
+                              {"c", t, rank, c_shape, NULL}};
+        void *in[4] = {a + (size_t)va.first * sa, b + (size_t)vb.first * sb, c, NULL};
+        int got = check(expr, ops, in, bytes, 3, -1, 1, NULL);
+        long rows = tile_rows_of(expr, ops, 3);
+        checked++;
+        failures += got < 0;
+        line_rows += rows > 1024 / shape[rank - 1];
+        if (got < 0) {
+            print_error("  %s a %s b %s rank %d", expr, bcg_dtype_name(t), bcg_dtype_name(tb),
+                        rank);
+            for (int d = 0; d < rank; d++)
+                print_error(" %lld@%lld,%lld", (long long)shape[d], (long long)va.strides[d],
+                            (long long)vb.strides[d]);
+            print_error("\n");
+        }
+        free(c);
+    }
+    guarded_free(&memory[0]);
+    guarded_free(&memory[1]);
+    print_message("# %d trees over transposed short runs, %d with a line's worth of rows a "
+                  "tile\n", checked, line_rows);
+    assert_int_equal(failures, 0);
+    assert_true(line_rows * 3 >= checked); /* 71 of 160 (22 before) */
+}
+
+/* Whether the kernel of EXPR over OPS (COUNT) has NEEDLE in its source and
+ * not AVOID. */
+static bool source_has(const char *expr, const bcg_operand *ops, int count, const char *needle,
+                       const char *avoid)
+{
+    bcg_context *ctx = bcg_context_new();
+    bcg_kernel *k = NULL;
+    bcg_error err;
+    bool has = false;
+    assert_non_null(ctx);
+    if (bcg_compile(ctx, expr, ops, count, NULL, &k, &err) == BCG_OK)
+        has = strstr(bcg_kernel_source(k), needle) && !strstr(bcg_kernel_source(k), avoid);
+    bcg_context_free(ctx);
+    return has;
+}
+
+/* Float trees over an operand of another dtype contiguous along its runs
+ * whose rows lie apart (a gap, a reversed or permuted outer order), runs
+ * that are not whole vectors, b a row, a per-row value or C-contiguous:
+ * the fused function's rows form reads a in place and takes each run's
+ * last elements as its last whole vector again (lower.c
+ * float_overlap_rows), bit for bit against the reference evaluator, a
+ * and b against a page that faults on either side.  Asserts the share
+ * read in place (no gather). */
+static void test_float_rows_overlap(void **state_)
+{
+    (void)state_;
+    static const char *const exprs[] = {"(a) / (f64(a))", "f64(a) * 1e-5 + b",
+                                        "where(f32(a) > b, f32(a), b)",
+                                        "minimum(f64(a), b) - 2.5", "(1e-5) * (f64(a))",
+                                        "f32(a) * b + f32(a)"};
+    static const bcg_dtype types[] = {BCG_I32, BCG_I16, BCG_U8, BCG_F32, BCG_I8, BCG_U16};
+    static guarded memory[2];
+    int checked = 0, failures = 0, in_place = 0;
+    for (int n = 0; n < 120; n++) {
+        int rank = next() % 3 ? 2 : 3;
+        int64_t shape[3];
+        shape[rank - 1] = 9 + (int64_t)(next() % 300);
+        for (int d = 0; d < rank - 1; d++)
+            shape[d] = 2 + (int64_t)(next() % (rank == 2 ? 60 : 9));
+        const char *expr = exprs[next() % (sizeof exprs / sizeof exprs[0])];
+        bcg_dtype t = types[next() % (sizeof types / sizeof types[0])];
+        bcg_dtype tb = next() % 2 ? BCG_F32 : BCG_F64;
+        view va = random_view(rank, shape, rank - 1, 1);
+        if (va.strides[rank - 2] == shape[rank - 1] && rank == 2) { /* rows apart */
+            va.strides[rank - 2] = shape[rank - 1] + 1 + (int64_t)(next() % 9);
+            va.bytes = (size_t)(va.strides[0] * (shape[0] - 1) + shape[1]);
+            va.first = 0;
+        }
+        int64_t b_shape[3];
+        memcpy(b_shape, shape, sizeof b_shape);
+        int kind = (int)(next() % 3);
+        for (int d = 0; kind == 0 && d < rank - 1; d++)
+            b_shape[d] = 1; /* a row */
+        if (kind == 1)
+            b_shape[rank - 1] = 1; /* a per-row value */
+        view vb = random_view(rank, b_shape, rank - 1, 1);
+        size_t sa = bcg_dtype_size(t), sb = bcg_dtype_size(tb);
+        size_t bytes[2] = {va.bytes * sa, vb.bytes * sb};
+        char *a = guarded_alloc(&memory[0], bytes[0], next() % 2);
+        char *b = guarded_alloc(&memory[1], bytes[1], next() % 2);
+        fill(a, bytes[0]);
+        fill(b, bytes[1]);
+        bcg_operand ops[2] = {{"a", t, rank, va.shape, va.strides},
+                              {"b", tb, rank, vb.shape, vb.strides}};
+        void *in[3] = {a + (size_t)va.first * sa, b + (size_t)vb.first * sb, NULL};
+        int got = check(expr, ops, in, bytes, 2, -1, 1, NULL);
+        checked++;
+        failures += got < 0;
+        in_place += source_has(expr, ops, 2, VEX_SYMBOL "(", "bcg_mk_gather_rows_");
+        if (got < 0) {
+            print_error("  %s a %s b %s rank %d", expr, bcg_dtype_name(t), bcg_dtype_name(tb),
+                        rank);
+            for (int d = 0; d < rank; d++)
+                print_error(" %lld@%lld,%lld", (long long)shape[d], (long long)va.strides[d],
+                            (long long)vb.strides[d]);
+            print_error("\n");
+        }
+    }
+    guarded_free(&memory[0]);
+    guarded_free(&memory[1]);
+    print_message("# %d float trees over rows apart, %d read in place by the fused function\n",
+                  checked, in_place);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok())
+        assert_true(in_place * 3 >= checked * 2); /* 101 of 120 (45 before) */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -926,6 +1165,9 @@ int main(void)
         cmocka_unit_test(test_reversed_trees),
         cmocka_unit_test(test_spaced_layouts),
         cmocka_unit_test(test_transposed_far),
+        cmocka_unit_test(test_transposed_gather_blocks),
+        cmocka_unit_test(test_transposed_short_runs),
+        cmocka_unit_test(test_float_rows_overlap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
