@@ -1744,7 +1744,7 @@ static void hoist_tile_gathers(lowering *w)
     int inner = p->loop_count - 1, outer = inner - 1;
     if (!ir->tiles2d || ir->row_calls || p->loop_count < 3)
         return;
-    bool one_tile = ir->tile_rows >= p->extent[outer];
+    bool one_tile = ir->tile_rows == p->extent[outer];
     for (int g = 0; g < ir->step_count && w->status == BCG_OK; g++) {
         kir_step *gather = &ir->steps[g];
         if (gather->op != KIR_GATHER || gather->by_count || (!gather->subtract && !one_tile))
@@ -1882,6 +1882,23 @@ static bool rows_periodic(const kernel_ir *ir)
  * 12.7 -> 8.2 ms); a periodic strided operand 0.30x (kept on the rows
  * form); strided runs of 143 to 846 went either way (0.78-2.6x: kept). */
 #define ROWS_STRIDED_MAX_RUN 128
+
+/* Whether an operand is read with a stride other than 0 and 1 along the
+ * run: short runs of such that the 2-D tiles refuse (a tile under
+ * TILES2D_MIN_TILE elements) take the loop nest rather than the _rows
+ * call, whose gathers a run cost more than tcc's loads (measured, same
+ * process: b * a, i16 (22, 28, 3, 3) runs of 3 by 3 rows, a stride 2, b
+ * 3: 2.9x faster; b - a, f64 runs of 2, a reversed: 5.3x; b * a, f64 runs
+ * of 4, a stride 3: 1.75x). */
+static bool strided_short_run(const kernel_ir *ir)
+{
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    for (int k = 1; k <= ir->input_count; k++)
+        if (ir->input_used[k - 1] && p->stride[k][inner] != 0 && p->stride[k][inner] != 1)
+            return true;
+    return false;
+}
 
 static bool rows_refused(const compile *c, const kernel_ir *ir)
 {
@@ -2859,8 +2876,10 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
     ir->tiled = tiles_chosen(&w, &not_tiled);
     bool short_rows = !ir->tiled && ir->root_count == 1 && short_rows_chosen(&w);
     /* (a fused program's other roots take 1-D tiles or the loop nest;
-     * short rows the microkernel does badly take 2-D tiles if they can) */
-    if ((!short_rows || rows_refused(c, ir)) && ir->root_count == 1 && tiles2d_chosen(&w)) {
+     * short rows the microkernel does badly take 2-D tiles if they can,
+     * else, over a strided operand, the loop nest: see rows_refused) */
+    bool refused = short_rows && rows_refused(c, ir);
+    if ((!short_rows || refused) && ir->root_count == 1 && tiles2d_chosen(&w)) {
         short_rows = false;
         int64_t run = p->extent[p->loop_count - 1], rows = p->extent[p->loop_count - 2];
         int64_t columns = run;
@@ -2875,6 +2894,8 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
         ir->scatter = !ir->row_calls && !tile2d_contiguous(p, 0, run);
         ir->tile_columns = ir->row_calls ? columns : run;
     }
+    if (short_rows && refused && strided_short_run(ir))
+        short_rows = false;
     /* (short rows stream as long calls where an operand repeats) */
     ir->stream = (short_rows || (ir->tiled && runs_whole_lines(ir))) && c->stream &&
                  !ir->scatter && stream_chosen(ir);
