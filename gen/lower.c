@@ -1736,7 +1736,10 @@ static void lower_tiles2d(lowering *w, int depth)
  * declares its microkernel again in its own scope.  Measured (b + a, a i8
  * (91, 1, 13, 15, 1), b (1, 49, 1, 15, 17) read with stride 3 along the
  * runs of 17: tiles of 15 rows, b gathered once a (i0, i1) instead of
- * once a tile): see the commit. */
+ * once a tile, 13x fewer): cc / JIT 0.16-0.20 on the _rows call, 0.67-0.94
+ * with the tiles and this; sweep seed 11, same process: a + maximum(
+ * maximum(i8(b), 1), b) 1.75 -> 5.9-8.0, seed 5 b + f64(where(...)) 0.80
+ * -> 0.96. */
 static void hoist_tile_gathers(lowering *w)
 {
     kernel_ir *ir = w->ir;
