@@ -1243,6 +1243,7 @@ static bool tile2d_scalar(const plan *p, int k, int64_t run)
 }
 
 static bool rows_form_fits(const kernel_ir *ir);
+static bool rows_refused(const compile *c, const kernel_ir *ir);
 
 /* Whether the subtree ID calls a function costlier than a few operations
  * (exp, log, sin, tanh, erf ...: not abs, neg, sqrt, floor, ceil). */
@@ -1635,7 +1636,7 @@ static bool tiles2d_chosen(lowering *w)
     int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(w, NULL, NULL);
     if (run >= c->options.microkernel_run && !transposed &&
         ((run > TILES2D_MAX_RUN && per_row_operand(ir) && !medium_rows_in_place(w)) ||
-         (ir->tiled && rows_form_fits(ir) &&
+         (ir->tiled && rows_form_fits(ir) && !rows_refused(c, ir) &&
           !(strided_run(ir) && (!c->stream || 4 * run <= TILE_ELEMENTS)))))
         return false;
     if (2 * run > TILE_ELEMENTS && !transposed)
@@ -1833,6 +1834,70 @@ static void lower_tiles2d(lowering *w, int depth)
     step_end(w, depth);
 }
 
+/* A 2-D tile's gather hoisted out of the loops around the tiles that do
+ * not move its operand (stride 0: the operand is broadcast along them),
+ * to just before the outermost of them: the tile it lays out is the same
+ * on every trip, so it is gathered once for all of them.  Only a gather
+ * of the rows of every tile (the same rows every tile, KIR_GATHER with
+ * subtract) or of the one tile of a run of all the rows; the hoisted
+ * gather reads from the operand's position there (unmoved inside) and
+ * declares its microkernel again in its own scope.  Measured (b + a, a i8
+ * (91, 1, 13, 15, 1), b (1, 49, 1, 15, 17) read with stride 3 along the
+ * runs of 17: tiles of 15 rows, b gathered once a (i0, i1) instead of
+ * once a tile, 13x fewer): cc / JIT 0.16-0.20 on the _rows call, 0.67-0.94
+ * with the tiles and this; sweep seed 11, same process: a + maximum(
+ * maximum(i8(b), 1), b) 1.75 -> 5.9-8.0, seed 5 b + f64(where(...)) 0.80
+ * -> 0.96. */
+static void hoist_tile_gathers(lowering *w)
+{
+    kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1, outer = inner - 1;
+    if (!ir->tiles2d || ir->row_calls || p->loop_count < 3)
+        return;
+    bool one_tile = ir->tile_rows == p->extent[outer];
+    for (int g = 0; g < ir->step_count && w->status == BCG_OK; g++) {
+        kir_step *gather = &ir->steps[g];
+        if (gather->op != KIR_GATHER || gather->by_count || (!gather->subtract && !one_tile))
+            continue;
+        int k = gather->operand;
+        /* the loop steps around it, innermost first: depth d's is the last
+         * LOOP step before it at depth d */
+        int at = -1, depth = gather->depth;
+        for (int i = g - 1; i >= 0 && depth > 1; i--) {
+            const kir_step *step = &ir->steps[i];
+            if (step->depth >= depth)
+                continue;
+            depth = step->depth; /* the scope around: the one tile's, or a loop */
+            if (step->op == KIR_ROW_TILES && !gather->subtract)
+                continue;
+            if (step->op != KIR_LOOP || p->stride[k][step->loop] != 0)
+                break;
+            at = i;
+        }
+        if (at < 0)
+            continue;
+        kir_step moved = *gather;
+        moved.subtract = true; /* from the operand's position, the first rows */
+        moved.depth = ir->steps[at].depth;
+        if (!add_step(w, KIR_MK_DECLARE, 0) || !add_step(w, KIR_MK_DECLARE, 0))
+            return;
+        /* the N steps become N + 1: the gather leaves g, the declaration and
+         * the gather go in at `at` (< g); those after g move up by one,
+         * those from `at` to g by two */
+        kir_step *steps = ir->steps;
+        int n = ir->step_count - 2;
+        memmove(&steps[g + 2], &steps[g + 1], sizeof *steps * (size_t)(n - g - 1));
+        memmove(&steps[at + 2], &steps[at], sizeof *steps * (size_t)(g - at));
+        kir_step declare = {.op = KIR_MK_DECLARE, .depth = moved.depth, .node = -1, .loop = -1,
+                            .operand = k};
+        steps[at] = declare;
+        steps[at + 1] = moved;
+        ir->step_count = n + 1;
+        g++; /* (the step after the old gather is now at g + 2) */
+    }
+}
+
 /* ---- rows of short runs ----------------------------------------------------------------
  *
  * A tiled kernel whose inner runs are short (the 64-element runs of
@@ -1879,6 +1944,97 @@ static bool strided_leaf_fused(const lowering *w)
         any = true;
     }
     return any;
+}
+
+/* Whether the _rows microkernel lays the runs out as long contiguous calls
+ * (runtime/microkernels.c, "_rows with a periodic operand"): its
+ * conditions, an operand repeating every run (the same run each time, read
+ * with any stride) beside a contiguous one, the output contiguous over the
+ * runs.  Keep in step with the microkernel's (PERIODIC_MAX and
+ * PERIODIC_MIN_ELEMENTS there). */
+static bool rows_periodic(const kernel_ir *ir)
+{
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1, outer = inner - 1;
+    int64_t run = p->extent[inner];
+    if (run > 256 || run * p->extent[outer] < 4 * 1024 || p->stride[0][inner] != 1 ||
+        p->stride[0][outer] != run)
+        return false;
+    int leaves[2];
+    for (int j = 0; j < 2; j++) {
+        int id = kir_child(ir, 0, j);
+        if (ir->nodes[id]->op != OP_OPERAND)
+            return false;
+        leaves[j] = ir->nodes[id]->operand + 1;
+    }
+    for (int j = 0; j < 2; j++) {
+        int k = leaves[j], other = leaves[1 - j];
+        if (p->stride[k][outer] == 0 && p->stride[other][inner] == 1 &&
+            p->stride[other][outer] == run)
+            return true;
+    }
+    return false;
+}
+
+/* Whether the rows form's microkernel loses to the 2-D tiles (whose fused
+ * function reads a tile's rows in place, or gathers them once a tile, or
+ * takes the small flat form): the _rows microkernel makes one call per run
+ * and gathers every run that is not contiguous or one value on its own
+ * (GATHER, a call a run), so that an operand read with another stride
+ * along runs shorter than ROWS_STRIDED_MAX_RUN, and any runs shorter than
+ * microkernel_run, cost it tens of ns a run where the tiles take one call
+ * for up to a thousand elements.  Not when the microkernel lays the runs
+ * out as long calls (rows_periodic), and only with the fused function.
+ * Measured, sweep seeds 1-12, every case taking the rows form (87), same
+ * process, rows -> tiles: runs of 2 to 15, 30 cases, 1.7-170x faster
+ * (where(maximum(a, a) > b, ...) u8 runs of 4, b reversed: 14.4 -> 0.085
+ * us; a + b u8 runs of 3, a strided: 36.9 -> 0.40 ms); strided runs of
+ * 16 to 90, 12 cases, 1.02-4.7x (b + a, i8 runs of 17, b stride 3,
+ * 12.7 -> 8.2 ms); a periodic strided operand 0.30x (kept on the rows
+ * form); strided runs of 143 to 846 went either way (0.78-2.6x: kept). */
+#define ROWS_STRIDED_MAX_RUN 128
+
+/* Whether an operand is read with a stride other than 0 and 1 along the
+ * run: short runs of such that the 2-D tiles refuse (a tile under
+ * TILES2D_MIN_TILE elements) take the loop nest rather than the _rows
+ * call, whose gathers a run cost more than tcc's loads (measured, same
+ * process: b * a, i16 (22, 28, 3, 3) runs of 3 by 3 rows, a stride 2, b
+ * 3: 2.9x faster; b - a, f64 runs of 2, a reversed: 5.3x; b * a, f64 runs
+ * of 4, a stride 3: 1.75x). */
+static bool strided_short_run(const kernel_ir *ir)
+{
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    for (int k = 1; k <= ir->input_count; k++)
+        if (ir->input_used[k - 1] && p->stride[k][inner] != 0 && p->stride[k][inner] != 1)
+            return true;
+    return false;
+}
+
+static bool rows_refused(const compile *c, const kernel_ir *ir)
+{
+    const plan *p = ir->p;
+    if (c->options.disable_vector_code || !vex_cpu_ok() || p->loop_count < 2 ||
+        ir->root_count != 1 || rows_periodic(ir))
+        return false;
+    int inner = p->loop_count - 1;
+    int64_t run = p->extent[inner];
+    if (run < c->options.microkernel_run)
+        return true;
+    for (int k = 1; run < ROWS_STRIDED_MAX_RUN && k <= ir->input_count; k++) {
+        int64_t along = p->stride[k][inner], across = p->stride[k][inner - 1];
+        int64_t size = (int64_t)bcg_dtype_size(c->operands[k - 1].dtype);
+        /* (not an operand far apart both along and across the runs, whose
+         * gather finds no two elements near each other either way: b + a,
+         * f32 (112, 46, 45), b strides 112 and 5040 (20 KB), cc / JIT 0.65
+         * -> 0.59; a + 7, u8 runs of 16 at stride 1155, rows 105 bytes
+         * apart: 0.175 -> 0.68, sweep seed 5) */
+        if (ir->input_used[k - 1] && along != 0 && along != 1 &&
+            ((along >= -MAX_TILE_STRIDE && along <= MAX_TILE_STRIDE) ||
+             (across >= -1024 / size && across <= 1024 / size)))
+            return true;
+    }
+    return false;
 }
 
 static bool rows_form_fits(const kernel_ir *ir)
@@ -2840,8 +2996,12 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
     const char *not_tiled = NULL;
     ir->tiled = tiles_chosen(&w, &not_tiled);
     bool short_rows = !ir->tiled && ir->root_count == 1 && short_rows_chosen(&w);
-    /* (a fused program's other roots take 1-D tiles or the loop nest) */
-    if (!short_rows && ir->root_count == 1 && tiles2d_chosen(&w)) {
+    /* (a fused program's other roots take 1-D tiles or the loop nest;
+     * short rows the microkernel does badly take 2-D tiles if they can,
+     * else, over a strided operand, the loop nest: see rows_refused) */
+    bool refused = short_rows && rows_refused(c, ir);
+    if ((!short_rows || refused) && ir->root_count == 1 && tiles2d_chosen(&w)) {
+        short_rows = false;
         int64_t run = p->extent[p->loop_count - 1], rows = p->extent[p->loop_count - 2];
         int64_t columns = run;
         bool row_calls = false;
@@ -2857,6 +3017,8 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
         ir->scatter = !ir->row_calls && !tile2d_contiguous(p, 0, run);
         ir->tile_columns = ir->row_calls ? columns : run;
     }
+    if (short_rows && refused && strided_short_run(ir))
+        short_rows = false;
     /* (short rows stream as long calls where an operand repeats) */
     ir->stream = (short_rows || (ir->tiled && runs_whole_lines(ir))) && c->stream &&
                  !ir->scatter && stream_chosen(ir);
@@ -2879,10 +3041,12 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
     ir->rows = ir->rows || (ir->root_count == 1 && rows_chosen(&w));
     ir->stream_copies = ir->tiled && c->stream && ir->root_count > 1;
     if (!p->empty && w.status == BCG_OK) {
-        if (ir->unrolled)
+        if (ir->unrolled) {
             lower_unrolled(&w);
-        else
+        } else {
             lower_loop_nest(&w);
+            hoist_tile_gathers(&w);
+        }
         if (ir->stream || ir->stream_copies) /* runtime/microkernels.c: why the fence */
             add_step(&w, KIR_FENCE, 1);
     }

@@ -83,6 +83,27 @@ static view random_view(int rank, const int64_t *shape, int contiguous, int sign
 /* How many runs check made on more than one thread. */
 static long threaded_runs;
 
+/* Whether check's last kernel gathers a tile outside its innermost plan
+ * loop (lower.c hoist_tile_gathers): a gather call before the last
+ * `for (long i` of the source. */
+static bool last_hoisted;
+
+static bool gather_hoisted(const char *source)
+{
+    const char *gather = NULL, *loop = NULL;
+    for (const char *at = strstr(source, "gather_rows_"); at && !gather;
+         at = strstr(at + 1, "gather_rows_")) {
+        const char *end = at + strlen("gather_rows_");
+        while (*end >= '0' && *end <= '9')
+            end++;
+        if (strncmp(end, "(in", 3) == 0) /* a call, not a declaration */
+            gather = at;
+    }
+    for (const char *at = strstr(source, "for (long i"); at; at = strstr(at + 1, "for (long i"))
+        loop = at;
+    return gather && loop && gather < loop;
+}
+
 /* Compiles EXPR over OPS (COUNT), runs it (in place on operand INPLACE
  * when >= 0, on THREADS threads) and compares with the reference
  * evaluator; returns the kernel's source's answer to NEEDLE (1 found, 0
@@ -103,6 +124,7 @@ static int check(const char *expr, bcg_operand *ops, void **in, const size_t *by
         return -1;
     }
     int found = needle && strstr(bcg_kernel_source(k), needle) != NULL;
+    last_hoisted = gather_hoisted(bcg_kernel_source(k));
     arena *ar = arena_new();
     compile *front = ar ? arena_alloc(ar, sizeof *front) : NULL;
     assert_non_null(front);
@@ -1151,6 +1173,161 @@ static void test_float_rows_overlap(void **state_)
         assert_true(in_place * 3 >= checked * 2); /* 101 of 120 (45 before) */
 }
 
+/* A view of SHAPE laid out in a random order of its dimensions (a
+ * transposed one as often as not), the first STEP (1 to 8) elements
+ * apart, either way, every other one past the reach of those before it
+ * and now and then a gap: strided, reversed and transposed at once. */
+static view spread_view(int rank, const int64_t *shape)
+{
+    view v = {.rank = rank};
+    int order[4];
+    for (int d = 0; d < rank; d++)
+        order[d] = d;
+    for (int i = rank - 1; i > 0; i--) {
+        int j = (int)(next() % (uint64_t)(i + 1));
+        int t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    int64_t step = 1 + (int64_t)(next() % 8), low = 0, high = 0;
+    for (int i = 0; i < rank; i++) {
+        int d = order[i];
+        v.shape[d] = shape[d];
+        v.strides[d] = next() % 3 == 0 ? -step : step;
+        int64_t reach = v.strides[d] * (shape[d] - 1);
+        if (reach < 0)
+            low += reach;
+        else
+            high += reach;
+        step = step * shape[d] + (next() % 2 ? (int64_t)(next() % 3) : 0);
+    }
+    v.first = -low;
+    v.bytes = (size_t)(high - low + 1);
+    return v;
+}
+
+/* One operation or comparison of two operands (or an operand and a
+ * literal) broadcast against each other, each laid out by spread_view,
+ * runs of 2 to 127: the shapes that took the _rows microkernel, which
+ * lower.c's rows_refused now sends to the 2-D tiles or the small flat
+ * form unless the microkernel lays the runs out as long calls; every
+ * dtype, operands against a faulting page on either side, in place and on
+ * two threads, bit for bit against the reference evaluator.  Asserts the
+ * share left on the _rows microkernel. */
+static void test_broadcast_rows(void **state_)
+{
+    (void)state_;
+    static const char *const exprs[] = {"a + b", "b - a", "a * b", "minimum(a, b)",
+                                        "maximum(b, a)", "a > b", "b <= a", "a == b",
+                                        "a + 3", "5 - a", "maximum(a, 2)"};
+    static const bcg_dtype types[] = {BCG_I8,  BCG_I16, BCG_I32, BCG_I64, BCG_U8,
+                                      BCG_U16, BCG_U32, BCG_U64, BCG_F32, BCG_F64};
+    static guarded memory[2];
+    int checked = 0, failures = 0, by_rows = 0, hoisted = 0;
+    long threaded_before = threaded_runs;
+    for (int n = 0; n < 150; n++) {
+        int rank = 3 + (int)(next() % 2);
+        int64_t shape[4], a_shape[4], b_shape[4], rest = 1;
+        shape[rank - 1] = next() % 2 ? 2 + (int64_t)(next() % 14) : 16 + (int64_t)(next() % 112);
+        for (int d = 1; d < rank - 1; d++)
+            shape[d] = 2 + (int64_t)(next() % 9);
+        for (int d = 1; d < rank; d++)
+            rest *= shape[d];
+        int variant = (int)(next() % 4);
+        int64_t elements = variant == 2 ? 70000 : 4096 + (int64_t)(next() % 12000);
+        shape[0] = elements / rest + 1;
+        for (int d = 0; d < rank; d++) { /* a broadcast dimension in one or the other */
+            int pattern = (int)(next() % 4);
+            a_shape[d] = pattern == 1 ? 1 : shape[d];
+            b_shape[d] = pattern == 2 ? 1 : shape[d];
+        }
+        bcg_dtype t = types[next() % (sizeof types / sizeof types[0])];
+        size_t e = (size_t)(next() % (sizeof exprs / sizeof exprs[0]));
+        const char *expr = exprs[e];
+        bool literal = e >= 8, compares = e >= 5 && e <= 7;
+        /* in place on b: b of the result's shape, C-contiguous, and the result b's dtype */
+        bool inplace = variant == 1 && !literal && !compares;
+        if (inplace)
+            memcpy(b_shape, shape, sizeof shape);
+        view va = spread_view(rank, a_shape), vb = spread_view(rank, b_shape);
+        size_t size = bcg_dtype_size(t);
+        if (inplace) {
+            int64_t count = 1;
+            for (int d = 0; d < rank; d++)
+                count *= shape[d];
+            vb.first = 0;
+            vb.bytes = (size_t)count;
+        }
+        size_t bytes[2] = {va.bytes * size, vb.bytes * size};
+        char *a = guarded_alloc(&memory[0], bytes[0], next() % 2);
+        char *b = guarded_alloc(&memory[1], bytes[1], next() % 2);
+        fill(a, bytes[0]);
+        fill(b, bytes[1]);
+        bcg_operand ops[2] = {{"a", t, rank, va.shape, va.strides},
+                              {"b", t, rank, b_shape, inplace ? NULL : vb.strides}};
+        void *in[3] = {a + (size_t)va.first * size, b + (size_t)vb.first * size, b};
+        int got = check(expr, ops, in, bytes, 2, inplace ? 1 : -1, variant == 2 ? 2 : 1,
+                        "_rows(");
+        checked++;
+        failures += got < 0;
+        by_rows += got > 0;
+        hoisted += last_hoisted;
+        if (got < 0) {
+            print_error("  %s variant %d a", bcg_dtype_name(t), variant);
+            for (int d = 0; d < rank; d++)
+                print_error(" %lld@%lld", (long long)va.shape[d], (long long)va.strides[d]);
+            print_error(" b");
+            for (int d = 0; d < rank; d++)
+                print_error(" %lld@%lld", (long long)b_shape[d],
+                            (long long)(inplace ? 0 : vb.strides[d]));
+            print_error("\n");
+        }
+    }
+    guarded_free(&memory[0]);
+    guarded_free(&memory[1]);
+    print_message("# %d single operations over broadcast spread layouts, %d by the _rows "
+                  "microkernel, %d with a gather hoisted out of loops, %ld on two threads\n",
+                  checked, by_rows, hoisted, threaded_runs - threaded_before);
+    assert_int_equal(failures, 0);
+    assert_true(threaded_runs - threaded_before >= 10);
+    if (vex_cpu_ok()) {
+        assert_true(by_rows * 6 <= checked); /* 14 of 150; 114 before rows_refused */
+        assert_true(hoisted * 20 >= checked); /* 12 of 150; none before hoist_tile_gathers */
+    }
+}
+
+/* The gate itself, both ways: b + a with b read with stride 3 along runs
+ * of 17 (sweep seed 1's worst case, smaller) leaves the _rows microkernel;
+ * b * a with a strided block repeating every run beside a contiguous b
+ * (the microkernel's periodic layout, 4.7x gcc's loop nest) keeps it. */
+static void test_rows_gate(void **state_)
+{
+    (void)state_;
+    if (!vex_cpu_ok())
+        return;
+    int64_t a1_shape[5] = {9, 1, 13, 15, 1}, b1_shape[5] = {1, 7, 1, 15, 17};
+    int64_t b1_strides[5] = {0, 1071, 0, 51, 3};
+    int64_t a2_shape[3] = {1, 2, 9}, a2_strides[3] = {108, 27, 3}, b2_shape[3] = {300, 2, 9};
+    bcg_operand ops1[2] = {{"a", BCG_I8, 5, a1_shape, NULL}, {"b", BCG_I8, 5, b1_shape, b1_strides}};
+    bcg_operand ops2[2] = {{"a", BCG_I16, 3, a2_shape, a2_strides}, {"b", BCG_I16, 3, b2_shape, NULL}};
+    char *a1 = calloc(9 * 13 * 15, 1), *b1 = calloc(7 * 1071, 1);
+    char *a2 = calloc(108, 2), *b2 = calloc(300 * 18, 2);
+    assert_true(a1 && b1 && a2 && b2);
+    fill(a1, 9 * 13 * 15);
+    fill(b1, 7 * 1071);
+    fill(a2, 108 * 2);
+    fill(b2, 300 * 18 * 2);
+    size_t bytes1[2] = {9 * 13 * 15, 7 * 1071}, bytes2[2] = {108 * 2, 300 * 18 * 2};
+    void *in1[3] = {a1, b1, b1}, *in2[3] = {a2, b2, b2};
+    assert_int_equal(check("b + a", ops1, in1, bytes1, 2, -1, 1, "_rows("), 0);
+    assert_true(last_hoisted); /* b gathered once a trip of the loop over 7 */
+    assert_int_equal(check("b * a", ops2, in2, bytes2, 2, -1, 1, "_rows("), 1);
+    free(a1);
+    free(b1);
+    free(a2);
+    free(b2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1165,6 +1342,8 @@ int main(void)
         cmocka_unit_test(test_reversed_trees),
         cmocka_unit_test(test_spaced_layouts),
         cmocka_unit_test(test_transposed_far),
+        cmocka_unit_test(test_broadcast_rows),
+        cmocka_unit_test(test_rows_gate),
         cmocka_unit_test(test_transposed_gather_blocks),
         cmocka_unit_test(test_transposed_short_runs),
         cmocka_unit_test(test_float_rows_overlap),
