@@ -1535,7 +1535,7 @@ static bool reversed_rows_copy(const lowering *w)
 
 /* Smaller 2-D tiles, down to TILES2D_MIN_FUNCTION_TILE elements, for a
  * tree with a function that varies along the runs and has a vectorised
- * microkernel in f32 (exp, log, tanh, sin ... of runtime/microkernels.c,
+ * microkernel in f32 (exp, log, tanh, expm1 ... of runtime/microkernels.c,
  * 8 lanes).  Otherwise such a tree is tcc's per-element code, which
  * calls the C library once per element: in that stack-bound code each
  * call costs 9-13 ns (expf from the same code compiled by gcc -O0: as
@@ -1549,25 +1549,35 @@ static bool reversed_rows_copy(const lowering *w)
  * f64 (its polynomials 4 lanes, the others the C library's inside the
  * microkernel: exp(a * b) f64 runs of 3, rows of 4, 0.49-0.79 -> 0.55-
  * 0.72; sin(a) + cos(b) 0.89 -> 0.57), nor tiles under 8 (f64 exp(a) - 1
- * in tiles of 6: 1.44 -> 0.73). */
+ * in tiles of 6: 1.44 -> 0.73).  Random f32 trees of short runs in rows of
+ * 8 to 15 elements (bench of this change, same harness, main against
+ * this): exp, log, tanh, expm1, log1p, arctan, expit, tan, exp2, 24
+ * cases, cc / JIT geomean 0.51 -> 0.97 and 0.65 -> 0.86; but sin(a) + c
+ * 0.52-0.89 -> 0.33-0.50 (its double-precision reduction), and log2 and
+ * log10 either way (0.52 -> 0.26, 0.33 -> 0.44; 0.83 -> 0.74): those four
+ * keep tcc's code. */
 #define TILES2D_MIN_FUNCTION_TILE 8
 
 static bool vectorised_function_along_run(const kernel_ir *ir)
 {
     const plan *p = ir->p;
     int inner = p->loop_count - 1;
+    bool found = false;
     for (int id = 0; id < ir->node_count; id++) {
         tile_shape kind;
         const char *family = kir_tile_family(ir, id, &kind);
         if (!family || kind != TILE_UNARY || !expensive_function(ir, id))
             continue;
+        expr_op op = ir->nodes[id]->op;
+        if (op == OP_SIN || op == OP_COS || op == OP_LOG2 || op == OP_LOG10)
+            return false; /* (anywhere in the tree) */
         if (kir_tile_dtype(ir, id) != BCG_F32)
             continue;
         for (int c = id + 1; c < id + ir->value[id].size; c++)
-            if (ir->nodes[c]->op == OP_OPERAND && p->stride[ir->nodes[c]->operand + 1][inner] != 0)
-                return true;
+            found = found || (ir->nodes[c]->op == OP_OPERAND &&
+                              p->stride[ir->nodes[c]->operand + 1][inner] != 0);
     }
-    return false;
+    return found;
 }
 
 static bool tiles2d_chosen(lowering *w)
