@@ -878,7 +878,7 @@ static inline double log_polynomial_f64(double x)
 /* POLYNOMIAL for double: a block at a time, the hard elements recomputed
  * by the C library. */
 #define POLYNOMIAL_F64(NAME, EASY, FUNCTION, LIBM)                                    \
-    CLONES void bcg_mk_##NAME(double *out, const double *a, long sa, long n)          \
+    CLONES_WIDE void bcg_mk_##NAME(double *out, const double *a, long sa, long n)     \
     {                                                                                 \
         double gathered[POLYNOMIAL_BLOCK], result[POLYNOMIAL_BLOCK];                  \
         for (long start = 0; start < n; start += POLYNOMIAL_BLOCK) {                  \
@@ -960,8 +960,13 @@ static inline double log_polynomial_f64(double x)
     UNARY(ceil_##SUFFIX, T, ceil##F(x))              \
     TRANSCENDENTAL_##SUFFIX
 
-/* f64 exp and log: the polynomials above, vectorised; sin, cos, tanh: the
- * C library per element. */
+/* f64 exp and log: the polynomials above, vectorised (the AVX-512 clone
+ * too, 8 lanes: the same bits, no FMA with -ffp-contract=off, checked
+ * over 4M arguments, random bit patterns among them, against the AVX2
+ * clone; measured in one process, exp over [-20, 20]: 30 elements 83 ->
+ * 66 ns, 63 177 -> 123 ns, 180 to 4096 2.6-3.0 -> 1.4-1.5 ns an element;
+ * log over (0, 1000]: 30 elements 60 -> 49 ns, 600 1.9 -> 1.06 ns an
+ * element); sin, cos, tanh: the C library per element. */
 #define TRANSCENDENTAL_f64                                      \
     POLYNOMIAL_F64(exp_f64, exp_easy_f64, exp_polynomial_f64, exp_hard_f64) \
     POLYNOMIAL_F64(log_f64, log_easy_f64, log_polynomial_f64, log) \
