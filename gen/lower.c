@@ -1616,6 +1616,53 @@ static bool reversed_rows_copy(const lowering *w)
     return vex_rows_chosen(w);
 }
 
+/* Smaller 2-D tiles, down to TILES2D_MIN_FUNCTION_TILE elements, for a
+ * tree with a function that varies along the runs and has a vectorised
+ * microkernel in f32 (exp, log, tanh, expm1 ... of runtime/microkernels.c,
+ * 8 lanes).  Otherwise such a tree is tcc's per-element code, which
+ * calls the C library once per element: in that stack-bound code each
+ * call costs 9-13 ns (expf from the same code compiled by gcc -O0: as
+ * slow; -O1: 2 ns; not the PLT, an AVX-SSE transition or denormals).
+ * Measured (cc / JIT in one process, busy machine): maximum(exp(a),
+ * exp(b * c)) f32 runs of 3 in rows of 4, 6768 elements, 0.13-0.34 ->
+ * 0.62-1.14; abs(exp(minimum(b, exp(f32(c)))) / a + abs(a)) runs of 6
+ * in rows of 2: 0.50 -> 0.79; log(abs(a) + 1) - b f32 runs of 5, rows of
+ * 2: even (0.37-0.56 both).  Not a function constant along the run (per
+ * row: the tile computes it per element, exp(a) * b 0.46 -> 0.21), nor
+ * f64 (its polynomials 4 lanes, the others the C library's inside the
+ * microkernel: exp(a * b) f64 runs of 3, rows of 4, 0.49-0.79 -> 0.55-
+ * 0.72; sin(a) + cos(b) 0.89 -> 0.57), nor tiles under 8 (f64 exp(a) - 1
+ * in tiles of 6: 1.44 -> 0.73).  Random f32 trees of short runs in rows of
+ * 8 to 15 elements (bench of this change, same harness, main against
+ * this): exp, log, tanh, expm1, log1p, arctan, expit, tan, exp2, 24
+ * cases, cc / JIT geomean 0.51 -> 0.97 and 0.65 -> 0.86; but sin(a) + c
+ * 0.52-0.89 -> 0.33-0.50 (its double-precision reduction), and log2 and
+ * log10 either way (0.52 -> 0.26, 0.33 -> 0.44; 0.83 -> 0.74): those four
+ * keep tcc's code. */
+#define TILES2D_MIN_FUNCTION_TILE 8
+
+static bool vectorised_function_along_run(const kernel_ir *ir)
+{
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    bool found = false;
+    for (int id = 0; id < ir->node_count; id++) {
+        tile_shape kind;
+        const char *family = kir_tile_family(ir, id, &kind);
+        if (!family || kind != TILE_UNARY || !expensive_function(ir, id))
+            continue;
+        expr_op op = ir->nodes[id]->op;
+        if (op == OP_SIN || op == OP_COS || op == OP_LOG2 || op == OP_LOG10)
+            return false; /* (anywhere in the tree) */
+        if (kir_tile_dtype(ir, id) != BCG_F32)
+            continue;
+        for (int c = id + 1; c < id + ir->value[id].size; c++)
+            found = found || (ir->nodes[c]->op == OP_OPERAND &&
+                              p->stride[ir->nodes[c]->operand + 1][inner] != 0);
+    }
+    return found;
+}
+
 static bool tiles2d_chosen(lowering *w)
 {
     const compile *c = w->c;
@@ -1645,7 +1692,8 @@ static bool tiles2d_chosen(lowering *w)
                                                               : TILE_ELEMENTS / run;
     if (transposed)
         rows = transposed;
-    if (rows * run < TILES2D_MIN_TILE)
+    if (rows * run < TILES2D_MIN_TILE &&
+        !(rows * run >= TILES2D_MIN_FUNCTION_TILE && vectorised_function_along_run(ir)))
         return false;
     /* a subtree the 1-D tiles compute once per run is computed per element
      * over a 2-D tile; measured, that still wins for arithmetic (a per-row

@@ -877,8 +877,8 @@ static inline double log_polynomial_f64(double x)
 
 /* POLYNOMIAL for double: a block at a time, the hard elements recomputed
  * by the C library. */
-#define POLYNOMIAL_F64(NAME, EASY, FUNCTION, LIBM)                                    \
-    CLONES void bcg_mk_##NAME(double *out, const double *a, long sa, long n)          \
+#define POLYNOMIAL_F64_CLONES(NAME, EASY, FUNCTION, LIBM, WHICH)                      \
+    WHICH static void NAME(double *out, const double *a, long sa, long n)             \
     {                                                                                 \
         double gathered[POLYNOMIAL_BLOCK], result[POLYNOMIAL_BLOCK];                  \
         for (long start = 0; start < n; start += POLYNOMIAL_BLOCK) {                  \
@@ -900,6 +900,21 @@ static inline double log_polynomial_f64(double x)
                         result[j] = LIBM(x[j]);                                       \
             memcpy(out + start, result, (size_t)count * sizeof *out);                 \
         }                                                                             \
+    }
+
+/* The AVX-512 clone (8 lanes) from 16 elements on: under 16, its scalar
+ * remainder of up to 7 made 15 elements slower than the AVX2 clone's
+ * (measured, exp: 82 against 76 ns; b - exp(a), 30 f64 elements of 15
+ * values, a small kernel's call: 68 -> 95-107 ns). */
+#define POLYNOMIAL_F64(NAME, EASY, FUNCTION, LIBM)                                    \
+    POLYNOMIAL_F64_CLONES(NAME##_narrow, EASY, FUNCTION, LIBM, CLONES)                \
+    POLYNOMIAL_F64_CLONES(NAME##_wide, EASY, FUNCTION, LIBM, CLONES_WIDE)             \
+    void bcg_mk_##NAME(double *out, const double *a, long sa, long n)                 \
+    {                                                                                 \
+        if (n < 16)                                                                   \
+            NAME##_narrow(out, a, sa, n);                                             \
+        else                                                                          \
+            NAME##_wide(out, a, sa, n);                                               \
     }
 
 /* ---- the operations per dtype --------------------------------------------------- */
@@ -960,8 +975,13 @@ static inline double log_polynomial_f64(double x)
     UNARY(ceil_##SUFFIX, T, ceil##F(x))              \
     TRANSCENDENTAL_##SUFFIX
 
-/* f64 exp and log: the polynomials above, vectorised; sin, cos, tanh: the
- * C library per element. */
+/* f64 exp and log: the polynomials above, vectorised (the AVX-512 clone
+ * too, 8 lanes, from 16 elements: the same bits, no FMA with -ffp-contract=off, checked
+ * over 4M arguments, random bit patterns among them, against the AVX2
+ * clone; measured in one process, exp over [-20, 20]: 30 elements 83 ->
+ * 66 ns, 63 177 -> 123 ns, 180 to 4096 2.6-3.0 -> 1.4-1.5 ns an element;
+ * log over (0, 1000]: 30 elements 60 -> 49 ns, 600 1.9 -> 1.06 ns an
+ * element); sin, cos, tanh: the C library per element. */
 #define TRANSCENDENTAL_f64                                      \
     POLYNOMIAL_F64(exp_f64, exp_easy_f64, exp_polynomial_f64, exp_hard_f64) \
     POLYNOMIAL_F64(log_f64, log_easy_f64, log_polynomial_f64, log) \

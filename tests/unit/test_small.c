@@ -254,6 +254,12 @@ static bool flat_case;
  * place (lower.c, medium_rows_in_place); what run_kernel looks for in the
  * kernel's source as the form taken. */
 static bool medium_case;
+
+/* Whether the case is of short runs (2 to 7) in rows of fewer than 16
+ * elements (8 to 15), 1025 to 8192 elements in all: an f32 function that
+ * varies along the runs takes 2-D tiles of them (lower.c,
+ * vectorised_function_along_run). */
+static bool short_case;
 static const char *taken_marker = VEX_SMALL_SYMBOL "(";
 
 /* Whether the case is of per-row subtrees (test_random_hoisted_small):
@@ -443,19 +449,26 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
     }
     /* the result's shape: rank 1 to 5, at most 1024 elements */
     int rank = flat_case     ? 2 + below(3)
+               : short_case  ? 3 + below(2)
                : medium_case ? 2 + below(2)
                : hoist_case  ? 2 + below(4) /* (256 elements or more: two dimensions) */
                              : 1 + below(5);
     int64_t shape[5], elements;
     do {
         elements = 1;
-        for (int d = 0; d < rank; d++) {
+        if (short_case) { /* (first: the rows' count depends on it) */
+            shape[rank - 1] = 2 + below(6);
+            elements = shape[rank - 1];
+        }
+        for (int d = 0; d < rank - short_case; d++) {
             shape[d] = flat_case     ? (d == rank - 1 ? 1 + below(15) : 1 + below(rank == 2 ? 700 : 40))
+                       : short_case  ? (d == rank - 2 ? (7 + shape[rank - 1] + below(15 / shape[rank - 1] * shape[rank - 1] - 7)) / shape[rank - 1]
+                                                      : 2 + below(rank == 3 ? 900 : 30))
                        : medium_case ? (d == rank - 1 ? 65 + below(448) : 2 + below(rank == 2 ? 30 : 6))
                                      : sizes[below(d == rank - 1 ? 15 : 10)];
             elements *= shape[d];
         }
-    } while (flat_case     ? elements <= 1024 || elements > 8192
+    } while (flat_case || short_case ? elements <= 1024 || elements > 8192
              : medium_case ? elements > 16384
              : hoist_case  ? elements < 256 || elements > 1024 /* (small_subtrees' least) */
                            : elements > 1024);
@@ -580,7 +593,7 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
     if (!small && getenv("BCGEN_SMALL_SHOW"))
         print_message("# not small: %s %s, %lld elements\n", expr, bcg_dtype_name(out_dtype),
                       (long long)elements);
-    if (small_off) {
+    if (small_off && !short_case) { /* (the 2-D tiles stay without the vector code) */
         print_error("%s: disable_vector_code still calls the small function\n", expr);
         ok = false;
     }
@@ -846,6 +859,45 @@ static void test_random_flat(void **state)
     if (vex_cpu_ok() && count >= 100)
         assert_true(float_tally.small * 3 >= float_tally.cases &&
                     typed_tally.small * 3 >= typed_tally.cases);
+}
+
+/* Short runs (2 to 7) in rows of 8 to 15 elements, 1025 to 8192 in all,
+ * an f32 function (exp, log, tanh, expm1; sin, which keeps tcc's code) of
+ * a float tree, sometimes inside another: the 2-D tiles take those whose
+ * function varies along the runs (lower.c, vectorised_function_along_run),
+ * where tcc's code called the C library per element.  Checked as above (within the
+ * polynomials' tolerance; every buffer against a faulting page); fails
+ * unless two fifths of the cases take the 2-D tiles. */
+static void test_random_short_functions(void **state)
+{
+    (void)state;
+    static const char *const functions[] = {"exp(", "log(", "tanh(", "expm1(", "sin("};
+    const bcg_dtype dtypes[OPERANDS] = {BCG_F32, BCG_F32, BCG_F32, BCG_BOOL, BCG_I16};
+    const char *text_count = getenv("BCGEN_SHORT_FUNCTION_CASES");
+    int count = text_count ? atoi(text_count) : 120;
+    tally tally;
+    memset(&tally, 0, sizeof tally);
+    int failures = 0;
+    short_case = tolerant_case = true;
+    taken_marker = "row_start"; /* (the 2-D tiles' loop) */
+    for (int i = 0; i < count && failures < 10; i++) {
+        text t = {{0}, 0};
+        bool outer = below(3) == 0;
+        if (outer)
+            put(&t, "a * 0.5 + ");
+        put(&t, functions[below(5)]);
+        value_tree(&t, below(3));
+        put(&t, ")");
+        if (!check_case(t.s, dtypes, &tally))
+            failures++;
+    }
+    short_case = tolerant_case = false;
+    taken_marker = VEX_SMALL_SYMBOL "(";
+    print_message("# random short runs with functions: %d cases, %d through 2-D tiles, %d "
+                  "skipped\n", tally.cases, tally.small, tally.skipped);
+    assert_int_equal(failures, 0);
+    if (count >= 100) /* (main's rows of 16 or more: 26 of 92; here 47) */
+        assert_true(tally.small * 5 >= tally.cases * 2);
 }
 
 /* Medium runs (65 to 512) under rows with per-row operands, integer
@@ -1156,6 +1208,7 @@ int main(void)
         cmocka_unit_test(test_random_transcendental_small),
         cmocka_unit_test(test_random_flat),
         cmocka_unit_test(test_random_medium_rows),
+        cmocka_unit_test(test_random_short_functions),
         cmocka_unit_test(test_small_form),
         cmocka_unit_test(test_small_checks),
         cmocka_unit_test(test_small_disassembly),
