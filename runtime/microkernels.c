@@ -582,6 +582,7 @@ static inline float tanh_polynomial(float x)
     float s = exp_polynomial(ax + ax);
     float big = 1.0f - 2.0f / (s + 1.0f);
     big = float_of(bits_of(big) | (bits_of(x) & 0x80000000u));
+    small = float_of(bits_of(small) | (bits_of(x) & 0x80000000u)); /* tanh(-0) = -0 */
     return ax < 0.625f ? small : big;
 }
 
@@ -602,7 +603,8 @@ static inline float log1p_polynomial(float x)
 {
     float u = 1.0f + x;
     u = log_easy(u) ? u : 1.0f; /* keeps the bit tricks defined; recomputed anyway */
-    return log_polynomial(u) + (x - (u - 1.0f)) / u;
+    float y = log_polynomial(u) + (x - (u - 1.0f)) / u;
+    return x == 0.0f ? x : y; /* (log1p(-0) = -0: the sum gave +0) */
 }
 
 /* log2 and log10: the natural log times the constant (one more rounding). */
@@ -645,7 +647,8 @@ static inline float expm1_polynomial(float x)
     q = q * r + 0.5f;
     q = q * (r * r) + r;
     float scale = float_of((uint32_t)((int32_t)n + 127) << 23);
-    return scale * q + (scale - 1.0f);
+    float y = scale * q + (scale - 1.0f);
+    return x == 0.0f ? x : y; /* (expm1(-0) = -0: the sum gave +0) */
 }
 
 /* The logistic sigmoid: e = e^-|x|, then e / (1 + e) for x < 0 and
