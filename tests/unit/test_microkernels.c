@@ -743,6 +743,49 @@ static double uniform(uint64_t *seed, double low, double high)
     return low + (double)(xorshift64(seed) >> 11) / 9007199254740992.0 * (high - low);
 }
 
+/* f64 exp and log: calls of 16 elements or more take the AVX-512 clone
+ * where the CPU has it, shorter ones the AVX2 clone (bcg_mk_exp_f64's
+ * split); both must give the same bits, so that a CPU without AVX-512
+ * computes what this one does.  Random arguments over exp's whole range
+ * (its edges, +-0, infinities, NaN and raw bit patterns among them), each
+ * block once in one call of 512 and again in calls of 8. */
+static void test_f64_clones_agree(void **state)
+{
+    (void)state;
+    enum { N = 512 };
+    static const double edges[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 709.78, 709.79,
+                                    709.8, 709.81, -745.1, -745.2, -745.5, -745.6, -708.4,
+                                    5e-324, 1e-310, 1.0, 0.5};
+    double x[N], wide[N], narrow[N];
+    uint64_t seed = 0x2545f4914f6cdd1dull;
+    int differences = 0;
+    for (int round = 0; round < 64; round++) {
+        for (int i = 0; i < N; i++) {
+            uint64_t r = xorshift64(&seed);
+            if (r % 7 == 0)
+                x[i] = edges[(r >> 8) % (sizeof edges / sizeof edges[0])];
+            else if (r % 7 == 1)
+                memcpy(&x[i], &r, sizeof r);
+            else
+                x[i] = ((double)(r >> 11) / 9007199254740992.0 - 0.5) * ((r & 8) ? 1500.0 : 40.0);
+            if (round & 1)
+                x[i] = fabs(x[i]); /* (log's easy arguments) */
+        }
+        for (int f = 0; f < 2; f++) {
+            void (*mk)(double *, const double *, long, long) = f ? bcg_mk_log_f64 : bcg_mk_exp_f64;
+            mk(wide, x, 1, N);
+            for (int i = 0; i < N; i += 8)
+                mk(narrow + i, x + i, 1, 8);
+            for (int i = 0; i < N; i++)
+                if (memcmp(&wide[i], &narrow[i], sizeof wide[i]) != 0 &&
+                    !(isnan(wide[i]) && isnan(narrow[i])) && differences++ < 5)
+                    print_error("%s(%a): %a in a call of %d, %a in one of 8\n", f ? "log" : "exp",
+                                x[i], wide[i], N, narrow[i]);
+        }
+    }
+    assert_int_equal(differences, 0);
+}
+
 static void test_exp_f64_accuracy(void **state)
 {
     (void)state;
@@ -1818,6 +1861,7 @@ int main(void)
         cmocka_unit_test(test_transcendental_accuracy),
         cmocka_unit_test(test_signed_zeros),
         cmocka_unit_test(test_exp_f64_accuracy),
+        cmocka_unit_test(test_f64_clones_agree),
         cmocka_unit_test(test_log_f64_accuracy),
         cmocka_unit_test(test_plain_forms),
         cmocka_unit_test(test_every_row),
