@@ -30,7 +30,7 @@ const char *const helper_lists[HELPER_COUNT] = {
     "add_sat", "sub_sat", "mul_q", "add_sat_pair", "sub_sat_pair",
     "half_load", "half_store", "half_round", "half_round_f64",
     "lanes", "add_wrap", "sub_wrap", "mul_wrap", "neg_wrap", "not_wrap",
-    "load_bool",
+    "load_bool", "select",
 };
 
 static const struct {
@@ -791,6 +791,31 @@ static void put_comparison(cprinter *e, strbuf *sb, int id)
 }
 
 /* The value of node ID as a value of its own dtype, ignoring its local. */
+/* where(c, x, y) as bcg_select_T(c, x, y): the plain form (bcg_emit, the
+ * cc backend, the AOT form), which gcc compiles.  gcc 12.2 -O3 with AVX2 or
+ * AVX-512 vectorises a loop wrongly when a load sits in a side of a ?: whose
+ * condition reads an operand backwards (a negative stride) and the loop body
+ * holds two or more such statements (the unrolled groups): the if-converted
+ * side becomes a masked load whose mask is not reversed with the condition
+ * (tests/gcc/gcc12_masked_load.c).  As arguments, both sides are loaded
+ * unconditionally, there is no masked load, and gcc still vectorises the
+ * inlined select with a blend.  Evaluating both sides is defined: every
+ * helper is total (ops.c.tmpl) and every operand's element exists for every
+ * output element.  The JIT form keeps the ?: libtcc was tested with. */
+static void put_select(cprinter *e, strbuf *sb, int id)
+{
+    const expr_node *n = e->ir->nodes[id];
+    char name[40];
+    sb_puts(sb, helper_name(e, HELPER_SELECT, "select", n->dtype, name, sizeof name));
+    sb_putc(sb, '(');
+    put_as(e, sb, kir_child(e->ir, id, 0), BCG_BOOL);
+    sb_puts(sb, ", ");
+    put_as(e, sb, kir_child(e->ir, id, 1), n->dtype);
+    sb_puts(sb, ", ");
+    put_as(e, sb, kir_child(e->ir, id, 2), n->dtype);
+    sb_putc(sb, ')');
+}
+
 static void put_node(cprinter *e, strbuf *sb, int id)
 {
     const expr_node *n = e->ir->nodes[id];
@@ -901,6 +926,10 @@ static void put_node(cprinter *e, strbuf *sb, int id)
          * `!= 0` keeps it right whatever it folds (tested on libtcc) */
         int c = kir_child(e->ir, id, 0);
         expr_op cop = e->ir->nodes[c]->op;
+        if (e->c && !e->c->microkernels) { /* the forms gcc compiles: see put_select */
+            put_select(e, sb, id);
+            return;
+        }
         bool guard = !e->ir->value[c].local && cop != OP_OPERAND && !is_comparison(cop) &&
                      !essential(e); /* the AOT form's bool is tested as it is */
         sb_puts(sb, guard ? "((" : "(");
