@@ -30,7 +30,7 @@ const char *const helper_lists[HELPER_COUNT] = {
     "add_sat", "sub_sat", "mul_q", "add_sat_pair", "sub_sat_pair",
     "half_load", "half_store", "half_round", "half_round_f64",
     "lanes", "add_wrap", "sub_wrap", "mul_wrap", "neg_wrap", "not_wrap",
-    "load_bool", "select",
+    "load_bool", "select", "and_bool", "or_bool",
 };
 
 static const struct {
@@ -356,8 +356,30 @@ static const char *helper_name(cprinter *e, helper h, const char *name, bcg_dtyp
     return buf;
 }
 
+/* The AOT form's && or || of two bools: bcg_and_bool(x, y) or
+ * bcg_or_bool(x, y), the calls put_select's note asks for (gcc 12.2 -O3
+ * -mavx2 also miscompiles `c || y[j]` with c read backwards: the right side
+ * is a conditional load).  Both sides are bools free of side effects, so
+ * evaluating both is what the operator gives. */
+static void put_logic_call(cprinter *e, strbuf *sb, int a, const char *symbol, int b)
+{
+    char name[40];
+    bool and = symbol[0] == '&';
+    sb_puts(sb, helper_name(e, and ? HELPER_AND_BOOL : HELPER_OR_BOOL, and ? "and" : "or",
+                            BCG_BOOL, name, sizeof name));
+    sb_putc(sb, '(');
+    put_as(e, sb, a, BCG_BOOL);
+    sb_puts(sb, ", ");
+    put_as(e, sb, b, BCG_BOOL);
+    sb_putc(sb, ')');
+}
+
 static void put_infix(cprinter *e, strbuf *sb, int a, const char *symbol, int b, bcg_dtype t)
 {
+    if (t == BCG_BOOL && essential(e) && (symbol[0] == '&' || symbol[0] == '|') && !symbol[1]) {
+        put_logic_call(e, sb, a, symbol, b);
+        return;
+    }
     sb_putc(sb, '(');
     if (t == BCG_BOOL && essential(e))
         symbol = bool_symbol(e, symbol);
@@ -888,12 +910,17 @@ static void put_node(cprinter *e, strbuf *sb, int id)
             sb_puts(sb, ") - (");
             put_as(e, sb, a, f);
             sb_printf(sb, ") == %s)", zero_of(e, f));
-        } else { /* isinf: not NaN, and not finite */
-            sb_puts(sb, "(((");
+        } else { /* isinf: not NaN, and not finite (the AOT form's && a call: put_logic_call) */
+            if (essential(e)) {
+                char and[40];
+                sb_printf(sb, "%s(", helper_name(e, HELPER_AND_BOOL, "and", BCG_BOOL, and,
+                                                 sizeof and));
+            }
+            sb_puts(sb, essential(e) ? "((" : "(((");
             put_as(e, sb, a, f);
             sb_puts(sb, ") == (");
             put_as(e, sb, a, f);
-            sb_printf(sb, ")) %s ((", bool_symbol(e, "&"));
+            sb_puts(sb, essential(e) ? ")), ((" : ")) & ((");
             put_as(e, sb, a, f);
             sb_puts(sb, ") - (");
             put_as(e, sb, a, f);

@@ -27,6 +27,9 @@ typedef enum helper {
     /* where in the forms gcc compiles (not the JIT's): c ? x : y as a call,
      * so both sides are evaluated before the choice (cexpr.c, OP_WHERE) */
     HELPER_SELECT,
+    /* and the AOT form's && and || of two bools as calls, for the same
+     * reason (cexpr.c, put_infix) */
+    HELPER_AND_BOOL, HELPER_OR_BOOL,
     HELPER_COUNT
 } helper;
 extern const char *const helper_lists[HELPER_COUNT];
