@@ -10,7 +10,7 @@
  * cases: seeded random trees of where, minimum, maximum, clip, abs, sign,
  * casts and arithmetic with comparisons as conditions, over every numeric
  * dtype, operands reversed, strided, broadcast and read against a page that
- * faults (guarded.h), in loops unrolled by 2 to 8.  All the kernels of a
+ * faults (guarded.h), in loops unrolled by 2 to 6.  All the kernels of a
  * batch are compiled by one gcc command into one shared object. */
 #include <dlfcn.h>
 #include <float.h>
@@ -23,6 +23,7 @@
 
 /* before cmocka.h, whose fail() macro would otherwise rewrite util.c's fail */
 #include "internal.h"
+#include "aot.h"
 
 #include <setjmp.h>
 #include <cmocka.h>
@@ -30,9 +31,12 @@
 #include "compare.h"
 #include "guarded.h"
 
-enum { CASES = 48, OPERANDS = 4 };
+enum { CASES = 40, OPERANDS = 4 };
 
 typedef void (*kernel_fn)(void *, const void *const *);
+/* an AOT kernel: out, a, b, c, d (its parameters are typed pointers to the
+ * operands' elements; all pointers alike in the x86-64 ABI) */
+typedef void (*aot_fn)(void *, const void *, const void *, const void *, const void *);
 
 static uint64_t random_state = 0x2545f4914f6cdd1dull;
 static uint64_t next(void) { return xorshift64(&random_state); }
@@ -71,6 +75,14 @@ static void value_tree(text *t, int depth);
 static void condition_tree(text *t, int depth)
 {
     static const char *const compare[] = {" != ", " < ", " == ", " >= ", " > "};
+    if (depth >= 2 && below(4) == 0) { /* the AOT form's && and || */
+        put(t, "(");
+        condition_tree(t, depth - 1);
+        put(t, below(2) ? " & " : " | ");
+        condition_tree(t, depth - 1);
+        put(t, ")");
+        return;
+    }
     put(t, "(");
     value_tree(t, depth - 1 - below(2));
     put(t, compare[below(5)]);
@@ -184,10 +196,11 @@ static void make_case(gcc_case *k)
             "where(a %s 3, b, c)", "where(a %s 3, minimum(c, b), b)",
             "where(a %s 3, maximum(b, c), a)", "where(a %s 2, where(b %s 3, c, d), a)",
             "minimum(where(a %s b, b, c), d)", "where(a %s 3, clip(b, 1, 5), c)",
+            "where((a %s 3) | (b > 2), c, d)",
         };
         static const char *const compare[] = {"!=", "<", "==", ">=", ">"};
         const char *op = compare[below(5)];
-        k->expr.n = (size_t)snprintf(k->expr.s, sizeof k->expr.s, shapes[below(6)], op, op);
+        k->expr.n = (size_t)snprintf(k->expr.s, sizeof k->expr.s, shapes[below(7)], op, op);
         for (int i = 0; i < OPERANDS; i++) {
             k->dtype[i] = t;
             k->shape[i][0] = m;
@@ -211,7 +224,7 @@ static void options_of(int index, bcg_options *options)
 {
     bcg_options_init(options);
     options->unroll_limit = 0; /* loops, which gcc's loop vectoriser sees */
-    options->unroll_factor = 2 + index % 7;
+    options->unroll_factor = 2 + index % 5;
 }
 
 /* Fills COUNT elements of dtype T with small numbers (and some NaN and -0.0
@@ -235,8 +248,8 @@ static void fill(char *p, bcg_dtype t, int64_t count, uint64_t *state)
     }
 }
 
-/* Writes the C of every case (those bcg_emit takes) into UNIT, kernel I as
- * the function kI. */
+/* Writes the C of every even case (of those bcg_emit takes) into UNIT,
+ * kernel I as the function kI; returns how many bcg_emit took. */
 static int emit_cases(gcc_case *cases, FILE *unit)
 {
     int emitted = 0;
@@ -253,6 +266,11 @@ static int emit_cases(gcc_case *cases, FILE *unit)
         k->emitted = true;
         k->selects = strstr(source, "bcg_select_") != NULL;
         k->looped = strstr(source, "for (") != NULL;
+        emitted++;
+        if (i % 2) { /* the odd cases go into the AOT pair instead */
+            bcg_free(source);
+            continue;
+        }
         /* one translation unit for all: each kernel's bcg_ names (types,
          * helpers) made its own, kI_ */
         for (const char *p = source; *p; p++) {
@@ -264,16 +282,55 @@ static int emit_cases(gcc_case *cases, FILE *unit)
             }
         }
         bcg_free(source);
-        emitted++;
     }
     return emitted;
+}
+
+/* Writes the AOT pair of every odd case bcg_emit took (kernel I as aotI)
+ * into DIR/pair.c and DIR/pair.h. */
+static void emit_aot_pair(const gcc_case *cases, const char *dir)
+{
+    static aot_kernel kernels[CASES];
+    static bcg_operand ops[CASES][OPERANDS];
+    static char names[CASES][16];
+    int count = 0;
+    for (int i = 0; i < CASES; i++) {
+        if (!cases[i].emitted || i % 2 == 0)
+            continue;
+        aot_kernel *a = &kernels[count++];
+        memset(a, 0, sizeof *a);
+        operands_of(&cases[i], ops[i]);
+        snprintf(names[i], sizeof names[i], "aot%d", i);
+        a->name = names[i];
+        a->expression = cases[i].expr.s;
+        a->operands = ops[i];
+        a->operand_count = OPERANDS;
+        options_of(i, &a->options);
+    }
+    aot_request request = {count, kernels, false, 64, "test_gcc_where", "pair.c", "pair.h"};
+    char *source = NULL, *header = NULL;
+    bcg_error err;
+    if (aot_generate(&request, &source, &header, &err) != BCG_OK)
+        print_error("aot_generate: %s\n", err.message);
+    assert_true(source && header);
+    const char *texts[2] = {source, header}, *files[2] = {"pair.c", "pair.h"};
+    for (int f = 0; f < 2; f++) {
+        char path[96];
+        snprintf(path, sizeof path, "%s/%s", dir, files[f]);
+        FILE *out = fopen(path, "w");
+        assert_non_null(out);
+        fputs(texts[f], out);
+        fclose(out);
+    }
+    mem_free(source);
+    mem_free(header);
 }
 
 static guarded operand_memory[OPERANDS];
 
 /* Runs case I of LIBRARY against the reference evaluator; false (and a
  * message) when they differ. */
-static bool check_case(void *library, const gcc_case *k, int i, const char *march)
+static bool check_case(void *library, bool aot, const gcc_case *k, int i, const char *march)
 {
     bcg_operand ops[OPERANDS];
     bcg_options options;
@@ -311,17 +368,25 @@ static bool check_case(void *library, const gcc_case *k, int i, const char *marc
     assert_int_equal(eval_run(front, want, inputs, NULL), BCG_OK);
 
     char name[16];
-    snprintf(name, sizeof name, "k%d", i);
-    kernel_fn fn;
-    *(void **)&fn = dlsym(library, name);
-    assert_non_null(fn);
-    fn(got, inputs);
+    snprintf(name, sizeof name, aot ? "aot%d" : "k%d", i);
+    if (aot) {
+        aot_fn fn;
+        *(void **)&fn = dlsym(library, name);
+        assert_non_null(fn);
+        fn(got, inputs[0], inputs[1], inputs[2], inputs[3]);
+    } else {
+        kernel_fn fn;
+        *(void **)&fn = dlsym(library, name);
+        assert_non_null(fn);
+        fn(got, inputs);
+    }
     int64_t at = first_difference(got, want, t, elements, false);
     if (at >= 0) {
         uint64_t g = 0, w = 0;
         memcpy(&g, got + at * (int64_t)bcg_dtype_size(t), bcg_dtype_size(t));
         memcpy(&w, want + at * (int64_t)bcg_dtype_size(t), bcg_dtype_size(t));
-        print_error("gcc -O3 -march=%s, case %d: %s over", march, i, k->expr.s);
+        print_error("gcc -O3 -march=%s, %s case %d: %s over", march, aot ? "AOT" : "plain", i,
+                    k->expr.s);
         for (int j = 0; j < OPERANDS; j++)
             print_error(" %s=%s[%lld,%lld]@[%lld,%lld]", ops[j].name,
                         bcg_dtype_name(k->dtype[j]), (long long)k->shape[j][0],
@@ -355,6 +420,7 @@ static void test_gcc_o3_where_trees(void **state)
     assert_non_null(unit);
     int emitted = emit_cases(cases, unit);
     fclose(unit);
+    emit_aot_pair(cases, dir);
 
     /* the share of cases that hold what the test is about: emitted, looped,
      * a where as a select and an operand read backwards */
@@ -372,13 +438,13 @@ static void test_gcc_o3_where_trees(void **state)
     if (!__builtin_cpu_supports("avx2"))
         march_count = 0; /* (a v3 library would not run here) */
     /* both libraries by one command, the two gcc runs side by side */
-    char command[512] = "", so[2][80];
+    char command[640] = "", so[2][80];
     size_t used = 0;
     for (int v = 0; v < march_count; v++) {
         snprintf(so[v], sizeof so[v], "%s/%s.so", dir, marches[v]);
         used += (size_t)snprintf(command + used, sizeof command - used,
-                                 "%sgcc -std=c11 -O3 -march=%s -w -shared -fPIC -o %s %s -lm%s",
-                                 v ? " " : "(", marches[v], so[v], path,
+                                 "%sgcc -std=c11 -O3 -march=%s -w -shared -fPIC -o %s %s %s/pair.c "
+                                 "-lm%s", v ? " " : "(", marches[v], so[v], path, dir,
                                  v + 1 < march_count ? " & " : "; wait)");
         assert_true(used < sizeof command);
     }
@@ -390,11 +456,16 @@ static void test_gcc_o3_where_trees(void **state)
         assert_non_null(library);
         for (int i = 0; i < CASES; i++)
             if (cases[i].emitted)
-                failures += !check_case(library, &cases[i], i, marches[v]);
+                failures += !check_case(library, i % 2, &cases[i], i, marches[v]);
         dlclose(library);
         unlink(so[v]);
     }
     unlink(path);
+    const char *pair[2] = {"pair.c", "pair.h"};
+    for (int f = 0; f < 2; f++) {
+        snprintf(path, sizeof path, "%s/%s", dir, pair[f]);
+        unlink(path);
+    }
     rmdir(dir);
     for (int j = 0; j < OPERANDS; j++)
         guarded_free(&operand_memory[j]);
