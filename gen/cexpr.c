@@ -356,7 +356,10 @@ static const char *helper_name(cprinter *e, helper h, const char *name, bcg_dtyp
     return buf;
 }
 
-/* The AOT form's && or || of two bools: bcg_and_bool(x, y) or
+static bool loads_beyond(const cprinter *e, int a, int b);
+
+/* The AOT form's && or || of two bools whose right side reads an operand
+ * the left does not (loads_beyond): bcg_and_bool(x, y) or
  * bcg_or_bool(x, y), the calls put_select's note asks for (gcc 12.2 -O3
  * -mavx2 also miscompiles `c || y[j]` with c read backwards: the right side
  * is a conditional load).  Both sides are bools free of side effects, so
@@ -376,7 +379,8 @@ static void put_logic_call(cprinter *e, strbuf *sb, int a, const char *symbol, i
 
 static void put_infix(cprinter *e, strbuf *sb, int a, const char *symbol, int b, bcg_dtype t)
 {
-    if (t == BCG_BOOL && essential(e) && (symbol[0] == '&' || symbol[0] == '|') && !symbol[1]) {
+    if (t == BCG_BOOL && essential(e) && (symbol[0] == '&' || symbol[0] == '|') && !symbol[1] &&
+        loads_beyond(e, a, b)) {
         put_logic_call(e, sb, a, symbol, b);
         return;
     }
@@ -813,6 +817,32 @@ static void put_comparison(cprinter *e, strbuf *sb, int id)
 }
 
 /* The value of node ID as a value of its own dtype, ignoring its local. */
+/* The operands whose elements value ID's C reads (a value with a local is
+ * not computed where it is used), as bits: 1 << operand (fewer than 64). */
+static uint64_t loads_of(const cprinter *e, int id)
+{
+    uint64_t loads = 0;
+    for (int j = id; j < id + e->ir->value[id].size;) {
+        if (e->ir->value[j].local) {
+            j += e->ir->value[j].size;
+            continue;
+        }
+        const expr_node *n = e->ir->nodes[j];
+        if (n->op == OP_OPERAND && n->operand < 64)
+            loads |= 1ULL << n->operand;
+        j++;
+    }
+    return loads;
+}
+
+/* Whether the C of value B reads an operand that the C of value A does not:
+ * written after `A ?` or `A &&`, B would hold a load only made when A says
+ * so, which gcc 12.2 may get wrong (put_select). */
+static bool loads_beyond(const cprinter *e, int a, int b)
+{
+    return (loads_of(e, b) & ~loads_of(e, a)) != 0;
+}
+
 /* where(c, x, y) as bcg_select_T(c, x, y): the plain form (bcg_emit, the
  * cc backend, the AOT form), which gcc compiles.  gcc 12.2 -O3 with AVX2 or
  * AVX-512 vectorises a loop wrongly when a load sits in a side of a ?: whose
@@ -821,7 +851,10 @@ static void put_comparison(cprinter *e, strbuf *sb, int id)
  * side becomes a masked load whose mask is not reversed with the condition
  * (tests/gcc/gcc12_masked_load.c).  As arguments, both sides are loaded
  * unconditionally, there is no masked load, and gcc still vectorises the
- * inlined select with a blend.  Evaluating both sides is defined: every
+ * inlined select with a blend.  Only where a side reads an operand the
+ * condition does not (loads_beyond): otherwise the side's loads are the
+ * condition's, made anyway, gcc needs no masked load, and the ?: stays (gcc
+ * vectorised where(a < b, a * 2, b - 1) on i32 as ?: but not as a select).  Evaluating both sides is defined: every
  * helper is total (ops.c.tmpl) and every operand's element exists for every
  * output element.  The JIT form keeps the ?: libtcc was tested with. */
 static void put_select(cprinter *e, strbuf *sb, int id)
@@ -910,17 +943,12 @@ static void put_node(cprinter *e, strbuf *sb, int id)
             sb_puts(sb, ") - (");
             put_as(e, sb, a, f);
             sb_printf(sb, ") == %s)", zero_of(e, f));
-        } else { /* isinf: not NaN, and not finite (the AOT form's && a call: put_logic_call) */
-            if (essential(e)) {
-                char and[40];
-                sb_printf(sb, "%s(", helper_name(e, HELPER_AND_BOOL, "and", BCG_BOOL, and,
-                                                 sizeof and));
-            }
-            sb_puts(sb, essential(e) ? "((" : "(((");
+        } else { /* isinf: not NaN, and not finite */
+            sb_puts(sb, "(((");
             put_as(e, sb, a, f);
             sb_puts(sb, ") == (");
             put_as(e, sb, a, f);
-            sb_puts(sb, essential(e) ? ")), ((" : ")) & ((");
+            sb_printf(sb, ")) %s ((", bool_symbol(e, "&"));
             put_as(e, sb, a, f);
             sb_puts(sb, ") - (");
             put_as(e, sb, a, f);
@@ -953,7 +981,9 @@ static void put_node(cprinter *e, strbuf *sb, int id)
          * `!= 0` keeps it right whatever it folds (tested on libtcc) */
         int c = kir_child(e->ir, id, 0);
         expr_op cop = e->ir->nodes[c]->op;
-        if (e->c && !e->c->microkernels) { /* the forms gcc compiles: see put_select */
+        if (e->c && !e->c->microkernels && /* the forms gcc compiles: see put_select */
+            (loads_beyond(e, c, kir_child(e->ir, id, 1)) ||
+             loads_beyond(e, c, kir_child(e->ir, id, 2)))) {
             put_select(e, sb, id);
             return;
         }
