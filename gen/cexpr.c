@@ -816,7 +816,6 @@ static void put_comparison(cprinter *e, strbuf *sb, int id)
     put_infix(e, sb, a, kir_op_symbol(n->op), b, expr_operation_type(n));
 }
 
-/* The value of node ID as a value of its own dtype, ignoring its local. */
 /* The operands whose elements value ID's C reads (a value with a local is
  * not computed where it is used), as bits: 1 << operand (fewer than 64). */
 static uint64_t loads_of(const cprinter *e, int id)
@@ -845,18 +844,19 @@ static bool loads_beyond(const cprinter *e, int a, int b)
 
 /* where(c, x, y) as bcg_select_T(c, x, y): the plain form (bcg_emit, the
  * cc backend, the AOT form), which gcc compiles.  gcc 12.2 -O3 with AVX2 or
- * AVX-512 vectorises a loop wrongly when a load sits in a side of a ?: whose
- * condition reads an operand backwards (a negative stride) and the loop body
- * holds two or more such statements (the unrolled groups): the if-converted
- * side becomes a masked load whose mask is not reversed with the condition
- * (tests/gcc/gcc12_masked_load.c).  As arguments, both sides are loaded
+ * AVX-512 vectorises a loop wrongly when a side of a ?: holds a load and the
+ * loop body holds two or more such statements (the unrolled groups): the
+ * if-converted side becomes a masked load whose lanes come out permuted
+ * (tests/gcc/gcc12_masked_load.c; mostly with the condition read backwards,
+ * a negative stride, but not only).  As arguments, both sides are loaded
  * unconditionally, there is no masked load, and gcc still vectorises the
  * inlined select with a blend.  Only where a side reads an operand the
  * condition does not (loads_beyond): otherwise the side's loads are the
- * condition's, made anyway, gcc needs no masked load, and the ?: stays (gcc
- * vectorised where(a < b, a * 2, b - 1) on i32 as ?: but not as a select).  Evaluating both sides is defined: every
- * helper is total (ops.c.tmpl) and every operand's element exists for every
- * output element.  The JIT form keeps the ?: libtcc was tested with. */
+ * condition's, made anyway, gcc needs no masked load, and the ?: stays
+ * (gcc vectorised where(a < b, a * 2, b - 1) on i32 as ?: but not as a
+ * select).  Evaluating both sides is defined: every helper is total
+ * (ops.c.tmpl) and every operand's element exists for every output
+ * element.  The JIT form keeps the ?: libtcc was tested with. */
 static void put_select(cprinter *e, strbuf *sb, int id)
 {
     const expr_node *n = e->ir->nodes[id];
@@ -871,6 +871,7 @@ static void put_select(cprinter *e, strbuf *sb, int id)
     sb_putc(sb, ')');
 }
 
+/* The value of node ID as a value of its own dtype, ignoring its local. */
 static void put_node(cprinter *e, strbuf *sb, int id)
 {
     const expr_node *n = e->ir->nodes[id];
