@@ -13,10 +13,13 @@
  * negative stride and one of whose sides is a load.  If-conversion makes the
  * side a masked load (vmaskmovpd / AVX-512 masked move); the group's mask is
  * computed from the reversed condition load and the loaded lanes come out
- * permuted (element i gets x[i + 2]).  One statement per iteration, a
+ * permuted (element i gets x[i + 2]).  Here one statement per iteration, a
  * positive stride, or a side that is not a load (a constant, x + 1 in float)
- * is right.  Every dtype is hit: f64, f32, i64, i32 with AVX2; i16 and i8
- * with AVX-512 (masked loads of narrow elements).
+ * is right; test_gcc_where's random cases also hit it with forward strides
+ * only (where(b > 2, a, 3) on i64 [2,110], b's rows 111 apart, unrolled by
+ * 7) and with `c || y[j]` (the AOT form's ||).  Every dtype is hit: f64,
+ * f32, i64, i32 with AVX2; i16 and i8 with AVX-512 (masked loads of narrow
+ * elements).
  *
  * bcgen's way round (gen/cexpr.c put_select): in the forms gcc compiles a
  * where is a call bcg_select_T(c, x, y), so both sides are plain arguments
