@@ -31,7 +31,7 @@
 #include "compare.h"
 #include "guarded.h"
 
-enum { CASES = 40, OPERANDS = 4 };
+enum { CASES = 32, OPERANDS = 4 };
 
 typedef void (*kernel_fn)(void *, const void *const *);
 /* an AOT kernel: out, a, b, c, d (its parameters are typed pointers to the
