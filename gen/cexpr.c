@@ -30,7 +30,7 @@ const char *const helper_lists[HELPER_COUNT] = {
     "add_sat", "sub_sat", "mul_q", "add_sat_pair", "sub_sat_pair",
     "half_load", "half_store", "half_round", "half_round_f64",
     "lanes", "add_wrap", "sub_wrap", "mul_wrap", "neg_wrap", "not_wrap",
-    "load_bool",
+    "load_bool", "select", "and_bool", "or_bool",
 };
 
 static const struct {
@@ -356,8 +356,34 @@ static const char *helper_name(cprinter *e, helper h, const char *name, bcg_dtyp
     return buf;
 }
 
+static bool loads_beyond(const cprinter *e, int a, int b);
+
+/* The AOT form's && or || of two bools whose right side reads an operand
+ * the left does not (loads_beyond): bcg_and_bool(x, y) or
+ * bcg_or_bool(x, y), the calls put_select's note asks for (gcc 12.2 -O3
+ * -mavx2 also miscompiles `c || y[j]` with c read backwards: the right side
+ * is a conditional load).  Both sides are bools free of side effects, so
+ * evaluating both is what the operator gives. */
+static void put_logic_call(cprinter *e, strbuf *sb, int a, const char *symbol, int b)
+{
+    char name[40];
+    bool and = symbol[0] == '&';
+    sb_puts(sb, helper_name(e, and ? HELPER_AND_BOOL : HELPER_OR_BOOL, and ? "and" : "or",
+                            BCG_BOOL, name, sizeof name));
+    sb_putc(sb, '(');
+    put_as(e, sb, a, BCG_BOOL);
+    sb_puts(sb, ", ");
+    put_as(e, sb, b, BCG_BOOL);
+    sb_putc(sb, ')');
+}
+
 static void put_infix(cprinter *e, strbuf *sb, int a, const char *symbol, int b, bcg_dtype t)
 {
+    if (t == BCG_BOOL && essential(e) && (symbol[0] == '&' || symbol[0] == '|') && !symbol[1] &&
+        loads_beyond(e, a, b)) {
+        put_logic_call(e, sb, a, symbol, b);
+        return;
+    }
     sb_putc(sb, '(');
     if (t == BCG_BOOL && essential(e))
         symbol = bool_symbol(e, symbol);
@@ -790,6 +816,61 @@ static void put_comparison(cprinter *e, strbuf *sb, int id)
     put_infix(e, sb, a, kir_op_symbol(n->op), b, expr_operation_type(n));
 }
 
+/* The operands whose elements value ID's C reads (a value with a local is
+ * not computed where it is used), as bits: 1 << operand (fewer than 64). */
+static uint64_t loads_of(const cprinter *e, int id)
+{
+    uint64_t loads = 0;
+    for (int j = id; j < id + e->ir->value[id].size;) {
+        if (e->ir->value[j].local) {
+            j += e->ir->value[j].size;
+            continue;
+        }
+        const expr_node *n = e->ir->nodes[j];
+        if (n->op == OP_OPERAND && n->operand < 64)
+            loads |= 1ULL << n->operand;
+        j++;
+    }
+    return loads;
+}
+
+/* Whether the C of value B reads an operand that the C of value A does not:
+ * written after `A ?` or `A &&`, B would hold a load only made when A says
+ * so, which gcc 12.2 may get wrong (put_select). */
+static bool loads_beyond(const cprinter *e, int a, int b)
+{
+    return (loads_of(e, b) & ~loads_of(e, a)) != 0;
+}
+
+/* where(c, x, y) as bcg_select_T(c, x, y): the plain form (bcg_emit, the
+ * cc backend, the AOT form), which gcc compiles.  gcc 12.2 -O3 with AVX2 or
+ * AVX-512 vectorises a loop wrongly when a side of a ?: holds a load and the
+ * loop body holds two or more such statements (the unrolled groups): the
+ * if-converted side becomes a masked load whose lanes come out permuted
+ * (tests/gcc/gcc12_masked_load.c; mostly with the condition read backwards,
+ * a negative stride, but not only).  As arguments, both sides are loaded
+ * unconditionally, there is no masked load, and gcc still vectorises the
+ * inlined select with a blend.  Only where a side reads an operand the
+ * condition does not (loads_beyond): otherwise the side's loads are the
+ * condition's, made anyway, gcc needs no masked load, and the ?: stays
+ * (gcc vectorised where(a < b, a * 2, b - 1) on i32 as ?: but not as a
+ * select).  Evaluating both sides is defined: every helper is total
+ * (ops.c.tmpl) and every operand's element exists for every output
+ * element.  The JIT form keeps the ?: libtcc was tested with. */
+static void put_select(cprinter *e, strbuf *sb, int id)
+{
+    const expr_node *n = e->ir->nodes[id];
+    char name[40];
+    sb_puts(sb, helper_name(e, HELPER_SELECT, "select", n->dtype, name, sizeof name));
+    sb_putc(sb, '(');
+    put_as(e, sb, kir_child(e->ir, id, 0), BCG_BOOL);
+    sb_puts(sb, ", ");
+    put_as(e, sb, kir_child(e->ir, id, 1), n->dtype);
+    sb_puts(sb, ", ");
+    put_as(e, sb, kir_child(e->ir, id, 2), n->dtype);
+    sb_putc(sb, ')');
+}
+
 /* The value of node ID as a value of its own dtype, ignoring its local. */
 static void put_node(cprinter *e, strbuf *sb, int id)
 {
@@ -901,6 +982,12 @@ static void put_node(cprinter *e, strbuf *sb, int id)
          * `!= 0` keeps it right whatever it folds (tested on libtcc) */
         int c = kir_child(e->ir, id, 0);
         expr_op cop = e->ir->nodes[c]->op;
+        if (e->c && !e->c->microkernels && /* the forms gcc compiles: see put_select */
+            (loads_beyond(e, c, kir_child(e->ir, id, 1)) ||
+             loads_beyond(e, c, kir_child(e->ir, id, 2)))) {
+            put_select(e, sb, id);
+            return;
+        }
         bool guard = !e->ir->value[c].local && cop != OP_OPERAND && !is_comparison(cop) &&
                      !essential(e); /* the AOT form's bool is tested as it is */
         sb_puts(sb, guard ? "((" : "(");

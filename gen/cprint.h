@@ -24,6 +24,12 @@ typedef enum helper {
     /* the AOT form's wrapping arithmetic on signed types (MISRA C:2012 10.8) */
     HELPER_ADD_WRAP, HELPER_SUB_WRAP, HELPER_MUL_WRAP, HELPER_NEG_WRAP, HELPER_NOT_WRAP,
     HELPER_LOAD_BOOL, /* and its bool loads (an element as a bool) */
+    /* where in the forms gcc compiles (not the JIT's): c ? x : y as a call,
+     * so both sides are evaluated before the choice (cexpr.c, OP_WHERE) */
+    HELPER_SELECT,
+    /* and the AOT form's && and || of two bools as calls, for the same
+     * reason (cexpr.c, put_infix) */
+    HELPER_AND_BOOL, HELPER_OR_BOOL,
     HELPER_COUNT
 } helper;
 extern const char *const helper_lists[HELPER_COUNT];

@@ -1672,6 +1672,9 @@ static void set_helper_variables(cprinter *e, tmpl_scope *s, bool aot)
                                       : is_signed(d) ? "1" : "1U");
             tmpl_set_str(item, "u", typed && dtype_kind_of(d) == KIND_UINT ? "U" : "");
             tmpl_set_str(item, "wide_u", aot ? "U" : "");
+            /* select: a value of the type and its condition (bool in the AOT form) */
+            tmpl_set_str(item, "value_type", aot && d == BCG_BOOL ? "bool" : cexpr_value_ctype(d));
+            tmpl_set_str(item, "condition_type", aot ? "bool" : "int");
             if (h == HELPER_ADD_SAT_PAIR || h == HELPER_SUB_SAT_PAIR)
                 tmpl_set_bool(item, "acle", aot);
             if (h == HELPER_ADD_SAT || h == HELPER_SUB_SAT || h == HELPER_MUL_Q) {

@@ -812,7 +812,7 @@ const char *form_kind_name(form_kind kind);
  * there is no `out`).  It ors what the body calls into aot->needs, so one
  * file holding several kernels renders the helpers once (emit_helpers).
  * Positions and loop counters are ptrdiff_t. */
-#define EMIT_HELPER_FAMILIES 39
+#define EMIT_HELPER_FAMILIES 42
 #define EMIT_MATH_FUNCTIONS (OP_COUNT + 4) /* cexpr.c: ops.h's, then fabs fmod pow copysign */
 typedef struct emit_needs {
     bool helper[EMIT_HELPER_FAMILIES][BCG_DTYPE_COUNT];
