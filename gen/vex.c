@@ -3769,6 +3769,115 @@ static bool mask_product(generator *g, int id, bcg_dtype t, value *out)
     return true;
 }
 
+/* Hoisted value I's stack slots: 64 bytes, its first element in every
+ * lane (write_hoisted). */
+static int32_t hoisted_disp(const generator *g, int i) { return 32 * (g->hoist_base + 2 * i); }
+
+/* Register R = hoisted value I.  In the paired loop both vectors' copies
+ * read the same slots (vex_paired refuses a stack operand: a slot of the
+ * tail or of a staged leaf is one vector's), the zmm body all 64 bytes at
+ * once; so a tree with a value computed once a run keeps the paired loop
+ * (measured: i32(i8(where(a > 0, a, c)) + b), a and b one value, 7.2M i8
+ * c, was the single loop). */
+int vex_pair_hoisted = -1;
+
+static void load_hoisted(generator *g, int r, int i)
+{
+    builder *b = g->b;
+    rm_operand slot = in_memory(at(RSP, NONE, 1, hoisted_disp(g, i)));
+    if (!b->dup || vex_pair_hoisted == 0) { /* (vex_paired: dup_bad, the single loop) */
+        vex(b, V_MOVDQU_LOAD, true, false, r, 0, slot, -1);
+        return;
+    }
+    b->dup = false;
+    if (b->dup_zmm) {
+        if (r == b->k1_of)
+            b->k1_of = -1;
+        evex_form(b, vex_rows[V_MOVDQU_LOAD].pp, vex_rows[V_MOVDQU_LOAD].map,
+                  vex_rows[V_MOVDQU_LOAD].opcode, false, r, 0, slot, -1, false, 512);
+    } else {
+        vex(b, V_MOVDQU_LOAD, true, false, r, 0, slot, -1);
+        vex(b, V_MOVDQU_LOAD, true, false, paired(b, r), 0, slot, -1);
+    }
+    b->dup = true;
+}
+
+/* jcc (CC as in jump) or jmp (CC < 0) forward, rel32: its offset, for land */
+static int jump_forward(builder *b, int cc)
+{
+    if (cc < 0) {
+        byte(b, 0xe9);
+    } else {
+        byte(b, 0x0f);
+        byte(b, 0x80 + cc);
+    }
+    word32(b, 0);
+    return b->length - 4;
+}
+
+/* jump_forward's jump at AT lands here */
+static void land(builder *b, int at)
+{
+    if (b->overflow || at < 0 || at + 4 > b->length)
+        return;
+    int32_t rel = b->length - (at + 4);
+    for (int i = 0; i < 4; i++)
+        b->code[at + i] = (unsigned char)((uint32_t)rel >> (8 * i));
+}
+
+/* VEX_WHERE_BRANCH 0: a where() whose condition is computed once a run
+ * blends both sides every vector, as before (measurements). */
+int vex_where_branch = -1;
+
+/* where(c, x, y) of a non-bool dtype whose condition is the same in every
+ * lane (a value computed once a run, write_hoisted): one side computed,
+ * chosen by a branch on the condition's slot, as gcc -O3 unswitches such
+ * loops: the other side's leaves are not read.  Measured (a and b one
+ * value, c i8, a > 0 everywhere): where(a > 0, a, c) + b 71514 elements
+ * (cc / JIT) 0.33 -> ?, i32(i8(where(a > 0, a, c)) + b) 7.2M 0.67 -> ?.
+ * Not with values kept across uses (shared: one side's register would
+ * be another's) nor strided leaves (rdi set in one side); false: the
+ * caller blends. */
+static bool where_branch(generator *g, int id, value *out)
+{
+    const kernel_ir *ir = g->ir;
+    const expr_node *n = ir->nodes[id];
+    int condition = kir_child(ir, id, 0);
+    if (vex_where_branch == 0 || !g->hoist || g->hoisting || g->hoist[condition] < 0 ||
+        n->dtype == BCG_BOOL || g->shared_uses)
+        return false;
+    for (int i = 0; i < g->leaf_count; i++)
+        if (leaf_strided(&g->leaves[i]))
+            return false;
+    builder *b = g->b;
+    value c = g->hoisted[g->hoist[condition]];
+    /* cmp byte [rsp + slot], 0: its first byte (every lane's, a mask's
+     * ones or a bool's 0 or 1) */
+    byte(b, 0x80); /* (no REX: rsp, a byte operand) */
+    modrm_memory(b, 7, at(RSP, NONE, 1, hoisted_disp(g, g->hoist[condition])));
+    byte(b, 0);
+    end_instruction(b);
+    unsigned free = g->free;
+    b->k1_of = -1; /* (the zmm body's k1: not known on either side) */
+    int to_y = jump_forward(b, c.inverted ? 0x5 : 0x4); /* je y (inverted: jne) */
+    value x = typed_as(g, kir_child(ir, id, 1), n->dtype);
+    unsigned after = g->free;
+    int to_end = jump_forward(b, -1);
+    land(b, to_y);
+    g->free = free;
+    b->k1_of = -1;
+    value y = typed_as(g, kir_child(ir, id, 2), n->dtype);
+    if (y.reg != x.reg) {
+        vex(b, V_MOVDQU_LOAD, true, false, x.reg, 0, in_register(y.reg), -1); /* vmovdqu */
+        give_register(g, y.reg);
+    }
+    land(b, to_end);
+    b->k1_of = -1;
+    g->free = after & g->free & ~(1u << x.reg);
+    *out = (value){x.reg, false, false, n->dtype};
+    return true;
+}
+
 static value typed(generator *g, int id)
 {
     const kernel_ir *ir = g->ir;
@@ -3779,8 +3888,7 @@ static value typed(generator *g, int id)
     if (g->hoist && g->hoist[id] >= 0 && !g->hoisting) { /* computed once a run */
         value v = g->hoisted[g->hoist[id]];
         v.reg = take_register(g);
-        vex(g->b, V_MOVDQU_LOAD, true, false, v.reg, 0,
-            in_memory(at(RSP, NONE, 1, 32 * (g->hoist_base + g->hoist[id]))), -1);
+        load_hoisted(g, v.reg, g->hoist[id]);
         return v;
     }
     if (g->shared_uses && is_operation(ir, id) && g->shared_uses[g->shared_class[id]] > 1)
@@ -3821,6 +3929,9 @@ static value typed(generator *g, int id)
         return as_type(g, (value){a[0].reg, true, inv, a[0].dtype}, n->dtype);
     }
     case OP_WHERE: {
+        value branched;
+        if (where_branch(g, id, &branched))
+            return branched;
         bcg_dtype to[3] = {BCG_BOOL, n->dtype, n->dtype};
         typed_children(g, id, a, to);
         if (g->failed)
@@ -3920,8 +4031,16 @@ static void write_hoisted(generator *g)
         value v = typed(g, id);
         g->hoisting = false;
         g->hoisted[g->hoist[id]] = v;
-        vex(g->b, V_MOVDQU_STORE, true, false, v.reg, 0,
-            in_memory(at(RSP, NONE, 1, 32 * (g->hoist_base + g->hoist[id]))), -1);
+        /* its first element in every lane of the ymm (the value is valid in
+         * its low part only), stored twice: the 64 bytes load_hoisted's zmm
+         * body reads are both vectors' */
+        static const vex_id broadcast[4] = {V_PBROADCASTB, V_PBROADCASTW, V_PBROADCASTD,
+                                            V_PBROADCASTQ};
+        vex(g->b, broadcast[log2_size(size_of(v.dtype))], true, false, v.reg, 0,
+            in_register(v.reg), -1);
+        for (int half = 0; half < 2; half++)
+            vex(g->b, V_MOVDQU_STORE, true, false, v.reg, 0,
+                in_memory(at(RSP, NONE, 1, hoisted_disp(g, g->hoist[id]) + 32 * half)), -1);
     }
 }
 
@@ -4369,7 +4488,7 @@ static void write_function(generator *g)
     int overlap_slot = g->typed || float_overlap ? slots++ : -1; /* (write_overlap) */
     g->overlap_slot = overlap_slot;
     g->hoist_base = slots;
-    slots += g->typed ? g->hoist_count : 0;
+    slots += g->typed ? 2 * g->hoist_count : 0; /* (64 bytes each: hoisted_disp) */
     /* the tail loads and stores under a mask (vmaskmovps) when every leaf
      * read along the run is contiguous in the lanes' dtype; else through
      * the stack slots (measured, rows of 20 f32: the slots' rep movsb cost
