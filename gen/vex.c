@@ -866,6 +866,7 @@ typedef struct generator {
     struct value *hoisted;    /* their kinds (mask, inverted, dtype) */
     int hoist_count, hoist_base; /* how many; the stack slot of the first */
     bool hoisting;            /* writing them */
+    int branches;             /* where()s written as where_branch's branch (vex_function) */
     int kept[LEAF_MAX];       /* (typed) > 0: strided leaf i's lanes kept in this
                                  register for its later uses in the body */
     int loads[LEAF_MAX];      /* (typed) its uses loaded so far in the body */
@@ -3874,6 +3875,7 @@ static bool where_branch(generator *g, int id, value *out)
     land(b, to_end);
     b->k1_of = -1;
     g->free = after & g->free & ~(1u << x.reg);
+    g->branches++;
     *out = (value){x.reg, false, false, n->dtype};
     return true;
 }
@@ -4455,6 +4457,7 @@ static void write_function(generator *g)
 {
     builder *b = g->b;
     int lanes = g->lanes;
+    g->branches = 0;
     /* a first pass finds the leaves (their registers and slots) */
     memset(b, 0, sizeof *b);
     b->pending_rip = -1;
@@ -4980,6 +4983,7 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
     f->zmm = g->paired && g->zmm;
     f->shared = g->shared_uses != NULL;
     f->rows = g->layout->outer != NULL;
+    f->branches = g->branches;
     *out = f;
     return BCG_OK;
 }

@@ -34,6 +34,8 @@ typedef struct vex_function {
     bool paired;    /* the loop computes two vectors an iteration (float trees) */
     bool zmm;       /* ... as one zmm body (AVX-512: vex.c's zmm_paired) */
     bool shared;    /* a value the tree uses twice or more is computed once (float trees) */
+    int branches;   /* typed trees: where()s computed on one side, chosen by a
+                       branch on their condition computed once a run (where_branch) */
     bool rows;      /* void f(long n, void *out, const void *const *in, long rows):
                        ROWS runs of n, each pointer moved on by its outer
                        stride (vex_layout.outer) from run to run */

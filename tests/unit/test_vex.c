@@ -196,11 +196,18 @@ static const bcg_dtype all_dtypes[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32
 
 static void typed_tree(text *t, int depth);
 
+/* typed_tree's leaves: these 6 names (test_where_branch: one value along
+ * the run only) */
+static const char *const all_leaves[] = {"a", "b", "c", "e", "a", "b"};
+static const char *const *tree_leaves = all_leaves;
+
 static void typed_condition(text *t, int depth)
 {
     static const char *const compares[] = {" < ", " <= ", " > ", " >= ", " == ", " != "};
     int pick = depth <= 0 ? 0 : below(6);
-    if (pick == 0) {
+    if (pick == 0 && tree_leaves != all_leaves) { /* (test_where_branch) */
+        put(t, below(2) ? "bool(b)" : "bool(e)");
+    } else if (pick == 0) {
         put(t, below(3) ? "d" : "bool(a)");
     } else if (pick <= 2) {
         put(t, "(");
@@ -228,7 +235,7 @@ static void typed_condition(text *t, int depth)
 
 static void typed_tree(text *t, int depth)
 {
-    static const char *const leaves[] = {"a", "b", "c", "e", "a", "b"};
+    const char *const *leaves = tree_leaves;
     static const char *const numbers[] = {"0", "1", "-1", "5", "7", "2", "127", "-128", "255",
                                           "300", "65535", "-32768", "2147483647", "0.5", "-2.5",
                                           "3e9", "1e-3", "100000"};
@@ -361,6 +368,7 @@ typedef struct tally {
     int paired;   /* fused as the paired loop (counted when count_paired) */
     int zmm;      /* ... as one zmm body (vex_zmm) */
     int stream_paired; /* ... with a streaming root (write_stream_pairs) */
+    int branched; /* ... with a where() on one side (vex_function.branches: count_paired) */
 } tally;
 
 /* check_case also asks the pipeline's fused function whether it is the
@@ -538,6 +546,7 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
         tally->paired += f && f->paired;
         tally->zmm += f && f->zmm;
         tally->stream_paired += f && f->stream && f->paired && streamed;
+        tally->branched += f && f->branches > 0;
     }
     tally->exp += used_on && (strstr(expr, "exp(") || strstr(expr, "log("));
     tally->f64_exp += t == BCG_F64 && strstr(expr, "exp(") != NULL;
@@ -659,6 +668,71 @@ static void test_random_trees(void **state)
  * vector, the tail), the output at every element offset from a line,
  * leaves strided and reversed, the ymm pairs, the zmm body and the single
  * loop; bit for bit against eval.c and the microkernels. */
+/* where(c, x, y) whose condition is one value along the run (over b, a
+ * scalar, and e, one value a row, LAYOUT_SCALARS; so true in some rows,
+ * false in others): vex.c's where_branch computes one side.  Random
+ * conditions and sides over every dtype, inside random trees, runs past
+ * the vectors and to 3000 (single, paired and zmm loops, streaming or
+ * not, the output at offsets of 0 to 15 elements, the operands against
+ * a faulting page): bit for bit the reference evaluator's and the
+ * microkernels'; most of them take the branch. */
+static void test_where_branch(void **state)
+{
+    (void)state;
+    const char *text_count = getenv("BCGEN_VEX_CASES");
+    int count = text_count ? atoi(text_count) / 10 : 300;
+    static const char *const invariant_leaves[] = {"b", "e", "b", "e", "b", "e"};
+    tally tally = {0};
+    int failures = 0;
+    count_paired = true;
+    for (int i = 0; i < count && failures < 10; i++) {
+        text condition = {{0}, 0}, t = {{0}, 0};
+        tree_leaves = invariant_leaves;
+        typed_condition(&condition, 1 + below(2));
+        tree_leaves = all_leaves;
+        bool outer = below(2) == 0;
+        if (outer) { /* inside an operation: u8(where(...)) + a */
+            put(&t, below(2) ? "(a + " : "i32(");
+        }
+        put(&t, "where(");
+        put(&t, condition.s);
+        put(&t, ", ");
+        typed_tree(&t, below(3));
+        put(&t, ", ");
+        typed_tree(&t, below(3));
+        put(&t, ")");
+        if (outer)
+            put(&t, ")");
+        bcg_dtype first = all_dtypes[below(10)];
+        for (int k = 0; k < 3; k++)
+            typed_dtypes[k] = below(2) ? first : all_dtypes[below(10)];
+        typed_dtypes[3] = BCG_BOOL;
+        typed_dtypes[4] = all_dtypes[below(10)];
+        static const int64_t runs[] = {1, 7, 31, 33, 63, 64, 65, 127, 129, 1025, 3000};
+        int64_t n = runs[below(11)];
+        vex_pairing = below(4) == 0 ? 0 : -1;
+        vex_zmm = below(3) == 0 ? 0 : -1;
+        case_stream = below(2) == 0;
+        case_out_offset = below(16);
+        if (getenv("BCGEN_VEX_SHOW_ALL"))
+            print_message("# %s n %d\n", t.s, (int)n);
+        if (!check_case(t.s, typed_dtypes[0], typed_dtypes[4], n, LAYOUT_SCALARS, &tally))
+            failures++;
+    }
+    count_paired = false;
+    case_out_offset = 0;
+    case_stream = false;
+    typed_dtypes[0] = BCG_BOOL;
+    vex_pairing = -1;
+    vex_zmm = -1;
+    print_message("# where on one side: %d cases, %d fused, %d branched (%d paired, %d zmm), "
+                  "%d skipped\n", tally.cases, tally.vex, tally.branched, tally.paired,
+                  tally.zmm, tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count > 0)
+        assert_true(tally.branched * 3 > tally.vex);
+}
+
 static void test_stream_pairs(void **state)
 {
     (void)state;
@@ -1950,6 +2024,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_trees),
         cmocka_unit_test(test_typed_trees),
+        cmocka_unit_test(test_where_branch),
         cmocka_unit_test(test_stream_pairs),
         cmocka_unit_test(test_stream_widening),
         cmocka_unit_test(test_exp_trees),
