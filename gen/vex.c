@@ -577,9 +577,25 @@ static void zmm_compare(builder *b, vex_id id, bool dbl, int reg, int src, rm_op
 /* A 256-bit blend in the zmm body: the mask's sign bits into k1
  * (vpmov{b,d,q}2m) and the masked vblendmps, vblendmpd or vpblendmb:
  * RM where the bit is set, SRC elsewhere, as vblendv and vpblendvb. */
+/* VEX_ZMM_BLEND_K1 0: the zmm body's byte blend moves its mask into k1
+ * again (vpmovb2m) though k1 holds it, as before (measurements); else
+ * vpblendm{b,w,d,q} at the width k1 holds (the mask's lanes all ones or
+ * zeros: the same bytes). */
+int vex_zmm_blend_k1 = -1;
+
 static void zmm_select(builder *b, vex_id id, int reg, int src, rm_operand rm, int mask)
 {
     bool bytes = id == V_PBLENDVB, quad = id == V_BLENDVPD;
+    if (bytes && b->k1_of == mask && vex_zmm_blend_k1 != 0) {
+        int size = b->k1_size;
+        b->opmask = 1; /* vpblendm{b,w} 66 /r, vpblendm{d,q} 64 /r (W: w, q) */
+        evex_form(b, 1, 2, size <= 2 ? 0x66 : 0x64, size == 2 || size == 8, reg, src, rm, -1,
+                  false, 512);
+        b->opmask = 0;
+        if (reg == mask)
+            b->k1_of = -1;
+        return;
+    }
     if (bytes || b->k1_of != mask || b->k1_size != (quad ? 8 : 4))
         evex_form(b, 2, 2, bytes ? 0x29 : 0x39, quad, 1, 0, in_register(mask), -1, false, 512);
     b->opmask = 1;

@@ -130,6 +130,13 @@ extern int vex_stream_pairs;
  * (write_hoisted) writes the single loop, as before (measurements); else
  * the paired loop reads the value's 64-byte slot (load_hoisted). */
 extern int vex_pair_hoisted;
+/* VEX_ZMM_BLEND_K1 0: the zmm body's byte blends set k1 from their mask
+ * again, as before (measurements); else the blend at k1's width. */
+extern int vex_zmm_blend_k1;
+/* VEX_WHERE_BRANCH 0: a typed where() whose condition is computed once a
+ * run blends both sides every vector, as before (measurements); else one
+ * side, by a branch (where_branch). */
+extern int vex_where_branch;
 
 /* Leaves of a stride of 3 or more either way (other_stride_load):
  * VEX_OTHER_STRIDES -1 (the default) reads them in place by the measured
