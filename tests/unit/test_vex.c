@@ -1487,6 +1487,44 @@ static void test_disassembly(void **state)
  * run): every doubled form and the conversions of its own, named in the
  * listing, and no ymm pair left in the loop; test_conversion_trees runs
  * them. */
+/* The zmm body's where() of integers blends by k1 at the comparison's
+ * width (vpblendm{b,w,d,q}), no vpmovb2m; vex_zmm_blend_k1 0 (as before)
+ * moves the mask into k1 again. */
+static void test_disassembly_zmm_blend(void **state)
+{
+    (void)state;
+    need_objdump();
+    vex_zmm = 1;
+    arena *a = arena_new();
+    assert_non_null(a);
+    int64_t shape[1] = {1000}, one[1] = {1};
+    static const bcg_dtype dtypes[] = {BCG_I8, BCG_I16, BCG_I32, BCG_I64};
+    static const char *const blends[] = {"vpblendmb", "vpblendmw", "vpblendmd", "vpblendmq"};
+    for (int k = 0; k < 4; k++)
+        for (int old = 0; old < 2; old++) {
+            bcg_operand ops[5] = {{"a", dtypes[k], 1, shape, NULL}, {"b", dtypes[k], 1, shape, NULL},
+                                  {"c", dtypes[k], 1, one, NULL},   {"d", BCG_BOOL, 1, shape, NULL},
+                                  {"e", dtypes[k], 1, shape, NULL}};
+            vex_zmm_blend_k1 = old ? 0 : -1;
+            const vex_function *f = function_of(a, "where(a > b, a, e) + c", ops, 5);
+            vex_zmm_blend_k1 = -1;
+            assert_non_null(f);
+            assert_true(f->paired && f->zmm);
+            char *listing = disassemble(f);
+            bool has_blend = strstr(listing, old ? "vpblendmb" : blends[k]) != NULL;
+            bool moved = strstr(listing, "vpmovb2m") != NULL;
+            if (!has_blend || moved != (old == 1)) {
+                print_error("%s, vex_zmm_blend_k1 %d: want %s%s in:\n%s\n",
+                            bcg_dtype_name(dtypes[k]), old ? 0 : -1, old ? "vpblendmb" : blends[k],
+                            old ? " after vpmovb2m" : " and no vpmovb2m", listing);
+                fail();
+            }
+            free(listing);
+        }
+    vex_zmm = 0;
+    arena_free(a);
+}
+
 static void test_disassembly_zmm(void **state)
 {
     (void)state;
@@ -2037,6 +2075,7 @@ int main(void)
         cmocka_unit_test(test_zmm_strided),
         cmocka_unit_test(test_conversion_trees),
         cmocka_unit_test(test_disassembly_zmm),
+        cmocka_unit_test(test_disassembly_zmm_blend),
         cmocka_unit_test(test_disassembly_zmm_strided),
         cmocka_unit_test(test_disassembly_typed_strided),
         cmocka_unit_test(test_disassembly_spaced),
