@@ -2725,13 +2725,27 @@ static void lower_reduction(lowering *w)
  * at 10 to 30 KB of code a kernel, which a caller running several kernels
  * pays in instruction cache and the compile in time: VEX_SMALL_MAX stays
  * at issue 11's small outputs, 1024. */
+/* Whether IR's loop nest ends in tcc's per-element code (the inner
+ * unrolled form: no tiles, rows, blocks or groups) where the flat form
+ * could take it: short runs whose output is contiguous over all loops
+ * but the first, in plans the 2-D tiles refused (four loops or more, a
+ * tree of operations without microkernels).  Measured (the harness, cc
+ * time / JIT time, same process): (b) * (where(a > c, a, c)) - 5, i16
+ * runs of 3 under loops of 5 and 89, 0.12 -> see the commit. */
+static bool flat_instead_of_elements(const kernel_ir *ir)
+{
+    return !ir->tiled && !ir->rows && !ir->unrolled && ir->block == 0 && !ir->group_loop &&
+           vex_flat_supported(ir);
+}
+
 /* The flat form (vex.c, "the flat form"): the same straight-line code for
  * a body of rows of short runs, in a loop, where the 2-D tiles would
  * gather a broadcast operand into tiles of copies.  Chosen for 2-D tiles
  * of short runs (not calls per row) whose output rows are contiguous. */
 static bool flat_chosen(const kernel_ir *ir)
 {
-    return ir->tiles2d && !ir->row_calls && !ir->scatter && vex_flat_supported(ir);
+    return (ir->tiles2d && !ir->row_calls && !ir->scatter && vex_flat_supported(ir)) ||
+           flat_instead_of_elements(ir);
 }
 
 static void choose_small(lowering *w)
