@@ -6742,7 +6742,7 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
             return BCG_OK; /* (or out of memory: the tiles take it) */
         s->p = reshaped;
         s->body = reshaped->elements;
-        s->levels = reshaped->loop_count - 2;
+        s->levels = flat_rows_loop(ir->p) + 1; /* (the loops before the body's rows, and its loop) */
         s->flat = true;
     }
     for (int i = 0; i < LEAF_MAX; i++)
