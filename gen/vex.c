@@ -6181,7 +6181,9 @@ static void small_patterns(small_kernel *s)
         int k = g->leaves[i].operand;
         if (s->pattern_slot[i] < 0)
             continue;
-        for (int64_t first = 0, index = 0; first < s->body; first += lanes, index++) {
+        /* (bodies of more than 64 vectors: the first 64 have patterns) */
+        for (int64_t first = 0, index = 0; first < s->body && index < 64;
+             first += lanes, index++) {
             if (!(s->pattern_mask[i] >> index & 1))
                 continue;
             vector->count = s->body - first < lanes ? (int)(s->body - first) : lanes;
