@@ -5464,6 +5464,16 @@ static void small_shuffle(generator *g, int r, bool wide, const int64_t *o, int 
         vex(g->b, V_PSHUFB, wide, false, r, r, constant_operand(g, constant(g, pattern, 32)), -1);
 }
 
+/* The first of the blocks of PER elements from FIRST[0 ..] holding
+ * element E (small_blocks: there is one). */
+static int block_of(int64_t e, const int64_t *first, int per)
+{
+    int block = 0;
+    while (!(e >= first[block] && e < first[block] + per))
+        block++;
+    return block;
+}
+
 /* xmm X = leaf I's COUNT elements at O (at most 16 bytes) from the two to
  * four 16-byte blocks of the operand that hold them, each loaded and
  * vpshufb'd into the lanes it holds, or'd together (measured: abs(a + a)
@@ -5475,32 +5485,43 @@ static bool small_blocks(generator *g, int x, int i, const int64_t *o, int count
     const small_kernel *s = g->small->kernel;
     const leaf *l = &g->leaves[i];
     int size = size_of(l->dtype), k = l->operand, per = 16 / size;
-    int64_t low = o[0], high = o[0];
-    for (int j = 1; j < count; j++) {
+    int64_t low = o[0];
+    for (int j = 1; j < count; j++)
         low = o[j] < low ? o[j] : low;
-        high = o[j] > high ? o[j] : high;
-    }
-    int blocks = (int)((high - low) / per) + 1;
-    if (blocks < 2 || blocks > 4 || (k >= 0 && s->touched_count[k] == 0))
+    if (k >= 0 && s->touched_count[k] == 0)
         return false;
     /* (a transcendental's buffer: whole vectors of the elements) */
     int64_t last = k < 0 ? (s->p->elements + 31) / 32 * 32 - 1
                          : s->touched[k][s->touched_count[k] - 1],
             first[4];
-    for (int block = 0; block < blocks; block++) {
-        first[block] = low + (int64_t)block * per;
-        if (first[block] + per - 1 > last) /* the last one ends at the last element read */
-            first[block] = last - per + 1;
-        if (!small_window_read(s, k, first[block], per))
+    /* the blocks: each from the lowest element the ones before leave,
+     * so lanes from rows far apart (an operand transposed along short
+     * runs: b[0] b[706] b[1] b[707] ...) take a block a row, not one an
+     * element (measured: abs(minimum(a + 0, b)), u8 runs of 2 of b
+     * transposed, the flat form: see the commit) */
+    int blocks = 0;
+    for (int64_t next = low; blocks <= 4;) {
+        if (blocks == 4)
             return false;
+        first[blocks] = next + per - 1 > last ? last - per + 1 : next;
+        if (!small_window_read(s, k, first[blocks], per))
+            return false;
+        int64_t end = first[blocks++] + per, lowest = INT64_MAX;
+        for (int j = 0; j < count; j++)
+            lowest = o[j] >= end && o[j] < lowest ? o[j] : lowest;
+        if (lowest == INT64_MAX)
+            break;
+        next = lowest;
     }
+    if (blocks < 2)
+        return false;
     int t = -1;
     for (int block = 0; block < blocks; block++) {
         unsigned char pattern[32];
         memset(pattern, 0x80, sizeof pattern);
         bool any = false;
-        for (int j = 0; j < count; j++) /* lane j from block (o[j] - low) / per */
-            if ((o[j] - low) / per == block) {
+        for (int j = 0; j < count; j++) /* lane j from the first block holding it */
+            if (block_of(o[j], first, per) == block) {
                 for (int h = 0; h < size; h++)
                     pattern[j * size + h] = (unsigned char)((o[j] - first[block]) * size + h);
                 any = true;
