@@ -44,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -927,6 +928,73 @@ static void test_random_flat_loops(void **state)
         assert_true(loops4 * 2 >= count / 2 && loops4_small * 3 >= loops4);
 }
 
+/* Two threads running one flat kernel of four loops at once
+ * (test_flat_loops_threads): each its own output, a hundred calls. */
+typedef struct flat_thread {
+    const bcg_kernel *kernel;
+    const void *const *inputs;
+    int16_t *out;
+    int failures;
+} flat_thread;
+
+static void *flat_thread_run(void *arg)
+{
+    flat_thread *t = arg;
+    bcg_error err;
+    for (int r = 0; r < 100; r++)
+        t->failures += bcg_run(t->kernel, t->out, t->inputs, &err) != BCG_OK;
+    return NULL;
+}
+
+/* The flat form over four loops (the sweep's seed 21 case 115) from two
+ * threads at once: the function keeps nothing between calls (its slots
+ * on its own stack), so both outputs are the reference evaluator's. */
+static void test_flat_loops_threads(void **state)
+{
+    (void)state;
+    static int64_t a_shape[] = {11, 1, 5, 3}, a_strides[] = {66, 66, 6, 2};
+    static int64_t b_shape[] = {89, 5, 3}, c_shape[] = {1, 89, 5, 1};
+    const bcg_operand ops[3] = {{"a", BCG_I16, 4, a_shape, a_strides},
+                                {"b", BCG_I16, 3, b_shape, NULL},
+                                {"c", BCG_I16, 4, c_shape, NULL}};
+    const char *expr = "(b) * (where(a > c, a, c)) - 5";
+    enum { N = 11 * 89 * 5 * 3 };
+    static int16_t a[11 * 66], b[89 * 15], c[89 * 5], want[N], got[2][N];
+    fill(a, BCG_I16, 11 * 66);
+    fill(b, BCG_I16, 89 * 15);
+    fill(c, BCG_I16, 89 * 5);
+    const void *inputs[3] = {a, b, c};
+    bcg_context *ctx = bcg_context_new();
+    assert_non_null(ctx);
+    bcg_kernel *kernel = NULL;
+    bcg_error err;
+    bcg_options options;
+    bcg_options_init(&options);
+    assert_int_equal(bcg_compile(ctx, expr, ops, 3, &options, &kernel, &err), BCG_OK);
+    if (vex_cpu_ok()) /* (the form this tests) */
+        assert_non_null(strstr(bcg_kernel_source(kernel), VEX_SMALL_SYMBOL "("));
+    arena *ar = arena_new();
+    compile *front = ar ? arena_alloc(ar, sizeof *front) : NULL;
+    assert_non_null(front);
+    memset(front, 0, sizeof *front);
+    front->arena = ar;
+    front->err = &err;
+    assert_int_equal(compile_front(front, expr, ops, 3, &options), BCG_OK);
+    assert_int_equal(eval_run(front, want, inputs, NULL), BCG_OK);
+    arena_free(ar);
+    flat_thread threads[2] = {{kernel, inputs, got[0], 0}, {kernel, inputs, got[1], 0}};
+    pthread_t id[2];
+    for (int t = 0; t < 2; t++)
+        assert_int_equal(pthread_create(&id[t], NULL, flat_thread_run, &threads[t]), 0);
+    for (int t = 0; t < 2; t++)
+        assert_int_equal(pthread_join(id[t], NULL), 0);
+    for (int t = 0; t < 2; t++) {
+        assert_int_equal(threads[t].failures, 0);
+        assert_memory_equal(got[t], want, sizeof want);
+    }
+    bcg_context_free(ctx);
+}
+
 /* Short runs (2 to 7) in rows of 8 to 15 elements, 1025 to 8192 in all,
  * an f32 function (exp, log, tanh, expm1; sin, which keeps tcc's code) of
  * a float tree, sometimes inside another: the 2-D tiles take those whose
@@ -1280,6 +1348,7 @@ int main(void)
         cmocka_unit_test(test_small_disassembly),
         cmocka_unit_test(test_random_hoisted_small), /* (last: the others' random draws as before) */
         cmocka_unit_test(test_random_flat_loops),    /* (after: the same) */
+        cmocka_unit_test(test_flat_loops_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
