@@ -5605,6 +5605,19 @@ static void small_shuffle(generator *g, int r, bool wide, const int64_t *o, int 
         vex(g->b, V_PSHUFB, wide, false, r, r, constant_operand(g, constant(g, pattern, 32)), -1);
 }
 
+/* The first of the blocks of PER elements from FIRST[0 ..] holding
+ * element E (small_blocks: there is one). */
+static int block_of(int64_t e, const int64_t *first, int per)
+{
+    int block = 0;
+    while (!(e >= first[block] && e < first[block] + per))
+        block++;
+    return block;
+}
+
+static bool small_blocks_load(generator *g, int x, int i, const int64_t *o, int count,
+                              const int64_t *first, int blocks);
+
 /* xmm X = leaf I's COUNT elements at O (at most 16 bytes) from the two to
  * four 16-byte blocks of the operand that hold them, each loaded and
  * vpshufb'd into the lanes it holds, or'd together (measured: abs(a + a)
@@ -5616,32 +5629,74 @@ static bool small_blocks(generator *g, int x, int i, const int64_t *o, int count
     const small_kernel *s = g->small->kernel;
     const leaf *l = &g->leaves[i];
     int size = size_of(l->dtype), k = l->operand, per = 16 / size;
-    int64_t low = o[0], high = o[0];
-    for (int j = 1; j < count; j++) {
+    int64_t low = o[0];
+    for (int j = 1; j < count; j++)
         low = o[j] < low ? o[j] : low;
-        high = o[j] > high ? o[j] : high;
-    }
-    int blocks = (int)((high - low) / per) + 1;
-    if (blocks < 2 || blocks > 4 || (k >= 0 && s->touched_count[k] == 0))
+    if (k >= 0 && s->touched_count[k] == 0)
         return false;
     /* (a transcendental's buffer: whole vectors of the elements) */
     int64_t last = k < 0 ? (s->p->elements + 31) / 32 * 32 - 1
                          : s->touched[k][s->touched_count[k] - 1],
             first[4];
-    for (int block = 0; block < blocks; block++) {
-        first[block] = low + (int64_t)block * per;
-        if (first[block] + per - 1 > last) /* the last one ends at the last element read */
-            first[block] = last - per + 1;
+    int64_t high = o[0];
+    for (int j = 1; j < count; j++)
+        high = o[j] > high ? o[j] : high;
+    int blocks = (int)((high - low) / per) + 1;
+    if (blocks >= 2 && blocks <= 4) { /* consecutive blocks from the lowest */
+        for (int block = 0; block < blocks; block++) {
+            first[block] = low + (int64_t)block * per;
+            if (first[block] + per - 1 > last) /* the last one ends at the last element read */
+                first[block] = last - per + 1;
+        }
+        return small_blocks_load(g, x, i, o, count, first, blocks);
+    }
+    /* else blocks each from the lowest element the ones before leave, so
+     * lanes from rows far apart (an operand transposed along short runs:
+     * b[0] b[706] b[1] b[707] ...) take a block a row, not an insert an
+     * element (abs(minimum(a + 0, b)), u8 runs of 2 of b transposed, the
+     * flat form: 128 -> 31 us, cc 22) */
+    blocks = 0;
+    for (int64_t next = low; blocks <= 4;) {
+        if (blocks == 4)
+            return false;
+        first[blocks] = next + per - 1 > last ? last - per + 1 : next;
+        if (!small_window_read(s, k, first[blocks], per))
+            return false;
+        int64_t end = first[blocks++] + per, lowest = INT64_MAX;
+        for (int j = 0; j < count; j++)
+            lowest = o[j] >= end && o[j] < lowest ? o[j] : lowest;
+        if (lowest == INT64_MAX)
+            break;
+        next = lowest;
+    }
+    /* (at least three lanes a block: f64 lanes of rows apart, one a block,
+     * were 2.0x slower than inserts, a - f64 transposed runs of 3; the
+     * flat form's loop only: in the straight-line small kernel every
+     * block's pattern is a constant loaded once a call, 2 + a over a u8
+     * (2,6,2,2,5) reversed and transposed 10.8 -> 12.7 ns) */
+    if (!s->flat || blocks < 2 || blocks * 3 > count)
+        return false;
+    return small_blocks_load(g, x, i, o, count, first, blocks);
+}
+
+/* small_blocks' code: xmm X = leaf I's COUNT elements at O from the
+ * BLOCKS 16-byte blocks at FIRST (elements of the operand, read whole). */
+static bool small_blocks_load(generator *g, int x, int i, const int64_t *o, int count,
+                              const int64_t *first, int blocks)
+{
+    const small_kernel *s = g->small->kernel;
+    const leaf *l = &g->leaves[i];
+    int size = size_of(l->dtype), k = l->operand, per = 16 / size;
+    for (int block = 0; block < blocks; block++)
         if (!small_window_read(s, k, first[block], per))
             return false;
-    }
     int t = -1;
     for (int block = 0; block < blocks; block++) {
         unsigned char pattern[32];
         memset(pattern, 0x80, sizeof pattern);
         bool any = false;
-        for (int j = 0; j < count; j++) /* lane j from block (o[j] - low) / per */
-            if ((o[j] - low) / per == block) {
+        for (int j = 0; j < count; j++) /* lane j from the first block holding it */
+            if (block_of(o[j], first, per) == block) {
                 for (int h = 0; h < size; h++)
                     pattern[j * size + h] = (unsigned char)((o[j] - first[block]) * size + h);
                 any = true;
@@ -6322,7 +6377,9 @@ static void small_patterns(small_kernel *s)
         int k = g->leaves[i].operand;
         if (s->pattern_slot[i] < 0)
             continue;
-        for (int64_t first = 0, index = 0; first < s->body; first += lanes, index++) {
+        /* (bodies of more than 64 vectors: the first 64 have patterns) */
+        for (int64_t first = 0, index = 0; first < s->body && index < 64;
+             first += lanes, index++) {
             if (!(s->pattern_mask[i] >> index & 1))
                 continue;
             vector->count = s->body - first < lanes ? (int)(s->body - first) : lanes;
@@ -6561,15 +6618,35 @@ static int64_t least_multiple(int64_t x, int64_t y)
     return x / a * y;
 }
 
+/* The loop of P the flat form splits into bodies (its rows; the loops
+ * after it are a row, the loops before it the level loops), or -1: the
+ * innermost of at most VEX_FLAT_MAX_RUN, the output contiguous over the
+ * loops from it on, at most one loop before it (two level counters), a
+ * row of at most VEX_FLAT_MAX_ROW elements.  Plans of four loops or more
+ * (runs of 3 under a loop of 5, rows of 15: tcc's per-element code
+ * before, 0.16x the gcc loop) take the row's loops whole. */
+static int flat_rows_loop(const plan *p)
+{
+    int n = p->loop_count, inner = n - 1;
+    if (n < 2 || p->extent[inner] > VEX_FLAT_MAX_RUN || p->stride[0][inner] != 1)
+        return -1;
+    int outer = n == 2 ? 0 : 1;
+    int64_t row = 1;
+    for (int l = inner; l > outer; l--) {
+        if (p->stride[0][l - 1] != p->stride[0][l] * p->extent[l])
+            return -1;
+        row *= p->extent[l];
+    }
+    return row <= VEX_FLAT_MAX_ROW ? outer : -1;
+}
+
 bool vex_flat_supported(const kernel_ir *ir)
 {
     const plan *p = ir->p;
     if (ir->root_count != 1 || ir->reduce || ir->out_dtype != ir->nodes[0]->dtype || p->empty ||
-        p->loop_count < 2 || p->loop_count > 3)
+        p->loop_count < 2 || p->loop_count >= BCG_MAX_RANK)
         return false;
-    int inner = p->loop_count - 1, outer = inner - 1;
-    return p->extent[inner] <= VEX_FLAT_MAX_RUN && p->stride[0][inner] == 1 &&
-           p->stride[0][outer] == p->extent[inner];
+    return flat_rows_loop(p) >= 0;
 }
 
 bcg_status vex_build_flat(arena *a, const kernel_ir *ir, vex_function **out)
@@ -6585,12 +6662,16 @@ bcg_status vex_build_flat(arena *a, const kernel_ir *ir, vex_function **out)
  * left over.  False when the rows do not fill one body. */
 static bool flat_plan(arena *a, const plan *p, int lanes, plan **flat, int64_t *remainder)
 {
-    int inner = p->loop_count - 1, outer = inner - 1;
-    int64_t run = p->extent[inner], rows = p->extent[outer];
+    int outer = flat_rows_loop(p);
+    if (outer < 0)
+        return false;
+    int64_t run = 1, rows = p->extent[outer];
+    for (int l = outer + 1; l < p->loop_count; l++)
+        run *= p->extent[l];
     int64_t body_rows = least_multiple(run, lanes) / run;
     while (body_rows * run < VEX_FLAT_BODY_ELEMENTS && 2 * body_rows <= rows)
         body_rows *= 2;
-    if (body_rows > rows)
+    if (body_rows > rows || body_rows * run > VEX_FLAT_MAX_BODY)
         return false;
     plan *f = arena_alloc(a, sizeof *f);
     if (!f)
@@ -6604,14 +6685,15 @@ static bool flat_plan(arena *a, const plan *p, int lanes, plan **flat, int64_t *
         for (int l = 0; l < outer; l++)
             f->stride[k][l] = p->stride[k][l];
         f->stride[k][outer] = p->stride[k][outer] * body_rows;
-        f->stride[k][outer + 1] = p->stride[k][outer];
-        f->stride[k][outer + 2] = p->stride[k][inner];
+        for (int l = outer; l < p->loop_count; l++)
+            f->stride[k][l + 1] = p->stride[k][l];
     }
     for (int l = 0; l < outer; l++)
         f->extent[l] = p->extent[l];
     f->extent[outer] = rows / body_rows;
     f->extent[outer + 1] = body_rows;
-    f->extent[outer + 2] = run;
+    for (int l = outer + 1; l < p->loop_count; l++)
+        f->extent[l + 1] = p->extent[l];
     f->elements = body_rows * run;
     *remainder = rows % body_rows * run;
     *flat = f;
@@ -6858,7 +6940,7 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
             return BCG_OK; /* (or out of memory: the tiles take it) */
         s->p = reshaped;
         s->body = reshaped->elements;
-        s->levels = reshaped->loop_count - 2;
+        s->levels = flat_rows_loop(ir->p) + 1; /* (the loops before the body's rows, and its loop) */
         s->flat = true;
     }
     for (int i = 0; i < LEAF_MAX; i++)

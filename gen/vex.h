@@ -182,10 +182,15 @@ bcg_status vex_build_small(arena *a, const struct kernel_ir *ir, vex_function **
  * number of vectors) in a loop. */
 #define VEX_FLAT_MAX_RUN 15
 #define VEX_FLAT_BODY_ELEMENTS 64
+/* (plans of more loops: a row of the loops after the split one, at most
+ * this many elements; a body at most VEX_FLAT_MAX_BODY) */
+#define VEX_FLAT_MAX_ROW 256
+#define VEX_FLAT_MAX_BODY 1024
 
 /* Whether IR's kernel has the flat form's shape: one root stored as its
- * own dtype, no reduction, 2 or 3 loops, the innermost of at most
- * VEX_FLAT_MAX_RUN, the output contiguous over the two innermost. */
+ * own dtype, no reduction, 2 loops or more, the innermost of at most
+ * VEX_FLAT_MAX_RUN, the output contiguous over all but the first (of 3
+ * or more) and those a row of at most VEX_FLAT_MAX_ROW elements. */
 bool vex_flat_supported(const struct kernel_ir *ir);
 
 /* The whole kernel of IR as the flat form, of vex_build_small's signature

@@ -44,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -249,6 +250,12 @@ static bool tolerant_case;
  * (periodic), one value a row (expanded), or drawn as the others are. */
 static bool flat_case;
 
+/* Whether the case is the flat form's over four or five dimensions (vex.c,
+ * flat_rows_loop: a row of the loops after the split one): the innermost
+ * 2 to 15, the next 2 to 10, the others 1 to 40, 1025 to 8192 elements,
+ * the operands drawn as flat_case's. */
+static bool flat_loops_case;
+
 /* Whether the case is of medium runs (65 to 512) under rows, integer
  * trees whose per-row operands the fused function's rows form reads in
  * place (lower.c, medium_rows_in_place); what run_kernel looks for in the
@@ -383,6 +390,7 @@ typedef struct tally {
     int cases, small, skipped;
     int pure, pure_small; /* trees of float operands, bool conditions and literals only */
     int small_by_rank[6];
+    int loops4, loops4_small; /* cases whose plan has four loops or more */
 } tally;
 
 /* Compiles and runs EXPR (ctx fresh) into OUT; *SMALL: its source calls
@@ -448,7 +456,8 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
         t = dtype_of[0];
     }
     /* the result's shape: rank 1 to 5, at most 1024 elements */
-    int rank = flat_case     ? 2 + below(3)
+    int rank = flat_loops_case ? 4 + below(2)
+               : flat_case     ? 2 + below(3)
                : short_case  ? 3 + below(2)
                : medium_case ? 2 + below(2)
                : hoist_case  ? 2 + below(4) /* (256 elements or more: two dimensions) */
@@ -461,14 +470,16 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
             elements = shape[rank - 1];
         }
         for (int d = 0; d < rank - short_case; d++) {
-            shape[d] = flat_case     ? (d == rank - 1 ? 1 + below(15) : 1 + below(rank == 2 ? 700 : 40))
+            shape[d] = flat_loops_case ? (d == rank - 1 ? 2 + below(14) : d == rank - 2 ? 2 + below(9)
+                                                                             : 1 + below(40))
+                       : flat_case     ? (d == rank - 1 ? 1 + below(15) : 1 + below(rank == 2 ? 700 : 40))
                        : short_case  ? (d == rank - 2 ? (7 + shape[rank - 1] + below(15 / shape[rank - 1] * shape[rank - 1] - 7)) / shape[rank - 1]
                                                       : 2 + below(rank == 3 ? 900 : 30))
                        : medium_case ? (d == rank - 1 ? 65 + below(448) : 2 + below(rank == 2 ? 30 : 6))
                                      : sizes[below(d == rank - 1 ? 15 : 10)];
             elements *= shape[d];
         }
-    } while (flat_case || short_case ? elements <= 1024 || elements > 8192
+    } while (flat_case || flat_loops_case || short_case ? elements <= 1024 || elements > 8192
              : medium_case ? elements > 16384
              : hoist_case  ? elements < 256 || elements > 1024 /* (small_subtrees' least) */
                            : elements > 1024);
@@ -479,7 +490,7 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
         /* leading dimensions dropped, others broadcast (size 1) */
         int drop = i == 0 || below(3) ? 0 : below(rank + 1);
         l->rank = rank - drop;
-        int pattern = (flat_case || medium_case) && i > 0 ? below(4) : 3; /* whole, periodic, expanded, any */
+        int pattern = (flat_case || flat_loops_case || medium_case) && i > 0 ? below(4) : 3; /* whole, periodic, expanded, any */
         for (int d = 0; d < l->rank; d++) {
             l->shape[d] = shape[d + drop];
             if (i > 0 && (pattern == 3 ? below(4) == 0
@@ -585,6 +596,8 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
     run_kernel(expr, ops, &options, outputs[2], in, &small_off);
     tally->cases++;
     tally->small += small;
+    tally->loops4 += front->plan->loop_count >= 4;
+    tally->loops4_small += front->plan->loop_count >= 4 && small;
     tally->small_by_rank[rank] += small;
     if (!reads_e(expr)) {
         tally->pure++;
@@ -641,7 +654,7 @@ static void test_random_small(void **state)
     (void)state;
     const char *text_count = getenv("BCGEN_SMALL_CASES");
     int count = text_count ? atoi(text_count) : 1500;
-    tally tally = {0, 0, 0, 0, 0, {0}};
+    tally tally = {0, 0, 0, 0, 0, {0}, 0, 0};
     int failures = 0;
     for (int i = 0; i < count && failures < 10; i++) {
         text t = {{0}, 0};
@@ -859,6 +872,127 @@ static void test_random_flat(void **state)
     if (vex_cpu_ok() && count >= 100)
         assert_true(float_tally.small * 3 >= float_tally.cases &&
                     typed_tally.small * 3 >= typed_tally.cases);
+}
+
+/* The flat form over four or five dimensions (flat_loops_case): short
+ * runs under a short loop under rows, where the loop nest's per-element
+ * code (inner unrolled) or the 2-D tiles of the two innermost loops were
+ * before; random float, integer and mixed trees of every dtype, operands
+ * whole, periodic, expanded, broadcast, strided, reversed or transposed,
+ * in place, into an output view or a new array, every buffer against a
+ * faulting page, bit for bit against the reference evaluator and tcc's
+ * code; a third of the cases whose plan keeps four loops or more must take
+ * it (an output view, a tree vex.c cannot write or code past its limit
+ * keep the loop nest). */
+static void test_random_flat_loops(void **state)
+{
+    (void)state;
+    static const bcg_dtype all[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
+                                    BCG_I64, BCG_U64, BCG_F32, BCG_F64, BCG_BOOL};
+    const char *text_count = getenv("BCGEN_FLAT_LOOPS_CASES");
+    int count = text_count ? atoi(text_count) : 160;
+    tally float_tally, typed_tally;
+    memset(&float_tally, 0, sizeof float_tally);
+    memset(&typed_tally, 0, sizeof typed_tally);
+    int failures = 0;
+    flat_loops_case = true;
+    for (int i = 0; i < count && failures < 10; i++) {
+        text t = {{0}, 0};
+        if (i % 2 == 0) {
+            value_tree(&t, 1 + below(4));
+            if (!check_case(t.s, NULL, &float_tally))
+                failures++;
+            continue;
+        }
+        bcg_dtype dtypes[OPERANDS], first = all[below(11)];
+        for (int k = 0; k < 3; k++)
+            dtypes[k] = below(2) ? first : all[below(11)];
+        dtypes[3] = BCG_BOOL;
+        dtypes[4] = all[below(8)];
+        typed_case = true;
+        typed_tree(&t, 1 + below(4));
+        if (!check_case(t.s, dtypes, &typed_tally))
+            failures++;
+        typed_case = false;
+    }
+    flat_loops_case = false;
+    int loops4 = float_tally.loops4 + typed_tally.loops4;
+    int loops4_small = float_tally.loops4_small + typed_tally.loops4_small;
+    print_message("# random flat kernels of 4 or 5 dimensions: %d float cases, %d through the "
+                  "flat form; %d typed, %d; of the %d whose plan has 4 loops or more, %d; %d "
+                  "skipped\n", float_tally.cases, float_tally.small, typed_tally.cases,
+                  typed_tally.small, loops4, loops4_small,
+                  float_tally.skipped + typed_tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count >= 100)
+        assert_true(loops4 * 2 >= count / 2 && loops4_small * 3 >= loops4);
+}
+
+/* Two threads running one flat kernel of four loops at once
+ * (test_flat_loops_threads): each its own output, a hundred calls. */
+typedef struct flat_thread {
+    const bcg_kernel *kernel;
+    const void *const *inputs;
+    int16_t *out;
+    int failures;
+} flat_thread;
+
+static void *flat_thread_run(void *arg)
+{
+    flat_thread *t = arg;
+    bcg_error err;
+    for (int r = 0; r < 100; r++)
+        t->failures += bcg_run(t->kernel, t->out, t->inputs, &err) != BCG_OK;
+    return NULL;
+}
+
+/* The flat form over four loops (the sweep's seed 21 case 115) from two
+ * threads at once: the function keeps nothing between calls (its slots
+ * on its own stack), so both outputs are the reference evaluator's. */
+static void test_flat_loops_threads(void **state)
+{
+    (void)state;
+    static int64_t a_shape[] = {11, 1, 5, 3}, a_strides[] = {66, 66, 6, 2};
+    static int64_t b_shape[] = {89, 5, 3}, c_shape[] = {1, 89, 5, 1};
+    const bcg_operand ops[3] = {{"a", BCG_I16, 4, a_shape, a_strides},
+                                {"b", BCG_I16, 3, b_shape, NULL},
+                                {"c", BCG_I16, 4, c_shape, NULL}};
+    const char *expr = "(b) * (where(a > c, a, c)) - 5";
+    enum { N = 11 * 89 * 5 * 3 };
+    static int16_t a[11 * 66], b[89 * 15], c[89 * 5], want[N], got[2][N];
+    fill(a, BCG_I16, 11 * 66);
+    fill(b, BCG_I16, 89 * 15);
+    fill(c, BCG_I16, 89 * 5);
+    const void *inputs[3] = {a, b, c};
+    bcg_context *ctx = bcg_context_new();
+    assert_non_null(ctx);
+    bcg_kernel *kernel = NULL;
+    bcg_error err;
+    bcg_options options;
+    bcg_options_init(&options);
+    assert_int_equal(bcg_compile(ctx, expr, ops, 3, &options, &kernel, &err), BCG_OK);
+    if (vex_cpu_ok()) /* (the form this tests) */
+        assert_non_null(strstr(bcg_kernel_source(kernel), VEX_SMALL_SYMBOL "("));
+    arena *ar = arena_new();
+    compile *front = ar ? arena_alloc(ar, sizeof *front) : NULL;
+    assert_non_null(front);
+    memset(front, 0, sizeof *front);
+    front->arena = ar;
+    front->err = &err;
+    assert_int_equal(compile_front(front, expr, ops, 3, &options), BCG_OK);
+    assert_int_equal(eval_run(front, want, inputs, NULL), BCG_OK);
+    arena_free(ar);
+    flat_thread threads[2] = {{kernel, inputs, got[0], 0}, {kernel, inputs, got[1], 0}};
+    pthread_t id[2];
+    for (int t = 0; t < 2; t++)
+        assert_int_equal(pthread_create(&id[t], NULL, flat_thread_run, &threads[t]), 0);
+    for (int t = 0; t < 2; t++)
+        assert_int_equal(pthread_join(id[t], NULL), 0);
+    for (int t = 0; t < 2; t++) {
+        assert_int_equal(threads[t].failures, 0);
+        assert_memory_equal(got[t], want, sizeof want);
+    }
+    bcg_context_free(ctx);
 }
 
 /* Short runs (2 to 7) in rows of 8 to 15 elements, 1025 to 8192 in all,
@@ -1213,6 +1347,8 @@ int main(void)
         cmocka_unit_test(test_small_checks),
         cmocka_unit_test(test_small_disassembly),
         cmocka_unit_test(test_random_hoisted_small), /* (last: the others' random draws as before) */
+        cmocka_unit_test(test_random_flat_loops),    /* (after: the same) */
+        cmocka_unit_test(test_flat_loops_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
