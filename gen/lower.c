@@ -1588,6 +1588,39 @@ static bool medium_rows_in_place(const lowering *w)
 
 static bool vex_rows_chosen(const lowering *w);
 
+/* Runs of TILES2D_MAX_RUN to TILE_ELEMENTS / 2 with a per-row operand
+ * and an operand read in place with a stride other than 0 and 1 (every
+ * other element, reversed of another dtype, +-3) take 2-D tiles when the
+ * fused function's rows form reads every operand in place with a vector
+ * tail (vex_vector_tail: the last whole vector again): one call for every
+ * row instead of one a run, whose prologue (registers saved, constants
+ * and held leaves loaded) costs more than gcc's loop over a row
+ * (where(b != 7, b, a), a f64 rows of 155 stride 2, b i8 one value a
+ * row: see the commit). */
+static bool medium_strided_rows(const lowering *w)
+{
+    const compile *c = w->c;
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    int64_t run = p->extent[inner];
+    if (vex_medium_strided_rows == 0 || c->stream || c->options.disable_vector_code ||
+        ir->root_count != 1 || ir->reduce || !vex_cpu_ok() || p->stride[0][inner] != 1 ||
+        run < vex_lanes(ir))
+        return false;
+    bool strided = false;
+    for (int k = 1; k <= ir->input_count; k++) {
+        if (!ir->input_used[k - 1] || tile2d_contiguous(p, k, run) || tile2d_scalar(p, k, run))
+            continue;
+        int64_t stride = p->stride[k][inner];
+        if (!vex_in_place(w, k) ||
+            (run % vex_lanes(ir) != 0 && !vex_vector_tail(ir, c->operands[k - 1].dtype, stride)))
+            return false;
+        strided = strided || (stride != 0 && stride != 1);
+    }
+    return strided;
+}
+
 /* Whether the tree is a leaf copied from runs read backwards (a + 0
  * folded) that the fused function's rows form copies in one call for
  * every row, a vpshufb and a vpermq a vector (vex.c reversed_copy), where
@@ -1682,7 +1715,8 @@ static bool tiles2d_chosen(lowering *w)
      * minimum(2, maximum(a, b * b))) */
     int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(w, NULL, NULL);
     if (run >= c->options.microkernel_run && !transposed &&
-        ((run > TILES2D_MAX_RUN && per_row_operand(ir) && !medium_rows_in_place(w)) ||
+        ((run > TILES2D_MAX_RUN && per_row_operand(ir) && !medium_rows_in_place(w) &&
+          !medium_strided_rows(w)) ||
          (ir->tiled && rows_form_fits(ir) && !rows_refused(c, ir) &&
           !(strided_run(ir) && (!c->stream || 4 * run <= TILE_ELEMENTS)))))
         return false;

@@ -125,6 +125,22 @@ extern int vex_hold_locals;
  * (two vectors, or one zmm) from the output's 64-byte boundary on. */
 extern int vex_stream_pairs;
 
+/* VEX_OVERLAP_STRIDED 0: a float tree's tail with a leaf read in place
+ * with a stride (but -1 in the lanes' dtype, masked) goes through the
+ * stack slots element by element, as before (measurements); else its
+ * last whole vector again (vex.c strided_overlap). */
+extern int vex_overlap_strided;
+
+/* VEX_STRIDED_COPY 0: a leaf copied from runs of stride +-2 or +-3 (a
+ * folded minimum(a, a)) takes the cast microkernel, as before
+ * (measurements); else the fused code (vex.c strided_copy). */
+extern int vex_strided_copy;
+
+/* VEX_MEDIUM_STRIDED_ROWS 0: runs of 65 to 512 with a per-row operand and
+ * one read with a stride keep a call a run, as before (measurements);
+ * else the 2-D tiles' rows form (lower.c medium_strided_rows). */
+extern int vex_medium_strided_rows;
+
 /* Leaves of a stride of 3 or more either way (other_stride_load):
  * VEX_OTHER_STRIDES -1 (the default) reads them in place by the measured
  * choice, 0 not at all (the callers gather them), 1 by loads and vpshufb
