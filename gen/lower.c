@@ -1804,6 +1804,21 @@ static bool float_overlap_rows(const lowering *w)
     return true;
 }
 
+/* Whether plan operand K's last elements of a run short of a vector are
+ * the float tree's last whole vector again for its stride (vex.c
+ * strided_overlap), where they went through the stack slots: runs of
+ * three vectors or more only take the rows form for it (b + f64(where(b
+ * > 2.0, b, a)), f64 runs of 6, a stride 2 gathered once for every tile:
+ * the rows form 4x slower, the last vector again half a row's work). */
+static bool strided_overlap_tail(const lowering *w, int k)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int64_t stride = p->stride[k][p->loop_count - 1];
+    return !vex_hoists_per_run(ir) && stride != 0 && stride != 1 &&
+           !(stride == -1 && w->c->operands[k - 1].dtype == ir->nodes[0]->dtype);
+}
+
 static bool vex_rows_chosen(const lowering *w)
 {
     const kernel_ir *ir = w->ir;
@@ -1821,7 +1836,8 @@ static bool vex_rows_chosen(const lowering *w)
     bool tail = run % lanes == 0 || float_overlap_rows(w);
     for (int k = 1; !tail && k <= ir->input_count; k++)
         if (ir->input_used[k - 1] &&
-            !vex_vector_tail(ir, w->c->operands[k - 1].dtype, p->stride[k][inner]))
+            (!vex_vector_tail(ir, w->c->operands[k - 1].dtype, p->stride[k][inner]) ||
+             (strided_overlap_tail(w, k) && run < 3 * lanes)))
             return false;
     bool gathers = false;
     for (int k = 1; k <= ir->input_count; k++)

@@ -4345,6 +4345,22 @@ static bool strided_overlap(const leaf *l, bcg_dtype lane)
     return leaf_strided(l) && !(l->stride == -1 && l->dtype == lane);
 }
 
+/* Held broadcast leaf I into its register (write_function), converted
+ * into the lanes' dtype; UPPER: its zmm upper half too (the paired
+ * loop's zmm divisions or body). */
+static void load_held_leaf(generator *g, int i, bool upper)
+{
+    builder *b = g->b;
+    int r = g->leaf_register[i];
+    if (g->leaves[i].dtype != g->lane)
+        load_converted(g, r, i, at(g->leaves[i].reg, NONE, 1, 0), false);
+    else
+        vex(b, g->dbl ? V_BROADCASTSD : V_BROADCASTSS, true, false, r, 0,
+            in_memory(at(g->leaves[i].reg, NONE, 1, 0)), -1);
+    if (upper)
+        insert_upper(b, r, r);
+}
+
 static void write_function(generator *g)
 {
     builder *b = g->b;
@@ -4447,7 +4463,8 @@ static void write_function(generator *g)
     for (int i = 0; i < constants + g->leaf_count && room > 0; i++) {
         if (i >= constants) {
             const leaf *l = &g->leaves[i - constants];
-            if (g->typed || !l->broadcast || l->outer || (l->operand < 0 && vex_hold_locals == 0) ||
+            if (g->typed || !l->broadcast || (l->outer && vex_hold_row_values == 0) ||
+                (l->operand < 0 && vex_hold_locals == 0) ||
                 !(l->dtype == g->lane || leaf_converts(l->dtype, g->lane)))
                 continue;
         }
@@ -4484,16 +4501,9 @@ static void write_function(generator *g)
         if (g->constant_register[i] > 0)
             vex(b, V_MOVU_LOAD, true, false, g->constant_register[i], 0,
                 in_memory(pool_memory(i)), -1);
-    for (int i = 0; i < g->leaf_count; i++) { /* the broadcast leaves held */
-        int r = g->leaf_register[i];
-        if (r <= 0)
-            continue;
-        if (g->leaves[i].dtype != g->lane)
-            load_converted(g, r, i, at(g->leaves[i].reg, NONE, 1, 0), false);
-        else
-            vex(b, g->dbl ? V_BROADCASTSD : V_BROADCASTSS, true, false, r, 0,
-                in_memory(at(g->leaves[i].reg, NONE, 1, 0)), -1);
-    }
+    for (int i = 0; i < g->leaf_count; i++) /* the broadcast leaves held */
+        if (g->leaf_register[i] > 0 && !g->leaves[i].outer)
+            load_held_leaf(g, i, false);
     bool wide = dup && vex_wide_ok();
     bool zmm = dup && !g->no_zmm && vex_zmm_ok(g->ir);
     g->zmm = zmm;
@@ -4524,6 +4534,9 @@ static void write_function(generator *g)
     }
     if (g->typed)
         write_hoisted(g);
+    for (int i = 0; rows && i < g->leaf_count; i++) /* one value a row: held for the row */
+        if (g->leaf_register[i] > 0 && g->leaves[i].outer)
+            load_held_leaf(g, i, wide || zmm);
     if (overlap_slot >= 0)
         write_overlap(g, overlap_slot, false);
     if (stream)
@@ -4634,6 +4647,7 @@ int vex_stream_pairs = -1;
 int vex_overlap_strided = -1;
 int vex_medium_strided_rows = -1;
 int vex_strided_copy = -1;
+int vex_hold_row_values = -1;
 
 /* Whether the paired loop may join its divisions into zmm ones (vex_wide). */
 static bool vex_wide_ok(void)

@@ -136,6 +136,12 @@ extern int vex_overlap_strided;
  * (measurements); else the fused code (vex.c strided_copy). */
 extern int vex_strided_copy;
 
+/* VEX_HOLD_ROW_VALUES 0: in the rows form a float tree's leaf of one
+ * value a row is loaded (and converted) at every use, as before
+ * (measurements); else held in a register the body leaves free, loaded
+ * once a row. */
+extern int vex_hold_row_values;
+
 /* VEX_MEDIUM_STRIDED_ROWS 0: runs of 65 to 512 with a per-row operand and
  * one read with a stride keep a call a run, as before (measurements);
  * else the 2-D tiles' rows form (lower.c medium_strided_rows). */
