@@ -1819,6 +1819,29 @@ static bool strided_overlap_tail(const lowering *w, int k)
            !(stride == -1 && w->c->operands[k - 1].dtype == ir->nodes[0]->dtype);
 }
 
+/* Whether the rows form (rather than the gathers into 2-D tiles) reads
+ * plan operand K, whose tail is the last whole vector again
+ * (strided_overlap_tail).  Measured, cc / JIT same process, gathers
+ * against the rows form: a * b - 1.0 over rows of 37-45, a f32 stride 2
+ * 0.40 -> 0.45, f64 stride +-2 0.73 -> 0.50 and 0.75 -> 0.46, f64
+ * stride -3 0.92 -> 0.57, f32 stride 3 1.39 -> 1.21; f64(a) * b - 1.0,
+ * a i16 reversed 0.97 -> 1.36; sweep seed 1 case 27 (f32 runs of 63, a
+ * stride 2, c reversed) 0.39 -> 0.55.  So f32 lanes with strides of +-2
+ * and -1, and -1 of another dtype, over runs of 3 vectors or more; runs
+ * past TILES2D_MAX_RUN (medium_strided_rows: the rows form or a call a
+ * run) all. */
+static bool strided_overlap_rows(const lowering *w, int k)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    int64_t run = p->extent[inner], stride = p->stride[k][inner];
+    int64_t lanes = vex_lanes(ir);
+    if (run > TILES2D_MAX_RUN)
+        return true;
+    return run >= 3 * lanes && (stride == -1 || ((stride == 2 || stride == -2) && lanes == 8));
+}
+
 static bool vex_rows_chosen(const lowering *w)
 {
     const kernel_ir *ir = w->ir;
@@ -1837,7 +1860,7 @@ static bool vex_rows_chosen(const lowering *w)
     for (int k = 1; !tail && k <= ir->input_count; k++)
         if (ir->input_used[k - 1] &&
             (!vex_vector_tail(ir, w->c->operands[k - 1].dtype, p->stride[k][inner]) ||
-             (strided_overlap_tail(w, k) && run < 3 * lanes)))
+             (strided_overlap_tail(w, k) && !strided_overlap_rows(w, k))))
             return false;
     bool gathers = false;
     for (int k = 1; k <= ir->input_count; k++)
