@@ -1588,6 +1588,39 @@ static bool medium_rows_in_place(const lowering *w)
 
 static bool vex_rows_chosen(const lowering *w);
 
+/* Runs of TILES2D_MAX_RUN to TILE_ELEMENTS / 2 with a per-row operand
+ * and an operand read in place with a stride other than 0 and 1 (every
+ * other element, reversed of another dtype, +-3) take 2-D tiles when the
+ * fused function's rows form reads every operand in place with a vector
+ * tail (vex_vector_tail: the last whole vector again): one call for every
+ * row instead of one a run, whose prologue (registers saved, constants
+ * and held leaves loaded) costs more than gcc's loop over a row
+ * (where(b != 7, b, a), a f64 rows of 155 stride 2, b i8 one value a
+ * row: see the commit). */
+static bool medium_strided_rows(const lowering *w)
+{
+    const compile *c = w->c;
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    int64_t run = p->extent[inner];
+    if (vex_medium_strided_rows == 0 || c->stream || c->options.disable_vector_code ||
+        ir->root_count != 1 || ir->reduce || !vex_cpu_ok() || p->stride[0][inner] != 1 ||
+        run < vex_lanes(ir))
+        return false;
+    bool strided = false;
+    for (int k = 1; k <= ir->input_count; k++) {
+        if (!ir->input_used[k - 1] || tile2d_contiguous(p, k, run) || tile2d_scalar(p, k, run))
+            continue;
+        int64_t stride = p->stride[k][inner];
+        if (!vex_in_place(w, k) ||
+            (run % vex_lanes(ir) != 0 && !vex_vector_tail(ir, c->operands[k - 1].dtype, stride)))
+            return false;
+        strided = strided || (stride != 0 && stride != 1);
+    }
+    return strided;
+}
+
 /* Whether the tree is a leaf copied from runs read backwards (a + 0
  * folded) that the fused function's rows form copies in one call for
  * every row, a vpshufb and a vpermq a vector (vex.c reversed_copy), where
@@ -1682,7 +1715,8 @@ static bool tiles2d_chosen(lowering *w)
      * minimum(2, maximum(a, b * b))) */
     int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(w, NULL, NULL);
     if (run >= c->options.microkernel_run && !transposed &&
-        ((run > TILES2D_MAX_RUN && per_row_operand(ir) && !medium_rows_in_place(w)) ||
+        ((run > TILES2D_MAX_RUN && per_row_operand(ir) && !medium_rows_in_place(w) &&
+          !medium_strided_rows(w)) ||
          (ir->tiled && rows_form_fits(ir) && !rows_refused(c, ir) &&
           !(strided_run(ir) && (!c->stream || 4 * run <= TILE_ELEMENTS)))))
         return false;
@@ -1770,6 +1804,44 @@ static bool float_overlap_rows(const lowering *w)
     return true;
 }
 
+/* Whether plan operand K's last elements of a run short of a vector are
+ * the float tree's last whole vector again for its stride (vex.c
+ * strided_overlap), where they went through the stack slots: runs of
+ * three vectors or more only take the rows form for it (b + f64(where(b
+ * > 2.0, b, a)), f64 runs of 6, a stride 2 gathered once for every tile:
+ * the rows form 4x slower, the last vector again half a row's work). */
+static bool strided_overlap_tail(const lowering *w, int k)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int64_t stride = p->stride[k][p->loop_count - 1];
+    return !vex_hoists_per_run(ir) && stride != 0 && stride != 1 &&
+           !(stride == -1 && w->c->operands[k - 1].dtype == ir->nodes[0]->dtype);
+}
+
+/* Whether the rows form (rather than the gathers into 2-D tiles) reads
+ * plan operand K, whose tail is the last whole vector again
+ * (strided_overlap_tail).  Measured, cc / JIT same process, gathers
+ * against the rows form: a * b - 1.0 over rows of 37-45, a f32 stride 2
+ * 0.40 -> 0.45, f64 stride +-2 0.73 -> 0.50 and 0.75 -> 0.46, f64
+ * stride -3 0.92 -> 0.57, f32 stride 3 1.39 -> 1.21; f64(a) * b - 1.0,
+ * a i16 reversed 0.97 -> 1.36; sweep seed 1 case 27 (f32 runs of 63, a
+ * stride 2, c reversed) 0.39 -> 0.55.  So f32 lanes with strides of +-2
+ * and -1, and -1 of another dtype, over runs of 3 vectors or more; runs
+ * past TILES2D_MAX_RUN (medium_strided_rows: the rows form or a call a
+ * run) all. */
+static bool strided_overlap_rows(const lowering *w, int k)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    int64_t run = p->extent[inner], stride = p->stride[k][inner];
+    int64_t lanes = vex_lanes(ir);
+    if (run > TILES2D_MAX_RUN)
+        return true;
+    return run >= 3 * lanes && (stride == -1 || ((stride == 2 || stride == -2) && lanes == 8));
+}
+
 static bool vex_rows_chosen(const lowering *w)
 {
     const kernel_ir *ir = w->ir;
@@ -1787,7 +1859,8 @@ static bool vex_rows_chosen(const lowering *w)
     bool tail = run % lanes == 0 || float_overlap_rows(w);
     for (int k = 1; !tail && k <= ir->input_count; k++)
         if (ir->input_used[k - 1] &&
-            !vex_vector_tail(ir, w->c->operands[k - 1].dtype, p->stride[k][inner]))
+            (!vex_vector_tail(ir, w->c->operands[k - 1].dtype, p->stride[k][inner]) ||
+             (strided_overlap_tail(w, k) && !strided_overlap_rows(w, k))))
             return false;
     bool gathers = false;
     for (int k = 1; k <= ir->input_count; k++)

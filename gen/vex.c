@@ -4471,6 +4471,35 @@ static void number_leaves(generator *g, int id)
         number_leaves(g, kir_child(ir, id, order[i]));
 }
 
+/* Whether the float tree's tail takes its last whole vector again
+ * (float_overlap) for leaf L read in place with a stride, where it went
+ * through the stack slots, copied element by element (copy_strided):
+ * every stride but -1 in the lanes' dtype, which the masked tail reads.
+ * The last vector is computed before the loop from the leaves as they
+ * were (in place too) and stored after it.  Measured: where(b != 7, b,
+ * a), a f64 rows of 155 with stride 2, b i8 one value a row (see the
+ * commit). */
+static bool strided_overlap(const leaf *l, bcg_dtype lane)
+{
+    return leaf_strided(l) && !(l->stride == -1 && l->dtype == lane);
+}
+
+/* Held broadcast leaf I into its register (write_function), converted
+ * into the lanes' dtype; UPPER: its zmm upper half too (the paired
+ * loop's zmm divisions or body). */
+static void load_held_leaf(generator *g, int i, bool upper)
+{
+    builder *b = g->b;
+    int r = g->leaf_register[i];
+    if (g->leaves[i].dtype != g->lane)
+        load_converted(g, r, i, at(g->leaves[i].reg, NONE, 1, 0), false);
+    else
+        vex(b, g->dbl ? V_BROADCASTSD : V_BROADCASTSS, true, false, r, 0,
+            in_memory(at(g->leaves[i].reg, NONE, 1, 0)), -1);
+    if (upper)
+        insert_upper(b, r, r);
+}
+
 static void write_function(generator *g)
 {
     builder *b = g->b;
@@ -4499,7 +4528,9 @@ static void write_function(generator *g)
     bool float_overlap = !g->typed && !g->layout->stream;
     for (int i = 0; i < g->leaf_count; i++)
         if (!g->leaves[i].broadcast)
-            float_overlap = float_overlap && g->leaves[i].stride == 1;
+            float_overlap = float_overlap && (g->leaves[i].stride == 1 ||
+                                              (vex_overlap_strided != 0 &&
+                                               strided_overlap(&g->leaves[i], g->lane)));
     if (float_overlap) { /* (not when the masked tail takes it) */
         bool masked = true;
         for (int i = 0; i < g->leaf_count; i++)
@@ -4572,7 +4603,8 @@ static void write_function(generator *g)
     for (int i = 0; i < constants + g->leaf_count && room > 0; i++) {
         if (i >= constants) {
             const leaf *l = &g->leaves[i - constants];
-            if (g->typed || !l->broadcast || l->outer || (l->operand < 0 && vex_hold_locals == 0) ||
+            if (g->typed || !l->broadcast || (l->outer && vex_hold_row_values == 0) ||
+                (l->operand < 0 && vex_hold_locals == 0) ||
                 !(l->dtype == g->lane || leaf_converts(l->dtype, g->lane)))
                 continue;
         }
@@ -4609,16 +4641,9 @@ static void write_function(generator *g)
         if (g->constant_register[i] > 0)
             vex(b, V_MOVU_LOAD, true, false, g->constant_register[i], 0,
                 in_memory(pool_memory(i)), -1);
-    for (int i = 0; i < g->leaf_count; i++) { /* the broadcast leaves held */
-        int r = g->leaf_register[i];
-        if (r <= 0)
-            continue;
-        if (g->leaves[i].dtype != g->lane)
-            load_converted(g, r, i, at(g->leaves[i].reg, NONE, 1, 0), false);
-        else
-            vex(b, g->dbl ? V_BROADCASTSD : V_BROADCASTSS, true, false, r, 0,
-                in_memory(at(g->leaves[i].reg, NONE, 1, 0)), -1);
-    }
+    for (int i = 0; i < g->leaf_count; i++) /* the broadcast leaves held */
+        if (g->leaf_register[i] > 0 && !g->leaves[i].outer)
+            load_held_leaf(g, i, false);
     bool wide = dup && vex_wide_ok();
     bool zmm = dup && !g->no_zmm && vex_zmm_ok(g->ir);
     g->zmm = zmm;
@@ -4649,6 +4674,9 @@ static void write_function(generator *g)
     }
     if (g->typed)
         write_hoisted(g);
+    for (int i = 0; rows && i < g->leaf_count; i++) /* one value a row: held for the row */
+        if (g->leaf_register[i] > 0 && g->leaves[i].outer)
+            load_held_leaf(g, i, wide || zmm);
     if (overlap_slot >= 0)
         write_overlap(g, overlap_slot, false);
     if (stream)
@@ -4756,6 +4784,10 @@ int vex_pairing_strided = -1;
 int vex_pairing_rare = -1;
 int vex_hold_locals = -1;
 int vex_stream_pairs = -1;
+int vex_overlap_strided = -1;
+int vex_medium_strided_rows = -1;
+int vex_strided_copy = -1;
+int vex_hold_row_values = -1;
 
 /* Whether the paired loop may join its divisions into zmm ones (vex_wide). */
 static bool vex_wide_ok(void)
@@ -4841,6 +4873,8 @@ bool vex_vector_tail(const kernel_ir *ir, bcg_dtype dtype, int64_t stride)
 {
     if (tree_typed(ir)) /* the last whole vector again (write_overlap) */
         return true;
+    if (stride != 0 && stride != 1 && !(stride == -1 && dtype == ir->nodes[0]->dtype))
+        return vex_overlap_strided != 0 && !ir->stream; /* (strided_overlap) */
     return stride == 0 || ((stride == 1 || stride == -1) && dtype == ir->nodes[0]->dtype);
 }
 
@@ -4867,6 +4901,26 @@ static bool reversed_copy(const kernel_ir *ir, const vex_layout *layout)
     return false;
 }
 
+/* Whether the tree is a leaf copied from runs read with a stride of +-2
+ * or +-3 (minimum(a, a) folded) of two vectors or more: the fused code
+ * reads a vector with two loads and a shuffle or two (strided_load,
+ * other_stride_load), the cast microkernel element by element (f32
+ * stride 2, 69455 elements: see the commit).  VEX_STRIDED_COPY 0: not
+ * (measurements). */
+static bool strided_copy(const kernel_ir *ir, const vex_layout *layout)
+{
+    const plan *p = ir->p;
+    if (vex_strided_copy == 0 || ir->nodes[0]->op != OP_OPERAND || ir->value[0].local || !p ||
+        p->loop_count < 1 || layout->stream ||
+        p->extent[p->loop_count - 1] < 2 * (32 / size_of(ir->nodes[0]->dtype)))
+        return false;
+    for (int k = 1; k <= ir->input_count; k++)
+        if (ir->input_used[k - 1] && layout->stride[k] != 0 && layout->stride[k] != 1 &&
+            layout->stride[k] != -1 && layout->stride[k] >= -3 && layout->stride[k] <= 3)
+            return true;
+    return false;
+}
+
 bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, vex_function **out)
 {
     *out = NULL;
@@ -4886,7 +4940,7 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
     g->lanes = 32 / g->width;
     g->b = b;
     const expr_node *root = ir->nodes[0];
-    bool copy = reversed_copy(ir, layout);
+    bool copy = reversed_copy(ir, layout) || strided_copy(ir, layout);
     if ((root->op == OP_OPERAND && !copy) || root->op == OP_LITERAL)
         return BCG_OK;
     /* one operation of contiguous leaves gains nothing from fusion: its

@@ -138,6 +138,28 @@ extern int vex_zmm_blend_k1;
  * side, by a branch (where_branch). */
 extern int vex_where_branch;
 
+/* VEX_OVERLAP_STRIDED 0: a float tree's tail with a leaf read in place
+ * with a stride (but -1 in the lanes' dtype, masked) goes through the
+ * stack slots element by element, as before (measurements); else its
+ * last whole vector again (vex.c strided_overlap). */
+extern int vex_overlap_strided;
+
+/* VEX_STRIDED_COPY 0: a leaf copied from runs of stride +-2 or +-3 (a
+ * folded minimum(a, a)) takes the cast microkernel, as before
+ * (measurements); else the fused code (vex.c strided_copy). */
+extern int vex_strided_copy;
+
+/* VEX_HOLD_ROW_VALUES 0: in the rows form a float tree's leaf of one
+ * value a row is loaded (and converted) at every use, as before
+ * (measurements); else held in a register the body leaves free, loaded
+ * once a row. */
+extern int vex_hold_row_values;
+
+/* VEX_MEDIUM_STRIDED_ROWS 0: runs of 65 to 512 with a per-row operand and
+ * one read with a stride keep a call a run, as before (measurements);
+ * else the 2-D tiles' rows form (lower.c medium_strided_rows). */
+extern int vex_medium_strided_rows;
+
 /* Leaves of a stride of 3 or more either way (other_stride_load):
  * VEX_OTHER_STRIDES -1 (the default) reads them in place by the measured
  * choice, 0 not at all (the callers gather them), 1 by loads and vpshufb

@@ -426,10 +426,16 @@ static bool run_one(const char *expr, const bcg_operand *ops, const bcg_options 
 static const vex_function *function_of_streaming(arena *a, const char *expr,
                                                  const bcg_operand *ops, int count, int stream);
 
+/* the rows of check_case's 2-D operands (test_strided_rows: 1 to 40) */
+static int64_t case_rows = 3;
+/* LAYOUT_INPLACE with b, d and e read with strides (LAYOUT_STRIDED's):
+ * test_strided_rows */
+static bool case_inplace_strided;
+
 static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64_t n, layout lay,
                        tally *tally)
 {
-    const int64_t m = 3;
+    const int64_t m = case_rows;
     operand_layout lays[5] = {
         {2, {m, n}, {n, 1}, false},
         {1, {n, 0}, {1, 0}, false},
@@ -446,9 +452,10 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
     }
     if (lay == LAYOUT_SCALARS)
         lays[4] = (operand_layout){2, {m, 1}, {1, 1}, false};
-    if (lay == LAYOUT_STRIDED) {
+    if (lay == LAYOUT_STRIDED || (lay == LAYOUT_INPLACE && case_inplace_strided)) {
         int64_t s = case_stride[0], reach = (s < 0 ? -s : s) * n + 5;
-        lays[0] = (operand_layout){2, {m, n}, {below(2) ? reach : -reach, s}, true};
+        if (lay == LAYOUT_STRIDED)
+            lays[0] = (operand_layout){2, {m, n}, {below(2) ? reach : -reach, s}, true};
         lays[1] = (operand_layout){1, {n, 0}, {case_stride[1], 0}, true};
         s = case_stride[3];
         lays[3] = (operand_layout){2, {m, n}, {(s < 0 ? -s : s) * n + 1, s}, true};
@@ -659,6 +666,95 @@ static void test_random_trees(void **state)
         assert_true(tally.vex * 20 > tally.tiled * 17 && tally.vex * 2 > tally.cases);
         assert_true(tally.in_place * 4 > strided_cases && tally.streamed * 200 > count &&
                     tally.rows * 100 > count);
+    }
+}
+
+/* Operands read in place with strides of +-2, +-3 and -1 over 2-D
+ * layouts of 1 to 40 rows of runs of 1 to 200 (tails of every length), a
+ * per-row operand (c, (m,1)) and a column-broadcast one (b, (n,)), every
+ * dtype, float trees (their tail the last whole vector again: vex.c
+ * strided_overlap; runs over 64 with a per-row operand in the rows form:
+ * lower.c medium_strided_rows) and typed ones, and strided copies
+ * (minimum(a, a) folded: vex.c strided_copy); the zmm body on and off,
+ * the first or last element against a faulting page, the output over a
+ * (in place) with the others strided; bit for bit against eval.c and the
+ * microkernels (check_case).  Asserts the share of cases
+ * fused in place row by row and of the copies fused. */
+static void test_strided_rows(void **state)
+{
+    (void)state;
+    const char *text_count = getenv("BCGEN_VEX_CASES");
+    int count = text_count ? atoi(text_count) / 6 : 500;
+    tally tally = {0};
+    int failures = 0, medium = 0, medium_rows = 0, copies = 0, copies_fused = 0;
+    /* (a stream of its own: the tests after it draw the cases they drew
+     * before it was added) */
+    uint64_t saved_state = random_state;
+    random_state = 0x5851f42d4c957f2dull;
+    case_stream = false;
+    case_inplace_strided = true;
+    for (int i = 0; i < count && failures < 10; i++) {
+        text t = {{0}, 0};
+        bool copy = i % 5 == 4, typed = i % 2 == 1;
+        bcg_dtype dt = below(2) ? BCG_F32 : BCG_F64;
+        static const bcg_dtype ints[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32};
+        bcg_dtype int_dtype = ints[below(5)];
+        typed_dtypes[0] = BCG_BOOL;
+        if (copy) {
+            put(&t, "minimum(a, a)");
+            dt = all_dtypes[below(10)];
+            if (below(2)) {
+                for (int k = 0; k < 5; k++)
+                    typed_dtypes[k] = k == 3 ? BCG_BOOL : dt;
+                typed_dtypes[4] = int_dtype;
+            }
+        } else if (typed) {
+            typed_tree(&t, 1 + below(3));
+            bcg_dtype first = all_dtypes[below(10)];
+            for (int k = 0; k < 3; k++)
+                typed_dtypes[k] = below(2) ? first : all_dtypes[below(10)];
+            typed_dtypes[3] = BCG_BOOL;
+            typed_dtypes[4] = int_dtype;
+            dt = typed_dtypes[0];
+        } else {
+            mixed = below(3) == 0;
+            value_tree(&t, 1 + below(3));
+        }
+        static const int64_t strides[] = {2, -2, 3, -3, -1, 2, -2};
+        for (int k = 0; k < 5; k++)
+            case_stride[k] = strides[below(7)];
+        case_rows = 1 + below(40);
+        int64_t n = below(3) ? 65 + below(136) : 1 + below(200);
+        vex_zmm = below(3) == 0 ? 0 : -1;
+        int rows_before = tally.rows, vex_before = tally.vex, cases_before = tally.cases;
+        int draw = below(6);
+        layout lay = draw < 4 ? LAYOUT_STRIDED : draw == 4 ? LAYOUT_REVERSED : LAYOUT_INPLACE;
+        if (!check_case(t.s, dt, int_dtype, n, lay, &tally))
+            failures++;
+        if (tally.cases == cases_before)
+            continue;
+        if (copy) {
+            copies += n >= 64 && lay == LAYOUT_STRIDED && case_stride[0] != -1;
+            copies_fused += n >= 64 && lay == LAYOUT_STRIDED && case_stride[0] != -1 &&
+                            tally.vex > vex_before;
+        } else if (!typed && n > 64 && case_rows > 1 && lay == LAYOUT_STRIDED) {
+            medium++;
+            medium_rows += tally.rows > rows_before;
+        }
+    }
+    typed_dtypes[0] = BCG_BOOL;
+    case_rows = 3;
+    case_inplace_strided = false;
+    vex_zmm = -1;
+    random_state = saved_state;
+    print_message("# strided rows: %d cases, %d fused (%d reading in place, %d row by row), "
+                  "%d of %d float trees of runs over 64 in the rows form, %d of %d strided "
+                  "copies fused, %d skipped\n", tally.cases, tally.vex, tally.in_place,
+                  tally.rows, medium_rows, medium, copies_fused, copies, tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count > 0) {
+        assert_true(tally.in_place * 3 > tally.cases && medium_rows * 4 > medium);
+        assert_true(copies_fused * 10 > copies * 9);
     }
 }
 
@@ -2063,6 +2159,7 @@ int main(void)
         cmocka_unit_test(test_random_trees),
         cmocka_unit_test(test_typed_trees),
         cmocka_unit_test(test_where_branch),
+        cmocka_unit_test(test_strided_rows),
         cmocka_unit_test(test_stream_pairs),
         cmocka_unit_test(test_stream_widening),
         cmocka_unit_test(test_exp_trees),
