@@ -1401,8 +1401,8 @@ static bool spaced_along(int64_t along, int64_t size)
 
 /* The rows of a tile, 0 for no tiles; with calls per row also their
  * columns into *COLUMNS (when not NULL). */
-static int64_t transposed_rows_for(const lowering *w, bool row_calls, int64_t *columns,
-                                   int64_t *line_rows);
+static int64_t transposed_rows_for(const lowering *w, bool row_calls, bool narrow_columns,
+                                   int64_t *columns, int64_t *line_rows);
 
 /* (calls per row also where whole runs would not hold a line's rows of the
  * transposed input within the stack bound: where(7 > a, 7, a) over a of
@@ -1413,14 +1413,22 @@ static int64_t transposed_tile_rows(const lowering *w, int64_t *columns, bool *r
     int64_t line_rows = 0, rows;
     bool wanted = row_calls_wanted(w->ir);
     const plan *p = w->ir->p;
-    rows = transposed_rows_for(w, wanted, columns, &line_rows);
+    rows = transposed_rows_for(w, wanted, false, columns, &line_rows);
     if (!wanted && rows < line_rows && p->stride[0][p->loop_count - 1] == 1) {
-        int64_t by_row = transposed_rows_for(w, true, columns, &line_rows);
+        int64_t by_row = transposed_rows_for(w, true, false, columns, &line_rows);
         if (by_row > rows) {
             if (row_calls)
                 *row_calls = true;
             return by_row;
         }
+    }
+    /* no tiles else: columns of 8 and 16-bit elements too (see
+     * row_call_columns), where the per-element code was the alternative */
+    if (rows == 0 && line_rows >= TRANSPOSED_MIN_ROWS && p->stride[0][p->loop_count - 1] == 1) {
+        rows = transposed_rows_for(w, true, true, columns, &line_rows);
+        if (row_calls)
+            *row_calls = rows > 0;
+        return rows;
     }
     if (row_calls)
         *row_calls = wanted;
@@ -1430,8 +1438,8 @@ static int64_t transposed_tile_rows(const lowering *w, int64_t *columns, bool *r
 /* The rows of a tile as transposed_tile_rows, calls per row or not
  * (ROW_CALLS); *LINE_ROWS the rows of a line of the transposed input,
  * as many as the loop has. */
-static int64_t transposed_rows_for(const lowering *w, bool row_calls, int64_t *columns,
-                                   int64_t *line_rows)
+static int64_t transposed_rows_for(const lowering *w, bool row_calls, bool narrow_columns,
+                                   int64_t *columns, int64_t *line_rows)
 {
     const compile *c = w->c;
     const kernel_ir *ir = w->ir;
@@ -1482,6 +1490,8 @@ static int64_t transposed_rows_for(const lowering *w, bool row_calls, int64_t *c
     if (rows > p->extent[outer])
         rows = p->extent[outer];
     *line_rows = rows;
+    if (narrow_columns && gathered_size < 4)
+        gathered_size = 4;
     if (row_calls) {
         while (rows >= TRANSPOSED_MIN_ROWS &&
                !row_call_columns(run, rows, tiles, run_tiles, widest, gathered_size))
