@@ -39,6 +39,9 @@ typedef struct lowering {
     kernel_ir *ir;
     bcg_status status;                 /* first failure; sticky */
     bool input_loaded[BCG_MAX_OPERANDS]; /* its in<k>_value local is declared */
+    bool fused_only; /* the 1-D tiles' tree needs more temporaries than
+                        MAX_TILE_TEMPORARIES: only the fused function writes it
+                        (fused_past_temporaries) */
 } lowering;
 
 static void fail_nomem(lowering *w)
@@ -685,9 +688,33 @@ static bool vex_long_stride(const lowering *w, int k, int64_t stride)
     return !expensive_function(w->ir, 0) || vex_fuses_run(w);
 }
 
+/* Whether a tree with a microkernel for every operation but more of them
+ * than MAX_TILE_TEMPORARIES tiles of temporaries hold (a stack bound) is
+ * written by the fused function over the 1-D tiles' run as lower_tiles
+ * asks for it (vex_fuses_run; an integer or mixed tree reading every
+ * strided leaf in place), which keeps no temporaries: it then takes the 1-D
+ * tiles with lowering.fused_only set, where it kept the per-element
+ * groups (u8(u8(c > u8(a > sqrt(f64(abs(b))))) * sqrt(f64(abs(b)))) * c,
+ * 13 operations, runs of 49, a stride 2, sweep seed 5: see the commit). */
+static bool fused_past_temporaries(const lowering *w)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    int uncounted = -(1 << 20); /* every operation's microkernel, however many */
+    if (w->c->options.disable_vector_code || !vex_cpu_ok() ||
+        !tile_supported(ir, 0, ir->out_dtype, &uncounted))
+        return false;
+    for (int k = 1; k <= ir->input_count; k++)
+        if (ir->input_used[k - 1] && p->stride[k][inner] != 0 && p->stride[k][inner] != 1 &&
+            vex_stride(w, k, p->stride[k][inner]) == 1)
+            return false; /* (lower_tiles drops a typed function over a gathered leaf) */
+    return vex_fuses_run(w);
+}
+
 /* Whether this kernel's innermost run goes through microkernels; else
  * says why not into WHY (when the reason is worth telling). */
-static bool tiles_chosen(const lowering *w, const char **why)
+static bool tiles_chosen(lowering *w, const char **why)
 {
     const compile *c = w->c;
     const kernel_ir *ir = w->ir;
@@ -725,7 +752,13 @@ static bool tiles_chosen(const lowering *w, const char **why)
         if (!tile_cast_exists(root->dtype, root->dtype))
             return false;
     } else if (!tile_supported(ir, 0, ir->out_dtype, &operations)) {
-        *why = "an operation of the tree has no microkernel for its dtypes";
+        if (ir->root_count == 1 && fused_past_temporaries(w)) {
+            w->fused_only = true;
+            return true;
+        }
+        *why = operations > MAX_TILE_TEMPORARIES
+                   ? "the tree needs more tiles of temporaries than MAX_TILE_TEMPORARIES"
+                   : "an operation of the tree has no microkernel for its dtypes";
         return false;
     }
     return other_roots_tile(ir, ir->p->loop_count - 1, &operations, why);
@@ -1128,6 +1161,14 @@ static void lower_tiles(lowering *w, int depth)
             ir->vex = NULL;
             ir->stream = microkernels_stream;
         }
+    if (w->fused_only && !ir->vex) { /* the function fused_past_temporaries built: plain stores */
+        vex_layout layout = {vex_strides, false, NULL, 0};
+        vex_function *f = NULL;
+        if (vex_build(w->c->arena, ir, &layout, &f) != BCG_OK)
+            fail_nomem(w);
+        ir->vex = f; /* (the same tree and layout: built before, so built again) */
+        ir->stream = false;
+    }
     tile_declarations(w, depth);
     if (w->status != BCG_OK)
         return;

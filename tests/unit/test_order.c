@@ -1183,6 +1183,106 @@ static void test_transposed_short_dimension(void **state_)
     assert_true(narrow >= 6 && narrow_rows * 10 >= narrow * 9); /* 12 of 12; main 6 */
 }
 
+/* The dtype of EXPR's result over OPS (COUNT), BCG_BOOL when it does not
+ * compile. */
+static bcg_dtype result_dtype(const char *expr, const bcg_operand *ops, int count)
+{
+    bcg_context *ctx = bcg_context_new();
+    bcg_kernel *k = NULL;
+    bcg_error err;
+    bcg_dtype t = BCG_BOOL;
+    assert_non_null(ctx);
+    if (bcg_compile(ctx, expr, ops, count, NULL, &k, &err) == BCG_OK)
+        t = bcg_kernel_dtype(k);
+    bcg_context_free(ctx);
+    return t;
+}
+
+/* Large random trees (depth 4 and 5, casts through every dtype) over runs
+ * of 16 to 300, a contiguous, reversed or of stride 2 or 3, b a whole
+ * array or a row, c a per-row value or one value, a and b against a page
+ * that faults on either side, in place on b or on two threads now and
+ * then: bit for bit against the reference evaluator.  Asserts that of the
+ * trees with more operations than MAX_TILE_TEMPORARIES (counted from the
+ * expression: a lower bound of the tiles' count) a share runs as the
+ * fused function over 1-D tiles (lower.c fused_past_temporaries) rather
+ * than the per-element groups. */
+static void test_fused_past_temporaries(void **state_)
+{
+    (void)state_;
+    static const bcg_dtype types[] = {BCG_I8,  BCG_U8,  BCG_I16, BCG_U16, BCG_I32,
+                                      BCG_U32, BCG_I64, BCG_U64, BCG_F32, BCG_F64};
+    static guarded memory[2];
+    int checked = 0, failures = 0, large = 0, fused = 0;
+    for (int n = 0; n < 70; n++) {
+        char expr[512];
+        reversed_tree(expr, sizeof expr, 4 + (int)(next() % 2));
+        int operations = 0; /* the operators and calls the expression writes */
+        for (const char *at = expr; *at; at++)
+            operations += *at == '(' || *at == '+' || *at == '-' || *at == '>';
+        int rank = next() % 3 ? 2 : 3;
+        int64_t shape[3];
+        shape[rank - 1] = 16 + (int64_t)(next() % 285);
+        for (int d = 0; d < rank - 1; d++)
+            shape[d] = 2 + (int64_t)(next() % 40);
+        bcg_dtype t = types[next() % (sizeof types / sizeof types[0])];
+        bcg_dtype tb = next() % 2 ? t : types[next() % (sizeof types / sizeof types[0])];
+        view va = random_view(rank, shape, rank - 1, next() % 4 == 0 ? -1 : 1);
+        int64_t step = 1 + (int64_t)(next() % 3); /* stride 1, 2 or 3 along the run */
+        for (int d = 0; d < rank; d++)
+            va.strides[d] *= step;
+        va.first *= step;
+        va.bytes = (va.bytes - 1) * (size_t)step + 1;
+        bool row = next() % 3 == 0;
+        int64_t b_shape[3], c_shape[3] = {1, 1, 1};
+        memcpy(b_shape, shape, sizeof b_shape);
+        for (int d = 0; row && d < rank - 1; d++)
+            b_shape[d] = 1;
+        int64_t b_elements = 1;
+        for (int d = 0; d < rank; d++)
+            b_elements *= b_shape[d];
+        if (next() % 2)
+            c_shape[rank - 2] = shape[rank - 2];
+        size_t sa = bcg_dtype_size(t), sb = bcg_dtype_size(tb);
+        size_t bytes[3] = {va.bytes * sa, (size_t)b_elements * sb, (size_t)c_shape[rank - 2] * sa};
+        char *a = guarded_alloc(&memory[0], bytes[0], next() % 2);
+        char *b = guarded_alloc(&memory[1], bytes[1], next() % 2);
+        char *c = malloc(bytes[2]);
+        assert_non_null(c);
+        fill(a, bytes[0]);
+        fill(b, bytes[1]);
+        fill(c, bytes[2]);
+        bcg_operand ops[3] = {{"a", t, rank, va.shape, va.strides},
+                              {"b", tb, rank, b_shape, NULL},
+                              {"c", t, rank, c_shape, NULL}};
+        void *in[4] = {a + (size_t)va.first * sa, b, c, b};
+        int variant = (int)(next() % 4);
+        bool inplace = variant == 1 && !row && result_dtype(expr, ops, 3) == tb;
+        int got = check(expr, ops, in, bytes, 3, inplace ? 1 : -1, variant == 2 ? 2 : 1,
+                        "bcg_vex");
+        checked++;
+        failures += got < 0;
+        if (operations > 12 /* MAX_TILE_TEMPORARIES */) {
+            large++;
+            fused += got > 0;
+        }
+        if (got < 0) {
+            print_error("  %s a %s b %s variant %d", expr, bcg_dtype_name(t), bcg_dtype_name(tb),
+                        variant);
+            for (int d = 0; d < rank; d++)
+                print_error(" %lld@%lld", (long long)shape[d], (long long)va.strides[d]);
+            print_error("\n");
+        }
+        free(c);
+    }
+    guarded_free(&memory[0]);
+    guarded_free(&memory[1]);
+    print_message("# %d large trees, %d of %d with over 12 operations fused\n", checked, fused,
+                  large);
+    assert_int_equal(failures, 0);
+    assert_true(large >= 10 && fused * 10 >= large * 9); /* 32 of 33; main 26 */
+}
+
 /* Whether the kernel of EXPR over OPS (COUNT) has NEEDLE in its source and
  * not AVOID. */
 static bool source_has(const char *expr, const bcg_operand *ops, int count, const char *needle,
@@ -1445,6 +1545,7 @@ int main(void)
         cmocka_unit_test(test_transposed_gather_blocks),
         cmocka_unit_test(test_transposed_short_runs),
         cmocka_unit_test(test_transposed_short_dimension),
+        cmocka_unit_test(test_fused_past_temporaries),
         cmocka_unit_test(test_float_rows_overlap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
