@@ -39,6 +39,9 @@ typedef struct lowering {
     kernel_ir *ir;
     bcg_status status;                 /* first failure; sticky */
     bool input_loaded[BCG_MAX_OPERANDS]; /* its in<k>_value local is declared */
+    bool fused_only; /* the 1-D tiles' tree needs more temporaries than
+                        MAX_TILE_TEMPORARIES: only the fused function writes it
+                        (fused_past_temporaries) */
 } lowering;
 
 static void fail_nomem(lowering *w)
@@ -685,9 +688,33 @@ static bool vex_long_stride(const lowering *w, int k, int64_t stride)
     return !expensive_function(w->ir, 0) || vex_fuses_run(w);
 }
 
+/* Whether a tree with a microkernel for every operation but more of them
+ * than MAX_TILE_TEMPORARIES tiles of temporaries hold (a stack bound) is
+ * written by the fused function over the 1-D tiles' run as lower_tiles
+ * asks for it (vex_fuses_run; an integer or mixed tree reading every
+ * strided leaf in place), which keeps no temporaries: it then takes the 1-D
+ * tiles with lowering.fused_only set, where it kept the per-element
+ * groups (u8(u8(c > u8(a > sqrt(f64(abs(b))))) * sqrt(f64(abs(b)))) * c,
+ * 13 operations, runs of 49, a stride 2, sweep seed 5: see the commit). */
+static bool fused_past_temporaries(const lowering *w)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    int uncounted = -(1 << 20); /* every operation's microkernel, however many */
+    if (w->c->options.disable_vector_code || !vex_cpu_ok() ||
+        !tile_supported(ir, 0, ir->out_dtype, &uncounted))
+        return false;
+    for (int k = 1; k <= ir->input_count; k++)
+        if (ir->input_used[k - 1] && p->stride[k][inner] != 0 && p->stride[k][inner] != 1 &&
+            vex_stride(w, k, p->stride[k][inner]) == 1)
+            return false; /* (lower_tiles drops a typed function over a gathered leaf) */
+    return vex_fuses_run(w);
+}
+
 /* Whether this kernel's innermost run goes through microkernels; else
  * says why not into WHY (when the reason is worth telling). */
-static bool tiles_chosen(const lowering *w, const char **why)
+static bool tiles_chosen(lowering *w, const char **why)
 {
     const compile *c = w->c;
     const kernel_ir *ir = w->ir;
@@ -725,7 +752,13 @@ static bool tiles_chosen(const lowering *w, const char **why)
         if (!tile_cast_exists(root->dtype, root->dtype))
             return false;
     } else if (!tile_supported(ir, 0, ir->out_dtype, &operations)) {
-        *why = "an operation of the tree has no microkernel for its dtypes";
+        if (ir->root_count == 1 && fused_past_temporaries(w)) {
+            w->fused_only = true;
+            return true;
+        }
+        *why = operations > MAX_TILE_TEMPORARIES
+                   ? "the tree needs more tiles of temporaries than MAX_TILE_TEMPORARIES"
+                   : "an operation of the tree has no microkernel for its dtypes";
         return false;
     }
     return other_roots_tile(ir, ir->p->loop_count - 1, &operations, why);
@@ -1128,6 +1161,14 @@ static void lower_tiles(lowering *w, int depth)
             ir->vex = NULL;
             ir->stream = microkernels_stream;
         }
+    if (w->fused_only && !ir->vex) { /* the function fused_past_temporaries built: plain stores */
+        vex_layout layout = {vex_strides, false, NULL, 0};
+        vex_function *f = NULL;
+        if (vex_build(w->c->arena, ir, &layout, &f) != BCG_OK)
+            fail_nomem(w);
+        ir->vex = f; /* (the same tree and layout: built before, so built again) */
+        ir->stream = false;
+    }
     tile_declarations(w, depth);
     if (w->status != BCG_OK)
         return;
@@ -1401,8 +1442,8 @@ static bool spaced_along(int64_t along, int64_t size)
 
 /* The rows of a tile, 0 for no tiles; with calls per row also their
  * columns into *COLUMNS (when not NULL). */
-static int64_t transposed_rows_for(const lowering *w, bool row_calls, int64_t *columns,
-                                   int64_t *line_rows);
+static int64_t transposed_rows_for(const lowering *w, bool row_calls, bool narrow_columns,
+                                   int64_t *columns, int64_t *line_rows);
 
 /* (calls per row also where whole runs would not hold a line's rows of the
  * transposed input within the stack bound: where(7 > a, 7, a) over a of
@@ -1413,14 +1454,22 @@ static int64_t transposed_tile_rows(const lowering *w, int64_t *columns, bool *r
     int64_t line_rows = 0, rows;
     bool wanted = row_calls_wanted(w->ir);
     const plan *p = w->ir->p;
-    rows = transposed_rows_for(w, wanted, columns, &line_rows);
+    rows = transposed_rows_for(w, wanted, false, columns, &line_rows);
     if (!wanted && rows < line_rows && p->stride[0][p->loop_count - 1] == 1) {
-        int64_t by_row = transposed_rows_for(w, true, columns, &line_rows);
+        int64_t by_row = transposed_rows_for(w, true, false, columns, &line_rows);
         if (by_row > rows) {
             if (row_calls)
                 *row_calls = true;
             return by_row;
         }
+    }
+    /* no tiles else: columns of 8 and 16-bit elements too (see
+     * row_call_columns), where the per-element code was the alternative */
+    if (rows == 0 && line_rows >= TRANSPOSED_MIN_ROWS && p->stride[0][p->loop_count - 1] == 1) {
+        rows = transposed_rows_for(w, true, true, columns, &line_rows);
+        if (row_calls)
+            *row_calls = rows > 0;
+        return rows;
     }
     if (row_calls)
         *row_calls = wanted;
@@ -1430,8 +1479,8 @@ static int64_t transposed_tile_rows(const lowering *w, int64_t *columns, bool *r
 /* The rows of a tile as transposed_tile_rows, calls per row or not
  * (ROW_CALLS); *LINE_ROWS the rows of a line of the transposed input,
  * as many as the loop has. */
-static int64_t transposed_rows_for(const lowering *w, bool row_calls, int64_t *columns,
-                                   int64_t *line_rows)
+static int64_t transposed_rows_for(const lowering *w, bool row_calls, bool narrow_columns,
+                                   int64_t *columns, int64_t *line_rows)
 {
     const compile *c = w->c;
     const kernel_ir *ir = w->ir;
@@ -1482,6 +1531,8 @@ static int64_t transposed_rows_for(const lowering *w, bool row_calls, int64_t *c
     if (rows > p->extent[outer])
         rows = p->extent[outer];
     *line_rows = rows;
+    if (narrow_columns && gathered_size < 4)
+        gathered_size = 4;
     if (row_calls) {
         while (rows >= TRANSPOSED_MIN_ROWS &&
                !row_call_columns(run, rows, tiles, run_tiles, widest, gathered_size))
@@ -1696,6 +1747,28 @@ static bool vectorised_function_along_run(const kernel_ir *ir)
     return found;
 }
 
+/* Whether the tree is an input copied whole (`a`, maximum(a, a) folded)
+ * that is read across lines along the run and along a line in the loop
+ * outside (transposed, or spaced): the 2-D tiles gather it, the gather's
+ * transposed path reading each line once, and the cast kernel of its
+ * dtype copies the tile out, where the cache-blocked loops copied element
+ * by element (same process, cc / JIT: u8 (2000, 3000) transposed 0.26 ->
+ * 9.1, i16 (12, 30000) 0.17 -> 1.08, f64 (134, 317) 0.12 -> 0.72). */
+static bool transposed_copy(const lowering *w)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    if (ir->nodes[0]->op != OP_OPERAND || ir->root_count != 1 || p->loop_count < 2)
+        return false;
+    int k = ir->nodes[0]->operand + 1, inner = p->loop_count - 1;
+    int64_t size = (int64_t)bcg_dtype_size(w->c->operands[k - 1].dtype);
+    int64_t along = p->stride[k][inner - 1], across = p->stride[k][inner];
+    if (across < 0)
+        across = -across;
+    return (along == 1 || along == -1 || spaced_along(along, size)) &&
+           across * size >= TRANSPOSED_LINE_BYTES;
+}
+
 static bool tiles2d_chosen(lowering *w)
 {
     const compile *c = w->c;
@@ -1738,8 +1811,11 @@ static bool tiles2d_chosen(lowering *w)
             expensive_function(ir, id))
             return false;
     const expr_node *root = ir->nodes[0];
-    if ((root->op == OP_OPERAND && !reversed_rows_copy(w)) || root->op == OP_LITERAL ||
-        root->dtype != ir->out_dtype)
+    /* (a transposed operand copied whole: the gather's transposed path
+     * does the work, the cast kernel of its dtype copies its tile out) */
+    if ((root->op == OP_OPERAND && !reversed_rows_copy(w) &&
+         !(transposed_copy(w) && tile_cast_exists(root->dtype, root->dtype))) ||
+        root->op == OP_LITERAL || root->dtype != ir->out_dtype)
         return false;
     int operations = 0;
     ir->tile_loop = inner - 1; /* what tile_hoistable takes as constant over a tile */
@@ -1905,7 +1981,8 @@ static void lower_tiles2d(lowering *w, int depth)
     bool any_gathered = false;
     for (int k = 1; k <= ir->input_count; k++) {
         ir->gathered[k] = ir->input_used[k - 1] && !tile2d_contiguous(p, k, run) &&
-                          !tile2d_scalar(p, k, run) && tile_reads(ir, k) > 0 &&
+                          !tile2d_scalar(p, k, run) &&
+                          (tile_reads(ir, k) > 0 || ir->nodes[0]->op == OP_OPERAND) &&
                           !(ir->row_calls && row_call_in_place(ir, k)) &&
                           !(rows && vex_in_place(w, k));
         if (ir->gathered[k])

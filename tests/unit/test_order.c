@@ -951,11 +951,12 @@ static void test_transposed_gather_blocks(void **state_)
         bcg_mk_gather_rows_8, bcg_mk_gather_rows_16, bcg_mk_gather_rows_32,
         bcg_mk_gather_rows_64};
     static guarded memory;
-    int checked = 0, blocks = 0;
+    int checked = 0, blocks = 0, partial = 0;
     for (int n = 0; n < 1500; n++) {
         int e = (int)(next() % 4);
         size_t size = (size_t)1 << e;
-        long rows = 2 + (long)(next() % 70), run = 1 + (long)(next() % 60);
+        /* (half of them a short contiguous dimension, 2 to 17 rows) */
+        long rows = 2 + (long)(next() % (next() % 2 ? 16 : 70)), run = 1 + (long)(next() % 60);
         long si = rows + (long)(next() % 200); /* the rows of a column, then a gap */
         if (next() % 2)
             si = -si;
@@ -975,13 +976,101 @@ static void test_transposed_gather_blocks(void **state_)
         assert_memory_equal(got, want, (size_t)(rows * run) * size);
         checked++;
         blocks += size <= 2 && rows >= 16 / (long)size && run >= 16 / (long)size;
+        /* a last block of fewer rows through the registers (8, 16 and
+         * 32-bit: rows short of 16, 8, 4 or a multiple), when one of its
+         * columns is not the run's last */
+        long block = size <= 2 ? 16 / (long)size : 4, left = rows % block;
+        partial += size <= 4 && (size == 4 ? left >= 2 : left * 4 >= block) && run > block;
         free(got);
         free(want);
     }
     guarded_free(&memory);
-    print_message("# %d transposed gathers, %d with 8/16-bit register blocks\n", checked,
-                  blocks);
+    print_message("# %d transposed gathers, %d with 8/16-bit register blocks, %d whose last "
+                  "block of fewer rows may go through them\n",
+                  checked, blocks, partial);
     assert_true(blocks * 5 >= checked); /* 479 of 1500 */
+    assert_true(partial * 5 >= checked);
+}
+
+/* The _rows microkernels' runs that are contiguous or one value each
+ * (runtime/microkernels.c ROWS_INLINE, loops of their own) against a call
+ * of the operation's own microkernel per run, which they were before: the
+ * same bits for random rows, runs, row strides either way (0: a repeated
+ * run), every combination of strides 0 and 1 along the runs, a and b
+ * against a page that faults on either side; a binary operation and a
+ * comparison of several dtypes, floats with NaN, infinities and -0.0 from
+ * the random bytes. */
+typedef void runs_function(void *, long, const void *, long, long, const void *, long, long,
+                           long, long, long);
+typedef void one_run_function(void *, const void *, long, const void *, long, long);
+runs_function bcg_mk_minimum_i32_rows, bcg_mk_add_f32_rows, bcg_mk_lt_u8_rows,
+    bcg_mk_sub_i16_rows, bcg_mk_maximum_f64_rows, bcg_mk_gt_f64_rows;
+one_run_function bcg_mk_minimum_i32, bcg_mk_add_f32, bcg_mk_lt_u8, bcg_mk_sub_i16, bcg_mk_maximum_f64,
+    bcg_mk_gt_f64;
+
+static void test_rows_inline(void **state_)
+{
+    (void)state_;
+    static const struct {
+        runs_function *rows;
+        one_run_function *run;
+        size_t size, out_size;
+    } kernels[] = {{bcg_mk_minimum_i32_rows, bcg_mk_minimum_i32, 4, 4},
+                   {bcg_mk_add_f32_rows, bcg_mk_add_f32, 4, 4},
+                   {bcg_mk_lt_u8_rows, bcg_mk_lt_u8, 1, 1},
+                   {bcg_mk_sub_i16_rows, bcg_mk_sub_i16, 2, 2},
+                   {bcg_mk_maximum_f64_rows, bcg_mk_maximum_f64, 8, 8},
+                   {bcg_mk_gt_f64_rows, bcg_mk_gt_f64, 8, 1}};
+    static guarded memory[2];
+    int checked = 0;
+    for (int n_case = 0; n_case < 600; n_case++) {
+        int e = (int)(next() % (sizeof kernels / sizeof kernels[0]));
+        size_t size = kernels[e].size, out_size = kernels[e].out_size;
+        long rows = 1 + (long)(next() % 20), n = 1 + (long)(next() % 300);
+        long s[2], r[2], low[2], high[2];
+        int both = (int)(next() % 3); /* 0: a contiguous, b one value; 1: the reverse; 2: both runs */
+        s[0] = both != 1;
+        s[1] = both != 0;
+        for (int k = 0; k < 2; k++) {
+            long gap = (long)(next() % 5), span = s[k] ? n : 1;
+            switch (next() % 4) {
+            case 0: r[k] = 0; break;
+            case 1: r[k] = span; break;
+            case 2: r[k] = span + gap; break;
+            default: r[k] = -(span + gap); break;
+            }
+            long last_row = (rows - 1) * r[k];
+            low[k] = last_row < 0 ? last_row : 0;
+            high[k] = (last_row > 0 ? last_row : 0) + span - 1;
+        }
+        long ro = n + (long)(next() % 3);
+        char *in[2];
+        for (int k = 0; k < 2; k++) {
+            size_t bytes = (size_t)(high[k] - low[k] + 1) * size;
+            char *base = guarded_alloc(&memory[k], bytes, next() % 2);
+            fill(base, bytes);
+            in[k] = base - low[k] * (long)size;
+        }
+        size_t out_bytes = (size_t)((rows - 1) * ro + n) * out_size;
+        char *got = malloc(out_bytes), *want = malloc(out_bytes);
+        assert_true(got && want);
+        memset(got, 0x5a, out_bytes);
+        memset(want, 0x5a, out_bytes);
+        kernels[e].rows(got, ro, in[0], s[0], r[0], in[1], s[1], r[1], n, rows, 0);
+        for (long row = 0; row < rows; row++)
+            kernels[e].run(want + (size_t)(row * ro) * out_size, in[0] + row * r[0] * (long)size,
+                           s[0], in[1] + row * r[1] * (long)size, s[1], n);
+        if (memcmp(got, want, out_bytes) != 0)
+            print_error("_rows kernel %d rows %ld n %ld strides %ld %ld rows apart %ld %ld\n", e,
+                        rows, n, s[0], s[1], r[0], r[1]);
+        assert_memory_equal(got, want, out_bytes);
+        checked++;
+        free(got);
+        free(want);
+    }
+    guarded_free(&memory[0]);
+    guarded_free(&memory[1]);
+    print_message("# %d _rows calls of contiguous or one-value runs\n", checked);
 }
 
 /* The rows of the 2-D tiles in the kernel of EXPR over OPS (COUNT), from
@@ -1083,6 +1172,251 @@ static void test_transposed_short_runs(void **state_)
                   "tile\n", checked, line_rows);
     assert_int_equal(failures, 0);
     assert_true(line_rows * 3 >= checked); /* 71 of 160 (22 before) */
+}
+
+/* Long runs over a transposed input whose contiguous dimension is short
+ * (2 to 15 rows: b of a > b, u8 (12, 8473) strides (1, 12)), every dtype,
+ * rows contiguous or reversed, a gap between columns now and then, an
+ * outer loop sometimes; b C-contiguous or a row, c a per-row value or one
+ * value; a and b against a page that faults on either side, in place on b
+ * or on two threads now and then: bit for bit against the reference
+ * evaluator.  Asserts the share of 8 and 16-bit inputs read with a stride
+ * over 8 along the run (not the 1-D tiles' strided reads) whose 2-D tiles
+ * gather it (lower.c transposed_tile_rows, narrow
+ * columns), where the long runs of 8 and 16-bit elements kept the
+ * per-element code before unless a tile of whole runs held 4 rows. */
+static void test_transposed_short_dimension(void **state_)
+{
+    (void)state_;
+    static const bcg_dtype types[] = {BCG_I8,  BCG_U8,  BCG_I16, BCG_U16, BCG_I32,
+                                      BCG_U32, BCG_I64, BCG_U64, BCG_F32, BCG_F64};
+    static const char *const fixed[] = {"a + b", "minimum(a, c) * b - a",
+                                        "where(a > b, a - b, c + b)", "i32((a > b) * (a))",
+                                        "f64(a) * b"};
+    static guarded memory[2];
+    int checked = 0, failures = 0, narrow = 0, narrow_rows = 0;
+    state = 0x5bd1e9955bd1e995ull; /* (its own cases, whatever ran before) */
+    for (int n = 0; n < 64; n++) {
+        int rank = next() % 4 ? 2 : 3;
+        int64_t shape[3];
+        shape[rank - 1] = 600 + (int64_t)(next() % 9000); /* a long run */
+        shape[rank - 2] = 2 + (int64_t)(next() % 14);     /* the short contiguous dimension */
+        if (rank == 3)
+            shape[0] = 2 + (int64_t)(next() % 3);
+        /* (8 and 16-bit elements half the time: the narrow columns) */
+        bcg_dtype t = types[next() % (next() % 2 ? 4 : sizeof types / sizeof types[0])];
+        bcg_dtype tb = next() % 3 ? t : types[next() % (sizeof types / sizeof types[0])];
+        char expr[512];
+        int pick = (int)(next() % 7);
+        if (pick < 5)
+            snprintf(expr, sizeof expr, "%s", fixed[pick]);
+        else
+            reversed_tree(expr, sizeof expr, 1 + (int)(next() % 3));
+        view va = random_view(rank, shape, rank - 2, next() % 4 == 0 ? -1 : 1);
+        bool row = next() % 3 == 0;
+        int64_t b_shape[3], c_shape[3] = {1, 1, 1};
+        memcpy(b_shape, shape, sizeof b_shape);
+        for (int d = 0; row && d < rank - 1; d++)
+            b_shape[d] = 1;
+        int64_t b_elements = 1;
+        for (int d = 0; d < rank; d++)
+            b_elements *= b_shape[d];
+        if (next() % 2)
+            c_shape[rank - 2] = shape[rank - 2];
+        size_t sa = bcg_dtype_size(t), sb = bcg_dtype_size(tb);
+        size_t bytes[3] = {va.bytes * sa, (size_t)b_elements * sb, (size_t)c_shape[rank - 2] * sa};
+        char *a = guarded_alloc(&memory[0], bytes[0], next() % 2);
+        char *b = guarded_alloc(&memory[1], bytes[1], next() % 2);
+        char *c = malloc(bytes[2]);
+        assert_non_null(c);
+        fill(a, bytes[0]);
+        fill(b, bytes[1]);
+        fill(c, bytes[2]);
+        bcg_operand ops[3] = {{"a", t, rank, va.shape, va.strides},
+                              {"b", tb, rank, b_shape, NULL},
+                              {"c", t, rank, c_shape, NULL}};
+        void *in[4] = {a + (size_t)va.first * sa, b, c, b};
+        int variant = (int)(next() % 4);
+        /* in place on b: a whole b of the result's dtype (the fixed trees over one dtype) */
+        bool inplace = variant == 1 && !row && tb == t && pick < 3;
+        int got = check(expr, ops, in, bytes, 3, inplace ? 1 : -1, variant == 2 ? 2 : 1,
+                        "bcg_mk_gather_rows_");
+        checked++;
+        failures += got < 0;
+        int64_t along = va.strides[rank - 1] < 0 ? -va.strides[rank - 1] : va.strides[rank - 1];
+        if (sa <= 2 && along > 8 /* MAX_TILE_STRIDE */ && pick < 5) {
+            narrow++;
+            narrow_rows += got > 0;
+        }
+        if (got < 0) {
+            print_error("  %s a %s b %s variant %d", expr, bcg_dtype_name(t), bcg_dtype_name(tb),
+                        variant);
+            for (int d = 0; d < rank; d++)
+                print_error(" %lld@%lld", (long long)shape[d], (long long)va.strides[d]);
+            print_error("\n");
+        }
+        free(c);
+    }
+    guarded_free(&memory[0]);
+    guarded_free(&memory[1]);
+    print_message("# %d trees over transposed inputs of 2 to 15 rows, %d of %d 8/16-bit ones "
+                  "gathered in 2-D tiles\n",
+                  checked, narrow_rows, narrow);
+    assert_int_equal(failures, 0);
+    assert_true(narrow >= 6 && narrow_rows * 10 >= narrow * 9); /* 21 of 21; main 10 */
+}
+
+/* A transposed or spaced input copied whole (`a`, or a tree folded to it:
+ * maximum(a, a)), every dtype, rows of 2 to 40 contiguous or reversed
+ * along the loop outside the run, runs of 17 to 3000, an outer dimension
+ * sometimes, against a page that faults on either side, on two threads now
+ * and then: bit for bit against the reference evaluator.  Asserts the share
+ * whose 2-D tiles gather it and copy the tile out (lower.c tiles2d_chosen,
+ * a transposed operand as the root), which took the cache-blocked
+ * per-element copy before. */
+static void test_transposed_copy(void **state_)
+{
+    (void)state_;
+    static const bcg_dtype types[] = {BCG_I8,  BCG_U8,  BCG_I16, BCG_U16, BCG_I32,
+                                      BCG_U32, BCG_I64, BCG_U64, BCG_F32, BCG_F64};
+    static const char *const exprs[] = {"a", "maximum(a, a)", "minimum(a, a)"};
+    static guarded memory;
+    int checked = 0, failures = 0, gathered = 0;
+    state = 0x94d049bb133111ebull; /* (its own cases, whatever ran before) */
+    for (int n = 0; n < 48; n++) {
+        int rank = next() % 4 ? 2 : 3;
+        int64_t shape[3];
+        shape[rank - 1] = 17 + (int64_t)(next() % (next() % 2 ? 300 : 3000));
+        shape[rank - 2] = 2 + (int64_t)(next() % 39);
+        if (rank == 3)
+            shape[0] = 2 + (int64_t)(next() % 3);
+        bcg_dtype t = types[next() % (sizeof types / sizeof types[0])];
+        const char *expr = exprs[next() % (sizeof exprs / sizeof exprs[0])];
+        view va = random_view(rank, shape, rank - 2, next() % 4 == 0 ? -1 : 1);
+        size_t size = bcg_dtype_size(t);
+        size_t bytes[1] = {va.bytes * size};
+        char *a = guarded_alloc(&memory, bytes[0], next() % 2);
+        fill(a, bytes[0]);
+        bcg_operand ops[1] = {{"a", t, rank, va.shape, va.strides}};
+        void *in[2] = {a + (size_t)va.first * size, NULL};
+        int got = check(expr, ops, in, bytes, 1, -1, next() % 3 == 0 ? 2 : 1,
+                        "bcg_mk_gather_rows_");
+        checked++;
+        failures += got < 0;
+        gathered += got > 0;
+        if (got < 0) {
+            print_error("  %s %s", expr, bcg_dtype_name(t));
+            for (int d = 0; d < rank; d++)
+                print_error(" %lld@%lld", (long long)shape[d], (long long)va.strides[d]);
+            print_error("\n");
+        }
+    }
+    guarded_free(&memory);
+    print_message("# %d copies of transposed inputs, %d gathered in 2-D tiles\n", checked,
+                  gathered);
+    assert_int_equal(failures, 0);
+    assert_true(gathered * 5 >= checked * 2); /* 26 of 48; main 0 */
+}
+
+/* The dtype of EXPR's result over OPS (COUNT), BCG_BOOL when it does not
+ * compile. */
+static bcg_dtype result_dtype(const char *expr, const bcg_operand *ops, int count)
+{
+    bcg_context *ctx = bcg_context_new();
+    bcg_kernel *k = NULL;
+    bcg_error err;
+    bcg_dtype t = BCG_BOOL;
+    assert_non_null(ctx);
+    if (bcg_compile(ctx, expr, ops, count, NULL, &k, &err) == BCG_OK)
+        t = bcg_kernel_dtype(k);
+    bcg_context_free(ctx);
+    return t;
+}
+
+/* Large random trees (depth 4 and 5, casts through every dtype) over runs
+ * of 16 to 300, a contiguous, reversed or of stride 2 or 3, b a whole
+ * array or a row, c a per-row value or one value, a and b against a page
+ * that faults on either side, in place on b or on two threads now and
+ * then: bit for bit against the reference evaluator.  Asserts that of the
+ * trees with more operations than MAX_TILE_TEMPORARIES (counted from the
+ * expression: a lower bound of the tiles' count) a share runs as the
+ * fused function over 1-D tiles (lower.c fused_past_temporaries) rather
+ * than the per-element groups. */
+static void test_fused_past_temporaries(void **state_)
+{
+    (void)state_;
+    static const bcg_dtype types[] = {BCG_I8,  BCG_U8,  BCG_I16, BCG_U16, BCG_I32,
+                                      BCG_U32, BCG_I64, BCG_U64, BCG_F32, BCG_F64};
+    static guarded memory[2];
+    int checked = 0, failures = 0, large = 0, fused = 0;
+    state = 0x2545f4914f6cdd1dull; /* (its own cases, whatever ran before) */
+    for (int n = 0; n < 70; n++) {
+        char expr[512];
+        reversed_tree(expr, sizeof expr, 4 + (int)(next() % 2));
+        int operations = 0; /* the operators and calls the expression writes */
+        for (const char *at = expr; *at; at++)
+            operations += *at == '(' || *at == '+' || *at == '-' || *at == '>';
+        int rank = next() % 3 ? 2 : 3;
+        int64_t shape[3];
+        shape[rank - 1] = 16 + (int64_t)(next() % 285);
+        for (int d = 0; d < rank - 1; d++)
+            shape[d] = 2 + (int64_t)(next() % 40);
+        bcg_dtype t = types[next() % (sizeof types / sizeof types[0])];
+        bcg_dtype tb = next() % 2 ? t : types[next() % (sizeof types / sizeof types[0])];
+        view va = random_view(rank, shape, rank - 1, next() % 4 == 0 ? -1 : 1);
+        int64_t step = 1 + (int64_t)(next() % 3); /* stride 1, 2 or 3 along the run */
+        for (int d = 0; d < rank; d++)
+            va.strides[d] *= step;
+        va.first *= step;
+        va.bytes = (va.bytes - 1) * (size_t)step + 1;
+        bool row = next() % 3 == 0;
+        int64_t b_shape[3], c_shape[3] = {1, 1, 1};
+        memcpy(b_shape, shape, sizeof b_shape);
+        for (int d = 0; row && d < rank - 1; d++)
+            b_shape[d] = 1;
+        int64_t b_elements = 1;
+        for (int d = 0; d < rank; d++)
+            b_elements *= b_shape[d];
+        if (next() % 2)
+            c_shape[rank - 2] = shape[rank - 2];
+        size_t sa = bcg_dtype_size(t), sb = bcg_dtype_size(tb);
+        size_t bytes[3] = {va.bytes * sa, (size_t)b_elements * sb, (size_t)c_shape[rank - 2] * sa};
+        char *a = guarded_alloc(&memory[0], bytes[0], next() % 2);
+        char *b = guarded_alloc(&memory[1], bytes[1], next() % 2);
+        char *c = malloc(bytes[2]);
+        assert_non_null(c);
+        fill(a, bytes[0]);
+        fill(b, bytes[1]);
+        fill(c, bytes[2]);
+        bcg_operand ops[3] = {{"a", t, rank, va.shape, va.strides},
+                              {"b", tb, rank, b_shape, NULL},
+                              {"c", t, rank, c_shape, NULL}};
+        void *in[4] = {a + (size_t)va.first * sa, b, c, b};
+        int variant = (int)(next() % 4);
+        bool inplace = variant == 1 && !row && result_dtype(expr, ops, 3) == tb;
+        int got = check(expr, ops, in, bytes, 3, inplace ? 1 : -1, variant == 2 ? 2 : 1,
+                        "bcg_vex");
+        checked++;
+        failures += got < 0;
+        if (operations > 12 /* MAX_TILE_TEMPORARIES */) {
+            large++;
+            fused += got > 0;
+        }
+        if (got < 0) {
+            print_error("  %s a %s b %s variant %d", expr, bcg_dtype_name(t), bcg_dtype_name(tb),
+                        variant);
+            for (int d = 0; d < rank; d++)
+                print_error(" %lld@%lld", (long long)shape[d], (long long)va.strides[d]);
+            print_error("\n");
+        }
+        free(c);
+    }
+    guarded_free(&memory[0]);
+    guarded_free(&memory[1]);
+    print_message("# %d large trees, %d of %d with over 12 operations fused\n", checked, fused,
+                  large);
+    assert_int_equal(failures, 0);
+    assert_true(large >= 10 && fused * 10 >= large * 9); /* 41 of 43; main 37 */
 }
 
 /* Whether the kernel of EXPR over OPS (COUNT) has NEEDLE in its source and
@@ -1345,7 +1679,11 @@ int main(void)
         cmocka_unit_test(test_broadcast_rows),
         cmocka_unit_test(test_rows_gate),
         cmocka_unit_test(test_transposed_gather_blocks),
+        cmocka_unit_test(test_rows_inline),
         cmocka_unit_test(test_transposed_short_runs),
+        cmocka_unit_test(test_transposed_short_dimension),
+        cmocka_unit_test(test_fused_past_temporaries),
+        cmocka_unit_test(test_transposed_copy),
         cmocka_unit_test(test_float_rows_overlap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
