@@ -158,6 +158,15 @@ static range range_of(const expr_node *n)
         }
         return r;
     }
+    case OP_ABS: { /* no wrap when the dtype's minimum is not a value */
+        if (dtype_kind_of(t) != KIND_INT)
+            return own;
+        range a = range_of(n->args[0]);
+        if (!range_inside(a, own) || a.lo == own.lo)
+            return own;
+        int64_t lo = a.lo >= 0 ? a.lo : a.hi <= 0 ? -a.hi : 0;
+        return (range){true, lo, a.hi > -a.lo ? a.hi : -a.lo};
+    }
     case OP_CAST: {
         if (is_float(n->args[0]->dtype))
             return own;
