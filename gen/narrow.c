@@ -412,12 +412,12 @@ static expr_node *narrow_cast(narrower *w, const expr_node *n, expr_node *x)
 {
     bcg_dtype t = n->dtype;
     range r = range_of(x), target = dtype_range(t);
+    if (!target.known) /* u64: beyond int64, but X's values are below 2^53 */
+        target = (range){true, 0, INT64_MAX};
     if (t == BCG_BOOL || range_inside(r, target)) {
         count(w, NARROW_RULE_CAST);
         return as_type(w, x, t);
     }
-    if (!target.known) /* u64: its range is beyond int64, X's below 2^53 */
-        return NULL;
     bcg_dtype d = x->dtype;
     if (r.lo < target.lo) {
         expr_node *m = new_node(w, OP_MAXIMUM, d, n->column);
