@@ -44,7 +44,7 @@
  *   v CMP x                                  -> the mirrored comparison
  *   minimum, maximum, where, abs of float dtype F with a view X at F
  *                                            -> F(X) (when X's type is no
- *                                               wider than F's)
+ *                                               wider than F's nor 64-bit)
  *   T(x), T an integer type, x a float with view X:
  *       X's range inside T's                 -> T(X) (no wrap, no rounding)
  *       else (float -> integer saturates)    -> T(minimum(maximum(X, Tmin),
@@ -494,8 +494,10 @@ static expr_node *narrow(narrower *w, expr_node *n)
         expr_node probe = *n;
         memcpy(probe.args, args, sizeof args);
         expr_node *x = view(w, &probe, n->dtype);
+        /* not in 64-bit integers: AVX2 has no i64 -> f64 conversion, and
+         * abs(f64(i32)) is a float and, not an i64 abs */
         int width = dtype_is_half(n->dtype) ? 32 : dtype_bits(n->dtype);
-        if (x && dtype_bits(x->dtype) <= width) {
+        if (x && dtype_bits(x->dtype) <= width && dtype_bits(x->dtype) <= 32) {
             count(w, NARROW_RULE_INTEGER_OP);
             return as_type(w, x, n->dtype);
         }
