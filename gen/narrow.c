@@ -37,7 +37,7 @@
  *                                               without rounding)
  *   x CMP v, v a float literal, x's view X   -> X CMP' k, or the constant:
  *       v NaN: false (!= true); with k = floor(v) or ceil(v) as below,
- *       out of X's range: decided by the range
+ *       out of X's range or at its end (X >= min): decided by the range
  *       X > v  == X > floor(v)     X <= v == X <= floor(v)
  *       X < v  == X < ceil(v)      X >= v == X >= ceil(v)
  *       X == v == X == v, false when v is no integer (!= likewise, true)
@@ -345,19 +345,25 @@ static expr_node *compare_with_value(narrower *w, const expr_node *n, expr_op op
         v = op == OP_GT || op == OP_LE ? floor(v) : ceil(v);
     }
     range r = range_of(x);
-    /* a bound beyond X's values decides the comparison; ranges are within
-     * +-2^63 and exactly representable bounds compare exactly */
-    if (v < (double)r.lo || v > (double)r.hi) {
-        bool below = v < (double)r.lo; /* every X is above v */
-        bool holds;
-        switch (op) {
-        case OP_EQ: holds = false; break;
-        case OP_NE: holds = true; break;
-        case OP_GT: case OP_GE: holds = below; break;
-        default: holds = !below; break;
-        }
+    /* a bound beyond X's values, or at their end, decides the comparison
+     * (and C compilers warn about `u8 >= 0`, -Wtype-limits); X's range is
+     * within +-2^53, so its ends and V compare exactly as doubles */
+    double lo = (double)r.lo, hi = (double)r.hi;
+    int decided = -1; /* or the comparison's value */
+    switch (op) {
+    case OP_EQ: case OP_NE:
+        if (v < lo || v > hi)
+            decided = op == OP_NE;
+        break;
+    case OP_GT: decided = hi <= v ? 0 : lo > v ? 1 : -1; break;
+    case OP_GE: decided = hi < v ? 0 : lo >= v ? 1 : -1; break;
+    case OP_LT: decided = lo >= v ? 0 : hi < v ? 1 : -1; break;
+    case OP_LE: decided = lo > v ? 0 : hi <= v ? 1 : -1; break;
+    default: break;
+    }
+    if (decided >= 0) {
         count(w, NARROW_RULE_DECIDED);
-        return truth_literal(w, n, holds);
+        return truth_literal(w, n, decided);
     }
     /* r.lo <= v <= r.hi, an integer: exact as an int64 */
     expr_node *k = integer_literal(w, x->dtype, (int64_t)v, n->column);
@@ -377,14 +383,24 @@ static expr_node *narrow_comparison(narrower *w, const expr_node *n, expr_node *
     bcg_dtype f = dtype_promote(args[0]->dtype, args[1]->dtype);
     if (!is_float(f))
         return NULL;
-    for (int k = 0; k < 2; k++)
-        if (args[k]->op == OP_LITERAL && is_float(args[k]->dtype)) {
-            expr_node *x = view(w, args[1 - k], f);
-            if (!x || args[1 - k]->op == OP_LITERAL)
-                return NULL;
-            double v = dtype_round_float(f, literal_float(args[k]));
-            return compare_with_value(w, n, k == 1 ? n->op : mirrored(n->op), x, v);
+    for (int k = 0; k < 2; k++) {
+        const expr_node *literal = args[k];
+        if (literal->op != OP_LITERAL)
+            continue;
+        double v;
+        if (is_float(literal->dtype)) {
+            v = dtype_round_float(f, literal_float(literal));
+        } else { /* an integer literal up to 2^24: exact in float, then rounded to F */
+            range r = range_of(literal);
+            if (!r.known || r.lo < -(1 << 24) || r.lo > (1 << 24))
+                break;
+            v = dtype_round_float(f, (double)r.lo);
         }
+        expr_node *x = view(w, args[1 - k], f);
+        if (!x || args[1 - k]->op == OP_LITERAL)
+            return NULL;
+        return compare_with_value(w, n, k == 1 ? n->op : mirrored(n->op), x, v);
+    }
     expr_node *x = view(w, args[0], f), *y = view(w, args[1], f);
     if (!x || !y || is_float(dtype_promote(x->dtype, y->dtype)))
         return NULL;
