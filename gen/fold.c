@@ -428,5 +428,12 @@ bcg_status fold_tree(arena *a, expr_node *root, expr_node **out, bcg_error *err)
     *out = fold(a, root);
     if (!*out)
         return fail(err, BCG_ERR_NOMEM, "out of memory while folding constants");
+    /* then in the narrowest exact types (narrow.c), folding what that
+     * leaves: casts to the same type, extremes of equal arguments */
+    expr_node *narrowed;
+    if (narrow_tree(a, *out, &narrowed, NULL, err))
+        return BCG_ERR_NOMEM;
+    if (narrowed != *out && !(*out = fold(a, narrowed)))
+        return fail(err, BCG_ERR_NOMEM, "out of memory while folding constants");
     return BCG_OK;
 }

@@ -10,6 +10,7 @@
  *     -> expr_type         (type.c)   dtypes per node, literals folded
  *     -> plan_build        (plan.c)   loops, extents, per-operand strides
  *     -> fold_tree         (fold.c)   operand-free subtrees as literals
+ *                                  and in the narrowest exact types (narrow.c)
  *     -> lower_kernel      (lower.c)  the kernel IR (kir.h): form, hoisted
  *                                     values, loops, microkernel calls
  *     -> emit_kernel       (emit.c)   the IR printed as C (cexpr.c for values,
@@ -898,11 +899,32 @@ double eval_own_function(expr_op op, bool single, double a, double b);
 /* ---- fold.c: constant folding before emitting ------------------------------ */
 
 /* *OUT is ROOT with every operand-free subtree one literal and where/&&/||
- * with a constant deciding argument simplified (see fold.c for why).  ROOT
+ * with a constant deciding argument simplified (see fold.c for why), then
+ * narrowed (narrow_tree) and folded again.  ROOT
  * is not changed; new nodes live in A.  Fails only when memory runs out. */
 bcg_status fold_tree(arena *a, expr_node *root, expr_node **out, bcg_error *err);
 /* Whether two typed subtrees are the same computation. */
 bool fold_same_tree(const expr_node *a, const expr_node *b);
+
+/* ---- narrow.c: computing in the narrowest exact type ------------------------ */
+
+/* The rules of narrow.c, for counting how often each fires (tests). */
+enum {
+    NARROW_RULE_COMPARE_LITERAL, /* f64(a) > 2.5 -> a > 2 */
+    NARROW_RULE_COMPARE_VIEWS,   /* f64(a) < f64(b) -> a < b */
+    NARROW_RULE_DECIDED,         /* f64(a) > 300.0 with a i8 -> false */
+    NARROW_RULE_INTEGER_OP,      /* maximum(f64(a), f64(b)) -> f64(maximum(a, b)) */
+    NARROW_RULE_CAST,            /* i16(f64(a)) with a i8 -> i16(a) */
+    NARROW_RULE_SATURATE,        /* i8(f64(a)) with a i32 -> i8(clamped a) */
+    NARROW_RULE_FLOAT_CAST,      /* f32(f64(a)) with a i16 -> f32(a) */
+    NARROW_RULE_TRUTH,           /* where(f64(a), x, y) -> where(a, x, y) */
+    NARROW_RULE_COUNT
+};
+/* ROOT (a folded typed tree) with integers that pass through float types
+ * computed in integer types, every bit of the result the same (narrow.c
+ * lists the rules); FIRED (NULL, or NARROW_RULE_COUNT counters) counts the
+ * rules applied.  ROOT is not changed: changed nodes are new, in A. */
+bcg_status narrow_tree(arena *a, expr_node *root, expr_node **out, long *fired, bcg_error *err);
 
 /* ---- jit.c: libtcc -------------------------------------------------------- */
 
