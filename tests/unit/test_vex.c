@@ -1186,6 +1186,12 @@ static void test_exp_widened(void **state)
         typed_dtypes[3] = BCG_BOOL;
         typed_dtypes[4] = BCG_I8;
         int64_t n = (int64_t[]){1, 3, 7, 8, 9, 17, 33, 1025, 1 + below(2000)}[below(9)];
+        static const int64_t strides[] = {-1, 2, -2, 3};
+        for (int k = 0; k < 5; k++)
+            case_stride[k] = strides[below(4)];
+        case_stream = below(4) == 0;
+        case_out_offset = 0;
+        vex_pairing = -1;
         layout lay = below(3) ? LAYOUT_INPLACE : (layout)below(LAYOUT_COUNT);
         int before = tally.cases;
         if (!check_case(t.s, BCG_F64, BCG_I8, n, lay, &tally))
