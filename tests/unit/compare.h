@@ -71,6 +71,27 @@ static inline int64_t first_difference_in(const char *got, const char *want, bcg
     return -1;
 }
 
+/* An f32 result stored widened in f64 (in place into an f64 operand: the
+ * expression's dtype, converted on store, docs/semantics.md): each element
+ * f32 exactly, and within within_tolerance of the reference's in f32 (an
+ * f32 exp 1 ulp off is 2^29 ulp of f64: first_difference_in's f64
+ * tolerance is not the bound of an exp computed in f32). */
+static inline int64_t first_difference_widened(const char *got, const char *want, int64_t count)
+{
+    for (int64_t i = 0; i < count; i++) {
+        double x, y;
+        memcpy(&x, got + (size_t)i * 8, sizeof x);
+        memcpy(&y, want + (size_t)i * 8, sizeof y);
+        if (memcmp(&x, &y, sizeof x) == 0 || (isnan(x) && isnan(y)))
+            continue;
+        float fx = (float)x, fy = (float)y;
+        if ((double)fx == x && (double)fy == y && within_tolerance(fx, fy))
+            continue;
+        return i;
+    }
+    return -1;
+}
+
 static inline int64_t first_difference(const char *got, const char *want, bcg_dtype t, int64_t count,
                                 bool tolerant)
 {
