@@ -4048,7 +4048,14 @@ static void write_hoisted(generator *g)
             continue;
         g->free = 0xffffu & ~g->reserved;
         g->hoisting = true;
+        /* each computed whole: a value shared with another hoisted one or
+         * with the body (vex.c shared) kept in a register here is garbage
+         * once the registers are all free again (where(e == 0, a, where(e
+         * == 0, e, 2)), e one value a row: the inner where blended by e) */
+        int *shared_uses = g->shared_uses;
+        g->shared_uses = NULL;
         value v = typed(g, id);
+        g->shared_uses = shared_uses;
         g->hoisting = false;
         g->hoisted[g->hoist[id]] = v;
         /* its first element in every lane of the ymm (the value is valid in
