@@ -3795,8 +3795,11 @@ static int32_t hoisted_disp(const generator *g, int i) { return 32 * (g->hoist_b
  * tail or of a staged leaf is one vector's), the zmm body all 64 bytes at
  * once; so a tree with a value computed once a run keeps the paired loop
  * (measured: i32(i8(where(a > 0, a, c)) + b), a and b one value, 7.2M i8
- * c, was the single loop). */
-int vex_pair_hoisted = -1;
+ * c, was the single loop).  Off by default: it made no measurable
+ * difference in the cache, and over short rows it is 3x slower (a + 3 * b
+ * * c, f64 rows of 11, a and b one value a row, sweep seed 5 case 68:
+ * cc/JIT 0.73 off, 0.22 on, same process). */
+int vex_pair_hoisted = 0;
 
 static void load_hoisted(generator *g, int r, int i)
 {

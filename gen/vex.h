@@ -126,7 +126,7 @@ extern int vex_hold_locals;
  * an iteration, as before (measurements); else the paired loop's body
  * (two vectors, or one zmm) from the output's 64-byte boundary on. */
 extern int vex_stream_pairs;
-/* VEX_PAIR_HOISTED 0: a typed tree with a value computed once a run
+/* VEX_PAIR_HOISTED 0 (the default): a typed tree with a value computed once a run
  * (write_hoisted) writes the single loop, as before (measurements); else
  * the paired loop reads the value's 64-byte slot (load_hoisted). */
 extern int vex_pair_hoisted;
