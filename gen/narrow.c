@@ -422,6 +422,20 @@ static expr_node *narrow_comparison(narrower *w, const expr_node *n, expr_node *
     return as_type(w, out, n->dtype);
 }
 
+/* OP (maximum or minimum) of X and the integer BOUND in dtype D: one side
+ * of a saturating clamp; NULL when out of memory. */
+static expr_node *bounded(narrower *w, expr_op op, expr_node *x, int64_t bound, bcg_dtype d,
+                          int column)
+{
+    expr_node *m = new_node(w, op, d, column);
+    if (!m)
+        return NULL;
+    m->arg_count = 2;
+    m->args[0] = x;
+    m->args[1] = integer_literal(w, d, bound, column);
+    return m;
+}
+
 /* T(x), T an integer or bool type, x's view X: saturated as float ->
  * integer conversions are. */
 static expr_node *narrow_cast(narrower *w, const expr_node *n, expr_node *x)
@@ -435,24 +449,10 @@ static expr_node *narrow_cast(narrower *w, const expr_node *n, expr_node *x)
         return as_type(w, x, t);
     }
     bcg_dtype d = x->dtype;
-    if (r.lo < target.lo) {
-        expr_node *m = new_node(w, OP_MAXIMUM, d, n->column);
-        if (!m)
-            return NULL;
-        m->arg_count = 2;
-        m->args[0] = x;
-        m->args[1] = integer_literal(w, d, target.lo, n->column);
-        x = m;
-    }
-    if (r.hi > target.hi) {
-        expr_node *m = new_node(w, OP_MINIMUM, d, n->column);
-        if (!m)
-            return NULL;
-        m->arg_count = 2;
-        m->args[0] = x;
-        m->args[1] = integer_literal(w, d, target.hi, n->column);
-        x = m;
-    }
+    if (r.lo < target.lo && !(x = bounded(w, OP_MAXIMUM, x, target.lo, d, n->column)))
+        return NULL;
+    if (r.hi > target.hi && !(x = bounded(w, OP_MINIMUM, x, target.hi, d, n->column)))
+        return NULL;
     count(w, NARROW_RULE_SATURATE);
     return w->failed ? NULL : as_type(w, x, t);
 }
