@@ -8,6 +8,7 @@
  *   sweep [--quick] [--cases N] [--seed S] [--json PATH] [--verbose] [--no-vex]
  *   sweep --compile-only [--cases N] [--seed S] [--verbose]
  *   sweep --small [--cases N] [--seed S] [--json PATH] [--verbose]
+ *   sweep --only EXPR OPERANDS [--cases N] [--json PATH] [--no-vex]
  *
  * --compile-only draws the same cases (default 200) and only compiles them
  * with the JIT, nothing is run: the compile time of distinct kernels (a
@@ -19,6 +20,11 @@
  * and judges each by the issue's small-kernel target: a call (bcg_run, its
  * checks included) at most 3x the cc kernel's and at most 30 ns + 0.5 ns
  * per element.
+ *
+ * --only times one case, given as the sweep prints it (OPERANDS such as
+ * "a=f32[7,10]@[10,-1] b=i8[10]", strides in elements), N times (default
+ * 5) in one process, each line a ratio: for a case from a sweep's worst
+ * ten, or a change's before and after.  No JSON unless --json.
  *
  * --no-vex: the JIT's tiles call a microkernel per operation
  * (bcg_options.disable_vector_code) instead of the fused AVX2 function.
@@ -428,6 +434,99 @@ static void describe_operands(const sweep_case *c, char *out, size_t size)
     }
 }
 
+/* Case C from an expression and operands written as describe_operands
+ * writes them ("a=f32[7,10]@[10,-1] b=i8[10]"), for --only: strides are
+ * elements, negative ones start the operand at its far end.  False, with
+ * a message on stderr, on a malformed description. */
+static bool parse_case(sweep_case *c, const char *expr, const char *text)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->expr, sizeof c->expr, "%s", expr);
+    c->transcendental = strstr(expr, "exp") || strstr(expr, "sqrt") || strstr(expr, "log");
+    const char *s = text;
+    while (*s) {
+        while (*s == ' ')
+            s++;
+        if (!*s)
+            break;
+        if (c->count == MAX_OPS) {
+            fprintf(stderr, "sweep: --only: more than %d operands in \"%s\"\n", MAX_OPS, text);
+            return false;
+        }
+        operand *o = &c->ops[c->count];
+        char dt[8] = "";
+        int n = 0;
+        if (sscanf(s, "%1[a-z]=%7[a-z0-9][%n", o->name, dt, &n) != 2 || !n ||
+            bcg_dtype_parse(dt, &o->dtype) != BCG_OK) {
+            fprintf(stderr, "sweep: --only: operand %d of \"%s\": expected NAME=DTYPE[SHAPE]\n", c->count + 1, text);
+            return false;
+        }
+        s += n;
+        for (o->rank = 0; *s != ']'; o->rank++) {
+            char *end;
+            if (o->rank == MAX_R || (o->shape[o->rank] = strtoll(s, &end, 10)) < 1 || end == s) {
+                fprintf(stderr, "sweep: --only: operand %s: a bad shape (extents >= 1, rank <= %d)\n", o->name, MAX_R);
+                return false;
+            }
+            s = *end == ',' ? end + 1 : end;
+        }
+        s++;
+        int64_t step = 1;
+        for (int d = o->rank - 1; d >= 0; d--) {
+            o->strides[d] = step;
+            step *= o->shape[d];
+        }
+        o->contiguous = true;
+        if (*s == '@') {
+            if (s[1] != '[') {
+                fprintf(stderr, "sweep: --only: operand %s: expected @[STRIDES]\n", o->name);
+                return false;
+            }
+            s += 2;
+            for (int d = 0; d < o->rank; d++) {
+                char *end;
+                o->strides[d] = strtoll(s, &end, 10);
+                if (end == s) {
+                    fprintf(stderr, "sweep: --only: operand %s: %d strides for rank %d\n", o->name, d, o->rank);
+                    return false;
+                }
+                s = *end == ',' ? end + 1 : end;
+            }
+            if (*s++ != ']') {
+                fprintf(stderr, "sweep: --only: operand %s: more strides than its rank %d\n", o->name, o->rank);
+                return false;
+            }
+            o->contiguous = false;
+        }
+        int64_t low = 0, high = 0;
+        for (int d = 0; d < o->rank; d++) {
+            int64_t reach = (o->shape[d] - 1) * o->strides[d];
+            if (reach < 0)
+                low += reach;
+            else
+                high += reach;
+        }
+        o->offset = -low;
+        o->span = high - low + 1;
+        if (o->rank > c->out_rank) {
+            for (int d = 0; d < o->rank; d++)
+                c->out_shape[d] = d < o->rank - c->out_rank ? o->shape[d] : c->out_shape[d - (o->rank - c->out_rank)];
+            c->out_rank = o->rank;
+        }
+        for (int d = 0; d < o->rank; d++) {
+            int64_t *e = &c->out_shape[c->out_rank - o->rank + d];
+            if (*e < o->shape[d])
+                *e = o->shape[d];
+        }
+        c->count++;
+    }
+    if (!c->count) {
+        fprintf(stderr, "sweep: --only: no operands in \"%s\"\n", text);
+        return false;
+    }
+    return true;
+}
+
 /* ------------------------------------------------------------------ buffers */
 
 static void *allocate(size_t bytes)
@@ -760,6 +859,8 @@ int main(int argc, char **argv)
     const char *json_path = (env = getenv("SWEEP_JSON")) && *env ? env : "bench/sweep.json";
     bool quick = false, verbose = false, only_compile = false, small_only = false;
     bool no_vex = false;
+    const char *only_expr = NULL, *only_operands = NULL;
+    bool json_given = (env = getenv("SWEEP_JSON")) && *env;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = true;
@@ -775,12 +876,28 @@ int main(int argc, char **argv)
             cases = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
             seed = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--json") && i + 1 < argc)
+        else if (!strcmp(argv[i], "--json") && i + 1 < argc) {
             json_path = argv[++i];
-        else {
-            fprintf(stderr, "usage: sweep [--quick | --compile-only | --small] [--cases N] [--seed S] [--json PATH] [--verbose] [--no-vex]\n");
+            json_given = true;
+        }
+        else if (!strcmp(argv[i], "--only") && i + 2 < argc) {
+            only_expr = argv[++i];
+            only_operands = argv[++i];
+        } else {
+            fprintf(stderr, "usage: sweep [--quick | --compile-only | --small] [--cases N] [--seed S] [--json PATH] [--verbose] [--no-vex]\n"
+                            "       sweep --only EXPR OPERANDS [--cases N] [--json PATH] [--no-vex]\n");
             return 2;
         }
+    }
+    if (only_expr) {
+        sweep_case probe;
+        if (!parse_case(&probe, only_expr, only_operands))
+            return 2;
+        if (cases < 0)
+            cases = 5;
+        verbose = true;
+        if (!json_given)
+            json_path = "/dev/null";
     }
     if (cases < 0)
         cases = only_compile ? 200 : quick ? 30 : small_only ? 100 : 300;
@@ -814,9 +931,14 @@ int main(int argc, char **argv)
     for (int ci = 0; ci < cases; ci++) {
         memset(&c, 0, sizeof c);
         c.index = ci;
-        draw_shape(&c);
-        draw_operands(&c);
-        draw_expression(&c);
+        if (only_expr) {
+            parse_case(&c, only_expr, only_operands);
+            c.index = ci;
+        } else {
+            draw_shape(&c);
+            draw_operands(&c);
+            draw_expression(&c);
+        }
         char desc[256];
         describe_operands(&c, desc, sizeof desc);
 
