@@ -928,6 +928,124 @@ static void test_random_flat_loops(void **state)
         assert_true(loops4 * 2 >= count / 2 && loops4_small * 3 >= loops4);
 }
 
+/* One binary operation over short runs (1 to 15) under a loop of rows and
+ * an outer loop, 4096 elements or more, every dtype; a and b contiguous,
+ * one value a row, periodic (one run repeated), reversed or strided along
+ * the rows, or a literal.  The _rows microkernel keeps only the runs that
+ * its long periodic calls write (an operand or literal repeating over a
+ * contiguous other, lower.c flat_beats_rows); wherever the flat form can
+ * take the rest, it must (minimum(a, 1e-5) with a's pairs reversed: 0.01
+ * of the gcc loop through _rows).  Results are the reference evaluator's,
+ * bit for bit; fails unless a third of the cases take the flat form. */
+static void test_short_rows_flat(void **state)
+{
+    (void)state;
+    static const bcg_dtype all[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
+                                    BCG_I64, BCG_U64, BCG_F32, BCG_F64};
+    static const char *const ops[] = {"a + b", "a - b", "a * b", "minimum(a, b)",
+                                      "maximum(a, b)", "a < b", "a == b", "minimum(a, 3)",
+                                      "maximum(a, 2)", "a - 7", "a > 1"};
+    int cases = 0, flat = 0, rows = 0, failures = 0;
+    for (int i = 0; i < 120 && failures < 5; i++) {
+        bcg_dtype t = all[below(10)];
+        const char *expr = ops[below(11)];
+        int64_t n = 1 + below(15), k = 1 + below(24);
+        int64_t outer = (4096 + n * k - 1) / (n * k) + below(8);
+        int64_t shape[3] = {outer, k, n};
+        int64_t strides[2][3], span[2], offset[2];
+        for (int j = 0; j < 2; j++) {
+            int layout = below(6); /* contiguous, per row, periodic, reversed rows, strided, transposed rows */
+            int64_t run = layout == 1 ? 0 : layout == 4 ? 2 : 1;
+            int64_t row = layout == 2 ? 0 : layout == 1 ? 1 : layout == 3 ? -n * (run ? run : 1)
+                        : layout == 5 ? outer * n : n * (run ? run : 1);
+            int64_t plane = layout == 5 ? n : layout == 1 ? k : layout == 2 ? 0 : k * n * (run ? run : 1);
+            strides[j][0] = plane;
+            strides[j][1] = row;
+            strides[j][2] = run;
+            int64_t low = 0, high = 0;
+            for (int d = 0; d < 3; d++) {
+                int64_t reach = (shape[d] - 1) * strides[j][d];
+                if (reach < 0)
+                    low += reach;
+                else
+                    high += reach;
+            }
+            offset[j] = -low;
+            span[j] = high - low + 1;
+        }
+        bcg_operand operands[2] = {{"a", t, 3, shape, strides[0]}, {"b", t, 3, shape, strides[1]}};
+        int count = strstr(expr, "b") ? 2 : 1;
+        size_t size = bcg_dtype_size(t);
+        char *buffer[2] = {NULL, NULL};
+        const void *inputs[2];
+        for (int j = 0; j < count; j++) {
+            buffer[j] = malloc((size_t)span[j] * size);
+            assert_non_null(buffer[j]);
+            fill(buffer[j], t, span[j]);
+            inputs[j] = buffer[j] + offset[j] * (int64_t)size;
+        }
+        bcg_context *ctx = bcg_context_new();
+        bcg_options options;
+        bcg_options_init(&options);
+        bcg_kernel *kernel = NULL;
+        bcg_error err;
+        assert_non_null(ctx);
+        assert_int_equal(bcg_compile(ctx, expr, operands, count, &options, &kernel, &err), BCG_OK);
+        int64_t elements = bcg_kernel_elements(kernel);
+        size_t out_size = bcg_dtype_size(bcg_kernel_dtype(kernel));
+        char *got = malloc((size_t)elements * out_size), *want = malloc((size_t)elements * out_size);
+        assert_true(got && want);
+        memset(got, 0x5a, (size_t)elements * out_size);
+        assert_int_equal(bcg_run(kernel, got, inputs, &err), BCG_OK);
+        arena *ar = arena_new();
+        compile *front = ar ? arena_alloc(ar, sizeof *front) : NULL;
+        assert_non_null(front);
+        memset(front, 0, sizeof *front);
+        front->arena = ar;
+        front->err = &err;
+        assert_int_equal(compile_front(front, expr, operands, count, &options), BCG_OK);
+        assert_int_equal(eval_run(front, want, inputs, NULL), BCG_OK);
+        arena_free(ar);
+        const char *source = bcg_kernel_source(kernel);
+        bool is_flat = strstr(source, VEX_SMALL_SYMBOL "(") != NULL, is_rows = strstr(source, "_rows(") != NULL;
+        cases++;
+        flat += is_flat;
+        rows += is_rows;
+        if (memcmp(got, want, (size_t)elements * out_size) != 0) {
+            print_error("short rows %s %s (%lld, %lld, %lld) strides a [%lld, %lld, %lld] b [%lld, %lld, %lld]: "
+                        "differs from the evaluator\n", expr, bcg_dtype_name(t), (long long)outer,
+                        (long long)k, (long long)n, (long long)strides[0][0], (long long)strides[0][1],
+                        (long long)strides[0][2], (long long)strides[1][0], (long long)strides[1][1],
+                        (long long)strides[1][2]);
+            failures++;
+        }
+        /* the _rows form only where its periodic calls apply: an operand
+         * (or the literal) one run repeated, the other contiguous */
+        if (is_rows && vex_cpu_ok()) {
+            bool repeats = count == 1 || strides[0][1] == 0 || strides[1][1] == 0;
+            bool contiguous = (strides[0][2] == 1 && strides[0][1] == n) ||
+                              (count == 2 && strides[1][2] == 1 && strides[1][1] == n);
+            if (!(repeats && contiguous)) {
+                print_error("short rows %s %s (%lld, %lld, %lld): the _rows microkernel for runs it "
+                            "writes one at a time\n", expr, bcg_dtype_name(t), (long long)outer,
+                            (long long)k, (long long)n);
+                failures++;
+            }
+        }
+        free(got);
+        free(want);
+        for (int j = 0; j < count; j++)
+            free(buffer[j]);
+        bcg_kernel_free(kernel);
+        bcg_context_free(ctx);
+    }
+    print_message("# short rows of one operation: %d cases, %d through the flat form, %d the _rows "
+                  "microkernel\n", cases, flat, rows);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok())
+        assert_true(flat * 3 >= cases);
+}
+
 /* Two threads running one flat kernel of four loops at once
  * (test_flat_loops_threads): each its own output, a hundred calls. */
 typedef struct flat_thread {
@@ -1347,7 +1465,8 @@ int main(void)
         cmocka_unit_test(test_small_checks),
         cmocka_unit_test(test_small_disassembly),
         cmocka_unit_test(test_random_hoisted_small), /* (last: the others' random draws as before) */
-        cmocka_unit_test(test_random_flat_loops),    /* (after: the same) */
+        cmocka_unit_test(test_random_flat_loops),
+        cmocka_unit_test(test_short_rows_flat),    /* (after: the same) */
         cmocka_unit_test(test_flat_loops_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
