@@ -883,6 +883,7 @@ typedef struct generator {
     int hoist_count, hoist_base; /* how many; the stack slot of the first */
     bool hoisting;            /* writing them */
     int branches;             /* where()s written as where_branch's branch (vex_function) */
+    int branching;            /* inside where_branch's sides (typed_leaf keeps no read) */
     int kept[LEAF_MAX];       /* (typed) > 0: strided leaf i's lanes kept in this
                                  register for its later uses in the body */
     int loads[LEAF_MAX];      /* (typed) its uses loaded so far in the body */
@@ -3444,7 +3445,9 @@ static value typed_leaf(generator *g, int id)
     } else {
         r = take_register(g);
         typed_leaf_load(g, r, i);
-        if (keep && g->loads[i] < uses && __builtin_popcount(g->free) >= 5) {
+        /* (not kept from inside one side of where_branch: the other
+         * side, run instead, would find the register unset) */
+        if (keep && !g->branching && g->loads[i] < uses && __builtin_popcount(g->free) >= 5) {
             int k = take_register(g); /* (never 0: r took a lower one) */
             vex(g->b, V_MOVDQU_LOAD, true, false, k, 0, in_register(r), -1);
             g->kept[i] = k;
@@ -3858,8 +3861,11 @@ int vex_where_branch = -1;
  * 0.47 -> 1.04; i32(i8(where(a > 0, a, c)) + b) 71514 0.17 -> 0.52;
  * where(a < 3, c, b) 71514 0.31 -> 0.54.
  * Not with values kept across uses (shared: one side's register would
- * be another's) nor strided leaves (rdi set in one side); false: the
- * caller blends. */
+ * be another's).  Strided leaves compute rdi at each read; a side keeps
+ * none of its reads for later ones (typed_leaf: the other side would find
+ * the register unset), a read kept before the where serves both.  Reversed a
+ * (where(c > 5, b + a, c), i32 758245, b and c one value, sweep seed 43):
+ * cc / JIT 0.43 -> 0.97.  False: the caller blends. */
 static bool where_branch(generator *g, int id, value *out)
 {
     const kernel_ir *ir = g->ir;
@@ -3868,9 +3874,6 @@ static bool where_branch(generator *g, int id, value *out)
     if (vex_where_branch == 0 || !g->hoist || g->hoisting || g->hoist[condition] < 0 ||
         n->dtype == BCG_BOOL || g->shared_uses)
         return false;
-    for (int i = 0; i < g->leaf_count; i++)
-        if (leaf_strided(&g->leaves[i]))
-            return false;
     builder *b = g->b;
     value c = g->hoisted[g->hoist[condition]];
     /* cmp byte [rsp + slot], 0: its first byte (every lane's, a mask's
@@ -3882,6 +3885,7 @@ static bool where_branch(generator *g, int id, value *out)
     unsigned free = g->free;
     b->k1_of = -1; /* (the zmm body's k1: not known on either side) */
     int to_y = jump_forward(b, c.inverted ? 0x5 : 0x4); /* je y (inverted: jne) */
+    g->branching++;
     value x = typed_as(g, kir_child(ir, id, 1), n->dtype);
     unsigned after = g->free;
     int to_end = jump_forward(b, -1);
@@ -3889,6 +3893,7 @@ static bool where_branch(generator *g, int id, value *out)
     g->free = free;
     b->k1_of = -1;
     value y = typed_as(g, kir_child(ir, id, 2), n->dtype);
+    g->branching--;
     if (y.reg != x.reg) {
         vex(b, V_MOVDQU_LOAD, true, false, x.reg, 0, in_register(y.reg), -1); /* vmovdqu */
         give_register(g, y.reg);
