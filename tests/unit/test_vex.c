@@ -588,8 +588,11 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
                 memcpy(&dx, on + at * 8, 8);
                 memcpy(&dy, off + at * 8, 8);
             }
-            print_error("%s %s n=%lld layout %d: element %lld fused %a, microkernels %a\n", expr,
-                        bcg_dtype_name(t), (long long)n, (int)lay, (long long)at, dx, dy);
+            print_error("%s %s n=%lld layout %d: element %lld fused %a, microkernels %a (a..e %s "
+                        "%s %s %s %s)\n", expr, bcg_dtype_name(t), (long long)n, (int)lay,
+                        (long long)at, dx, dy, bcg_dtype_name(ops[0].dtype),
+                        bcg_dtype_name(ops[1].dtype), bcg_dtype_name(ops[2].dtype),
+                        bcg_dtype_name(ops[3].dtype), bcg_dtype_name(ops[4].dtype));
             ok = false;
         }
         const char *root = strncmp(expr, "f32(", 4) == 0 ? expr + 4 : expr;
@@ -611,10 +614,13 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
             memcpy(&got_bits, outputs[i] + at * (int64_t)out_size, out_size);
             memcpy(&want_bits, want + at * (int64_t)out_size, out_size);
             print_error("%s %s n=%lld layout %d, %s: element %lld is 0x%llx, the reference "
-                        "evaluator's 0x%llx\n", expr, bcg_dtype_name(t), (long long)n, (int)lay,
+                        "evaluator's 0x%llx (a..e %s %s %s %s %s)\n", expr, bcg_dtype_name(t),
+                        (long long)n, (int)lay,
                         i == 0 ? (used_on ? "fused" : "fused path not taken") : "microkernels",
                         (long long)at, (unsigned long long)got_bits,
-                        (unsigned long long)want_bits);
+                        (unsigned long long)want_bits, bcg_dtype_name(ops[0].dtype),
+                        bcg_dtype_name(ops[1].dtype), bcg_dtype_name(ops[2].dtype),
+                        bcg_dtype_name(ops[3].dtype), bcg_dtype_name(ops[4].dtype));
             ok = false;
         }
     }
