@@ -97,6 +97,7 @@ extern int vex_zmm;
  * before (measurements); -1 (the default): the zmm body reads it with one
  * vperm or vpermt2 across both vectors (bytes where the CPU has VBMI). */
 extern int vex_zmm_strided;
+extern int vex_zmm_ahead;
 /* VEX_ZMM_MASK_WIDTH 0: in the zmm body a comparison's mask wanted at
  * another width is narrowed or widened from its vector (vpmov*), as before
  * (measurements); else vpmovm2{b,w,d,q} from k1, which still holds it. */
