@@ -5126,6 +5126,8 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
     f->typed = g->typed;
     f->paired = g->paired;
     f->zmm = g->paired && g->zmm;
+    for (int i = 0; f->zmm && i < g->leaf_count; i++)
+        f->zmm_ahead = f->zmm_ahead || (g->zmm_index[i] && g->zmm_last_index[i] >= 0);
     f->shared = g->shared_uses != NULL;
     f->rows = g->layout->outer != NULL;
     f->branches = g->branches;

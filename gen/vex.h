@@ -33,6 +33,8 @@ typedef struct vex_function {
     int subtrees;   /* small kernels: of them, subtrees of operations (small_subtrees) */
     bool paired;    /* the loop computes two vectors an iteration (float trees) */
     bool zmm;       /* ... as one zmm body (AVX-512: vex.c's zmm_paired) */
+    bool zmm_ahead; /* ... reading a leaf of stride +-2 by two loads a whole
+                       register apart (vex.c's zmm_index_load) */
     bool shared;    /* a value the tree uses twice or more is computed once (float trees) */
     int branches;   /* typed trees: where()s computed on one side, chosen by a
                        branch on their condition computed once a run (where_branch) */

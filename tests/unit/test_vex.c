@@ -370,6 +370,7 @@ typedef struct tally {
     int stream_paired; /* ... with a streaming root (write_stream_pairs) */
     int branched; /* ... with a where() on one side (vex_function.branches: count_paired) */
     int widened;  /* f32 exp/log results stored in f64 in place, within the f32 bound only */
+    int ahead;    /* ... a zmm body reading a stride +-2 leaf by loads a register apart */
 } tally;
 
 /* check_case also asks the pipeline's fused function whether it is the
@@ -557,6 +558,7 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
         tally->zmm += f && f->zmm;
         tally->stream_paired += f && f->stream && f->paired && streamed;
         tally->branched += f && f->branches > 0;
+        tally->ahead += f && f->zmm_ahead;
     }
     tally->exp += used_on && (strstr(expr, "exp(") || strstr(expr, "log("));
     tally->f64_exp += computed == BCG_F64 && strstr(expr, "exp(") != NULL;
@@ -1538,6 +1540,61 @@ static void test_zmm_strided(void **state)
                     (!zmm_cpu_ok() || tally.zmm * 3 > paired_on));
 }
 
+/* Leaves of stride +-2 in the zmm body read by two loads a whole register
+ * apart (vex.c's zmm_index_load, zmm_ahead: the loop's pairs, each with an
+ * element after it; a run that ends with a whole pair reads that one with
+ * the loads one element closer and the last pair's index): every run
+ * length from 1 to 300 (and 1 to 3 rows), so the loop, the last pair, the
+ * single vector and the tail each end runs, random typed trees over
+ * operands of every dtype with strides of +-2 mostly, +-1 and +-3 among
+ * them, in place a quarter of the time, each operand's first or last
+ * element against a faulting page (a load a byte past the pair's last
+ * element crashes); each bit for bit eval.c's and the microkernels'.
+ * Where the CPU has AVX-512F, BW, DQ and VL a stated share of the fused
+ * kernels must read a leaf so. */
+static void test_zmm_ahead(void **state)
+{
+    (void)state;
+    const char *text_count = getenv("BCGEN_VEX_CASES");
+    int count = (text_count ? atoi(text_count) : 3000) / 10;
+    tally tally = {0};
+    int failures = 0;
+    uint64_t saved_state = random_state; /* (the tests after it draw what they drew) */
+    random_state = 0x2545f4914f6cdd1dull;
+    count_paired = true;
+    case_stream = false;
+    case_inplace_strided = true;
+    vex_pairing = -1;
+    vex_zmm = -1;
+    for (int i = 0; i < count && failures < 10; i++) {
+        text t = {{0}, 0};
+        typed_tree(&t, 1 + below(3));
+        for (int k = 0; k < 3; k++)
+            typed_dtypes[k] = all_dtypes[below(10)];
+        typed_dtypes[3] = BCG_BOOL;
+        typed_dtypes[4] = all_dtypes[below(10)];
+        static const int64_t strides[] = {2, -2, 2, -2, 2, -2, 1, -1, 3, -3};
+        for (int k = 0; k < 5; k++)
+            case_stride[k] = strides[below(10)];
+        case_rows = 1 + below(3);
+        int64_t n = 1 + i % 300;
+        layout lay = below(4) == 0 ? LAYOUT_INPLACE : LAYOUT_STRIDED;
+        if (!check_case(t.s, typed_dtypes[0], typed_dtypes[4], n, lay, &tally))
+            failures++;
+    }
+    count_paired = false;
+    case_inplace_strided = false;
+    case_rows = 3;
+    typed_dtypes[0] = BCG_BOOL;
+    random_state = saved_state;
+    print_message("# zmm loads a register apart: %d cases, %d through the fused vector code, "
+                  "%d zmm bodies, %d of them reading a leaf so, %d skipped\n", tally.cases,
+                  tally.vex, tally.zmm, tally.ahead, tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && zmm_cpu_ok() && count > 0)
+        assert_true(tally.vex * 2 > tally.cases && tally.ahead * 4 > tally.vex);
+}
+
 /* Conversions in the paired loop, as one zmm body where the CPU has
  * AVX-512 (vex.c's zmm_paired) or as ymm pairs: for every ordered pair
  * of dtypes F -> T, random trees converting operands of F into T (at the
@@ -2460,6 +2517,7 @@ int main(void)
         cmocka_unit_test(test_paired),
         cmocka_unit_test(test_paired_mixed),
         cmocka_unit_test(test_zmm_strided),
+        cmocka_unit_test(test_zmm_ahead),
         cmocka_unit_test(test_conversion_trees),
         cmocka_unit_test(test_disassembly_zmm),
         cmocka_unit_test(test_disassembly_zmm_blend),
