@@ -884,6 +884,7 @@ typedef struct generator {
     bool hoisting;            /* writing them */
     int branches;             /* where()s written as where_branch's branch (vex_function) */
     int branching;            /* inside where_branch's sides (typed_leaf keeps no read) */
+    int byte_literals;        /* products written by byte_times_literal (vex_function) */
     int kept[LEAF_MAX];       /* (typed) > 0: strided leaf i's lanes kept in this
                                  register for its later uses in the body */
     int loads[LEAF_MAX];      /* (typed) its uses loaded so far in the body */
@@ -3191,8 +3192,8 @@ static int literal_operand(const generator *g, int id, bcg_dtype t)
     switch (n->op) {
     case OP_ADD: case OP_EQ: case OP_NE:
         return right ? 1 : 0;
-    case OP_MUL:
-        return integer && size != 2 && size != 4 ? -1 : right ? 1 : 0;
+    case OP_MUL: /* (bytes: byte_times_literal) */
+        return integer && size != 1 && size != 2 && size != 4 ? -1 : right ? 1 : 0;
     case OP_BITAND: case OP_BITOR: case OP_BITXOR:
         return integer ? (right ? 1 : 0) : -1;
     case OP_MINIMUM: case OP_MAXIMUM:
@@ -3207,6 +3208,45 @@ static int literal_operand(const generator *g, int id, bcg_dtype t)
         return integer ? (left ? 0 : -1) : (right ? 1 : 0);
     default:
         return -1;
+    }
+}
+
+static void byte_product(generator *g, bool w, int x, int y);
+
+/* R's bytes times the byte L, wrapped: a power of two as vpaddb or a shift
+ * and a mask, with room to widen (16 lanes or fewer) in 16-bit lanes by
+ * the constant's words, else byte_product's words with the constant's
+ * halves ready.  Against the product by L in a register (its bytes copied
+ * and widened every vector): f32(((a + b) * 2) * c), u8, rows of 1908,
+ * 0.62-0.68 of gcc -O3's time (same process), 0.81-0.92 so. */
+static void byte_times_literal(generator *g, int r, unsigned L, bool w)
+{
+    int k = __builtin_ctz(L | 0x100);
+    g->byte_literals++;
+    if (L == 0) {
+        op3(g, V_PXOR, w, r, r, r);
+    } else if (L == 1u << k && k == 1) {
+        op3(g, V_PADDB, w, r, r, r);
+    } else if (L == 1u << k && k > 1) {
+        vex(g->b, V_PSHIFTW, w, false, 6 /* sll */, r, in_register(r), k);
+        op_constant(g, V_PAND, r, r, constant(g, &(uint8_t){(uint8_t)(0xff << k)}, 1));
+    } else if (L == 1u << k) {
+        /* (1: nothing) */
+    } else if (g->lanes <= 16) {
+        widen(g, r, 1, false, BCG_I16);
+        vex(g->b, V_PMULLW, wide_of(g, BCG_I16), false, r, r,
+            constant_operand(g, constant(g, &(uint16_t){(uint16_t)L}, 2)), -1);
+        narrow(g, r, BCG_U16, 1, false);
+    } else { /* byte_product with y's words L and L << 8 */
+        int t = take_register(g);
+        vex(g->b, V_PSHIFTW, w, false, 2 /* srl */, t, in_register(r), 8);
+        vex(g->b, V_PMULLW, w, false, t, t,
+            constant_operand(g, constant(g, &(uint16_t){(uint16_t)(L << 8)}, 2)), -1);
+        vex(g->b, V_PMULLW, w, false, r, r,
+            constant_operand(g, constant(g, &(uint16_t){(uint16_t)L}, 2)), -1);
+        op_constant(g, V_PAND, r, r, constant(g, &(uint16_t){0x00ff}, 2));
+        op3(g, V_POR, w, r, r, t);
+        give_register(g, t);
     }
 }
 
@@ -3235,6 +3275,12 @@ static value typed_with_literal(generator *g, int id, bcg_dtype t, int k)
     value x = typed_as(g, kir_child(ir, id, 1 - k), t);
     if (g->failed)
         return x;
+    if (op == OP_MUL && size == 1) {
+        expr_node literal = converted_literal(g, kir_child(ir, id, k), t);
+        uint64_t bits = is_signed ? (uint64_t)literal.value.i : literal.value.u;
+        byte_times_literal(g, x.reg, (unsigned)(bits & 0xff), w);
+        return (value){x.reg, false, false, t};
+    }
     rm_operand c = constant_operand(g, literal_slot(g, kir_child(ir, id, k), t, sign));
     int r = x.reg;
     if (is_float_lane(t)) {
@@ -4557,6 +4603,7 @@ static void write_function(generator *g)
     builder *b = g->b;
     int lanes = g->lanes;
     g->branches = 0;
+    g->byte_literals = 0;
     /* a first pass finds the leaves (their registers and slots) */
     memset(b, 0, sizeof *b);
     b->pending_rip = -1;
@@ -5131,6 +5178,7 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
     f->shared = g->shared_uses != NULL;
     f->rows = g->layout->outer != NULL;
     f->branches = g->branches;
+    f->byte_literals = g->byte_literals;
     *out = f;
     return BCG_OK;
 }

@@ -38,6 +38,8 @@ typedef struct vex_function {
     bool shared;    /* a value the tree uses twice or more is computed once (float trees) */
     int branches;   /* typed trees: where()s computed on one side, chosen by a
                        branch on their condition computed once a run (where_branch) */
+    int byte_literals; /* typed trees: products of bytes by a literal written
+                          without the literal in a register (byte_times_literal) */
     bool rows;      /* void f(long n, void *out, const void *const *in, long rows):
                        ROWS runs of n, each pointer moved on by its outer
                        stride (vex_layout.outer) from run to run */
