@@ -33,9 +33,13 @@ typedef struct vex_function {
     int subtrees;   /* small kernels: of them, subtrees of operations (small_subtrees) */
     bool paired;    /* the loop computes two vectors an iteration (float trees) */
     bool zmm;       /* ... as one zmm body (AVX-512: vex.c's zmm_paired) */
+    bool zmm_ahead; /* ... reading a leaf of stride +-2 by two loads a whole
+                       register apart (vex.c's zmm_index_load) */
     bool shared;    /* a value the tree uses twice or more is computed once (float trees) */
     int branches;   /* typed trees: where()s computed on one side, chosen by a
                        branch on their condition computed once a run (where_branch) */
+    int byte_literals; /* typed trees: products of bytes by a literal written
+                          without the literal in a register (byte_times_literal) */
     bool rows;      /* void f(long n, void *out, const void *const *in, long rows):
                        ROWS runs of n, each pointer moved on by its outer
                        stride (vex_layout.outer) from run to run */
@@ -97,6 +101,7 @@ extern int vex_zmm;
  * before (measurements); -1 (the default): the zmm body reads it with one
  * vperm or vpermt2 across both vectors (bytes where the CPU has VBMI). */
 extern int vex_zmm_strided;
+extern int vex_zmm_ahead;
 /* VEX_ZMM_MASK_WIDTH 0: in the zmm body a comparison's mask wanted at
  * another width is narrowed or widened from its vector (vpmov*), as before
  * (measurements); else vpmovm2{b,w,d,q} from k1, which still holds it. */

@@ -370,6 +370,8 @@ typedef struct tally {
     int stream_paired; /* ... with a streaming root (write_stream_pairs) */
     int branched; /* ... with a where() on one side (vex_function.branches: count_paired) */
     int widened;  /* f32 exp/log results stored in f64 in place, within the f32 bound only */
+    int ahead;    /* ... a zmm body reading a stride +-2 leaf by loads a register apart */
+    int byte_literals; /* ... products of bytes by a literal (vex.c's byte_times_literal) */
 } tally;
 
 /* check_case also asks the pipeline's fused function whether it is the
@@ -557,6 +559,8 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
         tally->zmm += f && f->zmm;
         tally->stream_paired += f && f->stream && f->paired && streamed;
         tally->branched += f && f->branches > 0;
+        tally->ahead += f && f->zmm_ahead;
+        tally->byte_literals += f && f->byte_literals > 0;
     }
     tally->exp += used_on && (strstr(expr, "exp(") || strstr(expr, "log("));
     tally->f64_exp += computed == BCG_F64 && strstr(expr, "exp(") != NULL;
@@ -1544,6 +1548,142 @@ static void test_zmm_strided(void **state)
                     (!zmm_cpu_ok() || tally.zmm * 3 > paired_on));
 }
 
+/* Leaves of stride +-2 in the zmm body read by two loads a whole register
+ * apart (vex.c's zmm_index_load, zmm_ahead: the loop's pairs, each with an
+ * element after it; a run that ends with a whole pair reads that one with
+ * the loads one element closer and the last pair's index): every run
+ * length from 1 to 300 (and 1 to 3 rows), so the loop, the last pair, the
+ * single vector and the tail each end runs, random typed trees over
+ * operands of every dtype with strides of +-2 mostly, +-1 and +-3 among
+ * them, in place a quarter of the time, each operand's first or last
+ * element against a faulting page (a load a byte past the pair's last
+ * element crashes); each bit for bit eval.c's and the microkernels'.
+ * Where the CPU has AVX-512F, BW, DQ and VL a stated share of the fused
+ * kernels must read a leaf so. */
+static void test_zmm_ahead(void **state)
+{
+    (void)state;
+    const char *text_count = getenv("BCGEN_VEX_CASES");
+    int count = (text_count ? atoi(text_count) : 3000) / 10;
+    tally tally = {0};
+    int failures = 0;
+    uint64_t saved_state = random_state; /* (the tests after it draw what they drew) */
+    random_state = 0x2545f4914f6cdd1dull;
+    count_paired = true;
+    case_stream = false;
+    case_inplace_strided = true;
+    vex_pairing = -1;
+    vex_zmm = -1;
+    for (int i = 0; i < count && failures < 10; i++) {
+        text t = {{0}, 0};
+        typed_tree(&t, 1 + below(3));
+        for (int k = 0; k < 3; k++)
+            typed_dtypes[k] = all_dtypes[below(10)];
+        typed_dtypes[3] = BCG_BOOL;
+        typed_dtypes[4] = all_dtypes[below(10)];
+        static const int64_t strides[] = {2, -2, 2, -2, 2, -2, 1, -1, 3, -3};
+        for (int k = 0; k < 5; k++)
+            case_stride[k] = strides[below(10)];
+        case_rows = 1 + below(3);
+        int64_t n = 1 + i % 300;
+        layout lay = below(4) == 0 ? LAYOUT_INPLACE : LAYOUT_STRIDED;
+        if (!check_case(t.s, typed_dtypes[0], typed_dtypes[4], n, lay, &tally))
+            failures++;
+    }
+    count_paired = false;
+    case_inplace_strided = false;
+    case_rows = 3;
+    typed_dtypes[0] = BCG_BOOL;
+    random_state = saved_state;
+    print_message("# zmm loads a register apart: %d cases, %d through the fused vector code, "
+                  "%d zmm bodies, %d of them reading a leaf so, %d skipped\n", tally.cases,
+                  tally.vex, tally.zmm, tally.ahead, tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && zmm_cpu_ok() && count > 0)
+        assert_true(tally.vex * 2 > tally.cases && tally.ahead * 4 > tally.vex);
+}
+
+/* Products of 8-bit values by a literal (vex.c's byte_times_literal: 0,
+ * powers of two as vpaddb or a shift and a mask, others in 16-bit lanes
+ * by the constant's words, or byte_product's halves where a vector holds
+ * 32 bytes): random typed trees cast to i8 or u8 times a literal of every
+ * kind (either side), the product kept in bytes or cast to a wider
+ * integer or a float (so 8, 16 and 32 lanes a vector), over operands of
+ * every dtype per row, broadcast or strided, every run length from 1
+ * to 300, in place a quarter of the time, against faulting pages; each
+ * bit for bit eval.c's and the microkernels'.  A stated share of the
+ * fused kernels must take the path. */
+static void test_byte_literal(void **state)
+{
+    (void)state;
+    const char *text_count = getenv("BCGEN_VEX_CASES");
+    int count = (text_count ? atoi(text_count) : 3000) / 10;
+    tally tally = {0};
+    int failures = 0;
+    uint64_t saved_state = random_state; /* (the tests after it draw what they drew) */
+    random_state = 0x853c49e6748fea9bull;
+    count_paired = true;
+    case_stream = false;
+    case_inplace_strided = true;
+    vex_pairing = -1;
+    for (int i = 0; i < count && failures < 10; i++) {
+        static const char *const literals[] = {"0", "1", "2", "4", "8", "64", "128", "3", "5",
+                                               "7", "255", "127", "-1", "-3", "-128", "6"};
+        static const char *const roots[] = {"", "", "f32(", "f64(", "i16(", "u16(", "i32("};
+        static const char *const bytes[] = {"u8(", "i8("};
+        const char *root = roots[below(7)], *literal = literals[below(16)];
+        text t = {{0}, 0}, x = {{0}, 0};
+        typed_tree(&x, below(3));
+        put(&t, root);
+        bool left = below(2);
+        if (left) {
+            put(&t, literal);
+            put(&t, " * ");
+        }
+        put(&t, bytes[below(2)]);
+        put(&t, x.s);
+        put(&t, ")");
+        if (!left) {
+            put(&t, " * ");
+            put(&t, literal);
+        }
+        if (below(3) == 0) { /* a second product by a literal after */
+            put(&t, " * ");
+            put(&t, literals[below(16)]);
+        }
+        if (root[0])
+            put(&t, ")");
+        bcg_dtype first = all_dtypes[below(10)];
+        for (int k = 0; k < 3; k++)
+            typed_dtypes[k] = below(2) ? first : all_dtypes[below(10)];
+        typed_dtypes[3] = BCG_BOOL;
+        typed_dtypes[4] = all_dtypes[below(10)];
+        static const int64_t strides[] = {1, 1, 1, 2, -2, -1, 3};
+        for (int k = 0; k < 5; k++)
+            case_stride[k] = strides[below(7)];
+        case_rows = 1 + below(3);
+        vex_zmm = below(4) == 0 ? 0 : -1;
+        int64_t n = 1 + i % 300;
+        int draw = below(8);
+        layout lay = draw < 2 ? LAYOUT_INPLACE : draw < 4 ? LAYOUT_ROWS
+                     : draw < 5 ? LAYOUT_SCALARS : LAYOUT_STRIDED;
+        if (!check_case(t.s, typed_dtypes[0], typed_dtypes[4], n, lay, &tally))
+            failures++;
+    }
+    count_paired = false;
+    case_inplace_strided = false;
+    case_rows = 3;
+    vex_zmm = -1;
+    typed_dtypes[0] = BCG_BOOL;
+    random_state = saved_state;
+    print_message("# products of bytes by a literal: %d cases, %d through the fused vector "
+                  "code, %d of them taking byte_times_literal, %d skipped\n", tally.cases,
+                  tally.vex, tally.byte_literals, tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count > 0)
+        assert_true(tally.vex * 2 > tally.cases && tally.byte_literals * 2 > tally.vex);
+}
+
 /* Conversions in the paired loop, as one zmm body where the CPU has
  * AVX-512 (vex.c's zmm_paired) or as ymm pairs: for every ordered pair
  * of dtypes F -> T, random trees converting operands of F into T (at the
@@ -2466,6 +2606,8 @@ int main(void)
         cmocka_unit_test(test_paired),
         cmocka_unit_test(test_paired_mixed),
         cmocka_unit_test(test_zmm_strided),
+        cmocka_unit_test(test_zmm_ahead),
+        cmocka_unit_test(test_byte_literal),
         cmocka_unit_test(test_conversion_trees),
         cmocka_unit_test(test_disassembly_zmm),
         cmocka_unit_test(test_disassembly_zmm_blend),
