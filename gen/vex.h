@@ -202,7 +202,7 @@ bcg_status vex_build_small(arena *a, const struct kernel_ir *ir, vex_function **
  * elements whose output rows are contiguous, as the small kernel's
  * straight-line code over a body of about VEX_FLAT_BODY_ELEMENTS (a whole
  * number of vectors) in a loop. */
-#define VEX_FLAT_MAX_RUN 15
+#define VEX_FLAT_MAX_RUN 40
 #define VEX_FLAT_BODY_ELEMENTS 64
 /* (plans of more loops: a row of the loops after the split one, at most
  * this many elements; a body at most VEX_FLAT_MAX_BODY) */

@@ -258,12 +258,14 @@ static bool flat_loops_case;
 
 /* Whether the case is the flat form's with fewer rows than a whole number
  * of vectors takes (vex.c, flat_plan: all the rows one body, its last
- * vector partial): odd runs of 3 to 15 (over one or two loops) under 2
- * to 5 rows under a loop of up to 700, 1025 to 8192 elements, the operands
- * drawn as flat_case's; flat_whole_taken counts the kernels whose flat
- * body is not a whole number of vectors (the form under test). */
+ * vector partial) and runs past 15 (VEX_FLAT_MAX_RUN 40): odd runs of 3
+ * to 15 or runs of 16 to 40 (over one or two loops) under 2 to 5 rows
+ * under a loop of up to 700, 1025 to 8192 elements, the operands drawn as
+ * flat_case's; flat_whole_taken counts the kernels whose flat body is not
+ * a whole number of vectors, flat_long_taken the flat ones of runs past
+ * 15. */
 static bool flat_whole_case;
-static int flat_whole_taken;
+static int flat_whole_taken, flat_long_taken;
 
 /* Whether the case is of medium runs (65 to 512) under rows, integer
  * trees whose per-row operands the fused function's rows form reads in
@@ -435,6 +437,7 @@ static void run_kernel(const char *expr, const bcg_operand *ops, const bcg_optio
         assert_int_equal(compile_pipeline(c, &r), BCG_OK);
         assert_non_null(c->ir->small);
         flat_whole_taken += c->ir->small_flat && c->ir->small->body % c->ir->small->lanes != 0;
+        flat_long_taken += c->ir->small_flat && c->ir->p->extent[c->ir->p->loop_count - 1] > 15;
         hoist_computed += c->ir->small->computed;
         hoist_per_element += c->ir->small->per_element;
         hoist_hoisted += c->ir->small->computed < c->ir->small->per_element;
@@ -482,7 +485,8 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
             elements = shape[rank - 1];
         }
         for (int d = 0; d < rank - short_case; d++) {
-            shape[d] = flat_whole_case ? (d == rank - 1 ? 3 + 2 * below(7) : d == 1 ? 2 + below(4)
+            shape[d] = flat_whole_case ? (d == rank - 1 ? (below(2) ? 3 + 2 * below(7) : 16 + below(25))
+                                          : d == 1 ? 2 + below(4)
                                           : d == 0 ? 1 + below(700) : 2 + below(19))
                        : flat_loops_case ? (d == rank - 1 ? 2 + below(14) : d == rank - 2 ? 2 + below(9)
                                                                              : 1 + below(40))
@@ -956,7 +960,8 @@ static void test_random_flat_loops(void **state)
  * the reference evaluator and tcc's code; a sixth of the cases must take
  * a body that is not a whole number of vectors (measured: about a
  * quarter; the others' rows merge into the loop outside, or an output
- * view or a tree vex.c cannot write keeps the tiles). */
+ * view or a tree vex.c cannot write keeps the tiles), a sixteenth the
+ * flat form over runs of 16 to 40 (measured: 12 of 103). */
 static void test_random_flat_whole_rows(void **state)
 {
     (void)state;
@@ -969,7 +974,7 @@ static void test_random_flat_whole_rows(void **state)
     memset(&typed_tally, 0, sizeof typed_tally);
     int failures = 0;
     flat_whole_case = true;
-    flat_whole_taken = 0;
+    flat_whole_taken = flat_long_taken = 0;
     for (int i = 0; i < count && failures < 10; i++) {
         text t = {{0}, 0};
         if (i % 2 == 0) {
@@ -993,12 +998,13 @@ static void test_random_flat_whole_rows(void **state)
     int cases = float_tally.cases + typed_tally.cases;
     print_message("# random flat kernels of few rows: %d float cases, %d through the flat form; "
                   "%d typed, %d; %d of all %d with a body of all the rows (a partial last "
-                  "vector); %d skipped\n", float_tally.cases, float_tally.small,
-                  typed_tally.cases, typed_tally.small, flat_whole_taken, cases,
+                  "vector), %d with runs of 16 to 40; %d skipped\n", float_tally.cases,
+                  float_tally.small, typed_tally.cases, typed_tally.small, flat_whole_taken,
+                  cases, flat_long_taken,
                   float_tally.skipped + typed_tally.skipped);
     assert_int_equal(failures, 0);
     if (vex_cpu_ok() && count >= 100)
-        assert_true(flat_whole_taken * 6 >= cases);
+        assert_true(flat_whole_taken * 6 >= cases && flat_long_taken * 16 >= cases);
 }
 
 /* Two threads running one flat kernel of four loops at once
