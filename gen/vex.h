@@ -27,6 +27,8 @@ typedef struct vex_function {
     bool stream;    /* the root is stored past the caches (the kernel fences) */
     int lanes;      /* small kernels: output elements a vector */
     int64_t body;   /* the flat form: the elements of its loop's body */
+    int hoisted;    /* the flat form: values computed once before its innermost
+                       level loop (vex.c small_mark_hoisted) */
     /* small kernels: the transcendentals' results computed (once per value
      * of the loops their operands vary along), against one per element */
     int64_t computed, per_element;
@@ -137,6 +139,10 @@ extern int vex_zmm_blend_k1;
  * run blends both sides every vector, as before (measurements); else one
  * side, by a branch (where_branch). */
 extern int vex_where_branch;
+/* VEX_FLAT_HOIST 0: the flat form's typed tree computes every value every
+ * vector, as before (measurements); else the values the same for the
+ * whole body once before its loop (vex.c small_mark_hoisted). */
+extern int vex_flat_hoist;
 
 /* VEX_OVERLAP_STRIDED 0: a float tree's tail with a leaf read in place
  * with a stride (but -1 in the lanes' dtype, masked) goes through the

@@ -265,7 +265,13 @@ static bool flat_loops_case;
  * a whole number of vectors, flat_long_taken the flat ones of runs past
  * 15. */
 static bool flat_whole_case;
-static int flat_whole_taken, flat_long_taken;
+static int flat_whole_taken, flat_long_taken, flat_hoisted;
+
+/* With flat_whole_case: operands b, c and e one value a plane (the first
+ * dimension's) every other time, for the values the flat form's typed
+ * tree computes once before its innermost level loop (vex.c
+ * small_mark_hoisted). */
+static bool flat_hoist_case;
 
 /* Whether the case is of medium runs (65 to 512) under rows, integer
  * trees whose per-row operands the fused function's rows form reads in
@@ -438,6 +444,7 @@ static void run_kernel(const char *expr, const bcg_operand *ops, const bcg_optio
         assert_non_null(c->ir->small);
         flat_whole_taken += c->ir->small_flat && c->ir->small->body % c->ir->small->lanes != 0;
         flat_long_taken += c->ir->small_flat && c->ir->p->extent[c->ir->p->loop_count - 1] > 15;
+        flat_hoisted += c->ir->small_flat && c->ir->small->hoisted > 0;
         hoist_computed += c->ir->small->computed;
         hoist_per_element += c->ir->small->per_element;
         hoist_hoisted += c->ir->small->computed < c->ir->small->per_element;
@@ -509,14 +516,16 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
         /* leading dimensions dropped, others broadcast (size 1) */
         int drop = i == 0 || below(3) ? 0 : below(rank + 1);
         l->rank = rank - drop;
+        /* whole, periodic, expanded, any; flat_whole_case: one value a plane too */
         int pattern = (flat_case || flat_loops_case || flat_whole_case || medium_case) && i > 0
-                          ? below(4)
+                          ? (flat_hoist_case && below(2) ? 4 : below(flat_whole_case ? 5 : 4))
                           : 3; /* whole, periodic, expanded, any */
         for (int d = 0; d < l->rank; d++) {
             l->shape[d] = shape[d + drop];
             if (i > 0 && (pattern == 3 ? below(4) == 0
-                                       : pattern == 1 ? d < l->rank - 1
-                                                      : pattern == 2 && d == l->rank - 1))
+                          : pattern == 1 ? d < l->rank - 1
+                          : pattern == 4 ? d > 0
+                                         : pattern == 2 && d == l->rank - 1))
                 l->shape[d] = 1;
             if (hoist_case && (i == 2 || i == 4) && d >= l->rank - 2 &&
                 (d == l->rank - 1 || below(2)))
@@ -974,7 +983,7 @@ static void test_random_flat_whole_rows(void **state)
     memset(&typed_tally, 0, sizeof typed_tally);
     int failures = 0;
     flat_whole_case = true;
-    flat_whole_taken = flat_long_taken = 0;
+    flat_whole_taken = flat_long_taken = flat_hoisted = 0;
     for (int i = 0; i < count && failures < 10; i++) {
         text t = {{0}, 0};
         if (i % 2 == 0) {
@@ -998,13 +1007,56 @@ static void test_random_flat_whole_rows(void **state)
     int cases = float_tally.cases + typed_tally.cases;
     print_message("# random flat kernels of few rows: %d float cases, %d through the flat form; "
                   "%d typed, %d; %d of all %d with a body of all the rows (a partial last "
-                  "vector), %d with runs of 16 to 40; %d skipped\n", float_tally.cases,
+                  "vector), %d with runs of 16 to 40, %d with values computed once before the "
+                  "body's loop; %d skipped\n", float_tally.cases,
                   float_tally.small, typed_tally.cases, typed_tally.small, flat_whole_taken,
-                  cases, flat_long_taken,
+                  cases, flat_long_taken, flat_hoisted,
                   float_tally.skipped + typed_tally.skipped);
     assert_int_equal(failures, 0);
     if (vex_cpu_ok() && count >= 100)
         assert_true(flat_whole_taken * 6 >= cases && flat_long_taken * 16 >= cases);
+}
+
+/* The flat form's values computed once before its innermost level loop
+ * (flat_hoist_case): random integer and mixed trees of every dtype over
+ * the shapes of test_random_flat_whole_rows, operands b, c and e one
+ * value a plane every other time, in place, into an output view or a new
+ * array, every buffer against a faulting page, bit for bit against the
+ * reference evaluator and tcc's code; a twelfth of the cases must hoist
+ * a value (measured: about a tenth; most random trees mix a plane's value
+ * with the others' at once, and plans whose operands are all planes or
+ * whole merge the rows into one loop). */
+static void test_random_flat_hoisted(void **state)
+{
+    (void)state;
+    static const bcg_dtype all[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
+                                    BCG_I64, BCG_U64, BCG_F32, BCG_F64, BCG_BOOL};
+    const char *text_count = getenv("BCGEN_FLAT_HOISTED_CASES");
+    int count = text_count ? atoi(text_count) : 160;
+    tally typed_tally;
+    memset(&typed_tally, 0, sizeof typed_tally);
+    int failures = 0;
+    flat_whole_case = flat_hoist_case = typed_case = true;
+    flat_whole_taken = flat_long_taken = flat_hoisted = 0;
+    for (int i = 0; i < count && failures < 10; i++) {
+        text t = {{0}, 0};
+        bcg_dtype dtypes[OPERANDS], first = all[below(11)];
+        for (int k = 0; k < 3; k++)
+            dtypes[k] = below(2) ? first : all[below(11)];
+        dtypes[3] = BCG_BOOL;
+        dtypes[4] = all[below(8)];
+        typed_tree(&t, 1 + below(4));
+        if (!check_case(t.s, dtypes, &typed_tally))
+            failures++;
+    }
+    flat_whole_case = flat_hoist_case = typed_case = false;
+    print_message("# random flat kernels with values once a plane: %d typed cases, %d through "
+                  "the flat form, %d computing values once before the body's loop; %d "
+                  "skipped\n", typed_tally.cases, typed_tally.small, flat_hoisted,
+                  typed_tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count >= 100)
+        assert_true(flat_hoisted * 12 >= typed_tally.cases);
 }
 
 /* Two threads running one flat kernel of four loops at once
@@ -1429,6 +1481,7 @@ int main(void)
         cmocka_unit_test(test_random_flat_loops),    /* (after: the same) */
         cmocka_unit_test(test_flat_loops_threads),
         cmocka_unit_test(test_random_flat_whole_rows), /* (last: the others' draws as before) */
+        cmocka_unit_test(test_random_flat_hoisted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
