@@ -2930,10 +2930,37 @@ static bool flat_instead_of_elements(const kernel_ir *ir)
 /* The flat form (vex.c, "the flat form"): the same straight-line code for
  * a body of rows of short runs, in a loop, where the 2-D tiles would
  * gather a broadcast operand into tiles of copies.  Chosen for 2-D tiles
- * of short runs (not calls per row) whose output rows are contiguous. */
+ * of short runs (not calls per row) whose output rows are contiguous,
+ * runs of up to 40 (VEX_FLAT_MAX_RUN; 15 before).  Measured (cc / JIT
+ * same process, alternating with main's 2-D tiles, gathers or the rows
+ * form): ((b) * (0)) * (b) + a, f64 rows of 35, a reversed, b stride 3,
+ * both gathered (sweep seed 1 case 279) 0.55 -> 0.82; minimum(a, b) + 1,
+ * f32 rows of 33, a stride 2 (the rows form in place), b one value a
+ * row, 0.44 -> 1.57; a + b, u8 rows of 17, b reversed, 7.6 -> 16;
+ * where(a > 0, a, b), f32 rows of 21 under 9, b reversed, 2.1 -> 4.0; a
+ * * b + c, f32 rows of 23, b one value a row, c the same row every row,
+ * 3.1 -> 3.9; i32 rows of 16, a reversed, b transposed, 1.85 -> 2.13;
+ * even: f64 rows of 19 (a * b + c as above), rows of 28 under 5 ((a + b)
+ * * c, c stride 2); slower: a - b, f64 rows of 37, a reversed (the rows
+ * form's reversed loads, the flat form's vectors across rows two
+ * windows), 0.95 -> 0.90.  And in place of the rows form (one operation,
+ * its _rows microkernel called once for the runs of an outer trip):
+ * a * b, i16 rows of 19 under 3, b one value a row, 0.67 -> 5.1; a + b,
+ * f32 rows of 24 under 2, 0.68 -> 2.1; a - b, u8 rows of 33, 2.0 -> 5.2;
+ * a + b, f32 rows of 20, b transposed, 0.75 -> 1.65; a * b, i32 rows of
+ * 17 reversed, 1.35 -> 2.05; slower: a < b, f64 rows of 30, b stride 2,
+ * 2.37 -> 2.26. */
 static bool flat_chosen(const kernel_ir *ir)
 {
+    /* (not a 64-bit integer product in place of the rows form: AVX2 has
+     * no such multiply, and vex.c's lost to the _rows microkernel's: a *
+     * g, i64 rows of 29, g the same row every row, 2.07 -> 1.58, g one
+     * value a row 1.35 -> 1.18; an i64 sum gained, 1.9 -> 2.13) */
+    const expr_node *root = ir->nodes[0];
+    bool wide_product = root->op == OP_MUL && bcg_dtype_size(root->dtype) == 8 &&
+                        dtype_kind_of(root->dtype) != KIND_FLOAT;
     return (ir->tiles2d && !ir->row_calls && !ir->scatter && vex_flat_supported(ir)) ||
+           (ir->rows && !wide_product && vex_flat_supported(ir)) ||
            flat_instead_of_elements(ir);
 }
 

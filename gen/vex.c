@@ -3954,7 +3954,7 @@ static bool where_branch(generator *g, int id, value *out)
     const expr_node *n = ir->nodes[id];
     int condition = kir_child(ir, id, 0);
     if (vex_where_branch == 0 || !g->hoist || g->hoisting || g->hoist[condition] < 0 ||
-        n->dtype == BCG_BOOL || g->shared_uses)
+        n->dtype == BCG_BOOL || g->shared_uses || g->small)
         return false;
     builder *b = g->b;
     value c = g->hoisted[g->hoist[condition]];
@@ -6539,10 +6539,87 @@ static void small_vectors(small_kernel *s, small_vector *vector, int64_t body)
 
 static int lanes_of_small(const generator *g);
 
+/* Whether node ID of the flat form S's (typed) tree is the same for every
+ * element of the body and every trip of the innermost level loop: its
+ * leaves operands constant along those loops, or literals. */
+static bool small_body_invariant(const small_kernel *s, int id)
+{
+    const kernel_ir *ir = s->g->ir;
+    const expr_node *n = ir->nodes[id];
+    if (n->op == OP_LITERAL || ir->value[id].folded >= 0)
+        return true;
+    if (n->op == OP_OPERAND) {
+        for (int l = s->levels - 1; l < s->p->loop_count; l++)
+            if (s->p->stride[n->operand + 1][l] != 0)
+                return false;
+        return true;
+    }
+    if (is_leaf(ir, id)) /* (a local: not in the flat form) */
+        return false;
+    for (int k = 0; k < n->arg_count; k++)
+        if (!small_body_invariant(s, kir_child(ir, id, k)))
+            return false;
+    return true;
+}
+
+/* Marks the largest operations under ID (not the root) that
+ * small_body_invariant finds, at most 8: computed once before the
+ * innermost level loop into stack slots (write_hoisted, as the tile
+ * code's values computed once a run), loaded by the body.  Measured (cc /
+ * JIT same process): (c) * (maximum(a, i32(b))), f64 rows of 3 under 3710
+ * under 36, b f32 one value a plane (its conversion to i32 and f64 was 7
+ * instructions of every vector's 20), sweep seed 41 case 85, 0.43 ->
+ * 0.60-0.67 (alternating with main's sweep). */
+static void small_mark_hoisted(small_kernel *s, int id)
+{
+    generator *g = s->g;
+    const kernel_ir *ir = g->ir;
+    const expr_node *n = ir->nodes[id];
+    if (is_leaf(ir, id) || n->op == OP_LITERAL || ir->value[id].folded >= 0)
+        return;
+    if (id != 0 && small_body_invariant(s, id) && g->hoist_count < 8) {
+        g->hoist[id] = g->hoist_count++;
+        return;
+    }
+    for (int k = 0; k < n->arg_count; k++)
+        small_mark_hoisted(s, kir_child(ir, id, k));
+}
+
+/* The marked values (small_mark_hoisted) into their slots: every leaf's
+ * lanes the body's first element's (the same for all of the body). */
+static void small_write_hoisted(small_kernel *s)
+{
+    generator *g = s->g;
+    small_vector *vector = g->small;
+    int64_t n = s->p->elements;
+    vector->count = g->lanes;
+    for (int i = 0; i < g->leaf_count; i++) {
+        vector->pattern[i] = -1;
+        vector->staged[i] = false;
+        vector->offset[i] = s->offset + g->leaves[i].operand * n;
+    }
+    write_hoisted(g);
+}
+
+/* The level loop of S before which operand K's patterns are written:
+ * the outermost of the loops from which on K stays constant (a row of c
+ * the same for every row and every trip of the loop outside: once before
+ * both, not once a trip of the outer one; measured, (a + b) * c, f64 rows
+ * of 28 under 5 under 100, c stride 2, cc / JIT same process 0.50 ->
+ * 0.80-1.0, main's rows form 0.82). */
+static int pattern_level(const small_kernel *s, int k)
+{
+    int l = s->levels - 1;
+    while (l > 0 && s->p->stride[k][l - 1] == 0)
+        l--;
+    return l;
+}
+
 /* The flat form's patterns (small_kernel.pattern_slot): each vector of
  * the body a leaf constant along the loop needs more than a load for,
- * loaded as the body would and stored into its slot, before the loop. */
-static void small_patterns(small_kernel *s)
+ * loaded as the body would and stored into its slot, before level loop
+ * LEVEL (pattern_level) for the leaves written there. */
+static void small_patterns(small_kernel *s, int level)
 {
     generator *g = s->g;
     small_vector *vector = g->small;
@@ -6552,7 +6629,7 @@ static void small_patterns(small_kernel *s)
         vector->pattern[i] = -1;
     for (int i = 0; i < g->leaf_count; i++) {
         int k = g->leaves[i].operand;
-        if (s->pattern_slot[i] < 0)
+        if (s->pattern_slot[i] < 0 || pattern_level(s, k) != level)
             continue;
         /* (bodies of more than 64 vectors: the first 64 have patterns) */
         for (int64_t first = 0, index = 0; first < s->body && index < 64;
@@ -6649,8 +6726,10 @@ static void small_function(small_kernel *s)
     int loop_start[2] = {0, 0};
     static const int counters[2] = {R10, R11};
     for (int l = 0; l < s->levels; l++) { /* mov counter, trips */
-        if (l == s->levels - 1 && s->flat)
-            small_patterns(s); /* (once per trip of the loops outside it) */
+        if (s->flat)
+            small_patterns(s, l); /* (once per trip of the loops outside l) */
+        if (l == s->levels - 1 && g->hoist)
+            small_write_hoisted(s);
         rex(b, 0, NONE, counters[l]);
         byte(b, 0xc7);
         modrm_register(b, 0, counters[l]);
@@ -6702,6 +6781,10 @@ static void small_function(small_kernel *s)
 }
 
 static void builder_reset(builder *b);
+
+/* VEX_FLAT_HOIST 0: the flat form computes every value every vector (as
+ * before small_mark_hoisted; for measurements). */
+int vex_flat_hoist = 1;
 
 /* The function of S from the start: with two-window loads, then, when the
  * constant pool or the registers run out, without them. */
@@ -6836,7 +6919,8 @@ bcg_status vex_build_flat(arena *a, const kernel_ir *ir, vex_function **out)
 
 /* The flat form's plan of IR's (see above) for vectors of LANES, into
  * *FLAT; its elements are the body's; *REMAINDER the elements of the rows
- * left over.  False when the rows do not fill one body. */
+ * left over.  The body a whole number of vectors, or all the rows when
+ * they are fewer; false when it would pass VEX_FLAT_MAX_BODY. */
 static bool flat_plan(arena *a, const plan *p, int lanes, plan **flat, int64_t *remainder)
 {
     int outer = flat_rows_loop(p);
@@ -6848,6 +6932,17 @@ static bool flat_plan(arena *a, const plan *p, int lanes, plan **flat, int64_t *
     int64_t body_rows = least_multiple(run, lanes) / run;
     while (body_rows * run < VEX_FLAT_BODY_ELEMENTS && 2 * body_rows <= rows)
         body_rows *= 2;
+    /* fewer rows than a whole number of vectors takes (rows of 161 i32
+     * under a loop of 5; of 13 f64 under a loop of 3): all of them one
+     * body, its last vector partial (masked), once per trip of the loop
+     * outside.  Before, the 2-D tiles gathered every operand not
+     * contiguous over a tile into tiles of copies (measured, cc / JIT
+     * same process against main: sweep seed 42 case 16, i32 rows of 7, a
+     * row reversed the same every row, b transposed, c one value a row,
+     * 0.43 -> 0.89-1.15; seed 1 case 240, f64 rows of 13 under a loop of
+     * 3, a transposed, 0.66-0.82 -> 1.05-1.30) */
+    if (body_rows > rows && rows * run <= VEX_FLAT_MAX_BODY)
+        body_rows = rows;
     if (body_rows > rows || body_rows * run > VEX_FLAT_MAX_BODY)
         return false;
     plan *f = arena_alloc(a, sizeof *f);
@@ -7177,6 +7272,25 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
             s->slots += vectors;
         }
     }
+    /* the flat form's typed tree: values the same for the whole body and
+     * the innermost level loop computed once before it */
+    if (flat && g->typed) {
+        g->hoist = arena_alloc(a, sizeof *g->hoist * (size_t)copy->node_count);
+        g->hoisted = arena_alloc(a, sizeof *g->hoisted * 8);
+        if (!g->hoist || !g->hoisted)
+            return BCG_ERR_NOMEM;
+        for (int id = 0; id < copy->node_count; id++)
+            g->hoist[id] = -1;
+        g->hoist_count = 0;
+        if (vex_flat_hoist)
+            small_mark_hoisted(s, 0);
+        if (g->hoist_count == 0) {
+            g->hoist = NULL;
+        } else {
+            g->hoist_base = s->slots;
+            s->slots += 2 * g->hoist_count;
+        }
+    }
     /* a first pass finds the constants and the registers the tree needs;
      * the second keeps the constants in the registers left free.  When the
      * constant pool or the registers run out, two-window loads (five
@@ -7228,6 +7342,7 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
     f->typed = g->typed;
     f->lanes = lanes_of_small(g);
     f->body = flat ? s->body : 0;
+    f->hoisted = g->hoist ? g->hoist_count : 0;
     for (int j = 0; j < s->transcendental_count; j++) {
         f->computed += s->values[j];
         f->per_element += n;

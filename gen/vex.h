@@ -27,6 +27,8 @@ typedef struct vex_function {
     bool stream;    /* the root is stored past the caches (the kernel fences) */
     int lanes;      /* small kernels: output elements a vector */
     int64_t body;   /* the flat form: the elements of its loop's body */
+    int hoisted;    /* the flat form: values computed once before its innermost
+                       level loop (vex.c small_mark_hoisted) */
     /* small kernels: the transcendentals' results computed (once per value
      * of the loops their operands vary along), against one per element */
     int64_t computed, per_element;
@@ -142,6 +144,10 @@ extern int vex_zmm_blend_k1;
  * run blends both sides every vector, as before (measurements); else one
  * side, by a branch (where_branch). */
 extern int vex_where_branch;
+/* VEX_FLAT_HOIST 0: the flat form's typed tree computes every value every
+ * vector, as before (measurements); else the values the same for the
+ * whole body once before its loop (vex.c small_mark_hoisted). */
+extern int vex_flat_hoist;
 
 /* VEX_OVERLAP_STRIDED 0: a float tree's tail with a leaf read in place
  * with a stride (but -1 in the lanes' dtype, masked) goes through the
@@ -207,7 +213,7 @@ bcg_status vex_build_small(arena *a, const struct kernel_ir *ir, vex_function **
  * elements whose output rows are contiguous, as the small kernel's
  * straight-line code over a body of about VEX_FLAT_BODY_ELEMENTS (a whole
  * number of vectors) in a loop. */
-#define VEX_FLAT_MAX_RUN 15
+#define VEX_FLAT_MAX_RUN 40
 #define VEX_FLAT_BODY_ELEMENTS 64
 /* (plans of more loops: a row of the loops after the split one, at most
  * this many elements; a body at most VEX_FLAT_MAX_BODY) */
