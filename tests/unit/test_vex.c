@@ -641,9 +641,9 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
      * (log(abs(a)) / (e + f64(e)))), n 9: logf(3.1456010f) 1 ulp apart) */
     bool libm_off = with_exp && used_on && off_libm;
     tally->libm_off += libm_off;
-    if (with_exp && !libm_off) { /* the fused code is the microkernels' bit for bit; those
-                                    are within the ulp bound of eval.c's libm at an exp root */
-        int64_t at = first_difference(on, off, t, elements, false);
+    if (with_exp) { /* the fused code is the microkernels' bit for bit; those are
+                       within the ulp bound of eval.c's libm at an exp root */
+        int64_t at = libm_off ? -1 : first_difference(on, off, t, elements, false);
         if (at >= 0) {
             float x = 0, y = 0;
             double dx = 0, dy = 0;
