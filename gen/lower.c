@@ -2964,6 +2964,20 @@ static bool flat_chosen(const kernel_ir *ir)
            flat_instead_of_elements(ir);
 }
 
+/* Whether IR's tree computes a function the vector code takes from the
+ * microkernels' polynomials (exp, log and the like; not sqrt, which is
+ * exact): microkernel_run 0 asks for none of the microkernels, so such a
+ * kernel keeps the C library's (tcc's code), as the loop nest does. */
+static bool uses_polynomials(const kernel_ir *ir)
+{
+    for (int id = 0; id < ir->node_count; id++) {
+        const expr_node *n = ir->nodes[id];
+        if (op_table[n->op].transcendental && n->op != OP_SQRT)
+            return true;
+    }
+    return false;
+}
+
 static void choose_small(lowering *w)
 {
     compile *c = w->c;
@@ -2971,7 +2985,8 @@ static void choose_small(lowering *w)
     /* unroll_limit 0 asks for loops: no straight-line code of any kind */
     if (!c->microkernels || c->aot || c->options.disable_vector_code ||
         c->options.unroll_limit == 0 || ir->stream ||
-        ir->stream_copies || !vex_cpu_ok())
+        ir->stream_copies || !vex_cpu_ok() ||
+        (c->options.microkernel_run <= 0 && uses_polynomials(ir)))
         return;
     bool flat = !vex_small_supported(ir);
     if (flat && !flat_chosen(ir))
