@@ -851,6 +851,7 @@ typedef struct leaf {
     bool broadcast;   /* one value (stride 0) */
     int64_t stride;   /* elements along the run: 1, or read in place (strided_load) */
     int64_t outer;    /* elements from run to run (the rows form) */
+    int64_t outer2;   /* elements from group to group of rows (vex_layout.group) */
     bcg_dtype dtype;
     int reg;          /* the GPR holding its pointer */
     int slot;         /* the tail's stack slot (contiguous leaves) */
@@ -1146,8 +1147,9 @@ static int leaf_index(generator *g, int id)
     int i = g->leaf_count++;
     int64_t stride = operand < 0 ? 0 : g->layout->stride[operand];
     int64_t outer = operand < 0 || !g->layout->outer ? 0 : g->layout->outer[operand];
-    g->leaves[i] = (leaf){operand, ir->value[id].local, stride == 0, stride, outer, n->dtype,
-                          pointer_registers[i], -1};
+    int64_t outer2 = operand < 0 || !g->layout->outer2 ? 0 : g->layout->outer2[operand];
+    g->leaves[i] = (leaf){operand, ir->value[id].local, stride == 0, stride, outer, outer2,
+                          n->dtype, pointer_registers[i], -1};
     g->leaf_node[i] = id;
     return i;
 }
@@ -4281,6 +4283,7 @@ static void write_partial(generator *g, int slots, int out_slot, bool frame)
 enum { LABEL_LOOP, LABEL_TAIL, LABEL_DONE, LABEL_PLAIN, LABEL_ALIGNED, LABEL_END, LABEL_SINGLE,
        LABEL_OVERLAP, LABEL_SLOTS };
 enum { LABEL_PAIRS = LABEL_SLOTS + 1, LABEL_REST }; /* (write_stream_pairs) */
+enum { LABEL_GROUP = LABEL_REST + 1 };             /* (write_function: a group's last row) */
 
 static bool tree_calls(const kernel_ir *ir);
 
@@ -4494,6 +4497,29 @@ static bool strided_overlap(const leaf *l, bcg_dtype lane)
     return leaf_strided(l) && !(l->stride == -1 && l->dtype == lane);
 }
 
+/* From a group's last row (moved on by OUTER already) to the next group's
+ * first, in elements: the rows form over two loops (vex_layout.group). */
+static int64_t group_step(int64_t outer, int64_t outer2, int64_t group)
+{
+    return outer2 - group * outer;
+}
+
+static bool group_step_fits(int64_t outer, int64_t outer2, int64_t group)
+{
+    int64_t limit = (int64_t)1 << 26;
+    if (outer2 > limit || outer2 < -limit || group > limit)
+        return false;
+    int64_t step = group_step(outer, outer2, group); /* (outer within 2^26 too: checked) */
+    return step <= limit && step >= -limit;
+}
+
+/* Whether leaf L's pointer moves from row to row, or from group to group
+ * of rows (the rows form): then it is held for a row, loaded every row. */
+static bool leaf_moves(const leaf *l)
+{
+    return l->outer != 0 || l->outer2 != 0;
+}
+
 /* Held broadcast leaf I into its register (write_function), converted
  * into the lanes' dtype; UPPER: its zmm upper half too (the paired
  * loop's zmm divisions or body). */
@@ -4570,8 +4596,9 @@ static void write_function(generator *g)
     for (int i = 0; i < g->leaf_count; i++)
         frame = frame || (leaf_strided(&g->leaves[i]) && g->leaves[i].dtype != g->lane);
     frame = frame || overlap_slot >= 0; /* (the last vector's slot: write_overlap) */
-    int n_at = 32 * slots, rows_at = n_at + 8;
-    int frame_bytes = 32 * slots + (stream || rows ? 16 : 0);
+    int64_t group = rows ? g->layout->group : 0;
+    int n_at = 32 * slots, rows_at = n_at + 8, group_at = n_at + 16;
+    int frame_bytes = 32 * slots + (stream || rows ? 16 : 0) + (group > 0 ? 16 : 0);
     /* the tail's body, written once more here for the registers it needs
      * (its loads under a mask take one more than the loop's) */
     g->mask_slot = out_slot;
@@ -4613,7 +4640,7 @@ static void write_function(generator *g)
     for (int i = 0; i < constants + g->leaf_count && room > 0; i++) {
         if (i >= constants) {
             const leaf *l = &g->leaves[i - constants];
-            if (g->typed || !l->broadcast || (l->outer && vex_hold_row_values == 0) ||
+            if (g->typed || !l->broadcast || (leaf_moves(l) && vex_hold_row_values == 0) ||
                 (l->operand < 0 && vex_hold_locals == 0) ||
                 !(l->dtype == g->lane || leaf_converts(l->dtype, g->lane)))
                 continue;
@@ -4652,7 +4679,7 @@ static void write_function(generator *g)
             vex(b, V_MOVU_LOAD, true, false, g->constant_register[i], 0,
                 in_memory(pool_memory(i)), -1);
     for (int i = 0; i < g->leaf_count; i++) /* the broadcast leaves held */
-        if (g->leaf_register[i] > 0 && !g->leaves[i].outer)
+        if (g->leaf_register[i] > 0 && !leaf_moves(&g->leaves[i]))
             load_held_leaf(g, i, false);
     bool wide = dup && vex_wide_ok();
     bool zmm = dup && !g->no_zmm && vex_zmm_ok(g->ir);
@@ -4678,6 +4705,10 @@ static void write_function(generator *g)
     int row = 0;
     if (rows) { /* rcx, the row count, kept in the frame */
         gpr_memory(b, 0x89, RCX, at(RSP, NONE, 1, rows_at));
+        if (group > 0) { /* mov qword [group], GROUP: the rows left in the group */
+            gpr_memory(b, 0xc7, 0, at(RSP, NONE, 1, group_at));
+            word32(b, (int32_t)group);
+        }
         gpr_pair(b, 0x85, RCX, RCX);
         jump(b, 0x4, LABEL_END);              /* je end */
         row = b->length;
@@ -4685,7 +4716,7 @@ static void write_function(generator *g)
     if (g->typed)
         write_hoisted(g);
     for (int i = 0; rows && i < g->leaf_count; i++) /* one value a row: held for the row */
-        if (g->leaf_register[i] > 0 && g->leaves[i].outer)
+        if (g->leaf_register[i] > 0 && leaf_moves(&g->leaves[i]))
             load_held_leaf(g, i, wide || zmm);
     if (overlap_slot >= 0)
         write_overlap(g, overlap_slot, false);
@@ -4749,6 +4780,26 @@ static void write_function(generator *g)
                                         (int64_t)bcg_dtype_size(g->leaves[i].dtype)));
         if (g->layout->out_outer)
             gpr_immediate(b, 0, R11, (int32_t)(g->layout->out_outer * g->width));
+        if (group > 0) { /* a group's last row: on to the next group's first */
+            gpr_memory(b, 0x8b, RCX, at(RSP, NONE, 1, group_at));
+            gpr_immediate(b, 5, RCX, 1);
+            gpr_memory(b, 0x89, RCX, at(RSP, NONE, 1, group_at));
+            jump(b, 0x5, LABEL_GROUP);        /* jne group */
+            gpr_memory(b, 0xc7, 0, at(RSP, NONE, 1, group_at));
+            word32(b, (int32_t)group);
+            for (int i = 0; i < g->leaf_count; i++)
+                if (group_step(g->leaves[i].outer, g->leaves[i].outer2, group))
+                    gpr_immediate(b, 0, g->leaves[i].reg,
+                                  (int32_t)(group_step(g->leaves[i].outer, g->leaves[i].outer2,
+                                                       group) *
+                                            (int64_t)bcg_dtype_size(g->leaves[i].dtype)));
+            if (group_step(g->layout->out_outer, g->layout->out_outer2, group))
+                gpr_immediate(b, 0, R11,
+                              (int32_t)(group_step(g->layout->out_outer, g->layout->out_outer2,
+                                                   group) *
+                                        g->width));
+            b->label[LABEL_GROUP] = b->length;
+        }
         gpr_memory(b, 0x8b, RCX, at(RSP, NONE, 1, rows_at));
         gpr_immediate(b, 5, RCX, 1);
         gpr_memory(b, 0x89, RCX, at(RSP, NONE, 1, rows_at));
@@ -4796,6 +4847,7 @@ int vex_hold_locals = -1;
 int vex_stream_pairs = -1;
 int vex_overlap_strided = -1;
 int vex_medium_strided_rows = -1;
+int vex_row_groups = -1;
 int vex_strided_copy = -1;
 int vex_hold_row_values = -1;
 
@@ -4994,6 +5046,14 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
             return BCG_OK;
     if (layout->out_outer > (1 << 26) || layout->out_outer < -(1 << 26))
         return BCG_OK;
+    if (layout->outer && layout->group > 0) { /* (as the steps from group to group) */
+        if (layout->group > INT32_MAX ||
+            !group_step_fits(layout->out_outer, layout->out_outer2, layout->group))
+            return BCG_OK;
+        for (int k = 1; k <= ir->input_count; k++)
+            if (!group_step_fits(layout->outer[k], layout->outer2[k], layout->group))
+                return BCG_OK;
+    }
     { /* the values the tree computes more than once */
         int count = ir->node_count;
         g->shared_uses = arena_alloc(a, sizeof *g->shared_uses * (size_t)count);
@@ -6927,7 +6987,7 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
      * small_load place its lanes) */
     for (int k = 0; k <= ir->p->operand_count; k++)
         stride[k] = 1;
-    *layout = (vex_layout){stride, false, NULL, 0};
+    *layout = (vex_layout){stride, false, NULL, 0, 0, NULL, 0};
     memset(g, 0, sizeof *g);
     memset(s, 0, sizeof *s);
     g->ir = copy;

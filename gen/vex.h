@@ -46,12 +46,20 @@ typedef struct vex_function {
  * contiguous, any other read in place (vex_reads_stride says which);
  * STREAM: the root stored with vmovntps (peeled to 32-byte alignment).
  * OUTER (NULL: one run a call): OUTER[k] operand k's stride from run to
- * run and OUT_OUTER the output's, in elements (the rows form). */
+ * run and OUT_OUTER the output's, in elements (the rows form); GROUP,
+ * OUTER2, OUT_OUTER2 a second level of rows around them. */
 typedef struct vex_layout {
     const int64_t *stride;
     bool stream;
     const int64_t *outer;
     int64_t out_outer;
+    /* GROUP > 0 (the rows form over two loops: row_levels): the rows come
+     * in groups of GROUP, OUTER2[k] and OUT_OUTER2 the strides from group
+     * to group in elements, so one call covers a loop of tiles of all the
+     * rows; the ROWS argument counts every row of every group */
+    int64_t group;
+    const int64_t *outer2;
+    int64_t out_outer2;
 } vex_layout;
 
 /* Whether the function of IR's root tree reads an operand of DTYPE with
@@ -159,6 +167,11 @@ extern int vex_hold_row_values;
  * one read with a stride keep a call a run, as before (measurements);
  * else the 2-D tiles' rows form (lower.c medium_strided_rows). */
 extern int vex_medium_strided_rows;
+
+/* VEX_ROW_GROUPS 0: the rows form covers the rows of one loop a call, a
+ * loop of calls around it, as before (measurements); else the loop
+ * outside too when nothing between needs C (lower.c row_groups_chosen). */
+extern int vex_row_groups;
 
 /* Leaves of a stride of 3 or more either way (other_stride_load):
  * VEX_OTHER_STRIDES -1 (the default) reads them in place by the measured
