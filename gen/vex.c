@@ -3794,20 +3794,28 @@ static int32_t hoisted_disp(const generator *g, int i) { return 32 * (g->hoist_b
 
 /* Register R = hoisted value I.  In the paired loop both vectors' copies
  * read the same slots (vex_paired refuses a stack operand: a slot of the
- * tail or of a staged leaf is one vector's), the zmm body all 64 bytes at
- * once; so a tree with a value computed once a run keeps the paired loop
- * (measured: i32(i8(where(a > 0, a, c)) + b), a and b one value, 7.2M i8
- * c, was the single loop).  Off by default: it made no measurable
- * difference in the cache, and over short rows it is 3x slower (a + 3 * b
+ * tail or of a staged leaf is one vector's), the zmm body its first 32
+ * bytes into both halves (vbroadcasti64x4); so a tree with a value
+ * computed once a run keeps the paired loop (measured: i32(i8(where(a >
+ * 0, a, c)) + b), a and b one value, 7.2M i8 c, was the single loop).
+ * The zmm body read all 64 bytes at first, a load across write_hoisted's
+ * two 32-byte stores that store forwarding cannot serve, a stall every
+ * run: over short rows that was 3x slower than the single loop (a + 3 * b
  * * c, f64 rows of 11, a and b one value a row, sweep seed 5 case 68:
- * cc/JIT 0.73 off, 0.22 on, same process). */
-int vex_pair_hoisted = 0;
+ * cc/JIT 0.73 single, 0.22 paired), and so it was off.  Read as one
+ * store's 32 bytes, same process against the single loop: f64(minimum(c,
+ * 0) + f64(b)) - minimum(a, c) over i16, rows of 33 in groups of 4 (sweep
+ * seed 41 case 43) 0.30 -> 0.47; a + 3 * b * c, i16 rows of 37, a and b
+ * i32 and i16 one value a row, 0.50 -> 0.66.  The ymm pairs stay off by
+ * default: the same two cases 0.50 -> 0.37-0.45 and even. */
+int vex_pair_hoisted = -1;
 
 static void load_hoisted(generator *g, int r, int i)
 {
     builder *b = g->b;
     rm_operand slot = in_memory(at(RSP, NONE, 1, hoisted_disp(g, i)));
-    if (!b->dup || vex_pair_hoisted == 0) { /* (vex_paired: dup_bad, the single loop) */
+    if (!b->dup || vex_pair_hoisted == 0 ||
+        (vex_pair_hoisted < 0 && !b->dup_zmm)) { /* (vex_paired: dup_bad, the single loop) */
         vex(b, V_MOVDQU_LOAD, true, false, r, 0, slot, -1);
         return;
     }
@@ -3815,8 +3823,7 @@ static void load_hoisted(generator *g, int r, int i)
     if (b->dup_zmm) {
         if (r == b->k1_of)
             b->k1_of = -1;
-        evex_form(b, vex_rows[V_MOVDQU_LOAD].pp, vex_rows[V_MOVDQU_LOAD].map,
-                  vex_rows[V_MOVDQU_LOAD].opcode, false, r, 0, slot, -1, false, 512);
+        evex_form(b, 1, 2, 0x5b, true, r, 0, slot, -1, false, 512); /* vbroadcasti64x4 */
     } else {
         vex(b, V_MOVDQU_LOAD, true, false, r, 0, slot, -1);
         vex(b, V_MOVDQU_LOAD, true, false, paired(b, r), 0, slot, -1);

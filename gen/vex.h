@@ -134,9 +134,10 @@ extern int vex_hold_locals;
  * an iteration, as before (measurements); else the paired loop's body
  * (two vectors, or one zmm) from the output's 64-byte boundary on. */
 extern int vex_stream_pairs;
-/* VEX_PAIR_HOISTED 0 (the default): a typed tree with a value computed once a run
- * (write_hoisted) writes the single loop, as before (measurements); else
- * the paired loop reads the value's 64-byte slot (load_hoisted). */
+/* VEX_PAIR_HOISTED 0: a typed tree with a value computed once a run
+ * (write_hoisted) writes the single loop, as before (measurements); -1
+ * (the default): the zmm body reads the value's slot (load_hoisted), the
+ * ymm pairs still the single loop; 1: the ymm pairs too. */
 extern int vex_pair_hoisted;
 /* VEX_ZMM_BLEND_K1 0: the zmm body's byte blends set k1 from their mask
  * again, as before (measurements); else the blend at k1's width. */
