@@ -4574,10 +4574,13 @@ static void write_function(generator *g)
             float_overlap = float_overlap && (g->leaves[i].stride == 1 ||
                                               (vex_overlap_strided != 0 &&
                                                strided_overlap(&g->leaves[i], g->lane)));
-    if (float_overlap) { /* (not when the masked tail takes it) */
+    if (float_overlap) { /* (not when the masked tail takes it: g->masked below) */
         bool masked = true;
         for (int i = 0; i < g->leaf_count; i++)
-            masked = masked && (g->leaves[i].broadcast || g->leaves[i].dtype == g->lane);
+            masked = masked && (g->leaves[i].broadcast ||
+                                (g->leaves[i].dtype == g->lane &&
+                                 (vex_overlap_lane_strided == 0 || g->leaves[i].stride == 1 ||
+                                  g->leaves[i].stride == -1)));
         float_overlap = !masked;
     }
     int overlap_slot = g->typed || float_overlap ? slots++ : -1; /* (write_overlap) */
@@ -4853,6 +4856,7 @@ int vex_pairing_rare = -1;
 int vex_hold_locals = -1;
 int vex_stream_pairs = -1;
 int vex_overlap_strided = -1;
+int vex_overlap_lane_strided = -1;
 int vex_medium_strided_rows = -1;
 int vex_row_groups = -1;
 int vex_strided_copy = -1;

@@ -152,6 +152,11 @@ extern int vex_where_branch;
  * stack slots element by element, as before (measurements); else its
  * last whole vector again (vex.c strided_overlap). */
 extern int vex_overlap_strided;
+/* VEX_OVERLAP_LANE_STRIDED 0: a float tree whose leaves are all of the
+ * lanes' dtype (or one value), one read with a stride other than +-1,
+ * takes its tail through the stack slots, as before (measurements); else
+ * its last whole vector again, as a leaf of another dtype does. */
+extern int vex_overlap_lane_strided;
 
 /* VEX_STRIDED_COPY 0: a leaf copied from runs of stride +-2 or +-3 (a
  * folded minimum(a, a)) takes the cast microkernel, as before
