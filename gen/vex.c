@@ -4494,14 +4494,17 @@ static void number_leaves(generator *g, int id)
 /* Whether the float tree's tail takes its last whole vector again
  * (float_overlap) for leaf L read in place with a stride, where it went
  * through the stack slots, copied element by element (copy_strided):
- * every stride but -1 in the lanes' dtype, which the masked tail reads.
- * The last vector is computed before the loop from the leaves as they
- * were (in place too) and stored after it.  Measured: where(b != 7, b,
- * a), a f64 rows of 155 with stride 2, b i8 one value a row (see the
- * commit). */
+ * every stride but -1 in the lanes' dtype, which the masked tail reads,
+ * unless another leaf keeps the tail from being masked (an f32 tree over
+ * a reversed f32 leaf and one of stride 2: sweep seed 1 case 27, see the
+ * commit; VEX_OVERLAP_LANE_STRIDED).  The last vector is computed before
+ * the loop from the leaves as they were (in place too) and stored after
+ * it.  Measured: where(b != 7, b, a), a f64 rows of 155 with stride 2, b
+ * i8 one value a row (see the commit). */
 static bool strided_overlap(const leaf *l, bcg_dtype lane)
 {
-    return leaf_strided(l) && !(l->stride == -1 && l->dtype == lane);
+    return leaf_strided(l) &&
+           (vex_overlap_lane_strided != 0 || !(l->stride == -1 && l->dtype == lane));
 }
 
 /* From a group's last row (moved on by OUTER already) to the next group's
