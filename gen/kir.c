@@ -629,6 +629,13 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         break;
     }
     case KIR_ROW_TILES:
+        if (ir->row_groups > 0) { /* the rows form over two loops */
+            sb_printf(sb, "tiles of %lld rows of %lld over loops i%d and i%d (%lld groups of "
+                      "%lld rows)", (long long)step->size,
+                      (long long)p->extent[p->loop_count - 1], step->loop - 1, step->loop,
+                      (long long)ir->row_groups, (long long)p->extent[step->loop]);
+            break;
+        }
         sb_printf(sb, "tiles of %lld rows of %lld over loop i%d (%lld rows)",
                   (long long)step->size, (long long)p->extent[p->loop_count - 1], step->loop,
                   (long long)step->trips);
@@ -654,7 +661,13 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
             if (j)
                 sb_puts(sb, ", ");
             if (ir->vex->rows && leaf->op == OP_OPERAND && !ir->value[ir->vex->leaf_node[j]].local &&
-                !ir->gathered[k]) /* the rows form: from row to row, then along the run */
+                !ir->gathered[k] && ir->row_groups > 0) /* from group to group too */
+                sb_printf(sb, "in%d strides %lld, %lld and %lld", k - 1,
+                          (long long)p->stride[k][inner - 2], (long long)p->stride[k][inner - 1],
+                          (long long)p->stride[k][inner]);
+            else if (ir->vex->rows && leaf->op == OP_OPERAND &&
+                     !ir->value[ir->vex->leaf_node[j]].local &&
+                     !ir->gathered[k]) /* the rows form: from row to row, then along the run */
                 sb_printf(sb, "in%d strides %lld and %lld", k - 1,
                           (long long)p->stride[k][inner - 1], (long long)p->stride[k][inner]);
             else
@@ -662,6 +675,8 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         }
         if (ir->vex->rows)
             sb_puts(sb, ", row by row");
+        if (ir->row_groups > 0)
+            sb_printf(sb, " in %lld groups", (long long)ir->row_groups);
         sb_puts(sb, ir->vex->leaf_count ? ": " : "nothing: ");
         kir_format_tree(sb, ir->nodes[0]);
         sb_puts(sb, " fused in AVX2 registers");

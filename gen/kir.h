@@ -169,6 +169,10 @@ typedef struct kernel_ir {
      * is read in place as one value a call instead of gathered into a tile
      * (lower.c, "2-D tiles of long runs over a transposed input") */
     bool row_calls;
+    /* row_groups > 0: the rows form's one call covers the loop outside the
+     * tile's rows too (row_groups trips of it, tile_rows all the rows of
+     * both: lower.c row_groups_chosen, vex_layout.group) */
+    int64_t row_groups;
     int64_t tile_columns;        /* row_calls: a tile's columns of the run */
     bool gathered[BCG_MAX_OPERANDS + 1];
 

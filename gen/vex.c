@@ -80,7 +80,7 @@
 
 #define CODE_MAX 32768 /* (a small kernel's straight-line code: vex_build_small) */
 #define POOL_MAX 64 /* 32-byte constants */
-#define LABEL_MAX 12
+#define LABEL_MAX 16
 #define FIXUP_MAX 1024
 
 enum { RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI, R8, R9, R10, R11, R12, R13, R14, R15 };
@@ -851,6 +851,7 @@ typedef struct leaf {
     bool broadcast;   /* one value (stride 0) */
     int64_t stride;   /* elements along the run: 1, or read in place (strided_load) */
     int64_t outer;    /* elements from run to run (the rows form) */
+    int64_t outer2;   /* elements from group to group of rows (vex_layout.group) */
     bcg_dtype dtype;
     int reg;          /* the GPR holding its pointer */
     int slot;         /* the tail's stack slot (contiguous leaves) */
@@ -1153,8 +1154,9 @@ static int leaf_index(generator *g, int id)
     int i = g->leaf_count++;
     int64_t stride = operand < 0 ? 0 : g->layout->stride[operand];
     int64_t outer = operand < 0 || !g->layout->outer ? 0 : g->layout->outer[operand];
-    g->leaves[i] = (leaf){operand, ir->value[id].local, stride == 0, stride, outer, n->dtype,
-                          pointer_registers[i], -1};
+    int64_t outer2 = operand < 0 || !g->layout->outer2 ? 0 : g->layout->outer2[operand];
+    g->leaves[i] = (leaf){operand, ir->value[id].local, stride == 0, stride, outer, outer2,
+                          n->dtype, pointer_registers[i], -1};
     g->leaf_node[i] = id;
     return i;
 }
@@ -3894,20 +3896,28 @@ static int32_t hoisted_disp(const generator *g, int i) { return 32 * (g->hoist_b
 
 /* Register R = hoisted value I.  In the paired loop both vectors' copies
  * read the same slots (vex_paired refuses a stack operand: a slot of the
- * tail or of a staged leaf is one vector's), the zmm body all 64 bytes at
- * once; so a tree with a value computed once a run keeps the paired loop
- * (measured: i32(i8(where(a > 0, a, c)) + b), a and b one value, 7.2M i8
- * c, was the single loop).  Off by default: it made no measurable
- * difference in the cache, and over short rows it is 3x slower (a + 3 * b
+ * tail or of a staged leaf is one vector's), the zmm body its first 32
+ * bytes into both halves (vbroadcasti64x4); so a tree with a value
+ * computed once a run keeps the paired loop (measured: i32(i8(where(a >
+ * 0, a, c)) + b), a and b one value, 7.2M i8 c, was the single loop).
+ * The zmm body read all 64 bytes at first, a load across write_hoisted's
+ * two 32-byte stores that store forwarding cannot serve, a stall every
+ * run: over short rows that was 3x slower than the single loop (a + 3 * b
  * * c, f64 rows of 11, a and b one value a row, sweep seed 5 case 68:
- * cc/JIT 0.73 off, 0.22 on, same process). */
-int vex_pair_hoisted = 0;
+ * cc/JIT 0.73 single, 0.22 paired), and so it was off.  Read as one
+ * store's 32 bytes, same process against the single loop: f64(minimum(c,
+ * 0) + f64(b)) - minimum(a, c) over i16, rows of 33 in groups of 4 (sweep
+ * seed 41 case 43) 0.30 -> 0.47; a + 3 * b * c, i16 rows of 37, a and b
+ * i32 and i16 one value a row, 0.50 -> 0.66.  The ymm pairs stay off by
+ * default: the same two cases 0.50 -> 0.37-0.45 and even. */
+int vex_pair_hoisted = -1;
 
 static void load_hoisted(generator *g, int r, int i)
 {
     builder *b = g->b;
     rm_operand slot = in_memory(at(RSP, NONE, 1, hoisted_disp(g, i)));
-    if (!b->dup || vex_pair_hoisted == 0) { /* (vex_paired: dup_bad, the single loop) */
+    if (!b->dup || vex_pair_hoisted == 0 ||
+        (vex_pair_hoisted < 0 && !b->dup_zmm)) { /* (vex_paired: dup_bad, the single loop) */
         vex(b, V_MOVDQU_LOAD, true, false, r, 0, slot, -1);
         return;
     }
@@ -3915,8 +3925,7 @@ static void load_hoisted(generator *g, int r, int i)
     if (b->dup_zmm) {
         if (r == b->k1_of)
             b->k1_of = -1;
-        evex_form(b, vex_rows[V_MOVDQU_LOAD].pp, vex_rows[V_MOVDQU_LOAD].map,
-                  vex_rows[V_MOVDQU_LOAD].opcode, false, r, 0, slot, -1, false, 512);
+        evex_form(b, 1, 2, 0x5b, true, r, 0, slot, -1, false, 512); /* vbroadcasti64x4 */
     } else {
         vex(b, V_MOVDQU_LOAD, true, false, r, 0, slot, -1);
         vex(b, V_MOVDQU_LOAD, true, false, paired(b, r), 0, slot, -1);
@@ -4386,6 +4395,7 @@ enum { LABEL_LOOP, LABEL_TAIL, LABEL_DONE, LABEL_PLAIN, LABEL_ALIGNED, LABEL_END
        LABEL_OVERLAP, LABEL_SLOTS };
 enum { LABEL_PAIRS = LABEL_SLOTS + 1, LABEL_REST }; /* (write_stream_pairs) */
 enum { LABEL_LAST_PAIR = LABEL_REST + 1 };         /* (write_function, zmm_ahead) */
+enum { LABEL_GROUP = LABEL_LAST_PAIR + 1 };        /* (write_function: a group's last row) */
 
 static bool tree_calls(const kernel_ir *ir);
 
@@ -4589,14 +4599,40 @@ static void number_leaves(generator *g, int id)
 /* Whether the float tree's tail takes its last whole vector again
  * (float_overlap) for leaf L read in place with a stride, where it went
  * through the stack slots, copied element by element (copy_strided):
- * every stride but -1 in the lanes' dtype, which the masked tail reads.
- * The last vector is computed before the loop from the leaves as they
- * were (in place too) and stored after it.  Measured: where(b != 7, b,
- * a), a f64 rows of 155 with stride 2, b i8 one value a row (see the
- * commit). */
+ * every stride but -1 in the lanes' dtype, which the masked tail reads,
+ * unless another leaf keeps the tail from being masked (an f32 tree over
+ * a reversed f32 leaf and one of stride 2: sweep seed 1 case 27, see the
+ * commit; VEX_OVERLAP_LANE_STRIDED).  The last vector is computed before
+ * the loop from the leaves as they were (in place too) and stored after
+ * it.  Measured: where(b != 7, b, a), a f64 rows of 155 with stride 2, b
+ * i8 one value a row (see the commit). */
 static bool strided_overlap(const leaf *l, bcg_dtype lane)
 {
-    return leaf_strided(l) && !(l->stride == -1 && l->dtype == lane);
+    return leaf_strided(l) &&
+           (vex_overlap_lane_strided != 0 || !(l->stride == -1 && l->dtype == lane));
+}
+
+/* From a group's last row (moved on by OUTER already) to the next group's
+ * first, in elements: the rows form over two loops (vex_layout.group). */
+static int64_t group_step(int64_t outer, int64_t outer2, int64_t group)
+{
+    return outer2 - group * outer;
+}
+
+static bool group_step_fits(int64_t outer, int64_t outer2, int64_t group)
+{
+    int64_t limit = (int64_t)1 << 26;
+    if (outer2 > limit || outer2 < -limit || group > limit)
+        return false;
+    int64_t step = group_step(outer, outer2, group); /* (outer within 2^26 too: checked) */
+    return step <= limit && step >= -limit;
+}
+
+/* Whether leaf L's pointer moves from row to row, or from group to group
+ * of rows (the rows form): then it is held for a row, loaded every row. */
+static bool leaf_moves(const leaf *l)
+{
+    return l->outer != 0 || l->outer2 != 0;
 }
 
 /* Held broadcast leaf I into its register (write_function), converted
@@ -4647,10 +4683,13 @@ static void write_function(generator *g)
             float_overlap = float_overlap && (g->leaves[i].stride == 1 ||
                                               (vex_overlap_strided != 0 &&
                                                strided_overlap(&g->leaves[i], g->lane)));
-    if (float_overlap) { /* (not when the masked tail takes it) */
+    if (float_overlap) { /* (not when the masked tail takes it: g->masked below) */
         bool masked = true;
         for (int i = 0; i < g->leaf_count; i++)
-            masked = masked && (g->leaves[i].broadcast || g->leaves[i].dtype == g->lane);
+            masked = masked && (g->leaves[i].broadcast ||
+                                (g->leaves[i].dtype == g->lane &&
+                                 (vex_overlap_lane_strided == 0 || g->leaves[i].stride == 1 ||
+                                  g->leaves[i].stride == -1)));
         float_overlap = !masked;
     }
     int overlap_slot = g->typed || float_overlap ? slots++ : -1; /* (write_overlap) */
@@ -4676,8 +4715,9 @@ static void write_function(generator *g)
     for (int i = 0; i < g->leaf_count; i++)
         frame = frame || (leaf_strided(&g->leaves[i]) && g->leaves[i].dtype != g->lane);
     frame = frame || overlap_slot >= 0; /* (the last vector's slot: write_overlap) */
-    int n_at = 32 * slots, rows_at = n_at + 8;
-    int frame_bytes = 32 * slots + (stream || rows ? 16 : 0);
+    int64_t group = rows ? g->layout->group : 0;
+    int n_at = 32 * slots, rows_at = n_at + 8, group_at = n_at + 16;
+    int frame_bytes = 32 * slots + (stream || rows ? 16 : 0) + (group > 0 ? 16 : 0);
     /* the tail's body, written once more here for the registers it needs
      * (its loads under a mask take one more than the loop's) */
     g->mask_slot = out_slot;
@@ -4719,7 +4759,7 @@ static void write_function(generator *g)
     for (int i = 0; i < constants + g->leaf_count && room > 0; i++) {
         if (i >= constants) {
             const leaf *l = &g->leaves[i - constants];
-            if (g->typed || !l->broadcast || (l->outer && vex_hold_row_values == 0) ||
+            if (g->typed || !l->broadcast || (leaf_moves(l) && vex_hold_row_values == 0) ||
                 (l->operand < 0 && vex_hold_locals == 0) ||
                 !(l->dtype == g->lane || leaf_converts(l->dtype, g->lane)))
                 continue;
@@ -4758,7 +4798,7 @@ static void write_function(generator *g)
             vex(b, V_MOVU_LOAD, true, false, g->constant_register[i], 0,
                 in_memory(pool_memory(i)), -1);
     for (int i = 0; i < g->leaf_count; i++) /* the broadcast leaves held */
-        if (g->leaf_register[i] > 0 && !g->leaves[i].outer)
+        if (g->leaf_register[i] > 0 && !leaf_moves(&g->leaves[i]))
             load_held_leaf(g, i, false);
     bool wide = dup && vex_wide_ok();
     bool zmm = dup && !g->no_zmm && vex_zmm_ok(g->ir);
@@ -4787,6 +4827,10 @@ static void write_function(generator *g)
     int row = 0;
     if (rows) { /* rcx, the row count, kept in the frame */
         gpr_memory(b, 0x89, RCX, at(RSP, NONE, 1, rows_at));
+        if (group > 0) { /* mov qword [group], GROUP: the rows left in the group */
+            gpr_memory(b, 0xc7, 0, at(RSP, NONE, 1, group_at));
+            word32(b, (int32_t)group);
+        }
         gpr_pair(b, 0x85, RCX, RCX);
         jump(b, 0x4, LABEL_END);              /* je end */
         row = b->length;
@@ -4794,7 +4838,7 @@ static void write_function(generator *g)
     if (g->typed)
         write_hoisted(g);
     for (int i = 0; rows && i < g->leaf_count; i++) /* one value a row: held for the row */
-        if (g->leaf_register[i] > 0 && g->leaves[i].outer)
+        if (g->leaf_register[i] > 0 && leaf_moves(&g->leaves[i]))
             load_held_leaf(g, i, wide || zmm);
     if (overlap_slot >= 0)
         write_overlap(g, overlap_slot, false);
@@ -4874,6 +4918,26 @@ static void write_function(generator *g)
                                         (int64_t)bcg_dtype_size(g->leaves[i].dtype)));
         if (g->layout->out_outer)
             gpr_immediate(b, 0, R11, (int32_t)(g->layout->out_outer * g->width));
+        if (group > 0) { /* a group's last row: on to the next group's first */
+            gpr_memory(b, 0x8b, RCX, at(RSP, NONE, 1, group_at));
+            gpr_immediate(b, 5, RCX, 1);
+            gpr_memory(b, 0x89, RCX, at(RSP, NONE, 1, group_at));
+            jump(b, 0x5, LABEL_GROUP);        /* jne group */
+            gpr_memory(b, 0xc7, 0, at(RSP, NONE, 1, group_at));
+            word32(b, (int32_t)group);
+            for (int i = 0; i < g->leaf_count; i++)
+                if (group_step(g->leaves[i].outer, g->leaves[i].outer2, group))
+                    gpr_immediate(b, 0, g->leaves[i].reg,
+                                  (int32_t)(group_step(g->leaves[i].outer, g->leaves[i].outer2,
+                                                       group) *
+                                            (int64_t)bcg_dtype_size(g->leaves[i].dtype)));
+            if (group_step(g->layout->out_outer, g->layout->out_outer2, group))
+                gpr_immediate(b, 0, R11,
+                              (int32_t)(group_step(g->layout->out_outer, g->layout->out_outer2,
+                                                   group) *
+                                        g->width));
+            b->label[LABEL_GROUP] = b->length;
+        }
         gpr_memory(b, 0x8b, RCX, at(RSP, NONE, 1, rows_at));
         gpr_immediate(b, 5, RCX, 1);
         gpr_memory(b, 0x89, RCX, at(RSP, NONE, 1, rows_at));
@@ -4920,7 +4984,9 @@ int vex_pairing_rare = -1;
 int vex_hold_locals = -1;
 int vex_stream_pairs = -1;
 int vex_overlap_strided = -1;
+int vex_overlap_lane_strided = -1;
 int vex_medium_strided_rows = -1;
+int vex_row_groups = -1;
 int vex_strided_copy = -1;
 int vex_hold_row_values = -1;
 
@@ -5121,6 +5187,14 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
             return BCG_OK;
     if (layout->out_outer > (1 << 26) || layout->out_outer < -(1 << 26))
         return BCG_OK;
+    if (layout->outer && layout->group > 0) { /* (as the steps from group to group) */
+        if (layout->group > INT32_MAX ||
+            !group_step_fits(layout->out_outer, layout->out_outer2, layout->group))
+            return BCG_OK;
+        for (int k = 1; k <= ir->input_count; k++)
+            if (!group_step_fits(layout->outer[k], layout->outer2[k], layout->group))
+                return BCG_OK;
+    }
     { /* the values the tree computes more than once */
         int count = ir->node_count;
         g->shared_uses = arena_alloc(a, sizeof *g->shared_uses * (size_t)count);
@@ -7152,7 +7226,7 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
      * small_load place its lanes) */
     for (int k = 0; k <= ir->p->operand_count; k++)
         stride[k] = 1;
-    *layout = (vex_layout){stride, false, NULL, 0};
+    *layout = (vex_layout){stride, false, NULL, 0, 0, NULL, 0};
     memset(g, 0, sizeof *g);
     memset(s, 0, sizeof *s);
     g->ir = copy;

@@ -52,12 +52,20 @@ typedef struct vex_function {
  * contiguous, any other read in place (vex_reads_stride says which);
  * STREAM: the root stored with vmovntps (peeled to 32-byte alignment).
  * OUTER (NULL: one run a call): OUTER[k] operand k's stride from run to
- * run and OUT_OUTER the output's, in elements (the rows form). */
+ * run and OUT_OUTER the output's, in elements (the rows form); GROUP,
+ * OUTER2, OUT_OUTER2 a second level of rows around them. */
 typedef struct vex_layout {
     const int64_t *stride;
     bool stream;
     const int64_t *outer;
     int64_t out_outer;
+    /* GROUP > 0 (the rows form over two loops: row_levels): the rows come
+     * in groups of GROUP, OUTER2[k] and OUT_OUTER2 the strides from group
+     * to group in elements, so one call covers a loop of tiles of all the
+     * rows; the ROWS argument counts every row of every group */
+    int64_t group;
+    const int64_t *outer2;
+    int64_t out_outer2;
 } vex_layout;
 
 /* Whether the function of IR's root tree reads an operand of DTYPE with
@@ -133,9 +141,10 @@ extern int vex_hold_locals;
  * an iteration, as before (measurements); else the paired loop's body
  * (two vectors, or one zmm) from the output's 64-byte boundary on. */
 extern int vex_stream_pairs;
-/* VEX_PAIR_HOISTED 0 (the default): a typed tree with a value computed once a run
- * (write_hoisted) writes the single loop, as before (measurements); else
- * the paired loop reads the value's 64-byte slot (load_hoisted). */
+/* VEX_PAIR_HOISTED 0: a typed tree with a value computed once a run
+ * (write_hoisted) writes the single loop, as before (measurements); -1
+ * (the default): the zmm body reads the value's slot (load_hoisted), the
+ * ymm pairs still the single loop; 1: the ymm pairs too. */
 extern int vex_pair_hoisted;
 /* VEX_ZMM_BLEND_K1 0: the zmm body's byte blends set k1 from their mask
  * again, as before (measurements); else the blend at k1's width. */
@@ -154,6 +163,11 @@ extern int vex_flat_hoist;
  * stack slots element by element, as before (measurements); else its
  * last whole vector again (vex.c strided_overlap). */
 extern int vex_overlap_strided;
+/* VEX_OVERLAP_LANE_STRIDED 0: a float tree whose leaves are all of the
+ * lanes' dtype (or one value), one read with a stride other than +-1,
+ * takes its tail through the stack slots, as before (measurements); else
+ * its last whole vector again, as a leaf of another dtype does. */
+extern int vex_overlap_lane_strided;
 
 /* VEX_STRIDED_COPY 0: a leaf copied from runs of stride +-2 or +-3 (a
  * folded minimum(a, a)) takes the cast microkernel, as before
@@ -170,6 +184,11 @@ extern int vex_hold_row_values;
  * one read with a stride keep a call a run, as before (measurements);
  * else the 2-D tiles' rows form (lower.c medium_strided_rows). */
 extern int vex_medium_strided_rows;
+
+/* VEX_ROW_GROUPS 0: the rows form covers the rows of one loop a call, a
+ * loop of calls around it, as before (measurements); else the loop
+ * outside too when nothing between needs C (lower.c row_groups_chosen). */
+extern int vex_row_groups;
 
 /* Leaves of a stride of 3 or more either way (other_stride_load):
  * VEX_OTHER_STRIDES -1 (the default) reads them in place by the measured

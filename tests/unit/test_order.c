@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "kir.h"
 #include "vex.h"
 
 #include <cmocka.h>
@@ -1815,6 +1816,146 @@ static void test_rows_gate(void **state_)
     free(b2);
 }
 
+/* Whether the JIT form of EXPR over OPS (COUNT) is the rows form over two
+ * loops (lower.c row_groups_chosen: kernel_ir.row_groups). */
+static bool row_groups_of(const char *expr, const bcg_operand *ops, int count)
+{
+    arena *ar = arena_new();
+    compile *c = ar ? arena_alloc(ar, sizeof *c) : NULL;
+    assert_non_null(c);
+    memset(c, 0, sizeof *c);
+    bcg_error err;
+    c->arena = ar;
+    c->err = &err;
+    bcg_options options;
+    bcg_options_init(&options);
+    compile_request r = {.text = expr, .operands = ops, .operand_count = count,
+                         .options = &options, .goal = COMPILE_JIT, .max_source = 1 << 20};
+    bool groups = compile_pipeline(c, &r) == BCG_OK && c->ir && c->ir->vex &&
+                  c->ir->row_groups > 0;
+    arena_free(ar);
+    return groups;
+}
+
+/* The fused function's rows form over two loops (lower.c
+ * row_groups_chosen, vex.c vex_layout.group): (P,) G groups of R rows of
+ * runs of N (short and long, tails of every length), float, mixed and
+ * integer trees over operands of every dtype read contiguously, reversed
+ * or with a stride of 2 along the run, each row's and group's start apart
+ * by random gaps and signs, or broadcast: one value, a value a row, a
+ * value a group, a row for every group (column broadcast); in place on a,
+ * on two threads; every operand against a page that faults on either
+ * side; bit for bit against the reference evaluator.  Asserts the share
+ * that takes the form. */
+static void test_row_groups(void **state_)
+{
+    (void)state_;
+    static const char *const exprs[] = {
+        "a * b + c", "where(a > c, a, b)", "f64(minimum(c, 0) + f64(b)) - minimum(a, c)",
+        "(0.1) * (a)", "(where(b != 2.0, b, a)) / ((b) * (3.0 - c))",
+        "where(where(a >= 3, b, a) > 5, where(a >= 3, b, a), b)", "minimum(a, b) - c",
+        "where(a / b > c, a / b, c)", "abs(a - b) + c", "where(a > f64(a), a, f64(a))"};
+    static const bcg_dtype types[] = {BCG_F32, BCG_F64, BCG_I16, BCG_I32, BCG_U8,
+                                      BCG_I8,  BCG_U16, BCG_F32, BCG_F64};
+    static guarded memory[3];
+    int checked = 0, failures = 0, groups = 0;
+    for (int n = 0; n < 160; n++) {
+        int rank = next() % 3 ? 3 : 4;
+        int64_t shape[4];
+        for (int d = 0; d < rank - 2; d++)
+            shape[d] = 2 + (int64_t)(next() % (rank == 3 ? 30 : 6));
+        shape[rank - 2] = 1 + (int64_t)(next() % 8);
+        shape[rank - 1] = next() % 3 ? 4 + (int64_t)(next() % 60) : 60 + (int64_t)(next() % 200);
+        const char *expr = exprs[next() % (sizeof exprs / sizeof exprs[0])];
+        bcg_dtype t[3];
+        for (int i = 0; i < 3; i++)
+            t[i] = types[next() % (sizeof types / sizeof types[0])];
+        if (next() % 2)
+            t[1] = t[2] = t[0];
+        view v[3];
+        void *in[4];
+        size_t bytes[3];
+        bcg_operand ops[3];
+        static const char *const names[3] = {"a", "b", "c"};
+        int variant = (int)(next() % 5);
+        for (int i = 0; i < 3; i++) {
+            int64_t s[4];
+            memcpy(s, shape, sizeof s);
+            /* a: whole; b and c: whole or broadcast (one value, a value a
+             * row, a value a group, a row for every group) */
+            int kind = i == 0 ? 0 : (int)(next() % 5);
+            if (kind == 1)
+                for (int d = 0; d < rank; d++)
+                    s[d] = 1;
+            else if (kind == 2 || kind == 3)
+                s[rank - 1] = 1;
+            if (kind == 3)
+                s[rank - 2] = 1;
+            if (kind == 4)
+                for (int d = 0; d < rank - 1; d++)
+                    s[d] = 1;
+            int along = (int)(next() % 4); /* contiguous, reversed, stride 2 */
+            v[i] = random_view(rank, s, rank - 1, along == 1 ? -1 : 1);
+            if (along == 2) { /* every other element */
+                for (int d = 0; d < rank; d++)
+                    v[i].strides[d] *= 2;
+                v[i].first *= 2;
+                v[i].bytes = 2 * v[i].bytes - 1;
+            }
+            if (i == 0 && variant == 0) /* in place: a C-contiguous */
+                v[i] = (view){.rank = rank};
+            if (i == 0 && variant == 0) {
+                int64_t step = 1;
+                for (int d = rank - 1; d >= 0; d--) {
+                    v[i].shape[d] = s[d];
+                    v[i].strides[d] = step;
+                    step *= s[d];
+                }
+                v[i].first = 0;
+                v[i].bytes = (size_t)step;
+            }
+            size_t size = bcg_dtype_size(t[i]);
+            bytes[i] = v[i].bytes * size;
+            char *data = guarded_alloc(&memory[i], bytes[i], next() % 2);
+            fill(data, bytes[i]);
+            in[i] = data + (size_t)v[i].first * size;
+            ops[i] = (bcg_operand){names[i], t[i], rank, v[i].shape, v[i].strides};
+        }
+        in[3] = in[0];
+        bool inplace = false;
+        if (variant == 0) { /* only where the result is a's dtype */
+            arena *ar = arena_new();
+            compile *front = ar ? arena_alloc(ar, sizeof *front) : NULL;
+            assert_non_null(front);
+            memset(front, 0, sizeof *front);
+            bcg_error err;
+            front->arena = ar;
+            front->err = &err;
+            inplace = compile_front(front, expr, ops, 3, NULL) == BCG_OK &&
+                      front->out_dtype == t[0];
+            arena_free(ar);
+        }
+        int got = check(expr, ops, in, bytes, 3, inplace ? 0 : -1, variant == 1 ? 2 : 1, NULL);
+        checked++;
+        failures += got < 0;
+        groups += row_groups_of(expr, ops, 3);
+        if (got < 0) {
+            print_error("  %s rank %d variant %d", expr, rank, variant);
+            for (int i = 0; i < 3; i++) {
+                print_error(" %s %s", names[i], bcg_dtype_name(t[i]));
+                for (int d = 0; d < rank; d++)
+                    print_error(" %lld@%lld", (long long)v[i].shape[d], (long long)v[i].strides[d]);
+            }
+            print_error("\n");
+        }
+    }
+    print_message("# %d kernels over groups of rows, %d in the rows form over two loops\n",
+                  checked, groups);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok())
+        assert_true(groups * 5 >= checked);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1840,6 +1981,7 @@ int main(void)
         cmocka_unit_test(test_transposed_register_blocks),
         cmocka_unit_test(test_rows_in_place_one_operation),
         cmocka_unit_test(test_float_rows_overlap),
+        cmocka_unit_test(test_row_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
