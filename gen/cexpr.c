@@ -635,7 +635,12 @@ static void put_computed(cprinter *e, strbuf *sb, int id, bcg_dtype t)
                       a, t);
             return;
         }
-        if (wraps_natively(t)) {
+        if (wraps_natively(t) && !is_signed(t) && e->c->microkernels) {
+            /* libtcc converted ~(unsigned)(c ? 1 : x < y) to double as
+             * if signed (-2 for 4294967294: fuzz-diff seed 6262): the
+             * result cast to its type again in the JIT form */
+            sb_printf(sb, "((%s)~", dtype_ctype(t));
+        } else if (wraps_natively(t)) {
             sb_puts(sb, "(~");
         } else {
             sb_printf(sb, "((%s)~(%s)", dtype_ctype(t), cexpr_wide_unsigned(t));
