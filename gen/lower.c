@@ -3067,13 +3067,17 @@ static const char *form_reason(const lowering *w, const char *not_tiled)
         break;
     case FORM_SMALL:
         if (ir->small_flat) {
-            char rows[120] = ""; /* (four loops or more: rows of the loops after loop 1) */
+            char rows[160] = ""; /* (rows of several loops, or level loops) */
+            int split = ir->small->split;
             int64_t row = 1;
-            for (int l = 2; p->loop_count >= 4 && l < p->loop_count; l++)
+            for (int l = split + 1; l < p->loop_count; l++)
                 row *= p->extent[l];
-            if (p->loop_count >= 4)
-                snprintf(rows, sizeof rows, " (rows of %lld elements over loops 2 to %d)",
-                         (long long)row, p->loop_count - 1);
+            if (split + 2 < p->loop_count)
+                snprintf(rows, sizeof rows, " (rows of %lld elements over loops %d to %d)",
+                         (long long)row, split + 1, p->loop_count - 1);
+            if (split > 1)
+                snprintf(rows + strlen(rows), sizeof rows - strlen(rows),
+                         " under %d level loops", split);
             snprintf(buf, sizeof buf, "runs of %lld (<= %d) whose output rows are contiguous%s, "
                      "a tree gen/vex.c writes: the rows as one stream, a loop of bodies of "
                      "%lld elements of straight-line AVX2 code (the flat form), no tcc code",

@@ -5149,7 +5149,10 @@ typedef struct small_kernel {
     int slots;              /* stack slots (32 bytes each) */
     bool two;               /* SMALL_TWO loads allowed (they take many constants) */
     int leaf_slot[LEAF_MAX];
-    int levels;             /* the plan's outer loops run as loops (0, 1 or 2) around */
+    int levels;             /* the plan's outer loops run as loops around (0, 1 or 2;
+                               the flat form: any number) */
+    int counter_slot;       /* the flat form's level loops but the innermost two:
+                               their counters in slots from this one (small_counter) */
     int64_t body;           /* the straight-line code of this many elements (plan order) */
     /* transcendentals (small_transcendentals): node, its microkernel, its buffer */
     int transcendental_count;
@@ -6482,6 +6485,34 @@ static uint64_t pattern_vectors(small_kernel *s, int i)
     return mask;
 }
 
+/* Level loop L's counter of S: set to its trips, or (STEP) less one,
+ * the flags for the jne.  The innermost two in r10 and r11, the flat
+ * form's outer ones in stack slots (a sub a trip of a loop outside the
+ * body's: nothing next to the body's work). */
+static void small_counter(small_kernel *s, int l, bool step)
+{
+    builder *b = s->g->b;
+    int first = s->levels > 2 ? s->levels - 2 : 0;
+    if (l >= first) {
+        int reg = l - first == 0 ? R10 : R11;
+        if (step) {
+            gpr_immediate(b, 5, reg, 1);
+        } else {
+            rex(b, 0, NONE, reg);
+            byte(b, 0xc7);
+            modrm_register(b, 0, reg);
+            word32(b, (int32_t)s->p->extent[l]);
+        }
+        return;
+    }
+    memory m = at(RSP, NONE, 1, s->frame + 32 * s->counter_slot + 8 * l);
+    gpr_memory(b, step ? 0x83 : 0xc7, step ? 5 : 0, m); /* sub qword [m], 1 / mov qword [m], trips */
+    if (step)
+        byte(b, 1);
+    else
+        word32(b, (int32_t)s->p->extent[l]);
+}
+
 /* One pass writing the whole function into g->b. */
 static void small_function(small_kernel *s)
 {
@@ -6533,15 +6564,11 @@ static void small_function(small_kernel *s)
                 in_memory(pool_memory(i)), -1);
     if (s->transcendental_count > 0) /* (typed: no slots) */
         small_transcendentals(s, saved_count);
-    int loop_start[2] = {0, 0};
-    static const int counters[2] = {R10, R11};
+    int loop_start[BCG_MAX_RANK] = {0};
     for (int l = 0; l < s->levels; l++) { /* mov counter, trips */
         if (l == s->levels - 1 && s->flat)
             small_patterns(s); /* (once per trip of the loops outside it) */
-        rex(b, 0, NONE, counters[l]);
-        byte(b, 0xc7);
-        modrm_register(b, 0, counters[l]);
-        word32(b, (int32_t)p->extent[l]);
+        small_counter(s, l, false);
         loop_start[l] = b->length;
     }
     small_vectors(s, &vector, s->body);
@@ -6561,8 +6588,8 @@ static void small_function(small_kernel *s)
             else if (step)
                 gpr_immediate(b, 0, reg, (int32_t)step);
         }
-        gpr_immediate(b, 5, counters[l], 1); /* sub counter, 1 */
-        jump_back(b, 0x5, loop_start[l]);    /* jne */
+        small_counter(s, l, true);        /* sub counter, 1 */
+        jump_back(b, 0x5, loop_start[l]); /* jne */
         if (l == s->levels - 1 && s->remainder > 0) { /* the flat form's rows left over */
             int64_t **touched = s->touched;
             int *touched_count = s->touched_count;
@@ -6683,26 +6710,36 @@ static int64_t least_multiple(int64_t x, int64_t y)
 }
 
 /* The loop of P the flat form splits into bodies (its rows; the loops
- * after it are a row, the loops before it the level loops), or -1: the
- * innermost of at most VEX_FLAT_MAX_RUN, the output contiguous over the
- * loops from it on, at most one loop before it (two level counters), a
- * row of at most VEX_FLAT_MAX_ROW elements.  Plans of four loops or more
- * (runs of 3 under a loop of 5, rows of 15: tcc's per-element code
- * before, 0.16x the gcc loop) take the row's loops whole. */
-static int flat_rows_loop(const plan *p)
+ * after it are a row, the loops before it the level loops) for vectors
+ * of LANES (1: any), or -1: the innermost of at most VEX_FLAT_MAX_RUN, the
+ * output contiguous over the loops from it on, a row of at most
+ * VEX_FLAT_MAX_ROW elements, and enough rows for a body of whole vectors;
+ * of those loops the outermost (the fewest level loops, the most rows a
+ * loop of bodies).  Level loops of any number: the innermost two count
+ * in r10 and r11, the others in stack slots (small_counter).  Before, at
+ * most one level loop and the split at loop 1: (c) * 7 + b - a, runs of 4
+ * under 2 under 2516 under 10 under 7 (rows of 20128, too long) took
+ * tcc's per-element code, 0.27x the gcc loop; rows of 2 x 2 under 5672
+ * were bodies of 4 elements, a level trip each. */
+static int flat_split(const plan *p, int lanes)
 {
     int n = p->loop_count, inner = n - 1;
     if (n < 2 || p->extent[inner] > VEX_FLAT_MAX_RUN || p->stride[0][inner] != 1)
         return -1;
-    int outer = n == 2 ? 0 : 1;
-    int64_t row = 1;
-    for (int l = inner; l > outer; l--) {
-        if (p->stride[0][l - 1] != p->stride[0][l] * p->extent[l])
-            return -1;
+    int split = -1;
+    int64_t row = p->extent[inner];
+    for (int l = inner - 1; l >= 0 && row <= VEX_FLAT_MAX_ROW; l--) {
+        if (p->stride[0][l] != row) /* (rows follow each other) */
+            break;
+        int64_t body_rows = least_multiple(row, lanes) / row;
+        if (body_rows <= p->extent[l] && body_rows * row <= VEX_FLAT_MAX_BODY)
+            split = l;
         row *= p->extent[l];
     }
-    return row <= VEX_FLAT_MAX_ROW ? outer : -1;
+    return split;
 }
+
+static int flat_rows_loop(const plan *p) { return flat_split(p, 1); }
 
 bool vex_flat_supported(const kernel_ir *ir)
 {
@@ -6726,7 +6763,7 @@ bcg_status vex_build_flat(arena *a, const kernel_ir *ir, vex_function **out)
  * left over.  False when the rows do not fill one body. */
 static bool flat_plan(arena *a, const plan *p, int lanes, plan **flat, int64_t *remainder)
 {
-    int outer = flat_rows_loop(p);
+    int outer = flat_split(p, lanes);
     if (outer < 0)
         return false;
     int64_t run = 1, rows = p->extent[outer];
@@ -7004,8 +7041,13 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
             return BCG_OK; /* (or out of memory: the tiles take it) */
         s->p = reshaped;
         s->body = reshaped->elements;
-        s->levels = flat_rows_loop(ir->p) + 1; /* (the loops before the body's rows, and its loop) */
+        s->levels = flat_split(ir->p, lanes_of_small(g)) + 1; /* (the loops before the body's rows, and its loop) */
         s->flat = true;
+    }
+    s->counter_slot = -1;
+    if (s->levels > 2) { /* (four counters a slot) */
+        s->counter_slot = s->slots;
+        s->slots += (s->levels - 2 + 3) / 4;
     }
     for (int i = 0; i < LEAF_MAX; i++)
         s->pattern_slot[i] = -1;
@@ -7115,6 +7157,7 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
     f->typed = g->typed;
     f->lanes = lanes_of_small(g);
     f->body = flat ? s->body : 0;
+    f->split = flat ? s->levels - 1 : 0;
     for (int j = 0; j < s->transcendental_count; j++) {
         f->computed += s->values[j];
         f->per_element += n;

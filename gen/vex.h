@@ -27,6 +27,8 @@ typedef struct vex_function {
     bool stream;    /* the root is stored past the caches (the kernel fences) */
     int lanes;      /* small kernels: output elements a vector */
     int64_t body;   /* the flat form: the elements of its loop's body */
+    int split;      /* the flat form: the plan's loop of its rows (the loops after
+                       it a row, those before it level loops) */
     /* small kernels: the transcendentals' results computed (once per value
      * of the loops their operands vary along), against one per element */
     int64_t computed, per_element;
@@ -211,8 +213,9 @@ bcg_status vex_build_small(arena *a, const struct kernel_ir *ir, vex_function **
 
 /* Whether IR's kernel has the flat form's shape: one root stored as its
  * own dtype, no reduction, 2 loops or more, the innermost of at most
- * VEX_FLAT_MAX_RUN, the output contiguous over all but the first (of 3
- * or more) and those a row of at most VEX_FLAT_MAX_ROW elements. */
+ * VEX_FLAT_MAX_RUN, the output contiguous over the loops from one of
+ * them on (its rows), the loops after it a row of at most
+ * VEX_FLAT_MAX_ROW elements, any number of loops before it. */
 bool vex_flat_supported(const struct kernel_ir *ir);
 
 /* The whole kernel of IR as the flat form, of vex_build_small's signature
