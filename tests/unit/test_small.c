@@ -256,6 +256,16 @@ static bool flat_case;
  * the operands drawn as flat_case's. */
 static bool flat_loops_case;
 
+/* Whether the case is the flat form's under two level loops or more
+ * (vex.c, flat_split: the output's rows over the loops after a split at
+ * loop 2 or further in): five dimensions, the innermost 2 to 8, the next
+ * 2 to 4, the one before 65 to 300 (rows over the three of more than
+ * 256), the outer two 2 to 6, 1025 to 16384 elements, the operands
+ * broadcast along half their dimensions at random; run_kernel sets
+ * last_split to the flat form's split loop (-1: not the flat form). */
+static bool flat_levels_case;
+static int last_split;
+
 /* Whether the case is of medium runs (65 to 512) under rows, integer
  * trees whose per-row operands the fused function's rows form reads in
  * place (lower.c, medium_rows_in_place); what run_kernel looks for in the
@@ -391,6 +401,7 @@ typedef struct tally {
     int pure, pure_small; /* trees of float operands, bool conditions and literals only */
     int small_by_rank[6];
     int loops4, loops4_small; /* cases whose plan has four loops or more */
+    int levels2; /* cases that took the flat form split at loop 2 or further in */
 } tally;
 
 /* Compiles and runs EXPR (ctx fresh) into OUT; *SMALL: its source calls
@@ -413,7 +424,10 @@ static void run_kernel(const char *expr, const bcg_operand *ops, const bcg_optio
     *small = strstr(bcg_kernel_source(kernel), taken_marker) != NULL;
     assert_int_equal(bcg_run(kernel, out, inputs, &err), BCG_OK);
     bcg_context_free(ctx);
-    if (hoist_case && *small && !options->disable_vector_code) { /* the IR's small function */
+    if (!options->disable_vector_code)
+        last_split = -1;
+    if ((hoist_case || flat_levels_case) && *small && !options->disable_vector_code) {
+        /* the IR's small function */
         arena *a = arena_new();
         compile *c = a ? arena_alloc(a, sizeof *c) : NULL;
         assert_non_null(c);
@@ -424,6 +438,7 @@ static void run_kernel(const char *expr, const bcg_operand *ops, const bcg_optio
                              .options = options, .goal = COMPILE_JIT, .max_source = 0};
         assert_int_equal(compile_pipeline(c, &r), BCG_OK);
         assert_non_null(c->ir->small);
+        last_split = c->ir->small_flat ? c->ir->small->split : -1;
         hoist_computed += c->ir->small->computed;
         hoist_per_element += c->ir->small->per_element;
         hoist_hoisted += c->ir->small->computed < c->ir->small->per_element;
@@ -456,7 +471,8 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
         t = dtype_of[0];
     }
     /* the result's shape: rank 1 to 5, at most 1024 elements */
-    int rank = flat_loops_case ? 4 + below(2)
+    int rank = flat_levels_case ? 5
+               : flat_loops_case ? 4 + below(2)
                : flat_case     ? 2 + below(3)
                : short_case  ? 3 + below(2)
                : medium_case ? 2 + below(2)
@@ -472,6 +488,8 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
         for (int d = 0; d < rank - short_case; d++) {
             shape[d] = flat_loops_case ? (d == rank - 1 ? 2 + below(14) : d == rank - 2 ? 2 + below(9)
                                                                              : 1 + below(40))
+                       : flat_levels_case ? (d == rank - 1 ? 2 + below(7) : d == rank - 2 ? 2 + below(3)
+                                             : d == rank - 3 ? 65 + below(236) : 2 + below(5))
                        : flat_case     ? (d == rank - 1 ? 1 + below(15) : 1 + below(rank == 2 ? 700 : 40))
                        : short_case  ? (d == rank - 2 ? (7 + shape[rank - 1] + below(15 / shape[rank - 1] * shape[rank - 1] - 7)) / shape[rank - 1]
                                                       : 2 + below(rank == 3 ? 900 : 30))
@@ -480,7 +498,7 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
             elements *= shape[d];
         }
     } while (flat_case || flat_loops_case || short_case ? elements <= 1024 || elements > 8192
-             : medium_case ? elements > 16384
+             : medium_case || flat_levels_case ? elements > 16384 || (flat_levels_case && elements <= 1024)
              : hoist_case  ? elements < 256 || elements > 1024 /* (small_subtrees' least) */
                            : elements > 1024);
     int mode = below(6); /* 0: in place into a; 1: an output view; else a new array */
@@ -493,7 +511,7 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
         int pattern = (flat_case || flat_loops_case || medium_case) && i > 0 ? below(4) : 3; /* whole, periodic, expanded, any */
         for (int d = 0; d < l->rank; d++) {
             l->shape[d] = shape[d + drop];
-            if (i > 0 && (pattern == 3 ? below(4) == 0
+            if (i > 0 && (pattern == 3 ? below(flat_levels_case ? 2 : 4) == 0
                                        : pattern == 1 ? d < l->rank - 1
                                                       : pattern == 2 && d == l->rank - 1))
                 l->shape[d] = 1;
@@ -598,6 +616,7 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
     tally->small += small;
     tally->loops4 += front->plan->loop_count >= 4;
     tally->loops4_small += front->plan->loop_count >= 4 && small;
+    tally->levels2 += small && last_split >= 2;
     tally->small_by_rank[rank] += small;
     if (!reads_e(expr)) {
         tally->pure++;
@@ -654,7 +673,7 @@ static void test_random_small(void **state)
     (void)state;
     const char *text_count = getenv("BCGEN_SMALL_CASES");
     int count = text_count ? atoi(text_count) : 1500;
-    tally tally = {0, 0, 0, 0, 0, {0}, 0, 0};
+    tally tally = {0, 0, 0, 0, 0, {0}, 0, 0, 0};
     int failures = 0;
     for (int i = 0; i < count && failures < 10; i++) {
         text t = {{0}, 0};
@@ -872,6 +891,58 @@ static void test_random_flat(void **state)
     if (vex_cpu_ok() && count >= 100)
         assert_true(float_tally.small * 3 >= float_tally.cases &&
                     typed_tally.small * 3 >= typed_tally.cases);
+}
+
+/* The flat form under two level loops or more (flat_levels_case): runs
+ * of 2 to 8 under short loops under 20 to 300 rows under two or three
+ * loops, where the flat form took at most one level loop and the loop
+ * nest's per-element code (inner unrolled) was left; random float,
+ * integer and mixed trees of every dtype, operands whole, periodic,
+ * expanded, broadcast, strided, reversed or transposed, in place, into an
+ * output view or a new array, every buffer against a faulting page, bit
+ * for bit against the reference evaluator and tcc's code; a quarter of
+ * the cases must take the flat form split at loop 2 or further in. */
+static void test_random_flat_levels(void **state)
+{
+    (void)state;
+    static const bcg_dtype all[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
+                                    BCG_I64, BCG_U64, BCG_F32, BCG_F64, BCG_BOOL};
+    const char *text_count = getenv("BCGEN_FLAT_LEVELS_CASES");
+    int count = text_count ? atoi(text_count) : 120;
+    tally float_tally, typed_tally;
+    memset(&float_tally, 0, sizeof float_tally);
+    memset(&typed_tally, 0, sizeof typed_tally);
+    int failures = 0;
+    flat_levels_case = true;
+    for (int i = 0; i < count && failures < 10; i++) {
+        text t = {{0}, 0};
+        if (i % 2 == 0) {
+            value_tree(&t, 1 + below(4));
+            if (!check_case(t.s, NULL, &float_tally))
+                failures++;
+            continue;
+        }
+        bcg_dtype dtypes[OPERANDS], first = all[below(11)];
+        for (int k = 0; k < 3; k++)
+            dtypes[k] = below(2) ? first : all[below(11)];
+        dtypes[3] = BCG_BOOL;
+        dtypes[4] = all[below(8)];
+        typed_case = true;
+        typed_tree(&t, 1 + below(4));
+        if (!check_case(t.s, dtypes, &typed_tally))
+            failures++;
+        typed_case = false;
+    }
+    flat_levels_case = false;
+    int cases = float_tally.cases + typed_tally.cases;
+    int levels2 = float_tally.levels2 + typed_tally.levels2;
+    print_message("# random flat kernels under level loops: %d float cases, %d through the "
+                  "flat form; %d typed, %d; %d of all split at loop 2 or further in; %d "
+                  "skipped\n", float_tally.cases, float_tally.small, typed_tally.cases,
+                  typed_tally.small, levels2, float_tally.skipped + typed_tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count >= 100)
+        assert_true(levels2 * 4 >= cases);
 }
 
 /* The flat form over four or five dimensions (flat_loops_case): short
@@ -1348,6 +1419,7 @@ int main(void)
         cmocka_unit_test(test_small_disassembly),
         cmocka_unit_test(test_random_hoisted_small), /* (last: the others' random draws as before) */
         cmocka_unit_test(test_random_flat_loops),    /* (after: the same) */
+        cmocka_unit_test(test_random_flat_levels),   /* (after: the same) */
         cmocka_unit_test(test_flat_loops_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
