@@ -5172,6 +5172,11 @@ typedef struct small_kernel {
      * is computed argument[j][i * values + v] */
     kernel_ir *copy;        /* g->ir, whose locals small_transcendentals lifts */
     int64_t values[SMALL_TRANSCENDENTALS];
+    /* the flat form: a transcendental that varies along a level loop,
+     * computed again for every body (in the innermost level loop, and
+     * for the rows left over its first remainder_values entries) */
+    bool per_body[SMALL_TRANSCENDENTALS];
+    int64_t remainder_values[SMALL_TRANSCENDENTALS];
     int64_t *entry_of[SMALL_TRANSCENDENTALS];
     int64_t *argument[SMALL_TRANSCENDENTALS];
     /* the flat form (vex_build_flat): after the innermost level's loop,
@@ -6284,80 +6289,99 @@ static const int64_t *small_entries(const small_kernel *s, int i)
     return s->identity;
 }
 
-/* The buffers below the saved registers, their leaves' pointers, and each
- * transcendental's argument computed into its buffer and the microkernel
- * called on it (children first).  SAVED_COUNT registers were pushed. */
-static void small_transcendentals(small_kernel *s, int saved_count)
+/* Transcendental J of S's argument computed into its buffer (its first
+ * VALUES entries) and the microkernel called on it.  The flat form's per
+ * body ones (in its level loops) keep the counters r10 and r11 too. */
+static void small_transcendental(small_kernel *s, int j, int64_t values)
 {
     generator *g = s->g;
     builder *b = g->b;
     int lanes = g->lanes;
     small_vector *vector = g->small;
+    for (int i = 0; i < g->leaf_count; i++) /* (the body's patterns: not here) */
+        vector->pattern[i] = -1;
+    /* (function 0: a subtree constant along loops, computed itself) */
+    int id = s->transcendental[j];
+    int argument = s->function[j] ? kir_child(g->ir, id, 0) : id;
+    bcg_dtype t = g->ir->nodes[id]->dtype;
+    const char *local = s->copy->value[id].local;
+    if (!s->function[j]) /* (its tree, not its buffer, for now) */
+        s->copy->value[id].local = NULL;
+    for (int64_t first = 0; first < values && !g->failed; first += lanes) {
+        vector->count = values - first < lanes ? (int)(values - first) : lanes;
+        for (int i = 0; i < g->leaf_count; i++)
+            vector->offset[i] = s->argument[j] + i * s->values[j] + first;
+        small_stage(s);
+        g->free = 0xffffu & ~g->reserved;
+        value v = typed_as(g, argument, t);
+        if (g->failed)
+            break;
+        store_bytes(g, v.reg, at(RSP, NONE, 1, s->buffer[j] + (int32_t)(first * size_of(t))),
+                    bytes_of(g, t));
+    }
+    s->copy->value[id].local = local;
+    if (g->failed || !s->function[j])
+        return;
+    static const int kept[] = {RDI, R8, R9, RDX, R10, R11};
+    int kept_count = s->per_body[j] ? 6 : 4; /* (an even count: rsp stays aligned) */
+    for (int k = 0; k < kept_count; k++)
+        push_pop(b, kept[k], false);
+    gpr_memory(b, 0x8d, RDI, at(RSP, NONE, 1, s->buffer[j] + 8 * kept_count)); /* out */
+    gpr_pair(b, 0x89, RSI, RDI);                                                 /* a = out */
+    byte(b, 0xba);                                                               /* mov edx, 1: sa */
+    word32(b, 1);
+    byte(b, 0xb9);                                                               /* mov ecx, values */
+    word32(b, (int32_t)values);
+    byte(b, 0x48);                                                               /* mov rax, imm64 */
+    byte(b, 0xb8);
+    for (int k = 0; k < 8; k++)
+        byte(b, (int)(s->function[j] >> (8 * k) & 0xff));
+    uint64_t libm = small_libm(g->ir->nodes[id]->op, t);
+    if (libm) { /* mov r8, imm64: small_libm_f32's f */
+        byte(b, 0x49);
+        byte(b, 0xb8);
+        for (int k = 0; k < 8; k++)
+            byte(b, (int)(libm >> (8 * k) & 0xff));
+    }
+    byte(b, 0xc5); /* vzeroupper */
+    byte(b, 0xf8);
+    byte(b, 0x77);
+    byte(b, 0xff); /* call rax */
+    byte(b, 0xd0);
+    for (int k = kept_count - 1; k >= 0; k--)
+        push_pop(b, kept[k], true);
+    for (int i = 0; i < POOL_MAX; i++)
+        if (g->constant_register[i] > 0)
+            vex(b, V_MOVU_LOAD, true, false, g->constant_register[i], 0,
+                in_memory(pool_memory(i)), -1);
+}
+
+/* The buffers below the saved registers, their leaves' pointers, and each
+ * transcendental's argument computed into its buffer and the microkernel
+ * called on it (children first), but the flat form's per-body ones
+ * (small_body_transcendentals).  SAVED_COUNT registers were pushed. */
+static void small_transcendentals(small_kernel *s, int saved_count)
+{
+    generator *g = s->g;
+    builder *b = g->b;
     (void)saved_count; /* (s->frame keeps rsp 16-byte aligned at the calls) */
     gpr_immediate(b, 5, RSP, s->frame);
     for (int i = 0; i < g->leaf_count; i++)
         for (int j = 0; j < s->transcendental_count; j++)
             if (g->leaves[i].operand < 0 && g->leaf_node[i] == s->transcendental[j])
                 gpr_memory(b, 0x8d, g->leaves[i].reg, at(RSP, NONE, 1, s->buffer[j]));
-    for (int j = 0; j < s->transcendental_count && !g->failed; j++) {
-        /* (function 0: a subtree constant along loops, computed itself) */
-        int id = s->transcendental[j];
-        int argument = s->function[j] ? kir_child(g->ir, id, 0) : id;
-        bcg_dtype t = g->ir->nodes[id]->dtype;
-        const char *local = s->copy->value[id].local;
-        if (!s->function[j]) /* (its tree, not its buffer, for now) */
-            s->copy->value[id].local = NULL;
-        int64_t values = s->values[j];
-        for (int64_t first = 0; first < values && !g->failed; first += lanes) {
-            vector->count = values - first < lanes ? (int)(values - first) : lanes;
-            for (int i = 0; i < g->leaf_count; i++)
-                vector->offset[i] = s->argument[j] + i * values + first;
-            small_stage(s);
-            g->free = 0xffffu & ~g->reserved;
-            value v = typed_as(g, argument, t);
-            if (g->failed)
-                break;
-            store_bytes(g, v.reg,
-                        at(RSP, NONE, 1, s->buffer[j] + (int32_t)(first * size_of(t))),
-                        bytes_of(g, t));
-        }
-        s->copy->value[id].local = local;
-        if (g->failed)
-            return;
-        if (!s->function[j])
-            continue;
-        static const int kept[] = {RDI, R8, R9, RDX};
-        for (int k = 0; k < 4; k++)
-            push_pop(b, kept[k], false);
-        gpr_memory(b, 0x8d, RDI, at(RSP, NONE, 1, s->buffer[j] + 32)); /* out */
-        gpr_pair(b, 0x89, RSI, RDI);                                    /* a = out */
-        byte(b, 0xba);                                                  /* mov edx, 1: sa */
-        word32(b, 1);
-        byte(b, 0xb9);                                                  /* mov ecx, values */
-        word32(b, (int32_t)values);
-        byte(b, 0x48);                                                  /* mov rax, imm64 */
-        byte(b, 0xb8);
-        for (int k = 0; k < 8; k++)
-            byte(b, (int)(s->function[j] >> (8 * k) & 0xff));
-        uint64_t libm = small_libm(g->ir->nodes[id]->op, t);
-        if (libm) { /* mov r8, imm64: small_libm_f32's f */
-            byte(b, 0x49);
-            byte(b, 0xb8);
-            for (int k = 0; k < 8; k++)
-                byte(b, (int)(libm >> (8 * k) & 0xff));
-        }
-        byte(b, 0xc5); /* vzeroupper */
-        byte(b, 0xf8);
-        byte(b, 0x77);
-        byte(b, 0xff); /* call rax */
-        byte(b, 0xd0);
-        for (int k = 3; k >= 0; k--)
-            push_pop(b, kept[k], true);
-        for (int i = 0; i < POOL_MAX; i++)
-            if (g->constant_register[i] > 0)
-                vex(b, V_MOVU_LOAD, true, false, g->constant_register[i], 0,
-                    in_memory(pool_memory(i)), -1);
-    }
+    for (int j = 0; j < s->transcendental_count && !g->failed; j++)
+        if (!s->per_body[j])
+            small_transcendental(s, j, s->values[j]);
+}
+
+/* The flat form's per-body transcendentals of S: for the body (in the
+ * innermost level loop) or (REMAINDER) the rows left over. */
+static void small_body_transcendentals(small_kernel *s, bool remainder)
+{
+    for (int j = 0; j < s->transcendental_count && !s->g->failed; j++)
+        if (s->per_body[j])
+            small_transcendental(s, j, remainder ? s->remainder_values[j] : s->values[j]);
 }
 
 /* The straight-line code of elements [0, BODY) of the kernel's body (plan
@@ -6571,11 +6595,15 @@ static void small_function(small_kernel *s)
         small_counter(s, l, false);
         loop_start[l] = b->length;
     }
+    if (s->flat)
+        small_body_transcendentals(s, false);
     small_vectors(s, &vector, s->body);
     for (int l = s->levels - 1; l >= 0; l--) {
         /* every pointer on by its stride along loop l, back over loop l + 1's trips */
         for (int i = 0; i <= g->leaf_count; i++) {
             int k = i < g->leaf_count ? g->leaves[i].operand : 0;
+            if (k < 0) /* (a buffer: the same every trip) */
+                continue;
             int reg = i < g->leaf_count ? g->leaves[i].reg : RDI;
             size_t size = i < g->leaf_count ? bcg_dtype_size(g->leaves[i].dtype)
                                              : (size_t)g->width;
@@ -6595,6 +6623,7 @@ static void small_function(small_kernel *s)
             int *touched_count = s->touched_count;
             s->touched = s->remainder_touched;
             s->touched_count = s->remainder_touched_count;
+            small_body_transcendentals(s, true);
             small_vectors(s, &vector, s->remainder);
             s->touched = touched;
             s->touched_count = touched_count;
@@ -6819,12 +6848,17 @@ static bool prefix_touched(arena *a, small_kernel *s, int64_t count)
 
 /* Whether node ID of IR varies along loop L of its plan (an operand of
  * its subtree does). */
-static bool small_varies(const kernel_ir *ir, int id, int l)
+static bool small_varies_in(const plan *p, const kernel_ir *ir, int id, int l)
 {
     for (int c = id + 1; c < id + ir->value[id].size; c++)
-        if (ir->nodes[c]->op == OP_OPERAND && ir->p->stride[ir->nodes[c]->operand + 1][l] != 0)
+        if (ir->nodes[c]->op == OP_OPERAND && p->stride[ir->nodes[c]->operand + 1][l] != 0)
             return true;
     return false;
+}
+
+static bool small_varies(const kernel_ir *ir, int id, int l)
+{
+    return small_varies_in(ir->p, ir, id, l);
 }
 
 /* The values node ID of IR takes: the product of the extents of the
@@ -6896,14 +6930,25 @@ static bool small_hoist(arena *a, small_kernel *s)
     int64_t n = p->elements, padded = (n + 31) / 32 * 32;
     for (int j = 0; j < s->transcendental_count; j++) {
         int id = s->transcendental[j];
+        /* (the flat form: over the body's loops, of its reshaped plan;
+         * one that varies along a level loop computed again a body) */
         bool varies[BCG_MAX_RANK];
-        for (int l = 0; l < p->loop_count; l++)
-            varies[l] = small_varies(ir, id, l);
+        s->per_body[j] = false;
+        for (int l = 0; l < p->loop_count; l++) {
+            varies[l] = s->flat ? small_varies_in(p, ir, id, l) : small_varies(ir, id, l);
+            if (s->flat && l < s->levels) {
+                s->per_body[j] = s->per_body[j] || varies[l];
+                varies[l] = false;
+            }
+        }
         int64_t *entry = arena_alloc(a, sizeof *entry * (size_t)padded);
         int64_t *first = arena_alloc(a, sizeof *first * (size_t)n);
         if (!entry || !first)
             return false;
         memset(entry, 0, sizeof *entry * (size_t)padded);
+        for (int64_t e = 0; e < n; e++)
+            first[e] = -1;
+        s->remainder_values[j] = 0;
         int64_t values = 0;
         for (int64_t e = 0; e < n; e++) { /* entry: the varying indices, mixed radix */
             int64_t rest = e, v = 0, scale = 1;
@@ -6917,8 +6962,12 @@ static bool small_hoist(arena *a, small_kernel *s)
             }
             entry[e] = v;
             values = scale;
-            if (v < n)
-                first[v] = e; /* (the last element of entry v: any will do) */
+            /* (the last element of entry v: any will do; the flat form's
+             * first, within the rows left over where they read it) */
+            if (v < n && (!s->flat || first[v] < 0))
+                first[v] = e;
+            if (e < s->remainder && v + 1 > s->remainder_values[j])
+                s->remainder_values[j] = v + 1;
         }
         int64_t *argument = arena_alloc(a, sizeof *argument * (size_t)(values * g->leaf_count));
         if (!argument)
@@ -6981,7 +7030,7 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
     s->body = ir->p->elements;
     /* transcendentals with a microkernel: leaves read from their buffers,
      * the deepest first (a node's children follow it in the IR) */
-    int64_t n = ir->p->elements, padded = (n + 31) / 32 * 32, frame = 0;
+    int64_t n = ir->p->elements, padded, frame = 0;
     static const char *const names[SMALL_TRANSCENDENTALS] = {"t0", "t1", "t2", "t3"};
     bool *subtree = hoist && !flat ? small_subtrees(a, copy) : NULL;
     for (int id = copy->node_count - 1; id >= 0; id--) {
@@ -6991,14 +7040,15 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
             int j = s->transcendental_count++;
             s->transcendental[j] = id;
             s->function[j] = 0;
-            s->buffer[j] = (int32_t)frame;
-            frame += padded * size_of(node->dtype);
             copy->value[id].local = names[j];
             continue;
         }
         if (!function || copy->value[id].folded >= 0)
             continue;
-        if (flat || s->transcendental_count == SMALL_TRANSCENDENTALS ||
+        /* (the flat form: only where tcc's per-element code is the other
+         * way, not the tiles' vector functions) */
+        if ((flat && (ir->tiled || ir->tiles2d)) ||
+            s->transcendental_count == SMALL_TRANSCENDENTALS ||
             node->dtype != expr_operation_type(node))
             return BCG_OK;
         /* once per value of the loops its operands vary along, as the
@@ -7016,18 +7066,7 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
         int j = s->transcendental_count++;
         s->transcendental[j] = id;
         s->function[j] = function;
-        s->buffer[j] = (int32_t)frame;
-        frame += padded * size_of(node->dtype);
         copy->value[id].local = names[j];
-    }
-    if (frame > 16384) /* (the stack a call takes) */
-        return BCG_OK;
-    if (s->transcendental_count > 0) {
-        s->identity = arena_alloc(a, sizeof *s->identity * (size_t)padded);
-        if (!s->identity)
-            return BCG_ERR_NOMEM;
-        for (int64_t e = 0; e < padded; e++)
-            s->identity[e] = e;
     }
     if (s->transcendental_count > 0 || !is_float_lane(g->lane) ||
         !supported(g, 0, true)) { /* integer or mixed (or calls): typed_* */
@@ -7043,6 +7082,21 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
         s->body = reshaped->elements;
         s->levels = flat_split(ir->p, lanes_of_small(g)) + 1; /* (the loops before the body's rows, and its loop) */
         s->flat = true;
+    }
+    /* the buffers: the body's elements each (the flat form's) */
+    padded = (s->p->elements + 31) / 32 * 32;
+    for (int j = 0; j < s->transcendental_count; j++) {
+        s->buffer[j] = (int32_t)frame;
+        frame += padded * size_of(copy->nodes[s->transcendental[j]]->dtype);
+    }
+    if (frame > 16384) /* (the stack a call takes) */
+        return BCG_OK;
+    if (s->transcendental_count > 0) {
+        s->identity = arena_alloc(a, sizeof *s->identity * (size_t)padded);
+        if (!s->identity)
+            return BCG_ERR_NOMEM;
+        for (int64_t e = 0; e < padded; e++)
+            s->identity[e] = e;
     }
     s->counter_slot = -1;
     if (s->levels > 2) { /* (four counters a slot) */
@@ -7159,7 +7213,8 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
     f->body = flat ? s->body : 0;
     f->split = flat ? s->levels - 1 : 0;
     for (int j = 0; j < s->transcendental_count; j++) {
-        f->computed += s->values[j];
+        /* (the flat form's: a body's values, once or every body) */
+        f->computed += s->per_body[j] ? s->values[j] * (n / s->body) : s->values[j];
         f->per_element += n;
         f->subtrees += s->function[j] == 0;
     }
