@@ -266,6 +266,17 @@ static bool flat_loops_case;
 static bool flat_levels_case;
 static int last_split;
 
+/* Whether the case is the flat form's with transcendentals
+ * (test_random_flat_functions): run_kernel counts the cases that take
+ * the flat form with them (flat_functions_taken), of those the ones
+ * computing fewer results than elements (flat_functions_hoisted: once
+ * before the loops) and the others (every body); flat_functions_exact:
+ * the flat form's results compared bit for bit (the C library's f32
+ * functions and the f64 sin, cos, tanh microkernels). */
+static bool flat_functions_case, flat_functions_exact;
+static int flat_functions_taken, flat_functions_hoisted;
+static int flat_functions_elements; /* (the others left in tcc's per-element code) */
+
 /* Whether the case is of medium runs (65 to 512) under rows, integer
  * trees whose per-row operands the fused function's rows form reads in
  * place (lower.c, medium_rows_in_place); what run_kernel looks for in the
@@ -426,8 +437,9 @@ static void run_kernel(const char *expr, const bcg_operand *ops, const bcg_optio
     bcg_context_free(ctx);
     if (!options->disable_vector_code)
         last_split = -1;
-    if ((hoist_case || flat_levels_case) && *small && !options->disable_vector_code) {
-        /* the IR's small function */
+    if ((hoist_case || flat_levels_case || flat_functions_case) &&
+        (*small || flat_functions_case) && !options->disable_vector_code) {
+        /* the IR's small function (or form) */
         arena *a = arena_new();
         compile *c = a ? arena_alloc(a, sizeof *c) : NULL;
         assert_non_null(c);
@@ -437,8 +449,20 @@ static void run_kernel(const char *expr, const bcg_operand *ops, const bcg_optio
         compile_request r = {.text = expr, .operands = ops, .operand_count = OPERANDS,
                              .options = options, .goal = COMPILE_JIT, .max_source = 0};
         assert_int_equal(compile_pipeline(c, &r), BCG_OK);
+        if (flat_functions_case && !*small) {
+            flat_functions_elements += c->ir->form.kind == FORM_INNER_UNROLLED &&
+                                       c->plan->loop_count >= 2 && c->plan->elements >= 512;
+            if (c->ir->form.kind == FORM_INNER_UNROLLED && getenv("BCGEN_SMALL_SHOW"))
+                print_message("# inner unrolled: %s\n", expr);
+            arena_free(a);
+            return;
+        }
         assert_non_null(c->ir->small);
         last_split = c->ir->small_flat ? c->ir->small->split : -1;
+        if (flat_functions_case && c->ir->small_flat && c->ir->small->per_element > 0) {
+            flat_functions_taken++;
+            flat_functions_hoisted += c->ir->small->computed * 2 < c->ir->small->per_element;
+        }
         hoist_computed += c->ir->small->computed;
         hoist_per_element += c->ir->small->per_element;
         hoist_hoisted += c->ir->small->computed < c->ir->small->per_element;
@@ -631,7 +655,7 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
     }
     for (int r = 1; r < 3 && ok; r++) {
         const char *got = buffers[OPERANDS + r].data, *want = buffers[OPERANDS].data;
-        bool tolerant = tolerant_case && !(hoist_case && r == 1 && small);
+        bool tolerant = tolerant_case && !((hoist_case || flat_functions_exact) && r == 1 && small);
         int64_t at = first_difference_in(got, want, out_dtype, span, tolerant,
                                          tolerant &&
                                          (strstr(expr, "exp(") || strstr(expr, "log(")));
@@ -913,6 +937,7 @@ static void test_random_flat_levels(void **state)
     memset(&float_tally, 0, sizeof float_tally);
     memset(&typed_tally, 0, sizeof typed_tally);
     int failures = 0;
+    taken_marker = VEX_SMALL_SYMBOL "("; /* (as the tests before left it, or should have) */
     flat_levels_case = true;
     for (int i = 0; i < count && failures < 10; i++) {
         text t = {{0}, 0};
@@ -943,6 +968,79 @@ static void test_random_flat_levels(void **state)
     assert_int_equal(failures, 0);
     if (vex_cpu_ok() && count >= 100)
         assert_true(levels2 * 4 >= cases);
+}
+
+/* Transcendentals in the flat form (vex.c, small_hoist's per_body): a
+ * function of a random typed tree (an f32 one, the C library's, or f64
+ * sin, cos, tanh, the microkernels, compared bit for bit; f64 exp and log
+ * at the root, within the tolerance) joined to another random tree, over
+ * the shapes of test_random_flat_levels and test_random_flat (runs of 1
+ * to 15 under 20 to 300 rows under level loops, or under rows), operands
+ * broadcast, strided, reversed or transposed, in place or into a view,
+ * every buffer against a faulting page, against the reference evaluator
+ * (tcc's code within the tolerance).  One case in 16 must take the flat
+ * form with its functions (the others: 1-D or 2-D tiles, a tree vex.c
+ * cannot write, an output view), three in four of those the other way
+ * leaves to tcc's per-element code (the rest: conversions of 64-bit
+ * integers to floats, beyond vex.c), some computed once before the loops,
+ * some every body. */
+static void test_random_flat_functions(void **state)
+{
+    (void)state;
+    static const char *const functions[] = {"exp(", "log(", "sin(", "cos(", "tanh("};
+    static const char *const joins[] = {" + ", " - ", " * ", ", "};
+    static const bcg_dtype all[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
+                                    BCG_I64, BCG_F32, BCG_F64, BCG_BOOL};
+    const char *text_count = getenv("BCGEN_FLAT_FUNCTIONS_CASES");
+    int count = text_count ? atoi(text_count) : 200;
+    tally tally;
+    memset(&tally, 0, sizeof tally);
+    flat_functions_taken = flat_functions_hoisted = flat_functions_elements = 0;
+    int failures = 0;
+    taken_marker = VEX_SMALL_SYMBOL "("; /* (as the tests before left it, or should have) */
+    typed_case = tolerant_case = flat_functions_case = true;
+    for (int i = 0; i < count && failures < 10; i++) {
+        bcg_dtype dtypes[OPERANDS], first = all[below(10)];
+        for (int k = 0; k < 3; k++)
+            dtypes[k] = below(2) ? first : all[below(10)];
+        dtypes[3] = BCG_BOOL;
+        dtypes[4] = all[below(6)];
+        flat_levels_case = i % 2 == 0;
+        flat_case = !flat_levels_case;
+        flat_functions_exact = i % 4 != 3;
+        text argument = {{0}, 0}, t = {{0}, 0};
+        typed_tree(&argument, below(3));
+        if (!flat_functions_exact) { /* f64 exp or log at the root */
+            put(&t, functions[below(2)]);
+            put(&t, "f64(");
+            put(&t, argument.s);
+            put(&t, "))");
+        } else {
+            bool f64 = below(3) == 0;
+            int join = below(4);
+            put(&t, join == 3 ? (below(2) ? "maximum(" : "where(d, ") : "(");
+            typed_tree(&t, below(3));
+            put(&t, joins[join]);
+            put(&t, f64 ? functions[2 + below(3)] : functions[below(5)]);
+            put(&t, f64 ? "f64(" : "f32(");
+            put(&t, argument.s);
+            put(&t, ")))");
+        }
+        if (!check_case(t.s, dtypes, &tally))
+            failures++;
+    }
+    typed_case = tolerant_case = flat_functions_case = flat_functions_exact = false;
+    flat_levels_case = flat_case = false;
+    print_message("# random flat kernels with functions: %d cases, %d through the small "
+                  "function, %d the flat form with its functions (%d computed once before "
+                  "its loops), %d left in tcc's per-element code, %d skipped\n", tally.cases,
+                  tally.small, flat_functions_taken, flat_functions_hoisted,
+                  flat_functions_elements, tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count >= 100)
+        assert_true(flat_functions_taken * 16 >= count &&
+                    flat_functions_taken * 4 >= (flat_functions_taken + flat_functions_elements) * 3 &&
+                    flat_functions_hoisted > 0 && flat_functions_hoisted < flat_functions_taken);
 }
 
 /* The flat form over four or five dimensions (flat_loops_case): short
@@ -1420,6 +1518,7 @@ int main(void)
         cmocka_unit_test(test_random_hoisted_small), /* (last: the others' random draws as before) */
         cmocka_unit_test(test_random_flat_loops),    /* (after: the same) */
         cmocka_unit_test(test_random_flat_levels),   /* (after: the same) */
+        cmocka_unit_test(test_random_flat_functions),
         cmocka_unit_test(test_flat_loops_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
