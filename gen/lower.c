@@ -2877,9 +2877,10 @@ static void lower_reduction(lowering *w)
  * at issue 11's small outputs, 1024. */
 /* Whether IR's loop nest ends in tcc's per-element code (the inner
  * unrolled form: no tiles, rows, blocks or groups) where the flat form
- * could take it: short runs whose output is contiguous over all loops
- * but the first, in plans the 2-D tiles refused (four loops or more, a
- * tree of operations without microkernels).  Measured (the harness, cc
+ * could take it: short runs whose output is contiguous over the loops
+ * from one on (any number of loops before it), in plans the 2-D tiles
+ * refused (four loops or more, a tree of operations without
+ * microkernels); transcendentals too, only here (vex.c, the flat form).  Measured (the harness, cc
  * time / JIT time, same process): (b) * (where(a > c, a, c)) - 5, i16
  * runs of 3 under loops of 5 and 89, 0.12 -> 6.3; sqrt(f32(abs(maximum(a,
  * where(u8(c) > 3, b, u8(c)))))), f32 runs of 3 under 3 under 12, 1728

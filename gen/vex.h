@@ -219,8 +219,9 @@ bcg_status vex_build_small(arena *a, const struct kernel_ir *ir, vex_function **
 bool vex_flat_supported(const struct kernel_ir *ir);
 
 /* The whole kernel of IR as the flat form, of vex_build_small's signature
- * and use, into *OUT, or *OUT NULL when not supported (transcendentals,
- * fewer rows than a body, code size).  Fails only when memory runs out. */
+ * and use, into *OUT, or *OUT NULL when not supported (transcendentals
+ * where IR chose tiles, fewer rows than a body, code size, a tree vex.c
+ * cannot write).  Fails only when memory runs out. */
 bcg_status vex_build_flat(arena *a, const struct kernel_ir *ir, vex_function **out);
 
 /* F (vex_build_small's) with check_run's checks of K's pointers before it,

@@ -1626,7 +1626,10 @@ static void test_broadcast_rows(void **state_)
     assert_true(threaded_runs - threaded_before >= 10);
     if (vex_cpu_ok()) {
         assert_true(by_rows * 6 <= checked); /* 14 of 150; 114 before rows_refused */
-        assert_true(hoisted * 20 >= checked); /* 12 of 150; none before hoist_tile_gathers */
+        /* 12 of 150, none before hoist_tile_gathers; 5 since the flat form
+         * splits at any loop (vex.c flat_split: 4 of those 7 timed, 2-D tiles
+         * 0.23-0.58x cc -> flat 1.0-13x) */
+        assert_true(hoisted * 40 >= checked);
     }
 }
 
