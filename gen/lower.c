@@ -3068,7 +3068,7 @@ static const char *form_reason(const lowering *w, const char *not_tiled)
         break;
     case FORM_SMALL:
         if (ir->small_flat) {
-            char rows[160] = ""; /* (rows of several loops, or level loops) */
+            char rows[240] = ""; /* (rows of several loops, level loops, functions) */
             int split = ir->small->split;
             int64_t row = 1;
             for (int l = split + 1; l < p->loop_count; l++)
@@ -3079,6 +3079,13 @@ static const char *form_reason(const lowering *w, const char *not_tiled)
             if (split > 1)
                 snprintf(rows + strlen(rows), sizeof rows - strlen(rows),
                          " under %d level loops", split);
+            if (ir->small->functions > 0) /* (vex.c: small_transcendentals) */
+                snprintf(rows + strlen(rows), sizeof rows - strlen(rows),
+                         ", %d function%s into buffers (%d once before the loops, %d again "
+                         "every body)", ir->small->functions,
+                         ir->small->functions > 1 ? "s" : "",
+                         ir->small->functions - ir->small->functions_per_body,
+                         ir->small->functions_per_body);
             snprintf(buf, sizeof buf, "runs of %lld (<= %d) whose output rows are contiguous%s, "
                      "a tree gen/vex.c writes: the rows as one stream, a loop of bodies of "
                      "%lld elements of straight-line AVX2 code (the flat form), no tcc code",

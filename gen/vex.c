@@ -7228,6 +7228,8 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
     for (int j = 0; j < s->transcendental_count; j++) {
         /* (the flat form's: a body's values, once or every body) */
         f->computed += s->per_body[j] ? s->values[j] * (n / s->body) : s->values[j];
+        f->functions += flat;
+        f->functions_per_body += s->per_body[j];
         f->per_element += n;
         f->subtrees += s->function[j] == 0;
     }

@@ -29,6 +29,9 @@ typedef struct vex_function {
     int64_t body;   /* the flat form: the elements of its loop's body */
     int split;      /* the flat form: the plan's loop of its rows (the loops after
                        it a row, those before it level loops) */
+    int functions, functions_per_body; /* the flat form: its transcendentals, and
+                       of them those computed again every body (the others once
+                       before its loops) */
     /* small kernels: the transcendentals' results computed (once per value
      * of the loops their operands vary along), against one per element */
     int64_t computed, per_element;
