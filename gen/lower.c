@@ -2293,6 +2293,41 @@ static bool reversed_short_runs(const lowering *w)
     return any;
 }
 
+/* Whether the flat form (gen/vex.c) takes short runs that the _rows
+ * microkernel would write a run at a time: it is fast only where an
+ * operand (or literal) repeats with the run's period over a contiguous
+ * other one and a call holds PERIODIC_MIN_ELEMENTS (runtime/microkernels.c:
+ * long contiguous calls); elsewhere its runs are scalar loops, with a
+ * branch an element for minimum and maximum.  minimum(a, 1e-5), f32
+ * (324, 175, 6, 2) with a's pairs reversed (sweep seed 43): 8.1 ms
+ * through _rows, 0.01 of the gcc loop. */
+#define ROWS_PERIODIC_MIN_ELEMENTS 4096
+
+static bool flat_beats_rows(const lowering *w)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    if (w->c->options.disable_vector_code || !vex_cpu_ok() || !vex_flat_supported(ir))
+        return false;
+    int inner = p->loop_count - 1, row = inner - 1;
+    int64_t n = p->extent[inner];
+    if (p->stride[0][row] != n || p->extent[row] * n < ROWS_PERIODIC_MIN_ELEMENTS)
+        return true;
+    int repeats = 0, contiguous = 0;
+    for (int k = 0; k < 2; k++) {
+        int id = kir_child(ir, 0, k);
+        const expr_node *x = ir->nodes[id];
+        int64_t s = 0, r = 0;
+        if (x->op == OP_OPERAND) {
+            s = p->stride[x->operand + 1][inner];
+            r = p->stride[x->operand + 1][row];
+        }
+        repeats += r == 0;
+        contiguous += s == 1 && r == n;
+    }
+    return !(repeats && contiguous);
+}
+
 static bool short_rows_chosen(const lowering *w)
 {
     const compile *c = w->c;
@@ -2311,6 +2346,8 @@ static bool short_rows_chosen(const lowering *w)
         return false;
     int operations = 0;
     if (!tile_supported(ir, 0, ir->out_dtype, &operations))
+        return false;
+    if (flat_beats_rows(w))
         return false;
     char name[48];
     kir_microkernel_name(ir, 0, KIR_ROWS, name, sizeof name);
@@ -2894,10 +2931,37 @@ static bool flat_instead_of_elements(const kernel_ir *ir)
 /* The flat form (vex.c, "the flat form"): the same straight-line code for
  * a body of rows of short runs, in a loop, where the 2-D tiles would
  * gather a broadcast operand into tiles of copies.  Chosen for 2-D tiles
- * of short runs (not calls per row) whose output rows are contiguous. */
+ * of short runs (not calls per row) whose output rows are contiguous,
+ * runs of up to 40 (VEX_FLAT_MAX_RUN; 15 before).  Measured (cc / JIT
+ * same process, alternating with main's 2-D tiles, gathers or the rows
+ * form): ((b) * (0)) * (b) + a, f64 rows of 35, a reversed, b stride 3,
+ * both gathered (sweep seed 1 case 279) 0.55 -> 0.82; minimum(a, b) + 1,
+ * f32 rows of 33, a stride 2 (the rows form in place), b one value a
+ * row, 0.44 -> 1.57; a + b, u8 rows of 17, b reversed, 7.6 -> 16;
+ * where(a > 0, a, b), f32 rows of 21 under 9, b reversed, 2.1 -> 4.0; a
+ * * b + c, f32 rows of 23, b one value a row, c the same row every row,
+ * 3.1 -> 3.9; i32 rows of 16, a reversed, b transposed, 1.85 -> 2.13;
+ * even: f64 rows of 19 (a * b + c as above), rows of 28 under 5 ((a + b)
+ * * c, c stride 2); slower: a - b, f64 rows of 37, a reversed (the rows
+ * form's reversed loads, the flat form's vectors across rows two
+ * windows), 0.95 -> 0.90.  And in place of the rows form (one operation,
+ * its _rows microkernel called once for the runs of an outer trip):
+ * a * b, i16 rows of 19 under 3, b one value a row, 0.67 -> 5.1; a + b,
+ * f32 rows of 24 under 2, 0.68 -> 2.1; a - b, u8 rows of 33, 2.0 -> 5.2;
+ * a + b, f32 rows of 20, b transposed, 0.75 -> 1.65; a * b, i32 rows of
+ * 17 reversed, 1.35 -> 2.05; slower: a < b, f64 rows of 30, b stride 2,
+ * 2.37 -> 2.26. */
 static bool flat_chosen(const kernel_ir *ir)
 {
+    /* (not a 64-bit integer product in place of the rows form: AVX2 has
+     * no such multiply, and vex.c's lost to the _rows microkernel's: a *
+     * g, i64 rows of 29, g the same row every row, 2.07 -> 1.58, g one
+     * value a row 1.35 -> 1.18; an i64 sum gained, 1.9 -> 2.13) */
+    const expr_node *root = ir->nodes[0];
+    bool wide_product = root->op == OP_MUL && bcg_dtype_size(root->dtype) == 8 &&
+                        dtype_kind_of(root->dtype) != KIND_FLOAT;
     return (ir->tiles2d && !ir->row_calls && !ir->scatter && vex_flat_supported(ir)) ||
+           (ir->rows && !wide_product && vex_flat_supported(ir)) ||
            flat_instead_of_elements(ir);
 }
 

@@ -883,6 +883,8 @@ typedef struct generator {
     int hoist_count, hoist_base; /* how many; the stack slot of the first */
     bool hoisting;            /* writing them */
     int branches;             /* where()s written as where_branch's branch (vex_function) */
+    int branching;            /* inside where_branch's sides (typed_leaf keeps no read) */
+    int byte_literals;        /* products written by byte_times_literal (vex_function) */
     int kept[LEAF_MAX];       /* (typed) > 0: strided leaf i's lanes kept in this
                                  register for its later uses in the body */
     int loads[LEAF_MAX];      /* (typed) its uses loaded so far in the body */
@@ -908,6 +910,11 @@ typedef struct generator {
     bool zmm;                 /* as one zmm body (zmm_paired) */
     bool zmm_index[LEAF_MAX]; /* strided leaf i read by zmm_strided_load, its index
                                  in zmm16 + i (loaded before the loop) */
+    int zmm_last_index[LEAF_MAX]; /* >= 0: leaf i (stride +-2) is read by two loads
+                                     a whole zmm apart (zmm_index_load), and this pool
+                                     slot holds the index of the last pair's loads */
+    bool zmm_ahead;           /* writing the zmm body of the loop whose pairs all
+                                 have an element after them (write_function) */
     bool pair_wide;           /* the paired loop's builder.dup_wide */
     unsigned pair_registers;  /* its builder.dup_map: the body's registers */
     struct small_vector *small; /* vex_build_small's loads of the vector being written;
@@ -1420,6 +1427,11 @@ static void other_stride_load(generator *g, int r, int i, int lanes)
  * zmm_strided_load reads it. */
 int vex_zmm_strided = -1;
 
+/* VEX_ZMM_AHEAD 0: a leaf of stride +-2 in the zmm body read by two loads
+ * one element less than a register apart, in every pair (as before); else
+ * a register apart where an element follows the pair (zmm_index_load). */
+int vex_zmm_ahead = -1;
+
 /* Whether the CPU has AVX512-VBMI (vpermb, vpermt2b: byte leaves). */
 static bool vbmi_ok(void)
 {
@@ -1463,22 +1475,32 @@ static void zmm_index_load(generator *g, int i)
     if (bytes == 0 || b->pool_count + slots > POOL_MAX)
         return;
     int n = bytes / size, slot = b->pool_count, table = (bytes < 16 ? 16 : bytes) / size;
-    unsigned char index[64];
-    for (int k = 0; k < n; k++) {
-        /* the element read for lane k, counted from the lowest one read
-         * (stride +-2: the second table starts at element n - 1) */
-        int e = l->stride == -1 ? n - 1 - k : l->stride == 2 ? 2 * k : 2 * (n - 1 - k);
-        uint64_t t = (uint64_t)(l->stride == -1 || e < n ? e : table + e - (n - 1));
-        memcpy(index + k * size, &t, (size_t)size); /* (little-endian) */
+    /* stride +-2 and 16 bytes or more: the loop's two loads a whole
+     * register apart (ahead), else one element less (the last pair) */
+    bool ahead = l->stride != -1 && bytes >= 16 && vex_zmm_ahead != 0 &&
+                 b->pool_count + 2 * slots <= POOL_MAX;
+    for (int version = 0; version < (ahead ? 2 : 1); version++) {
+        unsigned char index[64];
+        for (int k = 0; k < n; k++) {
+            /* the element read for lane k, counted from the lowest one read
+             * (stride +-2: the second table starts at element n - 1, or, ahead,
+             * at element n, with a stride of -2 one element below the lowest) */
+            int e = l->stride == -1 ? n - 1 - k : l->stride == 2 ? 2 * k : 2 * (n - 1 - k);
+            uint64_t t = (uint64_t)(l->stride == -1 || e < n ? e : table + e - (n - 1));
+            if (ahead && version == 0)
+                t = (uint64_t)(e + (l->stride < 0));
+            memcpy(index + k * size, &t, (size_t)size); /* (little-endian) */
+        }
+        memset(b->pool[b->pool_count], 0, 32);
+        memcpy(b->pool[b->pool_count], index, bytes < 32 ? (size_t)bytes : 32);
+        if (bytes == 64)
+            memcpy(b->pool[b->pool_count + 1], index + 32, 32);
+        b->pool_count += slots;
     }
-    memset(b->pool[slot], 0, 32);
-    memcpy(b->pool[slot], index, bytes < 32 ? (size_t)bytes : 32);
-    if (bytes == 64)
-        memcpy(b->pool[slot + 1], index + 32, 32);
-    b->pool_count += slots;
     evex_form(b, 2, 1, 0x6f, true, 16 + i, 0, in_memory(pool_memory(slot)), -1, false,
               bytes < 16 ? 128 : bytes * 8); /* vmovdqu64 zmm16 + i, index */
     g->zmm_index[i] = true;
+    g->zmm_last_index[i] = ahead ? slot + slots : -1;
 }
 
 /* In the zmm body: register R = both vectors' lanes of strided leaf I
@@ -1520,11 +1542,27 @@ static bool zmm_strided_load(generator *g, int r, int i)
         memory m = at(RDI, NONE, 1, -(n - 1) * size);
         evex_form(b, 2, 1, 0x6f, true, r, 0, in_memory(m), -1, false, bits); /* vmovdqu64 */
         evex_form(b, 1, 2, 0x7e, w, r, 16 + i, in_memory(m), -1, false, bits); /* vpermt2 */
+    } else if (g->zmm_last_index[i] >= 0 && g->zmm_ahead) {
+        /* the loads a whole register apart: the second one ended one
+         * element short of the first's and split a cache line on every
+         * pair (i16(abs(c) + b - a), b and c i16 of stride 2, 44974: 0.74
+         * of gcc -O3's time, 1.02 so) */
+        memory m = at(RDI, NONE, 1, l->stride < 0 ? -(2 * n - 1) * size : 0);
+        evex_form(b, 2, 1, 0x6f, true, r, 0, in_memory(m), -1, false, bits); /* vmovdqu64 */
+        m.disp += bytes;
+        evex_form(b, 1, 2, size <= 2 ? 0x7d : 0x7e, w, r, 16 + i, in_memory(m), -1, false,
+                  bits); /* vpermt2{b,w,d,q} r, index, [m] */
     } else {
         memory m = at(RDI, NONE, 1, l->stride < 0 ? -2 * (n - 1) * size : 0);
+        int index = 16 + i;
+        if (g->zmm_last_index[i] >= 0) { /* the last pair: its own index */
+            index = 31;
+            evex_form(b, 2, 1, 0x6f, true, index, 0,
+                      in_memory(pool_memory(g->zmm_last_index[i])), -1, false, bits);
+        }
         evex_form(b, 2, 1, 0x6f, true, r, 0, in_memory(m), -1, false, bits); /* vmovdqu64 */
         m.disp += bytes - size;
-        evex_form(b, 1, 2, size <= 2 ? 0x7d : 0x7e, w, r, 16 + i, in_memory(m), -1, false,
+        evex_form(b, 1, 2, size <= 2 ? 0x7d : 0x7e, w, r, index, in_memory(m), -1, false,
                   bits); /* vpermt2{b,w,d,q} r, index, [m] */
     }
     if (r == b->k1_of)
@@ -3154,8 +3192,8 @@ static int literal_operand(const generator *g, int id, bcg_dtype t)
     switch (n->op) {
     case OP_ADD: case OP_EQ: case OP_NE:
         return right ? 1 : 0;
-    case OP_MUL:
-        return integer && size != 2 && size != 4 ? -1 : right ? 1 : 0;
+    case OP_MUL: /* (bytes: byte_times_literal) */
+        return integer && size != 1 && size != 2 && size != 4 ? -1 : right ? 1 : 0;
     case OP_BITAND: case OP_BITOR: case OP_BITXOR:
         return integer ? (right ? 1 : 0) : -1;
     case OP_MINIMUM: case OP_MAXIMUM:
@@ -3170,6 +3208,45 @@ static int literal_operand(const generator *g, int id, bcg_dtype t)
         return integer ? (left ? 0 : -1) : (right ? 1 : 0);
     default:
         return -1;
+    }
+}
+
+static void byte_product(generator *g, bool w, int x, int y);
+
+/* R's bytes times the byte L, wrapped: a power of two as vpaddb or a shift
+ * and a mask, with room to widen (16 lanes or fewer) in 16-bit lanes by
+ * the constant's words, else byte_product's words with the constant's
+ * halves ready.  Against the product by L in a register (its bytes copied
+ * and widened every vector): f32(((a + b) * 2) * c), u8, rows of 1908,
+ * 0.62-0.68 of gcc -O3's time (same process), 0.81-0.92 so. */
+static void byte_times_literal(generator *g, int r, unsigned L, bool w)
+{
+    int k = __builtin_ctz(L | 0x100);
+    g->byte_literals++;
+    if (L == 0) {
+        op3(g, V_PXOR, w, r, r, r);
+    } else if (L == 1u << k && k == 1) {
+        op3(g, V_PADDB, w, r, r, r);
+    } else if (L == 1u << k && k > 1) {
+        vex(g->b, V_PSHIFTW, w, false, 6 /* sll */, r, in_register(r), k);
+        op_constant(g, V_PAND, r, r, constant(g, &(uint8_t){(uint8_t)(0xff << k)}, 1));
+    } else if (L == 1u << k) {
+        /* (1: nothing) */
+    } else if (g->lanes <= 16) {
+        widen(g, r, 1, false, BCG_I16);
+        vex(g->b, V_PMULLW, wide_of(g, BCG_I16), false, r, r,
+            constant_operand(g, constant(g, &(uint16_t){(uint16_t)L}, 2)), -1);
+        narrow(g, r, BCG_U16, 1, false);
+    } else { /* byte_product with y's words L and L << 8 */
+        int t = take_register(g);
+        vex(g->b, V_PSHIFTW, w, false, 2 /* srl */, t, in_register(r), 8);
+        vex(g->b, V_PMULLW, w, false, t, t,
+            constant_operand(g, constant(g, &(uint16_t){(uint16_t)(L << 8)}, 2)), -1);
+        vex(g->b, V_PMULLW, w, false, r, r,
+            constant_operand(g, constant(g, &(uint16_t){(uint16_t)L}, 2)), -1);
+        op_constant(g, V_PAND, r, r, constant(g, &(uint16_t){0x00ff}, 2));
+        op3(g, V_POR, w, r, r, t);
+        give_register(g, t);
     }
 }
 
@@ -3198,6 +3275,12 @@ static value typed_with_literal(generator *g, int id, bcg_dtype t, int k)
     value x = typed_as(g, kir_child(ir, id, 1 - k), t);
     if (g->failed)
         return x;
+    if (op == OP_MUL && size == 1) {
+        expr_node literal = converted_literal(g, kir_child(ir, id, k), t);
+        uint64_t bits = is_signed ? (uint64_t)literal.value.i : literal.value.u;
+        byte_times_literal(g, x.reg, (unsigned)(bits & 0xff), w);
+        return (value){x.reg, false, false, t};
+    }
     rm_operand c = constant_operand(g, literal_slot(g, kir_child(ir, id, k), t, sign));
     int r = x.reg;
     if (is_float_lane(t)) {
@@ -3444,7 +3527,9 @@ static value typed_leaf(generator *g, int id)
     } else {
         r = take_register(g);
         typed_leaf_load(g, r, i);
-        if (keep && g->loads[i] < uses && __builtin_popcount(g->free) >= 5) {
+        /* (not kept from inside one side of where_branch: the other
+         * side, run instead, would find the register unset) */
+        if (keep && !g->branching && g->loads[i] < uses && __builtin_popcount(g->free) >= 5) {
             int k = take_register(g); /* (never 0: r took a lower one) */
             vex(g->b, V_MOVDQU_LOAD, true, false, k, 0, in_register(r), -1);
             g->kept[i] = k;
@@ -3858,19 +3943,19 @@ int vex_where_branch = -1;
  * 0.47 -> 1.04; i32(i8(where(a > 0, a, c)) + b) 71514 0.17 -> 0.52;
  * where(a < 3, c, b) 71514 0.31 -> 0.54.
  * Not with values kept across uses (shared: one side's register would
- * be another's) nor strided leaves (rdi set in one side); false: the
- * caller blends. */
+ * be another's).  Strided leaves compute rdi at each read; a side keeps
+ * none of its reads for later ones (typed_leaf: the other side would find
+ * the register unset), a read kept before the where serves both.  Reversed a
+ * (where(c > 5, b + a, c), i32 758245, b and c one value, sweep seed 43):
+ * cc / JIT 0.43 -> 0.97.  False: the caller blends. */
 static bool where_branch(generator *g, int id, value *out)
 {
     const kernel_ir *ir = g->ir;
     const expr_node *n = ir->nodes[id];
     int condition = kir_child(ir, id, 0);
     if (vex_where_branch == 0 || !g->hoist || g->hoisting || g->hoist[condition] < 0 ||
-        n->dtype == BCG_BOOL || g->shared_uses)
+        n->dtype == BCG_BOOL || g->shared_uses || g->small)
         return false;
-    for (int i = 0; i < g->leaf_count; i++)
-        if (leaf_strided(&g->leaves[i]))
-            return false;
     builder *b = g->b;
     value c = g->hoisted[g->hoist[condition]];
     /* cmp byte [rsp + slot], 0: its first byte (every lane's, a mask's
@@ -3882,6 +3967,7 @@ static bool where_branch(generator *g, int id, value *out)
     unsigned free = g->free;
     b->k1_of = -1; /* (the zmm body's k1: not known on either side) */
     int to_y = jump_forward(b, c.inverted ? 0x5 : 0x4); /* je y (inverted: jne) */
+    g->branching++;
     value x = typed_as(g, kir_child(ir, id, 1), n->dtype);
     unsigned after = g->free;
     int to_end = jump_forward(b, -1);
@@ -3889,6 +3975,7 @@ static bool where_branch(generator *g, int id, value *out)
     g->free = free;
     b->k1_of = -1;
     value y = typed_as(g, kir_child(ir, id, 2), n->dtype);
+    g->branching--;
     if (y.reg != x.reg) {
         vex(b, V_MOVDQU_LOAD, true, false, x.reg, 0, in_register(y.reg), -1); /* vmovdqu */
         give_register(g, y.reg);
@@ -4281,6 +4368,7 @@ static void write_partial(generator *g, int slots, int out_slot, bool frame)
 enum { LABEL_LOOP, LABEL_TAIL, LABEL_DONE, LABEL_PLAIN, LABEL_ALIGNED, LABEL_END, LABEL_SINGLE,
        LABEL_OVERLAP, LABEL_SLOTS };
 enum { LABEL_PAIRS = LABEL_SLOTS + 1, LABEL_REST }; /* (write_stream_pairs) */
+enum { LABEL_LAST_PAIR = LABEL_REST + 1 };         /* (write_function, zmm_ahead) */
 
 static bool tree_calls(const kernel_ir *ir);
 
@@ -4515,6 +4603,7 @@ static void write_function(generator *g)
     builder *b = g->b;
     int lanes = g->lanes;
     g->branches = 0;
+    g->byte_literals = 0;
     /* a first pass finds the leaves (their registers and slots) */
     memset(b, 0, sizeof *b);
     b->pending_rip = -1;
@@ -4668,10 +4757,13 @@ static void write_function(generator *g)
     for (int i = 0; zmm && i < g->leaf_count; i++) /* (one value in every lane) */
         if (g->leaf_register[i] > 0)
             b->halves_equal |= 1u << g->leaf_register[i];
+    bool ahead = false; /* (zmm_ahead) */
     for (int i = 0; i < g->leaf_count; i++) { /* strided leaves' permutations */
         g->zmm_index[i] = false;
+        g->zmm_last_index[i] = -1;
         if (zmm)
             zmm_index_load(g, i);
+        ahead = ahead || g->zmm_last_index[i] >= 0;
     }
     if (frame)
         gpr_immediate(b, 5, RSP, frame_bytes); /* sub rsp, frame */
@@ -4696,11 +4788,13 @@ static void write_function(generator *g)
             if (g->reserved >> r & 1)
                 insert_upper(b, r, r);
     gpr_pair(b, 0x89, RCX, R10);              /* mov rcx, r10 */
+    if (ahead) /* the loop's pairs: an element after each (zmm_ahead) */
+        gpr_immediate(b, 5, RCX, 1);          /* sub rcx, 1 */
     gpr_immediate(b, 4, RCX, dup ? -2 * lanes : -lanes); /* and rcx, -lanes (paired: -2 lanes) */
     byte(b, 0x31);                            /* xor eax, eax */
     byte(b, 0xc0);
     gpr_pair(b, 0x85, RCX, RCX);              /* test rcx, rcx */
-    jump(b, 0x4, dup ? LABEL_SINGLE : LABEL_TAIL); /* je tail */
+    jump(b, 0x4, ahead ? LABEL_LAST_PAIR : dup ? LABEL_SINGLE : LABEL_TAIL); /* je tail */
     b->label[LABEL_LOOP] = b->length;
     g->tail = false;
     if (dup) { /* both vectors' body, then at most one vector left */
@@ -4719,12 +4813,26 @@ static void write_function(generator *g)
         b->dup_disp[R11] = lanes * g->width;
         b->dup_lanes = lanes;
     }
+    g->zmm_ahead = ahead;
     body(g, out_slot);
+    g->zmm_ahead = false;
     b->dup = false;
     b->dup_zmm = false;
     gpr_immediate(b, 0, RAX, dup ? 2 * lanes : lanes); /* add rax, lanes */
     gpr_pair(b, 0x39, RAX, RCX);              /* cmp rax, rcx */
     jump(b, 0x2, LABEL_LOOP);                 /* jb loop */
+    if (ahead) { /* the last pair, when the run ends with it */
+        b->label[LABEL_LAST_PAIR] = b->length;
+        gpr_pair(b, 0x89, RCX, R10);          /* mov rcx, r10 */
+        gpr_immediate(b, 4, RCX, -2 * lanes); /* and rcx, -2 lanes */
+        gpr_pair(b, 0x39, RAX, RCX);          /* cmp rax, rcx */
+        jump(b, 0x3, LABEL_SINGLE);           /* jae single */
+        begin_pairs(g);
+        body(g, out_slot);
+        b->dup = false;
+        b->dup_zmm = false;
+        gpr_immediate(b, 0, RAX, 2 * lanes);  /* add rax, 2 lanes */
+    }
     if (dup) {
         b->label[LABEL_SINGLE] = b->length;
         gpr_pair(b, 0x89, RCX, R10);          /* mov rcx, r10 */
@@ -4915,13 +5023,15 @@ static bool reversed_copy(const kernel_ir *ir, const vex_layout *layout)
  * or +-3 (minimum(a, a) folded) of two vectors or more: the fused code
  * reads a vector with two loads and a shuffle or two (strided_load,
  * other_stride_load), the cast microkernel element by element (f32
- * stride 2, 69455 elements: see the commit).  VEX_STRIDED_COPY 0: not
- * (measurements). */
+ * stride 2, 69455 elements: see the commit).  Streaming ones too: past
+ * BCG_STREAM_AUTO_BYTES they took the scalar loop (i32 (16992, 287) at
+ * stride 2: cc/JIT 0.16 -> 0.87; f32 5M at -2: 0.12 -> 0.83; i16 9M at
+ * 3: 0.31 -> 1.39).  VEX_STRIDED_COPY 0: not (measurements). */
 static bool strided_copy(const kernel_ir *ir, const vex_layout *layout)
 {
     const plan *p = ir->p;
     if (vex_strided_copy == 0 || ir->nodes[0]->op != OP_OPERAND || ir->value[0].local || !p ||
-        p->loop_count < 1 || layout->stream ||
+        p->loop_count < 1 ||
         p->extent[p->loop_count - 1] < 2 * (32 / size_of(ir->nodes[0]->dtype)))
         return false;
     for (int k = 1; k <= ir->input_count; k++)
@@ -5063,9 +5173,12 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
     f->typed = g->typed;
     f->paired = g->paired;
     f->zmm = g->paired && g->zmm;
+    for (int i = 0; f->zmm && i < g->leaf_count; i++)
+        f->zmm_ahead = f->zmm_ahead || (g->zmm_index[i] && g->zmm_last_index[i] >= 0);
     f->shared = g->shared_uses != NULL;
     f->rows = g->layout->outer != NULL;
     f->branches = g->branches;
+    f->byte_literals = g->byte_literals;
     *out = f;
     return BCG_OK;
 }
@@ -6453,10 +6566,87 @@ static void small_vectors(small_kernel *s, small_vector *vector, int64_t body)
 
 static int lanes_of_small(const generator *g);
 
+/* Whether node ID of the flat form S's (typed) tree is the same for every
+ * element of the body and every trip of the innermost level loop: its
+ * leaves operands constant along those loops, or literals. */
+static bool small_body_invariant(const small_kernel *s, int id)
+{
+    const kernel_ir *ir = s->g->ir;
+    const expr_node *n = ir->nodes[id];
+    if (n->op == OP_LITERAL || ir->value[id].folded >= 0)
+        return true;
+    if (n->op == OP_OPERAND) {
+        for (int l = s->levels - 1; l < s->p->loop_count; l++)
+            if (s->p->stride[n->operand + 1][l] != 0)
+                return false;
+        return true;
+    }
+    if (is_leaf(ir, id)) /* (a local: not in the flat form) */
+        return false;
+    for (int k = 0; k < n->arg_count; k++)
+        if (!small_body_invariant(s, kir_child(ir, id, k)))
+            return false;
+    return true;
+}
+
+/* Marks the largest operations under ID (not the root) that
+ * small_body_invariant finds, at most 8: computed once before the
+ * innermost level loop into stack slots (write_hoisted, as the tile
+ * code's values computed once a run), loaded by the body.  Measured (cc /
+ * JIT same process): (c) * (maximum(a, i32(b))), f64 rows of 3 under 3710
+ * under 36, b f32 one value a plane (its conversion to i32 and f64 was 7
+ * instructions of every vector's 20), sweep seed 41 case 85, 0.43 ->
+ * 0.60-0.67 (alternating with main's sweep). */
+static void small_mark_hoisted(small_kernel *s, int id)
+{
+    generator *g = s->g;
+    const kernel_ir *ir = g->ir;
+    const expr_node *n = ir->nodes[id];
+    if (is_leaf(ir, id) || n->op == OP_LITERAL || ir->value[id].folded >= 0)
+        return;
+    if (id != 0 && small_body_invariant(s, id) && g->hoist_count < 8) {
+        g->hoist[id] = g->hoist_count++;
+        return;
+    }
+    for (int k = 0; k < n->arg_count; k++)
+        small_mark_hoisted(s, kir_child(ir, id, k));
+}
+
+/* The marked values (small_mark_hoisted) into their slots: every leaf's
+ * lanes the body's first element's (the same for all of the body). */
+static void small_write_hoisted(small_kernel *s)
+{
+    generator *g = s->g;
+    small_vector *vector = g->small;
+    int64_t n = s->p->elements;
+    vector->count = g->lanes;
+    for (int i = 0; i < g->leaf_count; i++) {
+        vector->pattern[i] = -1;
+        vector->staged[i] = false;
+        vector->offset[i] = s->offset + g->leaves[i].operand * n;
+    }
+    write_hoisted(g);
+}
+
+/* The level loop of S before which operand K's patterns are written:
+ * the outermost of the loops from which on K stays constant (a row of c
+ * the same for every row and every trip of the loop outside: once before
+ * both, not once a trip of the outer one; measured, (a + b) * c, f64 rows
+ * of 28 under 5 under 100, c stride 2, cc / JIT same process 0.50 ->
+ * 0.80-1.0, main's rows form 0.82). */
+static int pattern_level(const small_kernel *s, int k)
+{
+    int l = s->levels - 1;
+    while (l > 0 && s->p->stride[k][l - 1] == 0)
+        l--;
+    return l;
+}
+
 /* The flat form's patterns (small_kernel.pattern_slot): each vector of
  * the body a leaf constant along the loop needs more than a load for,
- * loaded as the body would and stored into its slot, before the loop. */
-static void small_patterns(small_kernel *s)
+ * loaded as the body would and stored into its slot, before level loop
+ * LEVEL (pattern_level) for the leaves written there. */
+static void small_patterns(small_kernel *s, int level)
 {
     generator *g = s->g;
     small_vector *vector = g->small;
@@ -6466,7 +6656,7 @@ static void small_patterns(small_kernel *s)
         vector->pattern[i] = -1;
     for (int i = 0; i < g->leaf_count; i++) {
         int k = g->leaves[i].operand;
-        if (s->pattern_slot[i] < 0)
+        if (s->pattern_slot[i] < 0 || pattern_level(s, k) != level)
             continue;
         /* (bodies of more than 64 vectors: the first 64 have patterns) */
         for (int64_t first = 0, index = 0; first < s->body && index < 64;
@@ -6590,8 +6780,10 @@ static void small_function(small_kernel *s)
         small_transcendentals(s, saved_count);
     int loop_start[BCG_MAX_RANK] = {0};
     for (int l = 0; l < s->levels; l++) { /* mov counter, trips */
-        if (l == s->levels - 1 && s->flat)
-            small_patterns(s); /* (once per trip of the loops outside it) */
+        if (s->flat)
+            small_patterns(s, l); /* (once per trip of the loops outside l) */
+        if (l == s->levels - 1 && g->hoist)
+            small_write_hoisted(s);
         small_counter(s, l, false);
         loop_start[l] = b->length;
     }
@@ -6645,6 +6837,10 @@ static void small_function(small_kernel *s)
 }
 
 static void builder_reset(builder *b);
+
+/* VEX_FLAT_HOIST 0: the flat form computes every value every vector (as
+ * before small_mark_hoisted; for measurements). */
+int vex_flat_hoist = 1;
 
 /* The function of S from the start: with two-window loads, then, when the
  * constant pool or the registers run out, without them. */
@@ -6755,30 +6951,47 @@ static int64_t least_multiple(int64_t x, int64_t y)
  * after it are a row, the loops before it the level loops) for vectors
  * of LANES (1: any), or -1: the innermost of at most VEX_FLAT_MAX_RUN, the
  * output contiguous over the loops from it on, a row of at most
- * VEX_FLAT_MAX_ROW elements, and enough rows for a body of whole vectors;
- * of those loops the outermost (the fewest level loops, the most rows a
+ * VEX_FLAT_MAX_ROW elements, and enough rows for a body of whole vectors
+ * (or all of them one body, as flat_plan takes them); of those loops the outermost (the fewest level loops, the most rows a
  * loop of bodies).  Level loops of any number: the innermost two count
  * in r10 and r11, the others in stack slots (small_counter).  Before, at
  * most one level loop and the split at loop 1: (c) * 7 + b - a, runs of 4
  * under 2 under 2516 under 10 under 7 (rows of 20128, too long) took
  * tcc's per-element code, 0.27x the gcc loop; rows of 2 x 2 under 5672
  * were bodies of 4 elements, a level trip each. */
+/* The least body the usual split (loop 1, or 0 of two loops) keeps;
+ * below, the outermost split that fits.  (main's per-plane values
+ * computed once a trip of loop 0 need the split at 1: at 16, main's few-
+ * rows test fell to 12 of 103 bodies of all the rows; at 8, 18, and i16(1.5
+ * * a) rows of 2 x 5 under 1624, a body of 10, 2.8x cc, outer split 3.8x;
+ * exp(f32(c)) per row under 5672, bodies of 4, split at 0: 5.2x) */
+#define VEX_FLAT_SPLIT_BODY 8
 static int flat_split(const plan *p, int lanes)
 {
     int n = p->loop_count, inner = n - 1;
     if (n < 2 || p->extent[inner] > VEX_FLAT_MAX_RUN || p->stride[0][inner] != 1)
         return -1;
-    int split = -1;
-    int64_t row = p->extent[inner];
+    int split = -1, usual = n == 2 ? 0 : 1;
+    int64_t row = p->extent[inner], usual_body = 0;
     for (int l = inner - 1; l >= 0 && row <= VEX_FLAT_MAX_ROW; l--) {
         if (p->stride[0][l] != row) /* (rows follow each other) */
             break;
         int64_t body_rows = least_multiple(row, lanes) / row;
-        if (body_rows <= p->extent[l] && body_rows * row <= VEX_FLAT_MAX_BODY)
+        if ((body_rows <= p->extent[l] && body_rows * row <= VEX_FLAT_MAX_BODY) ||
+            p->extent[l] * row <= VEX_FLAT_MAX_BODY) { /* (all rows one body: flat_plan) */
             split = l;
+            if (l == usual) {
+                while (body_rows * row < VEX_FLAT_BODY_ELEMENTS && 2 * body_rows <= p->extent[l])
+                    body_rows *= 2; /* (as flat_plan) */
+                usual_body = (body_rows <= p->extent[l] ? body_rows : p->extent[l]) * row;
+            }
+        }
         row *= p->extent[l];
     }
-    return split;
+    /* (the split at loop 1 where it takes a body of VEX_FLAT_SPLIT_BODY
+     * or more: its values the same for a plane computed once a trip of
+     * loop 0, small_mark_hoisted) */
+    return usual_body >= VEX_FLAT_SPLIT_BODY ? usual : split;
 }
 
 static int flat_rows_loop(const plan *p) { return flat_split(p, 1); }
@@ -6802,7 +7015,8 @@ bcg_status vex_build_flat(arena *a, const kernel_ir *ir, vex_function **out)
 
 /* The flat form's plan of IR's (see above) for vectors of LANES, into
  * *FLAT; its elements are the body's; *REMAINDER the elements of the rows
- * left over.  False when the rows do not fill one body. */
+ * left over.  The body a whole number of vectors, or all the rows when
+ * they are fewer; false when it would pass VEX_FLAT_MAX_BODY. */
 static bool flat_plan(arena *a, const plan *p, int lanes, plan **flat, int64_t *remainder)
 {
     int outer = flat_split(p, lanes);
@@ -6814,6 +7028,17 @@ static bool flat_plan(arena *a, const plan *p, int lanes, plan **flat, int64_t *
     int64_t body_rows = least_multiple(run, lanes) / run;
     while (body_rows * run < VEX_FLAT_BODY_ELEMENTS && 2 * body_rows <= rows)
         body_rows *= 2;
+    /* fewer rows than a whole number of vectors takes (rows of 161 i32
+     * under a loop of 5; of 13 f64 under a loop of 3): all of them one
+     * body, its last vector partial (masked), once per trip of the loop
+     * outside.  Before, the 2-D tiles gathered every operand not
+     * contiguous over a tile into tiles of copies (measured, cc / JIT
+     * same process against main: sweep seed 42 case 16, i32 rows of 7, a
+     * row reversed the same every row, b transposed, c one value a row,
+     * 0.43 -> 0.89-1.15; seed 1 case 240, f64 rows of 13 under a loop of
+     * 3, a transposed, 0.66-0.82 -> 1.05-1.30) */
+    if (body_rows > rows && rows * run <= VEX_FLAT_MAX_BODY)
+        body_rows = rows;
     if (body_rows > rows || body_rows * run > VEX_FLAT_MAX_BODY)
         return false;
     plan *f = arena_alloc(a, sizeof *f);
@@ -7173,6 +7398,25 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
             s->slots += vectors;
         }
     }
+    /* the flat form's typed tree: values the same for the whole body and
+     * the innermost level loop computed once before it */
+    if (flat && g->typed) {
+        g->hoist = arena_alloc(a, sizeof *g->hoist * (size_t)copy->node_count);
+        g->hoisted = arena_alloc(a, sizeof *g->hoisted * 8);
+        if (!g->hoist || !g->hoisted)
+            return BCG_ERR_NOMEM;
+        for (int id = 0; id < copy->node_count; id++)
+            g->hoist[id] = -1;
+        g->hoist_count = 0;
+        if (vex_flat_hoist)
+            small_mark_hoisted(s, 0);
+        if (g->hoist_count == 0) {
+            g->hoist = NULL;
+        } else {
+            g->hoist_base = s->slots;
+            s->slots += 2 * g->hoist_count;
+        }
+    }
     /* a first pass finds the constants and the registers the tree needs;
      * the second keeps the constants in the registers left free.  When the
      * constant pool or the registers run out, two-window loads (five
@@ -7225,6 +7469,7 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
     f->lanes = lanes_of_small(g);
     f->body = flat ? s->body : 0;
     f->split = flat ? s->levels - 1 : 0;
+    f->hoisted = g->hoist ? g->hoist_count : 0;
     for (int j = 0; j < s->transcendental_count; j++) {
         /* (the flat form's: a body's values, once or every body) */
         f->computed += s->per_body[j] ? s->values[j] * (n / s->body) : s->values[j];

@@ -32,15 +32,21 @@ typedef struct vex_function {
     int functions, functions_per_body; /* the flat form: its transcendentals, and
                        of them those computed again every body (the others once
                        before its loops) */
+    int hoisted;    /* the flat form: values computed once before its innermost
+                       level loop (vex.c small_mark_hoisted) */
     /* small kernels: the transcendentals' results computed (once per value
      * of the loops their operands vary along), against one per element */
     int64_t computed, per_element;
     int subtrees;   /* small kernels: of them, subtrees of operations (small_subtrees) */
     bool paired;    /* the loop computes two vectors an iteration (float trees) */
     bool zmm;       /* ... as one zmm body (AVX-512: vex.c's zmm_paired) */
+    bool zmm_ahead; /* ... reading a leaf of stride +-2 by two loads a whole
+                       register apart (vex.c's zmm_index_load) */
     bool shared;    /* a value the tree uses twice or more is computed once (float trees) */
     int branches;   /* typed trees: where()s computed on one side, chosen by a
                        branch on their condition computed once a run (where_branch) */
+    int byte_literals; /* typed trees: products of bytes by a literal written
+                          without the literal in a register (byte_times_literal) */
     bool rows;      /* void f(long n, void *out, const void *const *in, long rows):
                        ROWS runs of n, each pointer moved on by its outer
                        stride (vex_layout.outer) from run to run */
@@ -102,6 +108,7 @@ extern int vex_zmm;
  * before (measurements); -1 (the default): the zmm body reads it with one
  * vperm or vpermt2 across both vectors (bytes where the CPU has VBMI). */
 extern int vex_zmm_strided;
+extern int vex_zmm_ahead;
 /* VEX_ZMM_MASK_WIDTH 0: in the zmm body a comparison's mask wanted at
  * another width is narrowed or widened from its vector (vpmov*), as before
  * (measurements); else vpmovm2{b,w,d,q} from k1, which still holds it. */
@@ -142,6 +149,10 @@ extern int vex_zmm_blend_k1;
  * run blends both sides every vector, as before (measurements); else one
  * side, by a branch (where_branch). */
 extern int vex_where_branch;
+/* VEX_FLAT_HOIST 0: the flat form's typed tree computes every value every
+ * vector, as before (measurements); else the values the same for the
+ * whole body once before its loop (vex.c small_mark_hoisted). */
+extern int vex_flat_hoist;
 
 /* VEX_OVERLAP_STRIDED 0: a float tree's tail with a leaf read in place
  * with a stride (but -1 in the lanes' dtype, masked) goes through the
@@ -207,7 +218,7 @@ bcg_status vex_build_small(arena *a, const struct kernel_ir *ir, vex_function **
  * elements whose output rows are contiguous, as the small kernel's
  * straight-line code over a body of about VEX_FLAT_BODY_ELEMENTS (a whole
  * number of vectors) in a loop. */
-#define VEX_FLAT_MAX_RUN 15
+#define VEX_FLAT_MAX_RUN 40
 #define VEX_FLAT_BODY_ELEMENTS 64
 /* (plans of more loops: a row of the loops after the split one, at most
  * this many elements; a body at most VEX_FLAT_MAX_BODY) */

@@ -88,6 +88,10 @@ static long threaded_runs;
  * `for (long i` of the source. */
 static bool last_hoisted;
 
+/* Whether check's last kernel is the small kernel's straight-line code
+ * (vex.c; the flat form's loop of bodies among them): no gathers at all. */
+static bool last_small;
+
 static bool gather_hoisted(const char *source)
 {
     const char *gather = NULL, *loop = NULL;
@@ -125,6 +129,7 @@ static int check(const char *expr, bcg_operand *ops, void **in, const size_t *by
     }
     int found = needle && strstr(bcg_kernel_source(k), needle) != NULL;
     last_hoisted = gather_hoisted(bcg_kernel_source(k));
+    last_small = strstr(bcg_kernel_source(k), VEX_SMALL_SYMBOL "(") != NULL;
     arena *ar = arena_new();
     compile *front = ar ? arena_alloc(ar, sizeof *front) : NULL;
     assert_non_null(front);
@@ -1557,7 +1562,7 @@ static void test_broadcast_rows(void **state_)
     static const bcg_dtype types[] = {BCG_I8,  BCG_I16, BCG_I32, BCG_I64, BCG_U8,
                                       BCG_U16, BCG_U32, BCG_U64, BCG_F32, BCG_F64};
     static guarded memory[2];
-    int checked = 0, failures = 0, by_rows = 0, hoisted = 0;
+    int checked = 0, failures = 0, by_rows = 0, hoisted = 0, small = 0;
     long threaded_before = threaded_runs;
     for (int n = 0; n < 150; n++) {
         int rank = 3 + (int)(next() % 2);
@@ -1606,6 +1611,7 @@ static void test_broadcast_rows(void **state_)
         failures += got < 0;
         by_rows += got > 0;
         hoisted += last_hoisted;
+        small += last_small;
         if (got < 0) {
             print_error("  %s variant %d a", bcg_dtype_name(t), variant);
             for (int d = 0; d < rank; d++)
@@ -1620,16 +1626,17 @@ static void test_broadcast_rows(void **state_)
     guarded_free(&memory[0]);
     guarded_free(&memory[1]);
     print_message("# %d single operations over broadcast spread layouts, %d by the _rows "
-                  "microkernel, %d with a gather hoisted out of loops, %ld on two threads\n",
-                  checked, by_rows, hoisted, threaded_runs - threaded_before);
+                  "microkernel, %d with a gather hoisted out of loops, %d through the flat "
+                  "form (no gathers), %ld on two threads\n",
+                  checked, by_rows, hoisted, small, threaded_runs - threaded_before);
     assert_int_equal(failures, 0);
     assert_true(threaded_runs - threaded_before >= 10);
     if (vex_cpu_ok()) {
         assert_true(by_rows * 6 <= checked); /* 14 of 150; 114 before rows_refused */
-        /* 12 of 150, none before hoist_tile_gathers; 5 since the flat form
-         * splits at any loop (vex.c flat_split: 4 of those 7 timed, 2-D tiles
-         * 0.23-0.58x cc -> flat 1.0-13x) */
-        assert_true(hoisted * 40 >= checked);
+        /* 12 of 150; none before hoist_tile_gathers; the flat form (runs
+         * of up to 40, in place of the 2-D tiles and the rows form) took
+         * most of them since: no gathers at all */
+        assert_true((hoisted + small) * 20 >= checked);
     }
 }
 
@@ -1657,8 +1664,14 @@ static void test_rows_gate(void **state_)
     size_t bytes1[2] = {9 * 13 * 15, 7 * 1071}, bytes2[2] = {108 * 2, 300 * 18 * 2};
     void *in1[3] = {a1, b1, b1}, *in2[3] = {a2, b2, b2};
     assert_int_equal(check("b + a", ops1, in1, bytes1, 2, -1, 1, "_rows("), 0);
-    assert_true(last_hoisted); /* b gathered once a trip of the loop over 7 */
-    assert_int_equal(check("b * a", ops2, in2, bytes2, 2, -1, 1, "_rows("), 1);
+    /* b gathered once a trip of the loop over 7, or the flat form split
+     * at loop 2 under 3 level loops (vex.c flat_split: cc / JIT 0.72-0.79
+     * with the 2-D tiles -> 3.8, same process) */
+    assert_true(last_hoisted || last_small);
+    /* (the flat form since its runs of up to 40: faster still, cc / JIT
+     * 5.8 with the _rows call, 8.2 flat, same process) */
+    int got = check("b * a", ops2, in2, bytes2, 2, -1, 1, "_rows(");
+    assert_true(got == 1 || (got == 0 && last_small));
     free(a1);
     free(b1);
     free(a2);

@@ -277,6 +277,23 @@ static bool flat_functions_case, flat_functions_exact;
 static int flat_functions_taken, flat_functions_hoisted;
 static int flat_functions_elements; /* (the others left in tcc's per-element code) */
 
+/* Whether the case is the flat form's with fewer rows than a whole number
+ * of vectors takes (vex.c, flat_plan: all the rows one body, its last
+ * vector partial) and runs past 15 (VEX_FLAT_MAX_RUN 40): odd runs of 3
+ * to 15 or runs of 16 to 40 (over one or two loops) under 2 to 5 rows
+ * under a loop of up to 700, 1025 to 8192 elements, the operands drawn as
+ * flat_case's; flat_whole_taken counts the kernels whose flat body is not
+ * a whole number of vectors, flat_long_taken the flat ones of runs past
+ * 15. */
+static bool flat_whole_case;
+static int flat_whole_taken, flat_long_taken, flat_hoisted;
+
+/* With flat_whole_case: operands b, c and e one value a plane (the first
+ * dimension's), d periodic or one value a row (the rows stay a loop of
+ * their own), for the values the flat form's typed tree computes once
+ * before its innermost level loop (vex.c small_mark_hoisted). */
+static bool flat_hoist_case;
+
 /* Whether the case is of medium runs (65 to 512) under rows, integer
  * trees whose per-row operands the fused function's rows form reads in
  * place (lower.c, medium_rows_in_place); what run_kernel looks for in the
@@ -437,7 +454,7 @@ static void run_kernel(const char *expr, const bcg_operand *ops, const bcg_optio
     bcg_context_free(ctx);
     if (!options->disable_vector_code)
         last_split = -1;
-    if ((hoist_case || flat_levels_case || flat_functions_case) &&
+    if ((hoist_case || flat_whole_case || flat_levels_case || flat_functions_case) &&
         (*small || flat_functions_case) && !options->disable_vector_code) {
         /* the IR's small function (or form) */
         arena *a = arena_new();
@@ -465,6 +482,9 @@ static void run_kernel(const char *expr, const bcg_operand *ops, const bcg_optio
             flat_functions_taken++;
             flat_functions_hoisted += c->ir->small->computed * 2 < c->ir->small->per_element;
         }
+        flat_whole_taken += c->ir->small_flat && c->ir->small->body % c->ir->small->lanes != 0;
+        flat_long_taken += c->ir->small_flat && c->ir->p->extent[c->ir->p->loop_count - 1] > 15;
+        flat_hoisted += c->ir->small_flat && c->ir->small->hoisted > 0;
         hoist_computed += c->ir->small->computed;
         hoist_per_element += c->ir->small->per_element;
         hoist_hoisted += c->ir->small->computed < c->ir->small->per_element;
@@ -498,6 +518,7 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
     }
     /* the result's shape: rank 1 to 5, at most 1024 elements */
     int rank = flat_levels_case ? 5
+               : flat_whole_case ? 3 + below(2)
                : flat_loops_case ? 4 + below(2)
                : flat_case     ? 2 + below(3)
                : short_case  ? 3 + below(2)
@@ -512,7 +533,10 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
             elements = shape[rank - 1];
         }
         for (int d = 0; d < rank - short_case; d++) {
-            shape[d] = flat_loops_case ? (d == rank - 1 ? 2 + below(14) : d == rank - 2 ? 2 + below(9)
+            shape[d] = flat_whole_case ? (d == rank - 1 ? (below(2) ? 3 + 2 * below(7) : 16 + below(25))
+                                          : d == 1 ? 2 + below(4)
+                                          : d == 0 ? 1 + below(700) : 2 + below(19))
+                       : flat_loops_case ? (d == rank - 1 ? 2 + below(14) : d == rank - 2 ? 2 + below(9)
                                                                              : 1 + below(40))
                        : flat_levels_case ? (d == rank - 1 ? 2 + below(7) : d == rank - 2 ? 2 + below(3)
                                              : d == rank - 3 ? 65 + below(236) : 2 + below(5))
@@ -523,7 +547,8 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
                                      : sizes[below(d == rank - 1 ? 15 : 10)];
             elements *= shape[d];
         }
-    } while (flat_case || flat_loops_case || short_case ? elements <= 1024 || elements > 8192
+    } while (flat_case || flat_loops_case || flat_whole_case || short_case
+                 ? elements <= 1024 || elements > 8192
              : medium_case || flat_levels_case ? elements > 16384 || (flat_levels_case && elements <= 1024)
              : hoist_case  ? elements < 256 || elements > 1024 /* (small_subtrees' least) */
                            : elements > 1024);
@@ -534,12 +559,17 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
         /* leading dimensions dropped, others broadcast (size 1) */
         int drop = i == 0 || below(3) ? 0 : below(rank + 1);
         l->rank = rank - drop;
-        int pattern = (flat_case || flat_loops_case || medium_case) && i > 0 ? below(4) : 3; /* whole, periodic, expanded, any */
+        /* whole, periodic, expanded, any; flat_whole_case: one value a plane too */
+        int pattern = (flat_case || flat_loops_case || flat_whole_case || medium_case) && i > 0
+                          ? (flat_hoist_case ? (i == 3 ? 1 + below(2) : 4)
+                                             : below(flat_whole_case ? 5 : 4))
+                          : 3; /* whole, periodic, expanded, any */
         for (int d = 0; d < l->rank; d++) {
             l->shape[d] = shape[d + drop];
             if (i > 0 && (pattern == 3 ? below(flat_levels_case ? 2 : 4) == 0
-                                       : pattern == 1 ? d < l->rank - 1
-                                                      : pattern == 2 && d == l->rank - 1))
+                          : pattern == 1 ? d < l->rank - 1
+                          : pattern == 4 ? d > 0
+                                         : pattern == 2 && d == l->rank - 1))
                 l->shape[d] = 1;
             if (hoist_case && (i == 2 || i == 4) && d >= l->rank - 2 &&
                 (d == l->rank - 1 || below(2)))
@@ -1099,6 +1129,232 @@ static void test_random_flat_loops(void **state)
         assert_true(loops4 * 2 >= count / 2 && loops4_small * 3 >= loops4);
 }
 
+/* One binary operation over short runs (1 to 15) under a loop of rows and
+ * an outer loop, 4096 elements or more, every dtype; a and b contiguous,
+ * one value a row, periodic (one run repeated), reversed or strided along
+ * the rows, or a literal.  The _rows microkernel keeps only the runs that
+ * its long periodic calls write (an operand or literal repeating over a
+ * contiguous other, lower.c flat_beats_rows); wherever the flat form can
+ * take the rest, it must (minimum(a, 1e-5) with a's pairs reversed: 0.01
+ * of the gcc loop through _rows).  Results are the reference evaluator's,
+ * bit for bit; fails unless a third of the cases take the flat form. */
+static void test_short_rows_flat(void **state)
+{
+    (void)state;
+    static const bcg_dtype all[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
+                                    BCG_I64, BCG_U64, BCG_F32, BCG_F64};
+    static const char *const ops[] = {"a + b", "a - b", "a * b", "minimum(a, b)",
+                                      "maximum(a, b)", "a < b", "a == b", "minimum(a, 3)",
+                                      "maximum(a, 2)", "a - 7", "a > 1"};
+    int cases = 0, flat = 0, rows = 0, failures = 0;
+    for (int i = 0; i < 120 && failures < 5; i++) {
+        bcg_dtype t = all[below(10)];
+        const char *expr = ops[below(11)];
+        int64_t n = 1 + below(15), k = 1 + below(24);
+        int64_t outer = (4096 + n * k - 1) / (n * k) + below(8);
+        int64_t shape[3] = {outer, k, n};
+        int64_t strides[2][3], span[2], offset[2];
+        for (int j = 0; j < 2; j++) {
+            int layout = below(6); /* contiguous, per row, periodic, reversed rows, strided, transposed rows */
+            int64_t run = layout == 1 ? 0 : layout == 4 ? 2 : 1;
+            int64_t row = layout == 2 ? 0 : layout == 1 ? 1 : layout == 3 ? -n * (run ? run : 1)
+                        : layout == 5 ? outer * n : n * (run ? run : 1);
+            int64_t plane = layout == 5 ? n : layout == 1 ? k : layout == 2 ? 0 : k * n * (run ? run : 1);
+            strides[j][0] = plane;
+            strides[j][1] = row;
+            strides[j][2] = run;
+            int64_t low = 0, high = 0;
+            for (int d = 0; d < 3; d++) {
+                int64_t reach = (shape[d] - 1) * strides[j][d];
+                if (reach < 0)
+                    low += reach;
+                else
+                    high += reach;
+            }
+            offset[j] = -low;
+            span[j] = high - low + 1;
+        }
+        bcg_operand operands[2] = {{"a", t, 3, shape, strides[0]}, {"b", t, 3, shape, strides[1]}};
+        int count = strstr(expr, "b") ? 2 : 1;
+        size_t size = bcg_dtype_size(t);
+        char *buffer[2] = {NULL, NULL};
+        const void *inputs[2];
+        for (int j = 0; j < count; j++) {
+            buffer[j] = malloc((size_t)span[j] * size);
+            assert_non_null(buffer[j]);
+            fill(buffer[j], t, span[j]);
+            inputs[j] = buffer[j] + offset[j] * (int64_t)size;
+        }
+        bcg_context *ctx = bcg_context_new();
+        bcg_options options;
+        bcg_options_init(&options);
+        bcg_kernel *kernel = NULL;
+        bcg_error err;
+        assert_non_null(ctx);
+        assert_int_equal(bcg_compile(ctx, expr, operands, count, &options, &kernel, &err), BCG_OK);
+        int64_t elements = bcg_kernel_elements(kernel);
+        size_t out_size = bcg_dtype_size(bcg_kernel_dtype(kernel));
+        char *got = malloc((size_t)elements * out_size), *want = malloc((size_t)elements * out_size);
+        assert_true(got && want);
+        memset(got, 0x5a, (size_t)elements * out_size);
+        assert_int_equal(bcg_run(kernel, got, inputs, &err), BCG_OK);
+        arena *ar = arena_new();
+        compile *front = ar ? arena_alloc(ar, sizeof *front) : NULL;
+        assert_non_null(front);
+        memset(front, 0, sizeof *front);
+        front->arena = ar;
+        front->err = &err;
+        assert_int_equal(compile_front(front, expr, operands, count, &options), BCG_OK);
+        assert_int_equal(eval_run(front, want, inputs, NULL), BCG_OK);
+        arena_free(ar);
+        const char *source = bcg_kernel_source(kernel);
+        bool is_flat = strstr(source, VEX_SMALL_SYMBOL "(") != NULL, is_rows = strstr(source, "_rows(") != NULL;
+        cases++;
+        flat += is_flat;
+        rows += is_rows;
+        if (memcmp(got, want, (size_t)elements * out_size) != 0) {
+            print_error("short rows %s %s (%lld, %lld, %lld) strides a [%lld, %lld, %lld] b [%lld, %lld, %lld]: "
+                        "differs from the evaluator\n", expr, bcg_dtype_name(t), (long long)outer,
+                        (long long)k, (long long)n, (long long)strides[0][0], (long long)strides[0][1],
+                        (long long)strides[0][2], (long long)strides[1][0], (long long)strides[1][1],
+                        (long long)strides[1][2]);
+            failures++;
+        }
+        /* the _rows form only where its periodic calls apply: an operand
+         * (or the literal) one run repeated, the other contiguous */
+        if (is_rows && vex_cpu_ok()) {
+            bool repeats = count == 1 || strides[0][1] == 0 || strides[1][1] == 0;
+            bool contiguous = (strides[0][2] == 1 && strides[0][1] == n) ||
+                              (count == 2 && strides[1][2] == 1 && strides[1][1] == n);
+            if (!(repeats && contiguous)) {
+                print_error("short rows %s %s (%lld, %lld, %lld): the _rows microkernel for runs it "
+                            "writes one at a time\n", expr, bcg_dtype_name(t), (long long)outer,
+                            (long long)k, (long long)n);
+                failures++;
+            }
+        }
+        free(got);
+        free(want);
+        for (int j = 0; j < count; j++)
+            free(buffer[j]);
+        bcg_kernel_free(kernel);
+        bcg_context_free(ctx);
+    }
+    print_message("# short rows of one operation: %d cases, %d through the flat form, %d the _rows "
+                  "microkernel\n", cases, flat, rows);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok())
+        assert_true(flat * 3 >= cases);
+}
+
+/* The flat form's body of all the rows (flat_whole_case): fewer rows than
+ * a whole number of vectors takes (i32 rows of 7 under a loop of 5: 8
+ * rows make a whole number), where the 2-D tiles gathered the operands
+ * not contiguous over a tile into tiles of copies before; random float,
+ * integer and mixed trees of every dtype, operands whole, periodic (a
+ * row the same every row), expanded (one value a row), broadcast,
+ * strided, reversed or transposed, in place, into an output view or a
+ * new array, every buffer against a faulting page, bit for bit against
+ * the reference evaluator and tcc's code; an eighth of the cases must take
+ * a body that is not a whole number of vectors (measured: about a
+ * quarter; the others' rows merge into the loop outside, or an output
+ * view or a tree vex.c cannot write keeps the tiles), a sixteenth the
+ * flat form over runs of 16 to 40 (measured: 12 of 103). */
+static void test_random_flat_whole_rows(void **state)
+{
+    (void)state;
+    static const bcg_dtype all[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
+                                    BCG_I64, BCG_U64, BCG_F32, BCG_F64, BCG_BOOL};
+    const char *text_count = getenv("BCGEN_FLAT_WHOLE_CASES");
+    int count = text_count ? atoi(text_count) : 160;
+    tally float_tally, typed_tally;
+    memset(&float_tally, 0, sizeof float_tally);
+    memset(&typed_tally, 0, sizeof typed_tally);
+    int failures = 0;
+    random_state = 0x6a09e667f3bcc909ull; /* (its own draws, whatever runs before it) */
+    flat_whole_case = true;
+    flat_whole_taken = flat_long_taken = flat_hoisted = 0;
+    for (int i = 0; i < count && failures < 10; i++) {
+        text t = {{0}, 0};
+        if (i % 2 == 0) {
+            value_tree(&t, 1 + below(4));
+            if (!check_case(t.s, NULL, &float_tally))
+                failures++;
+            continue;
+        }
+        bcg_dtype dtypes[OPERANDS], first = all[below(11)];
+        for (int k = 0; k < 3; k++)
+            dtypes[k] = below(2) ? first : all[below(11)];
+        dtypes[3] = BCG_BOOL;
+        dtypes[4] = all[below(8)];
+        typed_case = true;
+        typed_tree(&t, 1 + below(4));
+        if (!check_case(t.s, dtypes, &typed_tally))
+            failures++;
+        typed_case = false;
+    }
+    flat_whole_case = false;
+    int cases = float_tally.cases + typed_tally.cases;
+    print_message("# random flat kernels of few rows: %d float cases, %d through the flat form; "
+                  "%d typed, %d; %d of all %d with a body of all the rows (a partial last "
+                  "vector), %d with runs of 16 to 40, %d with values computed once before the "
+                  "body's loop; %d skipped\n", float_tally.cases,
+                  float_tally.small, typed_tally.cases, typed_tally.small, flat_whole_taken,
+                  cases, flat_long_taken, flat_hoisted,
+                  float_tally.skipped + typed_tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count >= 100)
+        assert_true(flat_whole_taken * 8 >= cases && flat_long_taken * 16 >= cases);
+}
+
+/* The flat form's values computed once before its innermost level loop
+ * (flat_hoist_case): random integer and mixed trees of every dtype over
+ * the shapes of test_random_flat_whole_rows beside a subtree of b, c and
+ * e, one value a plane (d periodic or one value a row), in place, into an
+ * output view or a new array, every buffer against a faulting page, bit
+ * for bit against the reference evaluator and tcc's code; a quarter of
+ * the cases must hoist a value (see the count printed: the others are
+ * float trees, outside the flat form, or their subtree folds). */
+static void test_random_flat_hoisted(void **state)
+{
+    (void)state;
+    static const bcg_dtype all[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
+                                    BCG_I64, BCG_U64, BCG_F32, BCG_F64, BCG_BOOL};
+    const char *text_count = getenv("BCGEN_FLAT_HOISTED_CASES");
+    int count = text_count ? atoi(text_count) : 160;
+    tally typed_tally;
+    memset(&typed_tally, 0, sizeof typed_tally);
+    int failures = 0;
+    random_state = 0xbb67ae8584caa73bull; /* (its own draws, whatever runs before it) */
+    flat_whole_case = flat_hoist_case = typed_case = true;
+    flat_whole_taken = flat_long_taken = flat_hoisted = 0;
+    for (int i = 0; i < count && failures < 10; i++) {
+        text t = {{0}, 0};
+        bcg_dtype dtypes[OPERANDS], first = all[below(11)];
+        for (int k = 0; k < 3; k++)
+            dtypes[k] = below(2) ? first : all[below(11)];
+        dtypes[3] = BCG_BOOL;
+        dtypes[4] = all[below(8)];
+        typed_tree(&t, 1 + below(4));
+        /* a subtree of planes' values beside the random tree */
+        static const char *const forms[] = {"where(d, %s, b * c)", "where(d, b - e, %s)",
+                                            "maximum(%s, i32(c)) + 0 * d",
+                                            "(%s) - (c + e) * d"};
+        char expr[sizeof t.s + 64];
+        snprintf(expr, sizeof expr, forms[below(4)], t.s);
+        if (!check_case(expr, dtypes, &typed_tally))
+            failures++;
+    }
+    flat_whole_case = flat_hoist_case = typed_case = false;
+    print_message("# random flat kernels with values once a plane: %d typed cases, %d through "
+                  "the flat form, %d computing values once before the body's loop; %d "
+                  "skipped\n", typed_tally.cases, typed_tally.small, flat_hoisted,
+                  typed_tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count >= 100)
+        assert_true(flat_hoisted * 4 >= typed_tally.cases);
+}
+
 /* Two threads running one flat kernel of four loops at once
  * (test_flat_loops_threads): each its own output, a hundred calls. */
 typedef struct flat_thread {
@@ -1518,10 +1774,13 @@ int main(void)
         cmocka_unit_test(test_small_checks),
         cmocka_unit_test(test_small_disassembly),
         cmocka_unit_test(test_random_hoisted_small), /* (last: the others' random draws as before) */
-        cmocka_unit_test(test_random_flat_loops),    /* (after: the same) */
-        cmocka_unit_test(test_random_flat_levels),   /* (after: the same) */
+        cmocka_unit_test(test_random_flat_loops),
+        cmocka_unit_test(test_short_rows_flat),    /* (after: the same) */
+        cmocka_unit_test(test_random_flat_levels),
         cmocka_unit_test(test_random_flat_functions),
         cmocka_unit_test(test_flat_loops_threads),
+        cmocka_unit_test(test_random_flat_whole_rows), /* (last: the others' draws as before) */
+        cmocka_unit_test(test_random_flat_hoisted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -370,6 +370,8 @@ typedef struct tally {
     int stream_paired; /* ... with a streaming root (write_stream_pairs) */
     int branched; /* ... with a where() on one side (vex_function.branches: count_paired) */
     int widened;  /* f32 exp/log results stored in f64 in place, within the f32 bound only */
+    int ahead;    /* ... a zmm body reading a stride +-2 leaf by loads a register apart */
+    int byte_literals; /* ... products of bytes by a literal (vex.c's byte_times_literal) */
 } tally;
 
 /* check_case also asks the pipeline's fused function whether it is the
@@ -557,6 +559,8 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
         tally->zmm += f && f->zmm;
         tally->stream_paired += f && f->stream && f->paired && streamed;
         tally->branched += f && f->branches > 0;
+        tally->ahead += f && f->zmm_ahead;
+        tally->byte_literals += f && f->byte_literals > 0;
     }
     tally->exp += used_on && (strstr(expr, "exp(") || strstr(expr, "log("));
     tally->f64_exp += computed == BCG_F64 && strstr(expr, "exp(") != NULL;
@@ -588,8 +592,11 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
                 memcpy(&dx, on + at * 8, 8);
                 memcpy(&dy, off + at * 8, 8);
             }
-            print_error("%s %s n=%lld layout %d: element %lld fused %a, microkernels %a\n", expr,
-                        bcg_dtype_name(t), (long long)n, (int)lay, (long long)at, dx, dy);
+            print_error("%s %s n=%lld layout %d: element %lld fused %a, microkernels %a (a..e %s "
+                        "%s %s %s %s)\n", expr, bcg_dtype_name(t), (long long)n, (int)lay,
+                        (long long)at, dx, dy, bcg_dtype_name(ops[0].dtype),
+                        bcg_dtype_name(ops[1].dtype), bcg_dtype_name(ops[2].dtype),
+                        bcg_dtype_name(ops[3].dtype), bcg_dtype_name(ops[4].dtype));
             ok = false;
         }
         const char *root = strncmp(expr, "f32(", 4) == 0 ? expr + 4 : expr;
@@ -611,10 +618,13 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
             memcpy(&got_bits, outputs[i] + at * (int64_t)out_size, out_size);
             memcpy(&want_bits, want + at * (int64_t)out_size, out_size);
             print_error("%s %s n=%lld layout %d, %s: element %lld is 0x%llx, the reference "
-                        "evaluator's 0x%llx\n", expr, bcg_dtype_name(t), (long long)n, (int)lay,
+                        "evaluator's 0x%llx (a..e %s %s %s %s %s)\n", expr, bcg_dtype_name(t),
+                        (long long)n, (int)lay,
                         i == 0 ? (used_on ? "fused" : "fused path not taken") : "microkernels",
                         (long long)at, (unsigned long long)got_bits,
-                        (unsigned long long)want_bits);
+                        (unsigned long long)want_bits, bcg_dtype_name(ops[0].dtype),
+                        bcg_dtype_name(ops[1].dtype), bcg_dtype_name(ops[2].dtype),
+                        bcg_dtype_name(ops[3].dtype), bcg_dtype_name(ops[4].dtype));
             ok = false;
         }
     }
@@ -765,6 +775,81 @@ static void test_strided_rows(void **state)
     }
 }
 
+/* Copies read at a stride of +-2 or +-3 (a - 0, minimum(a, a): folded to
+ * the leaf) with streaming stores, as kernels past BCG_STREAM_AUTO_BYTES
+ * take them: the fused code (vex.c strided_copy), where they had taken
+ * the cast microkernel's scalar loop (i32 (16992, 287) at stride 2, sweep
+ * seed 43: 0.16 of the gcc loop; f32 stride -2 5M: 0.12).  Every dtype,
+ * runs of 1024 to 4000 under 1 to 3 rows, the first or last element
+ * against a faulting page, the output at every offset within a vector;
+ * bit for bit against eval.c, and every case fused. */
+static void test_strided_copy_streaming(void **state)
+{
+    (void)state;
+    static guarded memory[2];
+    int fused = 0, count = 60;
+    for (int i = 0; i < count; i++) {
+        bcg_dtype t = all_dtypes[below(10)];
+        static const int64_t strides[] = {2, -2, 3, -3};
+        int64_t stride = strides[below(4)], run = 1024 + below(3000), rows = 1 + below(3);
+        int64_t shape[2] = {rows, run}, st[2] = {run * (stride < 0 ? -stride : stride) + below(3), stride};
+        if (below(2))
+            st[0] = -st[0];
+        int64_t low = 0, high = 0;
+        for (int d = 0; d < 2; d++) {
+            int64_t reach = (shape[d] - 1) * st[d];
+            if (reach < 0)
+                low += reach;
+            else
+                high += reach;
+        }
+        size_t size = bcg_dtype_size(t);
+        char *base = guarded_alloc(&memory[0], (size_t)(high - low + 1) * size, below(2));
+        fill(base, t, high - low + 1);
+        const void *in[1] = {base - low * (int64_t)size};
+        bcg_operand ops[1] = {{"a", t, 2, shape, st}};
+        const char *expr = below(2) ? "minimum(a, a)" : "a * 1";
+        bcg_options options;
+        bcg_options_init(&options);
+        options.stream_stores = 1;
+        bcg_context *ctx = bcg_context_new();
+        assert_non_null(ctx);
+        bcg_kernel *k = NULL;
+        bcg_error err;
+        assert_int_equal(bcg_compile(ctx, expr, ops, 1, &options, &k, &err), BCG_OK);
+        fused += strstr(bcg_kernel_source(k), VEX_SYMBOL "(") != NULL;
+        int64_t n = rows * run, shift = below(8);
+        size_t out_size = bcg_dtype_size(bcg_kernel_dtype(k));
+        char *out = guarded_alloc(&memory[1], (size_t)(n + shift) * out_size, true);
+        char *want = malloc((size_t)n * out_size);
+        assert_non_null(want);
+        arena *ar = arena_new();
+        assert_non_null(ar);
+        compile *front = arena_alloc(ar, sizeof *front);
+        assert_non_null(front);
+        memset(front, 0, sizeof *front);
+        front->arena = ar;
+        front->err = &err;
+        assert_int_equal(compile_front(front, expr, ops, 1, &options), BCG_OK);
+        assert_int_equal(eval_run(front, want, in, NULL), BCG_OK);
+        arena_free(ar);
+        assert_int_equal(bcg_run(k, out + shift * (int64_t)out_size, in, &err), BCG_OK);
+        if (memcmp(out + shift * (int64_t)out_size, want, (size_t)n * out_size) != 0)
+            print_error("%s %s (%lld, %lld) strides [%lld, %lld], output at +%lld: differs from eval.c\n",
+                        expr, bcg_dtype_name(t), (long long)rows, (long long)run, (long long)st[0],
+                        (long long)st[1], (long long)shift);
+        assert_memory_equal(out + shift * (int64_t)out_size, want, (size_t)n * out_size);
+        free(want);
+        bcg_kernel_free(k);
+        bcg_context_free(ctx);
+    }
+    guarded_free(&memory[0]);
+    guarded_free(&memory[1]);
+    print_message("# streaming strided copies: %d of %d fused\n", fused, count);
+    if (vex_cpu_ok())
+        assert_int_equal(fused, count);
+}
+
 /* A streaming root in the paired loop (vex.c write_stream_pairs): float
  * and typed trees over runs just past VEX_STREAM_MIN_RUN (the single
  * vectors up to the output's 64-byte line, the pairs, the last single
@@ -822,18 +907,66 @@ static void test_where_branch(void **state)
         if (!check_case(t.s, typed_dtypes[0], typed_dtypes[4], n, LAYOUT_SCALARS, &tally))
             failures++;
     }
+    /* Then a third as many with a, b, d and e read at strides -1, +-2, +-3
+     * (LAYOUT_STRIDED: 1 to 6 rows), the condition over the per-row c: the
+     * sides read strided leaves (where(c > 5, b + a, c), a reversed: cc /
+     * JIT 0.42 -> 0.99).  A stream of its own (the tests after this one
+     * draw what they drew before). */
+    uint64_t saved_state = random_state;
+    random_state = 0x9e3779b97f4a7c15ull;
+    int strided = 0, strided_branched = 0;
+    for (int i = 0; i < count / 3 && failures < 10; i++) {
+        text t = {{0}, 0};
+        static const char *const conditions[] = {"c > 3", "(c <= 100) && (c != 0)", "!(c == 1)",
+                                                 "bool(c)", "(c < -2.5) || (c >= 40)",
+                                                 "logical_xor(c > 0, bool(c))"};
+        bool outer = below(2) == 0;
+        if (outer)
+            put(&t, below(2) ? "(a + " : "i32(");
+        put(&t, "where(");
+        put(&t, conditions[below(6)]);
+        put(&t, ", ");
+        typed_tree(&t, below(3));
+        put(&t, ", ");
+        typed_tree(&t, below(3));
+        put(&t, ")");
+        if (outer)
+            put(&t, ")");
+        bcg_dtype first = all_dtypes[below(10)];
+        for (int k = 0; k < 3; k++)
+            typed_dtypes[k] = below(2) ? first : all_dtypes[below(10)];
+        typed_dtypes[3] = BCG_BOOL;
+        typed_dtypes[4] = all_dtypes[below(10)];
+        static const int64_t runs[] = {33, 63, 64, 65, 127, 129, 1025, 3000};
+        int64_t n = runs[below(8)];
+        static const int64_t strides[] = {2, -2, 3, -1, -3};
+        for (int k = 0; k < 5; k++)
+            case_stride[k] = strides[below(5)];
+        case_rows = 1 + below(6);
+        vex_pairing = below(4) == 0 ? 0 : -1;
+        vex_zmm = below(3) == 0 ? 0 : -1;
+        case_stream = below(2) == 0;
+        case_out_offset = below(16);
+        int branched_before = tally.branched;
+        if (!check_case(t.s, typed_dtypes[0], typed_dtypes[4], n, LAYOUT_STRIDED, &tally))
+            failures++;
+        strided++;
+        strided_branched += tally.branched > branched_before;
+    }
+    random_state = saved_state;
+    case_rows = 3;
     count_paired = false;
     case_out_offset = 0;
     case_stream = false;
     typed_dtypes[0] = BCG_BOOL;
     vex_pairing = -1;
     vex_zmm = -1;
-    print_message("# where on one side: %d cases, %d fused, %d branched (%d paired, %d zmm), "
-                  "%d skipped\n", tally.cases, tally.vex, tally.branched, tally.paired,
-                  tally.zmm, tally.skipped);
+    print_message("# where on one side: %d cases, %d fused, %d branched (%d paired, %d zmm; %d of "
+                  "%d with strided leaves), %d skipped\n", tally.cases, tally.vex, tally.branched,
+                  tally.paired, tally.zmm, strided_branched, strided, tally.skipped);
     assert_int_equal(failures, 0);
     if (vex_cpu_ok() && count > 0)
-        assert_true(tally.branched * 3 > tally.vex);
+        assert_true(tally.branched * 3 > tally.vex && strided_branched * 2 > strided);
 }
 
 /* Values computed once a run (write_hoisted) that share a subtree with
@@ -1413,6 +1546,142 @@ static void test_zmm_strided(void **state)
     if (vex_cpu_ok() && count > 0)
         assert_true(tally.vex * 2 > tally.cases && tally.in_place * 2 > tally.vex &&
                     (!zmm_cpu_ok() || tally.zmm * 3 > paired_on));
+}
+
+/* Leaves of stride +-2 in the zmm body read by two loads a whole register
+ * apart (vex.c's zmm_index_load, zmm_ahead: the loop's pairs, each with an
+ * element after it; a run that ends with a whole pair reads that one with
+ * the loads one element closer and the last pair's index): every run
+ * length from 1 to 300 (and 1 to 3 rows), so the loop, the last pair, the
+ * single vector and the tail each end runs, random typed trees over
+ * operands of every dtype with strides of +-2 mostly, +-1 and +-3 among
+ * them, in place a quarter of the time, each operand's first or last
+ * element against a faulting page (a load a byte past the pair's last
+ * element crashes); each bit for bit eval.c's and the microkernels'.
+ * Where the CPU has AVX-512F, BW, DQ and VL a stated share of the fused
+ * kernels must read a leaf so. */
+static void test_zmm_ahead(void **state)
+{
+    (void)state;
+    const char *text_count = getenv("BCGEN_VEX_CASES");
+    int count = (text_count ? atoi(text_count) : 3000) / 10;
+    tally tally = {0};
+    int failures = 0;
+    uint64_t saved_state = random_state; /* (the tests after it draw what they drew) */
+    random_state = 0x2545f4914f6cdd1dull;
+    count_paired = true;
+    case_stream = false;
+    case_inplace_strided = true;
+    vex_pairing = -1;
+    vex_zmm = -1;
+    for (int i = 0; i < count && failures < 10; i++) {
+        text t = {{0}, 0};
+        typed_tree(&t, 1 + below(3));
+        for (int k = 0; k < 3; k++)
+            typed_dtypes[k] = all_dtypes[below(10)];
+        typed_dtypes[3] = BCG_BOOL;
+        typed_dtypes[4] = all_dtypes[below(10)];
+        static const int64_t strides[] = {2, -2, 2, -2, 2, -2, 1, -1, 3, -3};
+        for (int k = 0; k < 5; k++)
+            case_stride[k] = strides[below(10)];
+        case_rows = 1 + below(3);
+        int64_t n = 1 + i % 300;
+        layout lay = below(4) == 0 ? LAYOUT_INPLACE : LAYOUT_STRIDED;
+        if (!check_case(t.s, typed_dtypes[0], typed_dtypes[4], n, lay, &tally))
+            failures++;
+    }
+    count_paired = false;
+    case_inplace_strided = false;
+    case_rows = 3;
+    typed_dtypes[0] = BCG_BOOL;
+    random_state = saved_state;
+    print_message("# zmm loads a register apart: %d cases, %d through the fused vector code, "
+                  "%d zmm bodies, %d of them reading a leaf so, %d skipped\n", tally.cases,
+                  tally.vex, tally.zmm, tally.ahead, tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && zmm_cpu_ok() && count > 0)
+        assert_true(tally.vex * 2 > tally.cases && tally.ahead * 4 > tally.vex);
+}
+
+/* Products of 8-bit values by a literal (vex.c's byte_times_literal: 0,
+ * powers of two as vpaddb or a shift and a mask, others in 16-bit lanes
+ * by the constant's words, or byte_product's halves where a vector holds
+ * 32 bytes): random typed trees cast to i8 or u8 times a literal of every
+ * kind (either side), the product kept in bytes or cast to a wider
+ * integer or a float (so 8, 16 and 32 lanes a vector), over operands of
+ * every dtype per row, broadcast or strided, every run length from 1
+ * to 300, in place a quarter of the time, against faulting pages; each
+ * bit for bit eval.c's and the microkernels'.  A stated share of the
+ * fused kernels must take the path. */
+static void test_byte_literal(void **state)
+{
+    (void)state;
+    const char *text_count = getenv("BCGEN_VEX_CASES");
+    int count = (text_count ? atoi(text_count) : 3000) / 10;
+    tally tally = {0};
+    int failures = 0;
+    uint64_t saved_state = random_state; /* (the tests after it draw what they drew) */
+    random_state = 0x853c49e6748fea9bull;
+    count_paired = true;
+    case_stream = false;
+    case_inplace_strided = true;
+    vex_pairing = -1;
+    for (int i = 0; i < count && failures < 10; i++) {
+        static const char *const literals[] = {"0", "1", "2", "4", "8", "64", "128", "3", "5",
+                                               "7", "255", "127", "-1", "-3", "-128", "6"};
+        static const char *const roots[] = {"", "", "f32(", "f64(", "i16(", "u16(", "i32("};
+        static const char *const bytes[] = {"u8(", "i8("};
+        const char *root = roots[below(7)], *literal = literals[below(16)];
+        text t = {{0}, 0}, x = {{0}, 0};
+        typed_tree(&x, below(3));
+        put(&t, root);
+        bool left = below(2);
+        if (left) {
+            put(&t, literal);
+            put(&t, " * ");
+        }
+        put(&t, bytes[below(2)]);
+        put(&t, x.s);
+        put(&t, ")");
+        if (!left) {
+            put(&t, " * ");
+            put(&t, literal);
+        }
+        if (below(3) == 0) { /* a second product by a literal after */
+            put(&t, " * ");
+            put(&t, literals[below(16)]);
+        }
+        if (root[0])
+            put(&t, ")");
+        bcg_dtype first = all_dtypes[below(10)];
+        for (int k = 0; k < 3; k++)
+            typed_dtypes[k] = below(2) ? first : all_dtypes[below(10)];
+        typed_dtypes[3] = BCG_BOOL;
+        typed_dtypes[4] = all_dtypes[below(10)];
+        static const int64_t strides[] = {1, 1, 1, 2, -2, -1, 3};
+        for (int k = 0; k < 5; k++)
+            case_stride[k] = strides[below(7)];
+        case_rows = 1 + below(3);
+        vex_zmm = below(4) == 0 ? 0 : -1;
+        int64_t n = 1 + i % 300;
+        int draw = below(8);
+        layout lay = draw < 2 ? LAYOUT_INPLACE : draw < 4 ? LAYOUT_ROWS
+                     : draw < 5 ? LAYOUT_SCALARS : LAYOUT_STRIDED;
+        if (!check_case(t.s, typed_dtypes[0], typed_dtypes[4], n, lay, &tally))
+            failures++;
+    }
+    count_paired = false;
+    case_inplace_strided = false;
+    case_rows = 3;
+    vex_zmm = -1;
+    typed_dtypes[0] = BCG_BOOL;
+    random_state = saved_state;
+    print_message("# products of bytes by a literal: %d cases, %d through the fused vector "
+                  "code, %d of them taking byte_times_literal, %d skipped\n", tally.cases,
+                  tally.vex, tally.byte_literals, tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count > 0)
+        assert_true(tally.vex * 2 > tally.cases && tally.byte_literals * 2 > tally.vex);
 }
 
 /* Conversions in the paired loop, as one zmm body where the CPU has
@@ -2324,6 +2593,7 @@ int main(void)
         cmocka_unit_test(test_typed_trees),
         cmocka_unit_test(test_where_branch),
         cmocka_unit_test(test_strided_rows),
+        cmocka_unit_test(test_strided_copy_streaming),
         cmocka_unit_test(test_hoisted_shared),
         cmocka_unit_test(test_stream_pairs),
         cmocka_unit_test(test_stream_widening),
@@ -2336,6 +2606,8 @@ int main(void)
         cmocka_unit_test(test_paired),
         cmocka_unit_test(test_paired_mixed),
         cmocka_unit_test(test_zmm_strided),
+        cmocka_unit_test(test_zmm_ahead),
+        cmocka_unit_test(test_byte_literal),
         cmocka_unit_test(test_conversion_trees),
         cmocka_unit_test(test_disassembly_zmm),
         cmocka_unit_test(test_disassembly_zmm_blend),
