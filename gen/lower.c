@@ -1769,6 +1769,41 @@ static bool transposed_copy(const lowering *w)
            across * size >= TRANSPOSED_LINE_BYTES;
 }
 
+/* Whether the tree is one operation of leaves (a cast, a + b), which the
+ * fused function leaves to its microkernel (vex_build). */
+static bool one_operation(const kernel_ir *ir)
+{
+    for (int id = 1; id < ir->node_count; id++)
+        if (ir->nodes[id]->op != OP_OPERAND && ir->nodes[id]->op != OP_LITERAL)
+            return false;
+    return ir->nodes[0]->op != OP_OPERAND && ir->nodes[0]->op != OP_LITERAL;
+}
+
+/* Whether the 2-D tiles of long runs (over TILES2D_MAX_RUN) would gather
+ * an input the 1-D tiles read in place: every input is read along the run
+ * with stride 1 or is one value over the tile, and one of them is not
+ * contiguous over the tile (rows further apart than a run, in reverse
+ * order, of a sub-view).  The 2-D tile copies it first, a call per
+ * operation per run reads it where it is (unless the fused function's
+ * rows form reads it in place, which it does for two operations or more):
+ * i32(a) with a i16 (149, 5, 258) the rows reversed, 3 rows a tile: see
+ * the commit. */
+static bool tiles2d_add_gather(const kernel_ir *ir)
+{
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    int64_t run = p->extent[inner];
+    bool added = false;
+    for (int k = 1; k <= ir->input_count; k++) {
+        if (!ir->input_used[k - 1] || tile2d_scalar(p, k, run))
+            continue;
+        if (p->stride[k][inner] != 1)
+            return false;
+        added = added || !tile2d_contiguous(p, k, run);
+    }
+    return added;
+}
+
 static bool tiles2d_chosen(lowering *w)
 {
     const compile *c = w->c;
@@ -1794,6 +1829,9 @@ static bool tiles2d_chosen(lowering *w)
           !(strided_run(ir) && (!c->stream || 4 * run <= TILE_ELEMENTS)))))
         return false;
     if (2 * run > TILE_ELEMENTS && !transposed)
+        return false;
+    if (ir->tiled && run > TILES2D_MAX_RUN && !transposed && tiles2d_add_gather(ir) &&
+        (!vex_rows_chosen(w) || one_operation(ir)))
         return false;
     int64_t rows = p->extent[inner - 1] < TILE_ELEMENTS / run ? p->extent[inner - 1]
                                                               : TILE_ELEMENTS / run;
@@ -2965,6 +3003,20 @@ static bool flat_chosen(const kernel_ir *ir)
            flat_instead_of_elements(ir);
 }
 
+/* Whether IR's tree computes a function the vector code takes from the
+ * microkernels' polynomials (exp, log and the like; not sqrt, which is
+ * exact): microkernel_run 0 asks for none of the microkernels, so such a
+ * kernel keeps the C library's (tcc's code), as the loop nest does. */
+static bool uses_polynomials(const kernel_ir *ir)
+{
+    for (int id = 0; id < ir->node_count; id++) {
+        const expr_node *n = ir->nodes[id];
+        if (op_table[n->op].transcendental && n->op != OP_SQRT)
+            return true;
+    }
+    return false;
+}
+
 static void choose_small(lowering *w)
 {
     compile *c = w->c;
@@ -2972,7 +3024,8 @@ static void choose_small(lowering *w)
     /* unroll_limit 0 asks for loops: no straight-line code of any kind */
     if (!c->microkernels || c->aot || c->options.disable_vector_code ||
         c->options.unroll_limit == 0 || ir->stream ||
-        ir->stream_copies || !vex_cpu_ok())
+        ir->stream_copies || !vex_cpu_ok() ||
+        (c->options.microkernel_run <= 0 && uses_polynomials(ir)))
         return;
     bool flat = !vex_small_supported(ir);
     if (flat && !flat_chosen(ir))

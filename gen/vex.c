@@ -2483,11 +2483,31 @@ static bool shareable(const generator *g, int id)
     return is_operation(g->ir, id) || kept_leaf(g, id);
 }
 
+/* Whether node ID is a cast of a bool that the typed path never computes
+ * as a node: typed_as (and mask_product) convert the bool's mask straight
+ * into the dtype each use needs, so every use of the cast computes its
+ * child, and the child is what is shared. */
+static bool bool_cast(const kernel_ir *ir, int id)
+{
+    const expr_node *n = ir->nodes[id];
+    return n->op == OP_CAST && ir->value[id].folded < 0 &&
+           ir->nodes[kir_child(ir, id, 0)]->dtype == BCG_BOOL;
+}
+
 /* Counts the uses of every value under ID (generator.shared_uses): a
- * value computed again (the same tree) counts its subtree once. */
+ * value computed again (the same tree) counts its subtree once.  The
+ * counts are the computations the generator will do: a value computed
+ * more often than counted finds its kept register consumed by an earlier
+ * last use (where(i32(e <= !d) < c, i32(e <= !d), i32(!d)) with the cast
+ * i32(e <= !d) counted as shared but computed twice through typed_as:
+ * !d's third use read a register the second had turned into words). */
 static void count_uses(generator *g, int id)
 {
     const kernel_ir *ir = g->ir;
+    if (g->typed && bool_cast(ir, id)) { /* (transparent: typed_as) */
+        count_uses(g, kir_child(ir, id, 0));
+        return;
+    }
     if (!shareable(g, id))
         return;
     int same = g->shared_class[id];
@@ -3553,8 +3573,7 @@ static value typed_as(generator *g, int id, bcg_dtype to)
         return literal_as(g, id, to);
     /* a bool cast to a number is 0 or 1 in every numeric dtype: the mask
      * straight into TO (u8(a == b) * c in i16: no bytes and back) */
-    if (n->op == OP_CAST && ir->value[id].folded < 0 &&
-        ir->nodes[kir_child(ir, id, 0)]->dtype == BCG_BOOL)
+    if (bool_cast(ir, id)) /* (count_uses counts its child's uses) */
         return typed_as(g, kir_child(ir, id, 0), to);
     return as_type(g, typed(g, id), to);
 }
@@ -3841,9 +3860,7 @@ int vex_mask_product = -1;
 
 static bool mask_factor(const kernel_ir *ir, int id)
 {
-    const expr_node *n = ir->nodes[id];
-    return n->op == OP_CAST && ir->value[id].folded < 0 && is_integer(n->dtype) &&
-           ir->nodes[kir_child(ir, id, 0)]->dtype == BCG_BOOL;
+    return bool_cast(ir, id) && is_integer(ir->nodes[id]->dtype); /* (count_uses: its child's) */
 }
 
 static bool mask_product(generator *g, int id, bcg_dtype t, value *out)

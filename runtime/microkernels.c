@@ -2382,6 +2382,129 @@ static inline bool transposed_block_inside(long rows, long run, long si, long r,
 }
 #endif
 
+/* The transposed gather's blocks through AVX2 registers where the CPU has
+ * them: 4 x 4 64-bit, 8 x 8 32-bit, and 16-bit as two 8 x 8 blocks at once
+ * (the rounds of unpacks work within each 128-bit half: one half rows r..,
+ * the other rows r + 8..).  They take the tile's rows in whole blocks
+ * (ROWS a multiple of the block) and all its columns, the last few
+ * element by element; the SSE2 path does the rows left over.  NEXT is the
+ * tile's rows, where the next tile starts (PREFETCH_NEXT_TILE).  Measured
+ * (f64 (1703, 3676) transposed, maximum(b, a)'s tiles of 8 rows by 768
+ * columns and a call per row, in one process): 2 x 2 SSE2 blocks 7.6-11.7
+ * ms, 4 x 4 AVX2 5.7 ms, the cc backend's blocked loops 6.2-6.5 ms. */
+#ifdef HAVE_AVX2_PATHS
+static bool cpu_has_avx2(void);
+
+#define PREFETCH_NEXT_ROWS(T, SRC, COLUMN, NEXT)                                             \
+    __builtin_prefetch((const void *)((uintptr_t)(SRC) +                                     \
+                                      (uintptr_t)((COLUMN) * si + (NEXT)) * sizeof(T)))
+#define GATHER_COLUMNS_LEFT(FIRST)                                                           \
+    for (long r = 0; r < rows; r++)                                                          \
+        for (long j = (FIRST); j < run; j++)                                                 \
+            dst[r * run + j] = src[r + j * si];
+
+__attribute__((target("avx2"))) static void gather_transposed_64_avx2(uint64_t *dst,
+                                                                     const uint64_t *src,
+                                                                     long rows, long run,
+                                                                     long si, long next)
+{
+    long first = 0;
+    for (; first + 4 <= run; first += 4) {
+        for (long j = first; j < first + 4; j++)
+            PREFETCH_NEXT_ROWS(uint64_t, src, j, next);
+        for (long r = 0; r < rows; r += 4) {
+            const double *s = (const double *)(src + r + first * si);
+            __m256d x0 = _mm256_loadu_pd(s), x1 = _mm256_loadu_pd(s + si);
+            __m256d x2 = _mm256_loadu_pd(s + 2 * si), x3 = _mm256_loadu_pd(s + 3 * si);
+            __m256d t0 = _mm256_unpacklo_pd(x0, x1), t1 = _mm256_unpackhi_pd(x0, x1);
+            __m256d t2 = _mm256_unpacklo_pd(x2, x3), t3 = _mm256_unpackhi_pd(x2, x3);
+            double *d = (double *)(dst + r * run + first);
+            _mm256_storeu_pd(d, _mm256_permute2f128_pd(t0, t2, 0x20));
+            _mm256_storeu_pd(d + run, _mm256_permute2f128_pd(t1, t3, 0x20));
+            _mm256_storeu_pd(d + 2 * run, _mm256_permute2f128_pd(t0, t2, 0x31));
+            _mm256_storeu_pd(d + 3 * run, _mm256_permute2f128_pd(t1, t3, 0x31));
+        }
+    }
+    GATHER_COLUMNS_LEFT(first)
+}
+
+__attribute__((target("avx2"))) static void gather_transposed_32_avx2(uint32_t *dst,
+                                                                     const uint32_t *src,
+                                                                     long rows, long run,
+                                                                     long si, long next)
+{
+    long first = 0;
+    for (; first + 8 <= run; first += 8) {
+        for (long j = first; j < first + 8; j++)
+            PREFETCH_NEXT_ROWS(uint32_t, src, j, next);
+        for (long r = 0; r < rows; r += 8) {
+            /* x_k: rows r..r+7 of column first+k; row r+i is x_0..x_7's [i] */
+            const float *s = (const float *)(src + r + first * si);
+            __m256 x[8], t[8], u[8];
+            for (int k = 0; k < 8; k++)
+                x[k] = _mm256_loadu_ps(s + k * si);
+            for (int k = 0; k < 8; k += 2) {
+                t[k] = _mm256_unpacklo_ps(x[k], x[k + 1]);
+                t[k + 1] = _mm256_unpackhi_ps(x[k], x[k + 1]);
+            }
+            for (int k = 0; k < 8; k += 4) { /* u[k + i]: rows i and i + 4 of 4 columns */
+                u[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44);
+                u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xee);
+                u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44);
+                u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xee);
+            }
+            float *d = (float *)(dst + r * run + first);
+            for (int i = 0; i < 4; i++) {
+                _mm256_storeu_ps(d + i * run, _mm256_permute2f128_ps(u[i], u[4 + i], 0x20));
+                _mm256_storeu_ps(d + (4 + i) * run,
+                                 _mm256_permute2f128_ps(u[i], u[4 + i], 0x31));
+            }
+        }
+    }
+    GATHER_COLUMNS_LEFT(first)
+}
+
+__attribute__((target("avx2"))) static void gather_transposed_16_avx2(uint16_t *dst,
+                                                                     const uint16_t *src,
+                                                                     long rows, long run,
+                                                                     long si, long next)
+{
+    long first = 0;
+    for (; first + 8 <= run; first += 8) {
+        for (long j = first; j < first + 8; j++)
+            PREFETCH_NEXT_ROWS(uint16_t, src, j, next);
+        for (long r = 0; r < rows; r += 16) {
+            /* x_k: rows r..r+15 of column first+k, halves r.. and r+8.. */
+            const uint16_t *s = src + r + first * si;
+            __m256i x[8];
+            for (int k = 0; k < 8; k++)
+                x[k] = _mm256_loadu_si256((const __m256i *)(s + k * si));
+            for (int round = 0; round < 3; round++) {
+                __m256i y[8];
+                for (int k = 0; k < 4; k++) {
+                    y[2 * k] = _mm256_unpacklo_epi16(x[k], x[k + 4]);
+                    y[2 * k + 1] = _mm256_unpackhi_epi16(x[k], x[k + 4]);
+                }
+                memcpy(x, y, sizeof x);
+            }
+            uint16_t *d = dst + r * run + first;
+            for (int k = 0; k < 8; k++) {
+                _mm_storeu_si128((__m128i *)(d + k * run), _mm256_castsi256_si128(x[k]));
+                _mm_storeu_si128((__m128i *)(d + (8 + k) * run),
+                                 _mm256_extracti128_si256(x[k], 1));
+            }
+        }
+    }
+    GATHER_COLUMNS_LEFT(first)
+}
+
+/* The rows of a tile the AVX2 blocks of BLOCK rows take (0: none). */
+static long transposed_avx2_rows(long rows, long block)
+{
+    return rows >= block && cpu_has_avx2() ? rows / block * block : 0;
+}
+#endif
+
 static void gather_transposed_8(uint8_t *dst, const uint8_t *src, long rows, long run, long si)
 {
     long first = 0;
@@ -2394,6 +2517,17 @@ static void gather_transposed_8(uint8_t *dst, const uint8_t *src, long rows, lon
 static void gather_transposed_16(uint16_t *dst, const uint16_t *src, long rows, long run,
                                  long si)
 {
+#ifdef HAVE_AVX2_PATHS
+    long whole = transposed_avx2_rows(rows, 16);
+    if (whole > 0) {
+        gather_transposed_16_avx2(dst, src, whole, run, si, rows);
+        if (whole == rows)
+            return;
+        dst += whole * run;
+        src += whole;
+        rows -= whole;
+    }
+#endif
     long first = 0;
 #ifdef HAVE_STREAM
     GATHER_TRANSPOSED_BLOCKS(uint16_t, 8, _mm_unpacklo_epi16, _mm_unpackhi_epi16, 3)
@@ -2404,6 +2538,17 @@ static void gather_transposed_16(uint16_t *dst, const uint16_t *src, long rows, 
 static void gather_transposed_32(uint32_t *dst, const uint32_t *src, long rows, long run,
                                  long si)
 {
+#ifdef HAVE_AVX2_PATHS
+    long whole = transposed_avx2_rows(rows, 8);
+    if (whole > 0) {
+        gather_transposed_32_avx2(dst, src, whole, run, si, rows);
+        if (whole == rows)
+            return;
+        dst += whole * run;
+        src += whole;
+        rows -= whole;
+    }
+#endif
     long first = 0;
 #ifdef HAVE_STREAM
     /* x_k: rows r..r+3 of column j+k; row r+i of the tile is x_0..x_3's [i] */
@@ -2440,6 +2585,17 @@ static void gather_transposed_32(uint32_t *dst, const uint32_t *src, long rows, 
 static void gather_transposed_64(uint64_t *dst, const uint64_t *src, long rows, long run,
                                  long si)
 {
+#ifdef HAVE_AVX2_PATHS
+    long whole = transposed_avx2_rows(rows, 4);
+    if (whole > 0) {
+        gather_transposed_64_avx2(dst, src, whole, run, si, rows);
+        if (whole == rows)
+            return;
+        dst += whole * run;
+        src += whole;
+        rows -= whole;
+    }
+#endif
     long first = 0;
 #ifdef HAVE_STREAM
     for (; first + 2 <= run; first += 2) {

@@ -41,7 +41,7 @@ static void fill(void *buffer, size_t bytes)
 
 typedef struct view {
     int rank;
-    int64_t shape[4], strides[4];
+    int64_t shape[5], strides[5];
     size_t bytes;          /* the buffer */
     int64_t first;         /* element [0, ..., 0]'s offset in it, in elements */
 } view;
@@ -51,7 +51,7 @@ typedef struct view {
 static view random_view(int rank, const int64_t *shape, int contiguous, int sign)
 {
     view v = {.rank = rank};
-    int order[4], count = 0;
+    int order[5], count = 0;
     order[count++] = contiguous;
     for (int d = 0; d < rank; d++)
         if (d != contiguous)
@@ -940,10 +940,11 @@ static void test_spaced_layouts(void **state_)
 }
 
 /* The gather's transposed path (bcg_mk_gather_rows_BITS, ro 1; 8 and
- * 16-bit elements in 16 x 16 and 8 x 8 register blocks, the rest by
- * element) against dst[r * run + j] = src[r + j * si] for random rows,
- * runs and strides either way, the source's first and last elements
- * against a page that faults. */
+ * 16-bit elements in 16 x 16 and 8 x 8 register blocks; with AVX2 16-bit
+ * two 8 x 8 blocks at once, 32-bit 8 x 8, 64-bit 4 x 4, the rows left
+ * over in SSE2 blocks, the rest by element) against dst[r * run + j] =
+ * src[r + j * si] for random rows, runs and strides either way, the
+ * source's first and last elements against a page that faults. */
 void bcg_mk_gather_rows_8(void *, const void *, long, long, long, long);
 void bcg_mk_gather_rows_16(void *, const void *, long, long, long, long);
 void bcg_mk_gather_rows_32(void *, const void *, long, long, long, long);
@@ -956,7 +957,7 @@ static void test_transposed_gather_blocks(void **state_)
         bcg_mk_gather_rows_8, bcg_mk_gather_rows_16, bcg_mk_gather_rows_32,
         bcg_mk_gather_rows_64};
     static guarded memory;
-    int checked = 0, blocks = 0, partial = 0;
+    int checked = 0, blocks = 0, partial = 0, wide = 0;
     for (int n = 0; n < 1500; n++) {
         int e = (int)(next() % 4);
         size_t size = (size_t)1 << e;
@@ -981,6 +982,11 @@ static void test_transposed_gather_blocks(void **state_)
         assert_memory_equal(got, want, (size_t)(rows * run) * size);
         checked++;
         blocks += size <= 2 && rows >= 16 / (long)size && run >= 16 / (long)size;
+        /* the AVX2 blocks: 16 rows by 8 columns of 16-bit, 8 by 8 32-bit,
+         * 4 by 4 64-bit, with rows left over when not a multiple */
+        long wide_rows = size == 2 ? 16 : size == 4 ? 8 : 4;
+        long wide_columns = size == 2 ? 8 : wide_rows;
+        wide += size >= 2 && rows >= wide_rows && run >= wide_columns;
         /* a last block of fewer rows through the registers (8, 16 and
          * 32-bit: rows short of 16, 8, 4 or a multiple), when one of its
          * columns is not the run's last */
@@ -991,9 +997,11 @@ static void test_transposed_gather_blocks(void **state_)
     }
     guarded_free(&memory);
     print_message("# %d transposed gathers, %d with 8/16-bit register blocks, %d whose last "
-                  "block of fewer rows may go through them\n",
-                  checked, blocks, partial);
+                  "block of fewer rows may go through them, %d with AVX2 blocks of 16 to 64 "
+                  "bits\n",
+                  checked, blocks, partial, wide);
     assert_true(blocks * 5 >= checked); /* 479 of 1500 */
+    assert_true(wide * 4 >= checked);
     assert_true(partial * 5 >= checked);
 }
 
@@ -1336,6 +1344,138 @@ static bcg_dtype result_dtype(const char *expr, const bcg_operand *ops, int coun
         t = bcg_kernel_dtype(k);
     bcg_context_free(ctx);
     return t;
+}
+
+/* Trees over an input read across its memory order (contiguous, or
+ * reversed, along a dimension other than the last: transposed), ranks 2
+ * to 5, every dtype, with casts, b of another dtype C-contiguous or a
+ * row, tiles of rows that are and are not a multiple of the gather's AVX2
+ * register blocks (16-bit 16 x 8, 32-bit 8 x 8, 64-bit 4 x 4) and runs of
+ * columns left over, a against a page that faults on either side, in
+ * place on b or on two threads now and then: bit for bit against the
+ * reference evaluator.  Asserts a share of them gathers the tiles. */
+static void test_transposed_register_blocks(void **state_)
+{
+    (void)state_;
+    static const bcg_dtype types[] = {BCG_I8,  BCG_U8,  BCG_I16, BCG_U16, BCG_I32,
+                                      BCG_U32, BCG_I64, BCG_U64, BCG_F32, BCG_F64};
+    static const char *const exprs[] = {"a",           "maximum(b, a)",      "a - b",
+                                        "minimum(a, a)", "where(a > b, a, b)", "f64(a) * 2",
+                                        "i32(a) + b",  "1 - u8(a)",          "f32(a) / 4"};
+    static guarded memory;
+    int checked = 0, failures = 0, gathered = 0;
+    state = 0x7f4a7c159e3779b9ull; /* (its own cases, whatever ran before) */
+    for (int n = 0; n < 60; n++) {
+        int rank = 2 + (int)(next() % 4);
+        int64_t shape[5], elements = 1;
+        for (int d = 0; d < rank; d++)
+            shape[d] = 1 + (int64_t)(next() % 4);
+        shape[rank - 1] = 9 + (int64_t)(next() % (next() % 2 ? 120 : 1200));
+        int contiguous = (int)(next() % (uint64_t)(rank - 1)); /* not the last */
+        shape[contiguous] = 4 + (int64_t)(next() % 45);
+        for (int d = 0; d < rank; d++)
+            elements *= shape[d];
+        bcg_dtype t = types[next() % (sizeof types / sizeof types[0])];
+        bcg_dtype u = types[next() % (sizeof types / sizeof types[0])];
+        const char *expr = exprs[next() % (sizeof exprs / sizeof exprs[0])];
+        view va = random_view(rank, shape, contiguous, next() % 4 == 0 ? -1 : 1);
+        bool row = next() % 3 == 0;
+        size_t bytes[2] = {va.bytes * bcg_dtype_size(t),
+                           (size_t)(row ? shape[rank - 1] : elements) * bcg_dtype_size(u)};
+        char *a = guarded_alloc(&memory, bytes[0], next() % 2);
+        char *b = malloc(bytes[1]);
+        assert_non_null(b);
+        fill(a, bytes[0]);
+        fill(b, bytes[1]);
+        bcg_operand ops[2] = {{"a", t, rank, va.shape, va.strides},
+                              {"b", u, row ? 1 : rank, row ? &shape[rank - 1] : shape, NULL}};
+        void *in[3] = {a + (size_t)va.first * bcg_dtype_size(t), b, b};
+        int variant = (int)(next() % 4);
+        bool inplace = variant == 1 && !row && strstr(expr, "b") &&
+                       result_dtype(expr, ops, 2) == u;
+        int got = check(expr, ops, in, bytes, 2, inplace ? 1 : -1, variant == 2 ? 2 : 1,
+                        "bcg_mk_gather_rows_");
+        checked++;
+        failures += got < 0;
+        gathered += got > 0;
+        if (got < 0) {
+            print_error("  %s a %s b %s%s variant %d a", expr, bcg_dtype_name(t),
+                        bcg_dtype_name(u), row ? " (a row)" : "", variant);
+            for (int d = 0; d < rank; d++)
+                print_error(" %lld@%lld", (long long)va.shape[d], (long long)va.strides[d]);
+            print_error("\n");
+        }
+        free(b);
+    }
+    guarded_free(&memory);
+    print_message("# %d trees over transposed inputs, %d gathered in tiles\n", checked,
+                  gathered);
+    assert_int_equal(failures, 0);
+    assert_true(gathered * 2 >= checked);
+}
+
+/* One operation (a cast, a literal operand, a function) over runs of 65
+ * to 512 of an input read with stride 1 along the run whose rows are not
+ * a run apart (padded, reversed, a sub-view), ranks 2 to 5, every dtype,
+ * a against a page that faults on either side, two threads now and then:
+ * bit for bit against the reference evaluator.  Asserts a share of them
+ * reads a in place with a call per run (lower.c tiles2d_add_gather: no
+ * gather into a 2-D tile). */
+static void test_rows_in_place_one_operation(void **state_)
+{
+    (void)state_;
+    static const bcg_dtype types[] = {BCG_I8,  BCG_U8,  BCG_I16, BCG_U16, BCG_I32,
+                                      BCG_U32, BCG_I64, BCG_U64, BCG_F32, BCG_F64};
+    static const char *const exprs[] = {"i32(a)", "f64(a)",        "u8(a)", "a * 3",
+                                        "maximum(a, 2)", "sqrt(f32(a))", "-a",    "i16(a)"};
+    static guarded memory;
+    int checked = 0, failures = 0, in_place = 0;
+    state = 0x3c6ef372fe94f82bull; /* (its own cases, whatever ran before) */
+    for (int n = 0; n < 60; n++) {
+        int rank = 2 + (int)(next() % 4);
+        int64_t shape[5], strides[5];
+        for (int d = 0; d < rank; d++)
+            shape[d] = 1 + (int64_t)(next() % 4);
+        shape[rank - 2] = 2 + (int64_t)(next() % 9);
+        shape[rank - 1] = 65 + (int64_t)(next() % 448);
+        /* C order with a gap after each row now and then, a dimension
+         * reversed now and then (the rows' most often) */
+        int64_t step = 1, low = 0, high = 0;
+        for (int d = rank - 1; d >= 0; d--) {
+            strides[d] = d == rank - 1 ? 1 : step * (next() % (d == rank - 2 ? 2 : 4) ? -1 : 1);
+            if (d == rank - 2 && strides[d] > 0)
+                strides[d] = step + 1 + (int64_t)(next() % 9); /* padded rows */
+            int64_t reach = strides[d] * (shape[d] - 1);
+            if (reach < 0)
+                low += reach;
+            else
+                high += reach;
+            step = (strides[d] < 0 ? -strides[d] : strides[d]) * shape[d];
+        }
+        bcg_dtype t = types[next() % (sizeof types / sizeof types[0])];
+        const char *expr = exprs[next() % (sizeof exprs / sizeof exprs[0])];
+        size_t size = bcg_dtype_size(t), bytes[1] = {(size_t)(high - low + 1) * size};
+        char *a = guarded_alloc(&memory, bytes[0], next() % 2);
+        fill(a, bytes[0]);
+        bcg_operand ops[1] = {{"a", t, rank, shape, strides}};
+        void *in[2] = {a + (size_t)-low * size, NULL};
+        int got = check(expr, ops, in, bytes, 1, -1, next() % 4 == 0 ? 2 : 1,
+                        "bcg_mk_gather_rows_");
+        checked++;
+        failures += got < 0;
+        in_place += got == 0;
+        if (got < 0) {
+            print_error("  %s a %s", expr, bcg_dtype_name(t));
+            for (int d = 0; d < rank; d++)
+                print_error(" %lld@%lld", (long long)shape[d], (long long)strides[d]);
+            print_error("\n");
+        }
+    }
+    guarded_free(&memory);
+    print_message("# %d single operations over rows not a run apart, %d read in place\n",
+                  checked, in_place);
+    assert_int_equal(failures, 0);
+    assert_true(in_place * 4 >= checked * 3); /* 58 of 60; main 31 */
 }
 
 /* Large random trees (depth 4 and 5, casts through every dtype) over runs
@@ -1700,6 +1840,8 @@ int main(void)
         cmocka_unit_test(test_transposed_short_dimension),
         cmocka_unit_test(test_fused_past_temporaries),
         cmocka_unit_test(test_transposed_copy),
+        cmocka_unit_test(test_transposed_register_blocks),
+        cmocka_unit_test(test_rows_in_place_one_operation),
         cmocka_unit_test(test_float_rows_overlap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
