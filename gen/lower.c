@@ -3009,9 +3009,10 @@ static void lower_reduction(lowering *w)
  * at issue 11's small outputs, 1024. */
 /* Whether IR's loop nest ends in tcc's per-element code (the inner
  * unrolled form: no tiles, rows, blocks or groups) where the flat form
- * could take it: short runs whose output is contiguous over all loops
- * but the first, in plans the 2-D tiles refused (four loops or more, a
- * tree of operations without microkernels).  Measured (the harness, cc
+ * could take it: short runs whose output is contiguous over the loops
+ * from one on (any number of loops before it), in plans the 2-D tiles
+ * refused (four loops or more, a tree of operations without
+ * microkernels); transcendentals too, only here (vex.c, the flat form).  Measured (the harness, cc
  * time / JIT time, same process): (b) * (where(a > c, a, c)) - 5, i16
  * runs of 3 under loops of 5 and 89, 0.12 -> 6.3; sqrt(f32(abs(maximum(a,
  * where(u8(c) > 3, b, u8(c)))))), f32 runs of 3 under 3 under 12, 1728
@@ -3251,13 +3252,24 @@ static const char *form_reason(const lowering *w, const char *not_tiled)
         break;
     case FORM_SMALL:
         if (ir->small_flat) {
-            char rows[120] = ""; /* (four loops or more: rows of the loops after loop 1) */
+            char rows[240] = ""; /* (rows of several loops, level loops, functions) */
+            int split = ir->small->split;
             int64_t row = 1;
-            for (int l = 2; p->loop_count >= 4 && l < p->loop_count; l++)
+            for (int l = split + 1; l < p->loop_count; l++)
                 row *= p->extent[l];
-            if (p->loop_count >= 4)
-                snprintf(rows, sizeof rows, " (rows of %lld elements over loops 2 to %d)",
-                         (long long)row, p->loop_count - 1);
+            if (split + 2 < p->loop_count)
+                snprintf(rows, sizeof rows, " (rows of %lld elements over loops %d to %d)",
+                         (long long)row, split + 1, p->loop_count - 1);
+            if (split > 1)
+                snprintf(rows + strlen(rows), sizeof rows - strlen(rows),
+                         " under %d level loops", split);
+            if (ir->small->functions > 0) /* (vex.c: small_transcendentals) */
+                snprintf(rows + strlen(rows), sizeof rows - strlen(rows),
+                         ", %d function%s into buffers (%d once before the loops, %d again "
+                         "every body)", ir->small->functions,
+                         ir->small->functions > 1 ? "s" : "",
+                         ir->small->functions - ir->small->functions_per_body,
+                         ir->small->functions_per_body);
             snprintf(buf, sizeof buf, "runs of %lld (<= %d) whose output rows are contiguous%s, "
                      "a tree gen/vex.c writes: the rows as one stream, a loop of bodies of "
                      "%lld elements of straight-line AVX2 code (the flat form), no tcc code",

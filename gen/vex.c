@@ -5353,7 +5353,10 @@ typedef struct small_kernel {
     int slots;              /* stack slots (32 bytes each) */
     bool two;               /* SMALL_TWO loads allowed (they take many constants) */
     int leaf_slot[LEAF_MAX];
-    int levels;             /* the plan's outer loops run as loops (0, 1 or 2) around */
+    int levels;             /* the plan's outer loops run as loops around (0, 1 or 2;
+                               the flat form: any number) */
+    int counter_slot;       /* the flat form's level loops but the innermost two:
+                               their counters in slots from this one (small_counter) */
     int64_t body;           /* the straight-line code of this many elements (plan order) */
     /* transcendentals (small_transcendentals): node, its microkernel, its buffer */
     int transcendental_count;
@@ -5373,6 +5376,11 @@ typedef struct small_kernel {
      * is computed argument[j][i * values + v] */
     kernel_ir *copy;        /* g->ir, whose locals small_transcendentals lifts */
     int64_t values[SMALL_TRANSCENDENTALS];
+    /* the flat form: a transcendental that varies along a level loop,
+     * computed again for every body (in the innermost level loop, and
+     * for the rows left over its first remainder_values entries) */
+    bool per_body[SMALL_TRANSCENDENTALS];
+    int64_t remainder_values[SMALL_TRANSCENDENTALS];
     int64_t *entry_of[SMALL_TRANSCENDENTALS];
     int64_t *argument[SMALL_TRANSCENDENTALS];
     /* the flat form (vex_build_flat): after the innermost level's loop,
@@ -6485,80 +6493,99 @@ static const int64_t *small_entries(const small_kernel *s, int i)
     return s->identity;
 }
 
-/* The buffers below the saved registers, their leaves' pointers, and each
- * transcendental's argument computed into its buffer and the microkernel
- * called on it (children first).  SAVED_COUNT registers were pushed. */
-static void small_transcendentals(small_kernel *s, int saved_count)
+/* Transcendental J of S's argument computed into its buffer (its first
+ * VALUES entries) and the microkernel called on it.  The flat form's per
+ * body ones (in its level loops) keep the counters r10 and r11 too. */
+static void small_transcendental(small_kernel *s, int j, int64_t values)
 {
     generator *g = s->g;
     builder *b = g->b;
     int lanes = g->lanes;
     small_vector *vector = g->small;
+    for (int i = 0; i < g->leaf_count; i++) /* (the body's patterns: not here) */
+        vector->pattern[i] = -1;
+    /* (function 0: a subtree constant along loops, computed itself) */
+    int id = s->transcendental[j];
+    int argument = s->function[j] ? kir_child(g->ir, id, 0) : id;
+    bcg_dtype t = g->ir->nodes[id]->dtype;
+    const char *local = s->copy->value[id].local;
+    if (!s->function[j]) /* (its tree, not its buffer, for now) */
+        s->copy->value[id].local = NULL;
+    for (int64_t first = 0; first < values && !g->failed; first += lanes) {
+        vector->count = values - first < lanes ? (int)(values - first) : lanes;
+        for (int i = 0; i < g->leaf_count; i++)
+            vector->offset[i] = s->argument[j] + i * s->values[j] + first;
+        small_stage(s);
+        g->free = 0xffffu & ~g->reserved;
+        value v = typed_as(g, argument, t);
+        if (g->failed)
+            break;
+        store_bytes(g, v.reg, at(RSP, NONE, 1, s->buffer[j] + (int32_t)(first * size_of(t))),
+                    bytes_of(g, t));
+    }
+    s->copy->value[id].local = local;
+    if (g->failed || !s->function[j])
+        return;
+    static const int kept[] = {RDI, R8, R9, RDX, R10, R11};
+    int kept_count = s->per_body[j] ? 6 : 4; /* (an even count: rsp stays aligned) */
+    for (int k = 0; k < kept_count; k++)
+        push_pop(b, kept[k], false);
+    gpr_memory(b, 0x8d, RDI, at(RSP, NONE, 1, s->buffer[j] + 8 * kept_count)); /* out */
+    gpr_pair(b, 0x89, RSI, RDI);                                                 /* a = out */
+    byte(b, 0xba);                                                               /* mov edx, 1: sa */
+    word32(b, 1);
+    byte(b, 0xb9);                                                               /* mov ecx, values */
+    word32(b, (int32_t)values);
+    byte(b, 0x48);                                                               /* mov rax, imm64 */
+    byte(b, 0xb8);
+    for (int k = 0; k < 8; k++)
+        byte(b, (int)(s->function[j] >> (8 * k) & 0xff));
+    uint64_t libm = small_libm(g->ir->nodes[id]->op, t);
+    if (libm) { /* mov r8, imm64: small_libm_f32's f */
+        byte(b, 0x49);
+        byte(b, 0xb8);
+        for (int k = 0; k < 8; k++)
+            byte(b, (int)(libm >> (8 * k) & 0xff));
+    }
+    byte(b, 0xc5); /* vzeroupper */
+    byte(b, 0xf8);
+    byte(b, 0x77);
+    byte(b, 0xff); /* call rax */
+    byte(b, 0xd0);
+    for (int k = kept_count - 1; k >= 0; k--)
+        push_pop(b, kept[k], true);
+    for (int i = 0; i < POOL_MAX; i++)
+        if (g->constant_register[i] > 0)
+            vex(b, V_MOVU_LOAD, true, false, g->constant_register[i], 0,
+                in_memory(pool_memory(i)), -1);
+}
+
+/* The buffers below the saved registers, their leaves' pointers, and each
+ * transcendental's argument computed into its buffer and the microkernel
+ * called on it (children first), but the flat form's per-body ones
+ * (small_body_transcendentals).  SAVED_COUNT registers were pushed. */
+static void small_transcendentals(small_kernel *s, int saved_count)
+{
+    generator *g = s->g;
+    builder *b = g->b;
     (void)saved_count; /* (s->frame keeps rsp 16-byte aligned at the calls) */
     gpr_immediate(b, 5, RSP, s->frame);
     for (int i = 0; i < g->leaf_count; i++)
         for (int j = 0; j < s->transcendental_count; j++)
             if (g->leaves[i].operand < 0 && g->leaf_node[i] == s->transcendental[j])
                 gpr_memory(b, 0x8d, g->leaves[i].reg, at(RSP, NONE, 1, s->buffer[j]));
-    for (int j = 0; j < s->transcendental_count && !g->failed; j++) {
-        /* (function 0: a subtree constant along loops, computed itself) */
-        int id = s->transcendental[j];
-        int argument = s->function[j] ? kir_child(g->ir, id, 0) : id;
-        bcg_dtype t = g->ir->nodes[id]->dtype;
-        const char *local = s->copy->value[id].local;
-        if (!s->function[j]) /* (its tree, not its buffer, for now) */
-            s->copy->value[id].local = NULL;
-        int64_t values = s->values[j];
-        for (int64_t first = 0; first < values && !g->failed; first += lanes) {
-            vector->count = values - first < lanes ? (int)(values - first) : lanes;
-            for (int i = 0; i < g->leaf_count; i++)
-                vector->offset[i] = s->argument[j] + i * values + first;
-            small_stage(s);
-            g->free = 0xffffu & ~g->reserved;
-            value v = typed_as(g, argument, t);
-            if (g->failed)
-                break;
-            store_bytes(g, v.reg,
-                        at(RSP, NONE, 1, s->buffer[j] + (int32_t)(first * size_of(t))),
-                        bytes_of(g, t));
-        }
-        s->copy->value[id].local = local;
-        if (g->failed)
-            return;
-        if (!s->function[j])
-            continue;
-        static const int kept[] = {RDI, R8, R9, RDX};
-        for (int k = 0; k < 4; k++)
-            push_pop(b, kept[k], false);
-        gpr_memory(b, 0x8d, RDI, at(RSP, NONE, 1, s->buffer[j] + 32)); /* out */
-        gpr_pair(b, 0x89, RSI, RDI);                                    /* a = out */
-        byte(b, 0xba);                                                  /* mov edx, 1: sa */
-        word32(b, 1);
-        byte(b, 0xb9);                                                  /* mov ecx, values */
-        word32(b, (int32_t)values);
-        byte(b, 0x48);                                                  /* mov rax, imm64 */
-        byte(b, 0xb8);
-        for (int k = 0; k < 8; k++)
-            byte(b, (int)(s->function[j] >> (8 * k) & 0xff));
-        uint64_t libm = small_libm(g->ir->nodes[id]->op, t);
-        if (libm) { /* mov r8, imm64: small_libm_f32's f */
-            byte(b, 0x49);
-            byte(b, 0xb8);
-            for (int k = 0; k < 8; k++)
-                byte(b, (int)(libm >> (8 * k) & 0xff));
-        }
-        byte(b, 0xc5); /* vzeroupper */
-        byte(b, 0xf8);
-        byte(b, 0x77);
-        byte(b, 0xff); /* call rax */
-        byte(b, 0xd0);
-        for (int k = 3; k >= 0; k--)
-            push_pop(b, kept[k], true);
-        for (int i = 0; i < POOL_MAX; i++)
-            if (g->constant_register[i] > 0)
-                vex(b, V_MOVU_LOAD, true, false, g->constant_register[i], 0,
-                    in_memory(pool_memory(i)), -1);
-    }
+    for (int j = 0; j < s->transcendental_count && !g->failed; j++)
+        if (!s->per_body[j])
+            small_transcendental(s, j, s->values[j]);
+}
+
+/* The flat form's per-body transcendentals of S: for the body (in the
+ * innermost level loop) or (REMAINDER) the rows left over. */
+static void small_body_transcendentals(small_kernel *s, bool remainder)
+{
+    for (int j = 0; j < s->transcendental_count && !s->g->failed; j++)
+        if (s->per_body[j])
+            small_transcendental(s, j, remainder ? s->remainder_values[j] : s->values[j]);
 }
 
 /* The straight-line code of elements [0, BODY) of the kernel's body (plan
@@ -6763,6 +6790,34 @@ static uint64_t pattern_vectors(small_kernel *s, int i)
     return mask;
 }
 
+/* Level loop L's counter of S: set to its trips, or (STEP) less one,
+ * the flags for the jne.  The innermost two in r10 and r11, the flat
+ * form's outer ones in stack slots (a sub a trip of a loop outside the
+ * body's: nothing next to the body's work). */
+static void small_counter(small_kernel *s, int l, bool step)
+{
+    builder *b = s->g->b;
+    int first = s->levels > 2 ? s->levels - 2 : 0;
+    if (l >= first) {
+        int reg = l - first == 0 ? R10 : R11;
+        if (step) {
+            gpr_immediate(b, 5, reg, 1);
+        } else {
+            rex(b, 0, NONE, reg);
+            byte(b, 0xc7);
+            modrm_register(b, 0, reg);
+            word32(b, (int32_t)s->p->extent[l]);
+        }
+        return;
+    }
+    memory m = at(RSP, NONE, 1, s->frame + 32 * s->counter_slot + 8 * l);
+    gpr_memory(b, step ? 0x83 : 0xc7, step ? 5 : 0, m); /* sub qword [m], 1 / mov qword [m], trips */
+    if (step)
+        byte(b, 1);
+    else
+        word32(b, (int32_t)s->p->extent[l]);
+}
+
 /* One pass writing the whole function into g->b. */
 static void small_function(small_kernel *s)
 {
@@ -6814,24 +6869,24 @@ static void small_function(small_kernel *s)
                 in_memory(pool_memory(i)), -1);
     if (s->transcendental_count > 0) /* (typed: no slots) */
         small_transcendentals(s, saved_count);
-    int loop_start[2] = {0, 0};
-    static const int counters[2] = {R10, R11};
+    int loop_start[BCG_MAX_RANK] = {0};
     for (int l = 0; l < s->levels; l++) { /* mov counter, trips */
         if (s->flat)
             small_patterns(s, l); /* (once per trip of the loops outside l) */
         if (l == s->levels - 1 && g->hoist)
             small_write_hoisted(s);
-        rex(b, 0, NONE, counters[l]);
-        byte(b, 0xc7);
-        modrm_register(b, 0, counters[l]);
-        word32(b, (int32_t)p->extent[l]);
+        small_counter(s, l, false);
         loop_start[l] = b->length;
     }
+    if (s->flat)
+        small_body_transcendentals(s, false);
     small_vectors(s, &vector, s->body);
     for (int l = s->levels - 1; l >= 0; l--) {
         /* every pointer on by its stride along loop l, back over loop l + 1's trips */
         for (int i = 0; i <= g->leaf_count; i++) {
             int k = i < g->leaf_count ? g->leaves[i].operand : 0;
+            if (k < 0) /* (a buffer: the same every trip) */
+                continue;
             int reg = i < g->leaf_count ? g->leaves[i].reg : RDI;
             size_t size = i < g->leaf_count ? bcg_dtype_size(g->leaves[i].dtype)
                                              : (size_t)g->width;
@@ -6844,13 +6899,14 @@ static void small_function(small_kernel *s)
             else if (step)
                 gpr_immediate(b, 0, reg, (int32_t)step);
         }
-        gpr_immediate(b, 5, counters[l], 1); /* sub counter, 1 */
-        jump_back(b, 0x5, loop_start[l]);    /* jne */
+        small_counter(s, l, true);        /* sub counter, 1 */
+        jump_back(b, 0x5, loop_start[l]); /* jne */
         if (l == s->levels - 1 && s->remainder > 0) { /* the flat form's rows left over */
             int64_t **touched = s->touched;
             int *touched_count = s->touched_count;
             s->touched = s->remainder_touched;
             s->touched_count = s->remainder_touched_count;
+            small_body_transcendentals(s, true);
             small_vectors(s, &vector, s->remainder);
             s->touched = touched;
             s->touched_count = touched_count;
@@ -6955,7 +7011,20 @@ bcg_status vex_build_small(arena *a, const kernel_ir *ir, vex_function **out)
  * against main's 2-D tiles, busy 2-core machine): u8(a * b) above 3.3 us
  * -> 0.72 us (gcc -O3 0.44); minimum(c * c * b, a) f64 runs of 4 over
  * 396864 elements 606 -> 107 us (gcc 102); where(a >= 0.1, a, 0.1) runs
- * of 4 reversed 2.5 -> 0.69 us; a * b f32 (480,640,3) x (3,) 116 -> 96 us. */
+ * of 4 reversed 2.5 -> 0.69 us; a * b f32 (480,640,3) x (3,) 116 -> 96 us.
+ *
+ * The split is the outermost loop whose rows fit (flat_split), under any
+ * number of level loops.  Transcendentals (small_transcendentals) take
+ * buffers of the body's elements: one constant along the level loops is
+ * computed once before them; one that varies along them again for every
+ * body at the top of the innermost level loop (and for the rows left
+ * over, only the entries they read), its call keeping r10 and r11 too.
+ * Only where the other way is tcc's per-element code: the tiles call
+ * their vector polynomials where the C library's f32 functions here take
+ * 2 to 6 ns an element.  Measured (sweep --only, cc time / JIT time):
+ * f64(f32(a + a) + f32(exp(f32(c)) + b)), i8 rows of 2 x 2 under 5672,
+ * 0.14 -> 5.2; exp(0.1 - abs(b / (c + a))) f64 runs of 5 under 3 x 133 x
+ * 3, 0.58 -> 1.7. */
 
 /* Least common multiple of two small positive numbers. */
 static int64_t least_multiple(int64_t x, int64_t y)
@@ -6970,26 +7039,53 @@ static int64_t least_multiple(int64_t x, int64_t y)
 }
 
 /* The loop of P the flat form splits into bodies (its rows; the loops
- * after it are a row, the loops before it the level loops), or -1: the
- * innermost of at most VEX_FLAT_MAX_RUN, the output contiguous over the
- * loops from it on, at most one loop before it (two level counters), a
- * row of at most VEX_FLAT_MAX_ROW elements.  Plans of four loops or more
- * (runs of 3 under a loop of 5, rows of 15: tcc's per-element code
- * before, 0.16x the gcc loop) take the row's loops whole. */
-static int flat_rows_loop(const plan *p)
+ * after it are a row, the loops before it the level loops) for vectors
+ * of LANES (1: any), or -1: the innermost of at most VEX_FLAT_MAX_RUN, the
+ * output contiguous over the loops from it on, a row of at most
+ * VEX_FLAT_MAX_ROW elements, and enough rows for a body of whole vectors
+ * (or all of them one body, as flat_plan takes them); of those loops the outermost (the fewest level loops, the most rows a
+ * loop of bodies).  Level loops of any number: the innermost two count
+ * in r10 and r11, the others in stack slots (small_counter).  Before, at
+ * most one level loop and the split at loop 1: (c) * 7 + b - a, runs of 4
+ * under 2 under 2516 under 10 under 7 (rows of 20128, too long) took
+ * tcc's per-element code, 0.27x the gcc loop; rows of 2 x 2 under 5672
+ * were bodies of 4 elements, a level trip each. */
+/* The least body the usual split (loop 1, or 0 of two loops) keeps;
+ * below, the outermost split that fits.  (main's per-plane values
+ * computed once a trip of loop 0 need the split at 1: at 16, main's few-
+ * rows test fell to 12 of 103 bodies of all the rows; at 8, 18, and i16(1.5
+ * * a) rows of 2 x 5 under 1624, a body of 10, 2.8x cc, outer split 3.8x;
+ * exp(f32(c)) per row under 5672, bodies of 4, split at 0: 5.2x) */
+#define VEX_FLAT_SPLIT_BODY 8
+static int flat_split(const plan *p, int lanes)
 {
     int n = p->loop_count, inner = n - 1;
     if (n < 2 || p->extent[inner] > VEX_FLAT_MAX_RUN || p->stride[0][inner] != 1)
         return -1;
-    int outer = n == 2 ? 0 : 1;
-    int64_t row = 1;
-    for (int l = inner; l > outer; l--) {
-        if (p->stride[0][l - 1] != p->stride[0][l] * p->extent[l])
-            return -1;
+    int split = -1, usual = n == 2 ? 0 : 1;
+    int64_t row = p->extent[inner], usual_body = 0;
+    for (int l = inner - 1; l >= 0 && row <= VEX_FLAT_MAX_ROW; l--) {
+        if (p->stride[0][l] != row) /* (rows follow each other) */
+            break;
+        int64_t body_rows = least_multiple(row, lanes) / row;
+        if ((body_rows <= p->extent[l] && body_rows * row <= VEX_FLAT_MAX_BODY) ||
+            p->extent[l] * row <= VEX_FLAT_MAX_BODY) { /* (all rows one body: flat_plan) */
+            split = l;
+            if (l == usual) {
+                while (body_rows * row < VEX_FLAT_BODY_ELEMENTS && 2 * body_rows <= p->extent[l])
+                    body_rows *= 2; /* (as flat_plan) */
+                usual_body = (body_rows <= p->extent[l] ? body_rows : p->extent[l]) * row;
+            }
+        }
         row *= p->extent[l];
     }
-    return row <= VEX_FLAT_MAX_ROW ? outer : -1;
+    /* (the split at loop 1 where it takes a body of VEX_FLAT_SPLIT_BODY
+     * or more: its values the same for a plane computed once a trip of
+     * loop 0, small_mark_hoisted) */
+    return usual_body >= VEX_FLAT_SPLIT_BODY ? usual : split;
 }
+
+static int flat_rows_loop(const plan *p) { return flat_split(p, 1); }
 
 bool vex_flat_supported(const kernel_ir *ir)
 {
@@ -7014,7 +7110,7 @@ bcg_status vex_build_flat(arena *a, const kernel_ir *ir, vex_function **out)
  * they are fewer; false when it would pass VEX_FLAT_MAX_BODY. */
 static bool flat_plan(arena *a, const plan *p, int lanes, plan **flat, int64_t *remainder)
 {
-    int outer = flat_rows_loop(p);
+    int outer = flat_split(p, lanes);
     if (outer < 0)
         return false;
     int64_t run = 1, rows = p->extent[outer];
@@ -7081,12 +7177,17 @@ static bool prefix_touched(arena *a, small_kernel *s, int64_t count)
 
 /* Whether node ID of IR varies along loop L of its plan (an operand of
  * its subtree does). */
-static bool small_varies(const kernel_ir *ir, int id, int l)
+static bool small_varies_in(const plan *p, const kernel_ir *ir, int id, int l)
 {
     for (int c = id + 1; c < id + ir->value[id].size; c++)
-        if (ir->nodes[c]->op == OP_OPERAND && ir->p->stride[ir->nodes[c]->operand + 1][l] != 0)
+        if (ir->nodes[c]->op == OP_OPERAND && p->stride[ir->nodes[c]->operand + 1][l] != 0)
             return true;
     return false;
+}
+
+static bool small_varies(const kernel_ir *ir, int id, int l)
+{
+    return small_varies_in(ir->p, ir, id, l);
 }
 
 /* The values node ID of IR takes: the product of the extents of the
@@ -7158,14 +7259,25 @@ static bool small_hoist(arena *a, small_kernel *s)
     int64_t n = p->elements, padded = (n + 31) / 32 * 32;
     for (int j = 0; j < s->transcendental_count; j++) {
         int id = s->transcendental[j];
+        /* (the flat form: over the body's loops, of its reshaped plan;
+         * one that varies along a level loop computed again a body) */
         bool varies[BCG_MAX_RANK];
-        for (int l = 0; l < p->loop_count; l++)
-            varies[l] = small_varies(ir, id, l);
+        s->per_body[j] = false;
+        for (int l = 0; l < p->loop_count; l++) {
+            varies[l] = s->flat ? small_varies_in(p, ir, id, l) : small_varies(ir, id, l);
+            if (s->flat && l < s->levels) {
+                s->per_body[j] = s->per_body[j] || varies[l];
+                varies[l] = false;
+            }
+        }
         int64_t *entry = arena_alloc(a, sizeof *entry * (size_t)padded);
         int64_t *first = arena_alloc(a, sizeof *first * (size_t)n);
         if (!entry || !first)
             return false;
         memset(entry, 0, sizeof *entry * (size_t)padded);
+        for (int64_t e = 0; e < n; e++)
+            first[e] = -1;
+        s->remainder_values[j] = 0;
         int64_t values = 0;
         for (int64_t e = 0; e < n; e++) { /* entry: the varying indices, mixed radix */
             int64_t rest = e, v = 0, scale = 1;
@@ -7179,8 +7291,12 @@ static bool small_hoist(arena *a, small_kernel *s)
             }
             entry[e] = v;
             values = scale;
-            if (v < n)
-                first[v] = e; /* (the last element of entry v: any will do) */
+            /* (the last element of entry v: any will do; the flat form's
+             * first, within the rows left over where they read it) */
+            if (v < n && (!s->flat || first[v] < 0))
+                first[v] = e;
+            if (e < s->remainder && v + 1 > s->remainder_values[j])
+                s->remainder_values[j] = v + 1;
         }
         int64_t *argument = arena_alloc(a, sizeof *argument * (size_t)(values * g->leaf_count));
         if (!argument)
@@ -7243,7 +7359,7 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
     s->body = ir->p->elements;
     /* transcendentals with a microkernel: leaves read from their buffers,
      * the deepest first (a node's children follow it in the IR) */
-    int64_t n = ir->p->elements, padded = (n + 31) / 32 * 32, frame = 0;
+    int64_t n = ir->p->elements, padded, frame = 0;
     static const char *const names[SMALL_TRANSCENDENTALS] = {"t0", "t1", "t2", "t3"};
     bool *subtree = hoist && !flat ? small_subtrees(a, copy) : NULL;
     for (int id = copy->node_count - 1; id >= 0; id--) {
@@ -7253,14 +7369,15 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
             int j = s->transcendental_count++;
             s->transcendental[j] = id;
             s->function[j] = 0;
-            s->buffer[j] = (int32_t)frame;
-            frame += padded * size_of(node->dtype);
             copy->value[id].local = names[j];
             continue;
         }
         if (!function || copy->value[id].folded >= 0)
             continue;
-        if (flat || s->transcendental_count == SMALL_TRANSCENDENTALS ||
+        /* (the flat form: only where tcc's per-element code is the other
+         * way, not the tiles' vector functions) */
+        if ((flat && (ir->tiled || ir->tiles2d)) ||
+            s->transcendental_count == SMALL_TRANSCENDENTALS ||
             node->dtype != expr_operation_type(node))
             return BCG_OK;
         /* once per value of the loops its operands vary along, as the
@@ -7278,18 +7395,7 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
         int j = s->transcendental_count++;
         s->transcendental[j] = id;
         s->function[j] = function;
-        s->buffer[j] = (int32_t)frame;
-        frame += padded * size_of(node->dtype);
         copy->value[id].local = names[j];
-    }
-    if (frame > 16384) /* (the stack a call takes) */
-        return BCG_OK;
-    if (s->transcendental_count > 0) {
-        s->identity = arena_alloc(a, sizeof *s->identity * (size_t)padded);
-        if (!s->identity)
-            return BCG_ERR_NOMEM;
-        for (int64_t e = 0; e < padded; e++)
-            s->identity[e] = e;
     }
     if (s->transcendental_count > 0 || !is_float_lane(g->lane) ||
         !supported(g, 0, true)) { /* integer or mixed (or calls): typed_* */
@@ -7303,8 +7409,28 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
             return BCG_OK; /* (or out of memory: the tiles take it) */
         s->p = reshaped;
         s->body = reshaped->elements;
-        s->levels = flat_rows_loop(ir->p) + 1; /* (the loops before the body's rows, and its loop) */
+        s->levels = flat_split(ir->p, lanes_of_small(g)) + 1; /* (the loops before the body's rows, and its loop) */
         s->flat = true;
+    }
+    /* the buffers: the body's elements each (the flat form's) */
+    padded = (s->p->elements + 31) / 32 * 32;
+    for (int j = 0; j < s->transcendental_count; j++) {
+        s->buffer[j] = (int32_t)frame;
+        frame += padded * size_of(copy->nodes[s->transcendental[j]]->dtype);
+    }
+    if (frame > 16384) /* (the stack a call takes) */
+        return BCG_OK;
+    if (s->transcendental_count > 0) {
+        s->identity = arena_alloc(a, sizeof *s->identity * (size_t)padded);
+        if (!s->identity)
+            return BCG_ERR_NOMEM;
+        for (int64_t e = 0; e < padded; e++)
+            s->identity[e] = e;
+    }
+    s->counter_slot = -1;
+    if (s->levels > 2) { /* (four counters a slot) */
+        s->counter_slot = s->slots;
+        s->slots += (s->levels - 2 + 3) / 4;
     }
     for (int i = 0; i < LEAF_MAX; i++)
         s->pattern_slot[i] = -1;
@@ -7433,9 +7559,13 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
     f->typed = g->typed;
     f->lanes = lanes_of_small(g);
     f->body = flat ? s->body : 0;
+    f->split = flat ? s->levels - 1 : 0;
     f->hoisted = g->hoist ? g->hoist_count : 0;
     for (int j = 0; j < s->transcendental_count; j++) {
-        f->computed += s->values[j];
+        /* (the flat form's: a body's values, once or every body) */
+        f->computed += s->per_body[j] ? s->values[j] * (n / s->body) : s->values[j];
+        f->functions += flat;
+        f->functions_per_body += s->per_body[j];
         f->per_element += n;
         f->subtrees += s->function[j] == 0;
     }

@@ -27,6 +27,11 @@ typedef struct vex_function {
     bool stream;    /* the root is stored past the caches (the kernel fences) */
     int lanes;      /* small kernels: output elements a vector */
     int64_t body;   /* the flat form: the elements of its loop's body */
+    int split;      /* the flat form: the plan's loop of its rows (the loops after
+                       it a row, those before it level loops) */
+    int functions, functions_per_body; /* the flat form: its transcendentals, and
+                       of them those computed again every body (the others once
+                       before its loops) */
     int hoisted;    /* the flat form: values computed once before its innermost
                        level loop (vex.c small_mark_hoisted) */
     /* small kernels: the transcendentals' results computed (once per value
@@ -241,13 +246,15 @@ bcg_status vex_build_small(arena *a, const struct kernel_ir *ir, vex_function **
 
 /* Whether IR's kernel has the flat form's shape: one root stored as its
  * own dtype, no reduction, 2 loops or more, the innermost of at most
- * VEX_FLAT_MAX_RUN, the output contiguous over all but the first (of 3
- * or more) and those a row of at most VEX_FLAT_MAX_ROW elements. */
+ * VEX_FLAT_MAX_RUN, the output contiguous over the loops from one of
+ * them on (its rows), the loops after it a row of at most
+ * VEX_FLAT_MAX_ROW elements, any number of loops before it. */
 bool vex_flat_supported(const struct kernel_ir *ir);
 
 /* The whole kernel of IR as the flat form, of vex_build_small's signature
- * and use, into *OUT, or *OUT NULL when not supported (transcendentals,
- * fewer rows than a body, code size).  Fails only when memory runs out. */
+ * and use, into *OUT, or *OUT NULL when not supported (transcendentals
+ * where IR chose tiles, fewer rows than a body, code size, a tree vex.c
+ * cannot write).  Fails only when memory runs out. */
 bcg_status vex_build_flat(arena *a, const struct kernel_ir *ir, vex_function **out);
 
 /* F (vex_build_small's) with check_run's checks of K's pointers before it,

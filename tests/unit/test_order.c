@@ -1805,7 +1805,10 @@ static void test_rows_gate(void **state_)
     size_t bytes1[2] = {9 * 13 * 15, 7 * 1071}, bytes2[2] = {108 * 2, 300 * 18 * 2};
     void *in1[3] = {a1, b1, b1}, *in2[3] = {a2, b2, b2};
     assert_int_equal(check("b + a", ops1, in1, bytes1, 2, -1, 1, "_rows("), 0);
-    assert_true(last_hoisted); /* b gathered once a trip of the loop over 7 */
+    /* b gathered once a trip of the loop over 7, or the flat form split
+     * at loop 2 under 3 level loops (vex.c flat_split: cc / JIT 0.72-0.79
+     * with the 2-D tiles -> 3.8, same process) */
+    assert_true(last_hoisted || last_small);
     /* (the flat form since its runs of up to 40: faster still, cc / JIT
      * 5.8 with the _rows call, 8.2 flat, same process) */
     int got = check("b * a", ops2, in2, bytes2, 2, -1, 1, "_rows(");

@@ -256,6 +256,27 @@ static bool flat_case;
  * the operands drawn as flat_case's. */
 static bool flat_loops_case;
 
+/* Whether the case is the flat form's under two level loops or more
+ * (vex.c, flat_split: the output's rows over the loops after a split at
+ * loop 2 or further in): five dimensions, the innermost 2 to 8, the next
+ * 2 to 4, the one before 65 to 300 (rows over the three of more than
+ * 256), the outer two 2 to 6, 1025 to 16384 elements, the operands
+ * broadcast along half their dimensions at random; run_kernel sets
+ * last_split to the flat form's split loop (-1: not the flat form). */
+static bool flat_levels_case;
+static int last_split;
+
+/* Whether the case is the flat form's with transcendentals
+ * (test_random_flat_functions): run_kernel counts the cases that take
+ * the flat form with them (flat_functions_taken), of those the ones
+ * computing fewer results than elements (flat_functions_hoisted: once
+ * before the loops) and the others (every body); flat_functions_exact:
+ * the flat form's results compared bit for bit (the C library's f32
+ * functions and the f64 sin, cos, tanh microkernels). */
+static bool flat_functions_case, flat_functions_exact;
+static int flat_functions_taken, flat_functions_hoisted;
+static int flat_functions_elements; /* (the others left in tcc's per-element code) */
+
 /* Whether the case is the flat form's with fewer rows than a whole number
  * of vectors takes (vex.c, flat_plan: all the rows one body, its last
  * vector partial) and runs past 15 (VEX_FLAT_MAX_RUN 40): odd runs of 3
@@ -408,6 +429,7 @@ typedef struct tally {
     int pure, pure_small; /* trees of float operands, bool conditions and literals only */
     int small_by_rank[6];
     int loops4, loops4_small; /* cases whose plan has four loops or more */
+    int levels2; /* cases that took the flat form split at loop 2 or further in */
 } tally;
 
 /* Compiles and runs EXPR (ctx fresh) into OUT; *SMALL: its source calls
@@ -430,8 +452,11 @@ static void run_kernel(const char *expr, const bcg_operand *ops, const bcg_optio
     *small = strstr(bcg_kernel_source(kernel), taken_marker) != NULL;
     assert_int_equal(bcg_run(kernel, out, inputs, &err), BCG_OK);
     bcg_context_free(ctx);
-    if ((hoist_case || flat_whole_case) && *small &&
-        !options->disable_vector_code) { /* the IR's small function */
+    if (!options->disable_vector_code)
+        last_split = -1;
+    if ((hoist_case || flat_whole_case || flat_levels_case || flat_functions_case) &&
+        (*small || flat_functions_case) && !options->disable_vector_code) {
+        /* the IR's small function (or form) */
         arena *a = arena_new();
         compile *c = a ? arena_alloc(a, sizeof *c) : NULL;
         assert_non_null(c);
@@ -441,7 +466,22 @@ static void run_kernel(const char *expr, const bcg_operand *ops, const bcg_optio
         compile_request r = {.text = expr, .operands = ops, .operand_count = OPERANDS,
                              .options = options, .goal = COMPILE_JIT, .max_source = 0};
         assert_int_equal(compile_pipeline(c, &r), BCG_OK);
+        if (flat_functions_case && !*small) {
+            /* (an output view's rows are not contiguous) */
+            bool left = c->ir->form.kind == FORM_INNER_UNROLLED && !options->output &&
+                        c->plan->loop_count >= 2 && c->plan->elements >= 512;
+            flat_functions_elements += left;
+            if (left && getenv("BCGEN_SMALL_SHOW"))
+                print_message("# inner unrolled: %s\n", expr);
+            arena_free(a);
+            return;
+        }
         assert_non_null(c->ir->small);
+        last_split = c->ir->small_flat ? c->ir->small->split : -1;
+        if (flat_functions_case && c->ir->small_flat && c->ir->small->per_element > 0) {
+            flat_functions_taken++;
+            flat_functions_hoisted += c->ir->small->computed * 2 < c->ir->small->per_element;
+        }
         flat_whole_taken += c->ir->small_flat && c->ir->small->body % c->ir->small->lanes != 0;
         flat_long_taken += c->ir->small_flat && c->ir->p->extent[c->ir->p->loop_count - 1] > 15;
         flat_hoisted += c->ir->small_flat && c->ir->small->hoisted > 0;
@@ -477,7 +517,8 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
         t = dtype_of[0];
     }
     /* the result's shape: rank 1 to 5, at most 1024 elements */
-    int rank = flat_whole_case ? 3 + below(2)
+    int rank = flat_levels_case ? 5
+               : flat_whole_case ? 3 + below(2)
                : flat_loops_case ? 4 + below(2)
                : flat_case     ? 2 + below(3)
                : short_case  ? 3 + below(2)
@@ -497,6 +538,8 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
                                           : d == 0 ? 1 + below(700) : 2 + below(19))
                        : flat_loops_case ? (d == rank - 1 ? 2 + below(14) : d == rank - 2 ? 2 + below(9)
                                                                              : 1 + below(40))
+                       : flat_levels_case ? (d == rank - 1 ? 2 + below(7) : d == rank - 2 ? 2 + below(3)
+                                             : d == rank - 3 ? 65 + below(236) : 2 + below(5))
                        : flat_case     ? (d == rank - 1 ? 1 + below(15) : 1 + below(rank == 2 ? 700 : 40))
                        : short_case  ? (d == rank - 2 ? (7 + shape[rank - 1] + below(15 / shape[rank - 1] * shape[rank - 1] - 7)) / shape[rank - 1]
                                                       : 2 + below(rank == 3 ? 900 : 30))
@@ -506,7 +549,7 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
         }
     } while (flat_case || flat_loops_case || flat_whole_case || short_case
                  ? elements <= 1024 || elements > 8192
-             : medium_case ? elements > 16384
+             : medium_case || flat_levels_case ? elements > 16384 || (flat_levels_case && elements <= 1024)
              : hoist_case  ? elements < 256 || elements > 1024 /* (small_subtrees' least) */
                            : elements > 1024);
     int mode = below(6); /* 0: in place into a; 1: an output view; else a new array */
@@ -523,7 +566,7 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
                           : 3; /* whole, periodic, expanded, any */
         for (int d = 0; d < l->rank; d++) {
             l->shape[d] = shape[d + drop];
-            if (i > 0 && (pattern == 3 ? below(4) == 0
+            if (i > 0 && (pattern == 3 ? below(flat_levels_case ? 2 : 4) == 0
                           : pattern == 1 ? d < l->rank - 1
                           : pattern == 4 ? d > 0
                                          : pattern == 2 && d == l->rank - 1))
@@ -629,6 +672,7 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
     tally->small += small;
     tally->loops4 += front->plan->loop_count >= 4;
     tally->loops4_small += front->plan->loop_count >= 4 && small;
+    tally->levels2 += small && last_split >= 2;
     tally->small_by_rank[rank] += small;
     if (!reads_e(expr)) {
         tally->pure++;
@@ -643,7 +687,7 @@ static bool check_case(const char *expr, const bcg_dtype *dtypes, tally *tally)
     }
     for (int r = 1; r < 3 && ok; r++) {
         const char *got = buffers[OPERANDS + r].data, *want = buffers[OPERANDS].data;
-        bool tolerant = tolerant_case && !(hoist_case && r == 1 && small);
+        bool tolerant = tolerant_case && !((hoist_case || flat_functions_exact) && r == 1 && small);
         int64_t at = first_difference_in(got, want, out_dtype, span, tolerant,
                                          tolerant &&
                                          (strstr(expr, "exp(") || strstr(expr, "log(")));
@@ -685,7 +729,7 @@ static void test_random_small(void **state)
     (void)state;
     const char *text_count = getenv("BCGEN_SMALL_CASES");
     int count = text_count ? atoi(text_count) : 1500;
-    tally tally = {0, 0, 0, 0, 0, {0}, 0, 0};
+    tally tally = {0, 0, 0, 0, 0, {0}, 0, 0, 0};
     int failures = 0;
     for (int i = 0; i < count && failures < 10; i++) {
         text t = {{0}, 0};
@@ -903,6 +947,132 @@ static void test_random_flat(void **state)
     if (vex_cpu_ok() && count >= 100)
         assert_true(float_tally.small * 3 >= float_tally.cases &&
                     typed_tally.small * 3 >= typed_tally.cases);
+}
+
+/* The flat form under two level loops or more (flat_levels_case): runs
+ * of 2 to 8 under short loops under 20 to 300 rows under two or three
+ * loops, where the flat form took at most one level loop and the loop
+ * nest's per-element code (inner unrolled) was left; random float,
+ * integer and mixed trees of every dtype, operands whole, periodic,
+ * expanded, broadcast, strided, reversed or transposed, in place, into an
+ * output view or a new array, every buffer against a faulting page, bit
+ * for bit against the reference evaluator and tcc's code; a quarter of
+ * the cases must take the flat form split at loop 2 or further in. */
+static void test_random_flat_levels(void **state)
+{
+    (void)state;
+    static const bcg_dtype all[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
+                                    BCG_I64, BCG_U64, BCG_F32, BCG_F64, BCG_BOOL};
+    const char *text_count = getenv("BCGEN_FLAT_LEVELS_CASES");
+    int count = text_count ? atoi(text_count) : 120;
+    tally float_tally, typed_tally;
+    memset(&float_tally, 0, sizeof float_tally);
+    memset(&typed_tally, 0, sizeof typed_tally);
+    int failures = 0;
+    taken_marker = VEX_SMALL_SYMBOL "("; /* (as the tests before left it, or should have) */
+    flat_levels_case = true;
+    for (int i = 0; i < count && failures < 10; i++) {
+        text t = {{0}, 0};
+        if (i % 2 == 0) {
+            value_tree(&t, 1 + below(4));
+            if (!check_case(t.s, NULL, &float_tally))
+                failures++;
+            continue;
+        }
+        bcg_dtype dtypes[OPERANDS], first = all[below(11)];
+        for (int k = 0; k < 3; k++)
+            dtypes[k] = below(2) ? first : all[below(11)];
+        dtypes[3] = BCG_BOOL;
+        dtypes[4] = all[below(8)];
+        typed_case = true;
+        typed_tree(&t, 1 + below(4));
+        if (!check_case(t.s, dtypes, &typed_tally))
+            failures++;
+        typed_case = false;
+    }
+    flat_levels_case = false;
+    int cases = float_tally.cases + typed_tally.cases;
+    int levels2 = float_tally.levels2 + typed_tally.levels2;
+    print_message("# random flat kernels under level loops: %d float cases, %d through the "
+                  "flat form; %d typed, %d; %d of all split at loop 2 or further in; %d "
+                  "skipped\n", float_tally.cases, float_tally.small, typed_tally.cases,
+                  typed_tally.small, levels2, float_tally.skipped + typed_tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count >= 100)
+        assert_true(levels2 * 4 >= cases);
+}
+
+/* Transcendentals in the flat form (vex.c, small_hoist's per_body): a
+ * function of a random typed tree (an f32 one, the C library's, or f64
+ * sin, cos, tanh, the microkernels, compared bit for bit; f64 exp and log
+ * at the root, within the tolerance) joined to another random tree, over
+ * the shapes of test_random_flat_levels and test_random_flat (runs of 1
+ * to 15 under 20 to 300 rows under level loops, or under rows), operands
+ * broadcast, strided, reversed or transposed, in place or into a view,
+ * every buffer against a faulting page, against the reference evaluator
+ * (tcc's code within the tolerance).  One case in 25 must take the flat
+ * form with its functions (the others: 1-D or 2-D tiles, a tree vex.c
+ * cannot write, an output view), two in three of those the other way
+ * leaves to tcc's per-element code (outputs not views; the rest:
+ * conversions of 64-bit integers to floats, beyond vex.c), some computed
+ * once before the loops, some every body. */
+static void test_random_flat_functions(void **state)
+{
+    (void)state;
+    static const char *const functions[] = {"exp(", "log(", "sin(", "cos(", "tanh("};
+    static const char *const joins[] = {" + ", " - ", " * ", ", "};
+    static const bcg_dtype all[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
+                                    BCG_I64, BCG_F32, BCG_F64, BCG_BOOL};
+    const char *text_count = getenv("BCGEN_FLAT_FUNCTIONS_CASES");
+    int count = text_count ? atoi(text_count) : 300;
+    tally tally;
+    memset(&tally, 0, sizeof tally);
+    flat_functions_taken = flat_functions_hoisted = flat_functions_elements = 0;
+    int failures = 0;
+    taken_marker = VEX_SMALL_SYMBOL "("; /* (as the tests before left it, or should have) */
+    typed_case = tolerant_case = flat_functions_case = true;
+    for (int i = 0; i < count && failures < 10; i++) {
+        bcg_dtype dtypes[OPERANDS], first = all[below(10)];
+        for (int k = 0; k < 3; k++)
+            dtypes[k] = below(2) ? first : all[below(10)];
+        dtypes[3] = BCG_BOOL;
+        dtypes[4] = all[below(6)];
+        flat_levels_case = i % 2 == 0;
+        flat_case = !flat_levels_case;
+        flat_functions_exact = i % 4 != 3;
+        text argument = {{0}, 0}, t = {{0}, 0};
+        typed_tree(&argument, below(3));
+        if (!flat_functions_exact) { /* f64 exp or log at the root */
+            put(&t, functions[below(2)]);
+            put(&t, "f64(");
+            put(&t, argument.s);
+            put(&t, "))");
+        } else {
+            bool f64 = below(3) == 0;
+            int join = below(4);
+            put(&t, join == 3 ? (below(2) ? "maximum(" : "where(d, ") : "(");
+            typed_tree(&t, below(3));
+            put(&t, joins[join]);
+            put(&t, f64 ? functions[2 + below(3)] : functions[below(5)]);
+            put(&t, f64 ? "f64(" : "f32(");
+            put(&t, argument.s);
+            put(&t, ")))");
+        }
+        if (!check_case(t.s, dtypes, &tally))
+            failures++;
+    }
+    typed_case = tolerant_case = flat_functions_case = flat_functions_exact = false;
+    flat_levels_case = flat_case = false;
+    print_message("# random flat kernels with functions: %d cases, %d through the small "
+                  "function, %d the flat form with its functions (%d computed once before "
+                  "its loops), %d left in tcc's per-element code, %d skipped\n", tally.cases,
+                  tally.small, flat_functions_taken, flat_functions_hoisted,
+                  flat_functions_elements, tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count >= 100)
+        assert_true(flat_functions_taken * 25 >= count &&
+                    flat_functions_taken * 3 >= (flat_functions_taken + flat_functions_elements) * 2 &&
+                    flat_functions_hoisted > 0 && flat_functions_hoisted < flat_functions_taken);
 }
 
 /* The flat form over four or five dimensions (flat_loops_case): short
@@ -1606,6 +1776,8 @@ int main(void)
         cmocka_unit_test(test_random_hoisted_small), /* (last: the others' random draws as before) */
         cmocka_unit_test(test_random_flat_loops),
         cmocka_unit_test(test_short_rows_flat),    /* (after: the same) */
+        cmocka_unit_test(test_random_flat_levels),
+        cmocka_unit_test(test_random_flat_functions),
         cmocka_unit_test(test_flat_loops_threads),
         cmocka_unit_test(test_random_flat_whole_rows), /* (last: the others' draws as before) */
         cmocka_unit_test(test_random_flat_hoisted),
