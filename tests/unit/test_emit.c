@@ -1001,6 +1001,69 @@ static void test_fold_leaves_no_decided_constant(void **state)
     built_free(&b);
 }
 
+/* Absorption (fold.c): maximum(x, minimum(x, y)), minimum(x, maximum(x,
+ * y)) and their mirrors on every pair of dtypes: the JIT of the folded
+ * tree matches the evaluator of the tree as written, and the inner
+ * operation is gone exactly when both are on integers or bool (a NaN y
+ * keeps them over floats). */
+static const char *const absorption_expressions[] = {
+    "maximum(a, minimum(a, b))", "minimum(a, maximum(b, a))", "maximum(minimum(b, a), a)",
+    "minimum(maximum(a, 3), a)", "maximum(a + 1, minimum(b, a + 1)) - c",
+};
+
+static int count_op(const expr_node *n, expr_op op)
+{
+    int found = n->op == op;
+    for (int k = 0; k < n->arg_count; k++)
+        found += count_op(n->args[k], op);
+    return found;
+}
+
+static void test_fold_absorption(void **state)
+{
+    (void)state;
+    int compiled = 0, folded_count = 0, kept_count = 0;
+    size_t count = sizeof absorption_expressions / sizeof absorption_expressions[0];
+    for (int ta = 0; ta < BCG_DTYPE_COUNT; ta++)
+        for (int tb = 0; tb < BCG_DTYPE_COUNT; tb++)
+            for (size_t e = 0; e < count; e++) {
+                const char *expr = absorption_expressions[e];
+                if (!differential_case(expr, (bcg_dtype)ta, (bcg_dtype)tb, 0))
+                    continue;
+                compiled++;
+                int64_t a_shape[] = {4}, b_shape[] = {1};
+                bcg_operand ops[] = {{"a", (bcg_dtype)ta, 1, a_shape, NULL},
+                                     {"b", (bcg_dtype)tb, 1, b_shape, NULL},
+                                     {"c", (bcg_dtype)tb, 0, NULL, NULL}};
+                built b;
+                assert_true(build(&b, expr, ops, 3, NULL));
+                const expr_node *outer = b.c->root;
+                while (outer->op != OP_MINIMUM && outer->op != OP_MAXIMUM) /* the - c */
+                    outer = outer->args[0];
+                const expr_node *inner = outer->args[0]->op == OP_MINIMUM ||
+                                                 outer->args[0]->op == OP_MAXIMUM
+                                             ? outer->args[0]
+                                             : outer->args[1];
+                bool integers = dtype_kind_of(outer->dtype) != KIND_FLOAT &&
+                                dtype_kind_of(inner->dtype) != KIND_FLOAT &&
+                                dtype_kind_of(b.c->root->dtype) != KIND_FLOAT;
+                expr_node *folded;
+                assert_int_equal(fold_tree(b.arena, b.c->root, &folded, &b.err), BCG_OK);
+                int extremes = count_op(folded, OP_MINIMUM) + count_op(folded, OP_MAXIMUM);
+                if (integers && extremes != 0) {
+                    fprintf(stderr, "%s with a %s, b %s: not absorbed\n", expr,
+                            bcg_dtype_name((bcg_dtype)ta), bcg_dtype_name((bcg_dtype)tb));
+                    fail();
+                }
+                folded_count += extremes == 0;
+                kept_count += extremes != 0;
+                built_free(&b);
+            }
+    print_message("# %d absorptions matched the evaluator, %d folded, %d kept\n", compiled,
+                  folded_count, kept_count);
+    assert_true(folded_count >= 200 && kept_count >= 100);
+}
+
 /* where(p CMP q, p, q) and its mirrors (fold.c, select_of_compared) on
  * every pair of dtypes: the JIT of the folded tree matches the evaluator of
  * the tree as written (fill_random draws half of the integers from -8..8,
@@ -1158,6 +1221,7 @@ int main(void)
         cmocka_unit_test(test_differential_folded_constants),
         cmocka_unit_test(test_fold_leaves_no_decided_constant),
         cmocka_unit_test(test_fold_compared_selects),
+        cmocka_unit_test(test_fold_absorption),
         cmocka_unit_test(test_strict_compilers_accept_every_kernel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
