@@ -3985,7 +3985,12 @@ static bool where_branch(generator *g, int id, value *out)
     builder *b = g->b;
     value c = g->hoisted[g->hoist[condition]];
     /* cmp byte [rsp + slot], 0: its first byte (every lane's, a mask's
-     * ones or a bool's 0 or 1) */
+     * ones or a bool's 0 or 1) is the condition only for a mask or a
+     * one-byte value: an f64 3.0 or an i16 256 has a zero first byte
+     * (where(f64(b) + a, x, y), a f64 and b bool one value a row, took y
+     * for 3.0; fuzz-diff seed 7101).  Wider values blend. */
+    if (!c.mask && size_of(c.dtype) != 1)
+        return false;
     byte(b, 0x80); /* (no REX: rsp, a byte operand) */
     modrm_memory(b, 7, at(RSP, NONE, 1, hoisted_disp(g, g->hoist[condition])));
     byte(b, 0);
