@@ -213,7 +213,12 @@ static expr_node *integer_literal(narrower *w, bcg_dtype t, int64_t v, int colum
     expr_node *n = new_node(w, OP_LITERAL, t, column);
     if (!n)
         return NULL;
-    if (dtype_kind_of(t) == KIND_UINT)
+    /* a float literal holds its value in value.f: as_type turns the view of
+     * a decided comparison (a bool literal) back into the float it was
+     * (f32(f16(0.0 <= (a < a))) is 1.0, not the double with bits 1) */
+    if (is_float(t))
+        n->value.f = (double)v;
+    else if (dtype_kind_of(t) == KIND_UINT)
         n->value.u = (uint64_t)v;
     else
         n->value.i = t == BCG_BOOL ? v != 0 : v;

@@ -882,6 +882,7 @@ typedef struct generator {
                                  once a run (write_hoisted), or -1; NULL: none */
     struct value *hoisted;    /* their kinds (mask, inverted, dtype) */
     int hoist_count, hoist_base; /* how many; the stack slot of the first */
+    int32_t hoist_frame;      /* bytes below the slots (the small kernel's buffers) */
     bool hoisting;            /* writing them */
     int branches;             /* where()s written as where_branch's branch (vex_function) */
     int branching;            /* inside where_branch's sides (typed_leaf keeps no read) */
@@ -3892,7 +3893,10 @@ static bool mask_product(generator *g, int id, bcg_dtype t, value *out)
 
 /* Hoisted value I's stack slots: 64 bytes, its first element in every
  * lane (write_hoisted). */
-static int32_t hoisted_disp(const generator *g, int i) { return 32 * (g->hoist_base + 2 * i); }
+static int32_t hoisted_disp(const generator *g, int i)
+{
+    return g->hoist_frame + 32 * (g->hoist_base + 2 * i);
+}
 
 /* Register R = hoisted value I.  In the paired loop both vectors' copies
  * read the same slots (vex_paired refuses a stack operand: a slot of the
@@ -3985,7 +3989,12 @@ static bool where_branch(generator *g, int id, value *out)
     builder *b = g->b;
     value c = g->hoisted[g->hoist[condition]];
     /* cmp byte [rsp + slot], 0: its first byte (every lane's, a mask's
-     * ones or a bool's 0 or 1) */
+     * ones or a bool's 0 or 1) is the condition only for a mask or a
+     * one-byte value: an f64 3.0 or an i16 256 has a zero first byte
+     * (where(f64(b) + a, x, y), a f64 and b bool one value a row, took y
+     * for 3.0; fuzz-diff seed 7101).  Wider values blend. */
+    if (!c.mask && size_of(c.dtype) != 1)
+        return false;
     byte(b, 0x80); /* (no REX: rsp, a byte operand) */
     modrm_memory(b, 7, at(RSP, NONE, 1, hoisted_disp(g, g->hoist[condition])));
     byte(b, 0);
@@ -7504,7 +7513,15 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
         if (g->hoist_count == 0) {
             g->hoist = NULL;
         } else {
+            /* the slots above the transcendentals' buffers, as the
+             * patterns' (s->frame + 32 * slot): at rsp + 32 * slot they
+             * were a buffer's first bytes, and a per-body function's
+             * values overwrote a per-plane value ((e + 5.0) + b + sin(a),
+             * f64 rows of 2 x 4 under 140 under 2, e one value a plane,
+             * b [2,140,1,2]: b + sin(a), the 5.0 and e lost; a scratch
+             * seed of test_random_flat_functions) */
             g->hoist_base = s->slots;
+            g->hoist_frame = s->frame;
             s->slots += 2 * g->hoist_count;
         }
     }

@@ -287,6 +287,7 @@ static int flat_functions_elements; /* (the others left in tcc's per-element cod
  * 15. */
 static bool flat_whole_case;
 static int flat_whole_taken, flat_long_taken, flat_hoisted;
+static int flat_hoisted_functions; /* ... values once a plane and functions in buffers both */
 
 /* With flat_whole_case: operands b, c and e one value a plane (the first
  * dimension's), d periodic or one value a row (the rows stay a loop of
@@ -485,6 +486,8 @@ static void run_kernel(const char *expr, const bcg_operand *ops, const bcg_optio
         flat_whole_taken += c->ir->small_flat && c->ir->small->body % c->ir->small->lanes != 0;
         flat_long_taken += c->ir->small_flat && c->ir->p->extent[c->ir->p->loop_count - 1] > 15;
         flat_hoisted += c->ir->small_flat && c->ir->small->hoisted > 0;
+        flat_hoisted_functions += c->ir->small_flat && c->ir->small->hoisted > 0 &&
+                                  c->ir->small->per_element > 0;
         hoist_computed += c->ir->small->computed;
         hoist_per_element += c->ir->small->per_element;
         hoist_hoisted += c->ir->small->computed < c->ir->small->per_element;
@@ -1355,6 +1358,61 @@ static void test_random_flat_hoisted(void **state)
         assert_true(flat_hoisted * 4 >= typed_tally.cases);
 }
 
+/* Values once a plane (small_mark_hoisted) beside functions computed into
+ * buffers (small_transcendental): the hoisted values' stack slots were at
+ * rsp + 32 * slot, not above the buffers (s->frame) as the patterns', so
+ * a function's values overwrote them ((e + 5.0) + b + sin(a), f64 rows of
+ * 2 x 4 under 140 under 2, e one value a plane: b + sin(a); a scratch
+ * seed of test_random_flat_functions, 4 of 4 seeds).  Random trees of
+ * every dtype as test_random_flat_hoisted's with an f64 sin, cos or tanh
+ * (the microkernels: bit for bit) of another random tree joined, over
+ * its shapes; a share must take the flat form with both. */
+static void test_random_flat_hoisted_functions(void **state)
+{
+    (void)state;
+    static const bcg_dtype all[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
+                                    BCG_I64, BCG_F32, BCG_F64, BCG_BOOL};
+    static const char *const functions[] = {"sin(", "cos(", "tanh("};
+    const char *text_count = getenv("BCGEN_FLAT_HOISTED_CASES");
+    int count = text_count ? atoi(text_count) : 120;
+    tally typed_tally;
+    memset(&typed_tally, 0, sizeof typed_tally);
+    int failures = 0;
+    uint64_t saved_state = random_state;
+    random_state = 0x3c6ef372fe94f82bull; /* (its own draws, whatever runs before it) */
+    taken_marker = VEX_SMALL_SYMBOL "(";
+    flat_whole_case = flat_hoist_case = typed_case = true;
+    tolerant_case = flat_functions_case = flat_functions_exact = true;
+    flat_hoisted_functions = 0;
+    for (int i = 0; i < count && failures < 10; i++) {
+        text t = {{0}, 0}, argument = {{0}, 0};
+        bcg_dtype dtypes[OPERANDS], first = all[below(10)];
+        for (int k = 0; k < 3; k++)
+            dtypes[k] = below(2) ? first : all[below(10)];
+        dtypes[3] = BCG_BOOL;
+        dtypes[4] = all[below(6)];
+        typed_tree(&t, 1 + below(3));
+        typed_tree(&argument, below(3));
+        static const char *const forms[] = {"where(d, %s, b * c)", "where(d, b - e, %s)",
+                                            "(e + 5.0) + b * (%s)", "(%s) - (c + e) * d"};
+        char planes[sizeof t.s + 64], expr[2 * sizeof t.s + 128];
+        snprintf(planes, sizeof planes, forms[below(4)], t.s);
+        snprintf(expr, sizeof expr, "(%s) + %sf64(%s))", planes, functions[below(3)],
+                 argument.s);
+        if (!check_case(expr, dtypes, &typed_tally))
+            failures++;
+    }
+    flat_whole_case = flat_hoist_case = typed_case = false;
+    tolerant_case = flat_functions_case = flat_functions_exact = false;
+    random_state = saved_state;
+    print_message("# random flat kernels with values once a plane and functions: %d cases, "
+                  "%d through the flat form with both; %d skipped\n", typed_tally.cases,
+                  flat_hoisted_functions, typed_tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count >= 100)
+        assert_true(flat_hoisted_functions * 10 >= typed_tally.cases);
+}
+
 /* Two threads running one flat kernel of four loops at once
  * (test_flat_loops_threads): each its own output, a hundred calls. */
 typedef struct flat_thread {
@@ -1781,6 +1839,7 @@ int main(void)
         cmocka_unit_test(test_flat_loops_threads),
         cmocka_unit_test(test_random_flat_whole_rows), /* (last: the others' draws as before) */
         cmocka_unit_test(test_random_flat_hoisted),
+        cmocka_unit_test(test_random_flat_hoisted_functions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

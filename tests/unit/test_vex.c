@@ -1037,6 +1037,75 @@ static void test_where_branch(void **state)
         assert_true(tally.branched * 3 > tally.vex && strided_branched * 2 > strided);
 }
 
+/* where(N, x, y) with N a number, one value along the run (b, e and
+ * sums, products, casts of them): where_branch tested the first byte of
+ * N's slot, the whole truth only of a mask or a one-byte value; an f64
+ * 3.0, 0.5 or 1.0, an i16 -32768 have a zero first byte (where(f64(b) +
+ * a, 7.0, 5.0), a f64 and b bool one value a row, gave 5.0 for 3.0:
+ * fuzz-diff seed 7101).  Random numeric conditions over every dtype, the
+ * values' specials and extremes (fill), random sides, the paired, zmm and
+ * ymm loops; bit for bit eval.c's and the microkernels' (check_case); the
+ * one-byte conditions still branch.  A stream of its own. */
+static void test_where_branch_numbers(void **state)
+{
+    (void)state;
+    const char *text_count = getenv("BCGEN_VEX_CASES");
+    int count = (text_count ? atoi(text_count) : 3000) / 5;
+    static const char *const numbers[] = {"b", "e", "(b + e)", "(e * b)", "f64(b)", "f32(e)",
+                                          "(b - e)", "i16(b)", "u8(e)", "abs(b)", "-e",
+                                          "(f64(e) + b)"};
+    static const bcg_dtype one_byte[] = {BCG_I8, BCG_U8, BCG_BOOL};
+    uint64_t saved_state = random_state;
+    random_state = 0x77686572656e756dull;
+    tally tally = {0};
+    int failures = 0;
+    count_paired = true;
+    for (int i = 0; i < count && failures < 10; i++) {
+        text t = {{0}, 0};
+        bool outer = below(2) == 0;
+        if (outer)
+            put(&t, below(2) ? "(a + " : "i32(");
+        put(&t, "where(");
+        put(&t, numbers[below(sizeof numbers / sizeof numbers[0])]);
+        put(&t, ", ");
+        typed_tree(&t, below(3));
+        put(&t, ", ");
+        typed_tree(&t, below(3));
+        put(&t, ")");
+        if (outer)
+            put(&t, ")");
+        bcg_dtype first = all_dtypes[below(10)];
+        for (int k = 0; k < 3; k++)
+            typed_dtypes[k] = below(2) ? first : all_dtypes[below(10)];
+        if (below(4) == 0) /* b a one-byte number: its first byte is its value */
+            typed_dtypes[1] = one_byte[below(3)];
+        typed_dtypes[3] = BCG_BOOL;
+        typed_dtypes[4] = below(4) == 0 ? one_byte[below(3)] : all_dtypes[below(10)];
+        static const int64_t runs[] = {1, 7, 33, 64, 65, 129, 1025, 3000};
+        int64_t n = runs[below(8)];
+        vex_pairing = below(4) == 0 ? 0 : -1;
+        vex_zmm = below(3) == 0 ? 0 : -1;
+        case_stream = below(2) == 0;
+        case_out_offset = below(16);
+        if (getenv("BCGEN_VEX_SHOW_ALL"))
+            print_message("# %s n %d\n", t.s, (int)n);
+        if (!check_case(t.s, typed_dtypes[0], typed_dtypes[4], n, LAYOUT_SCALARS, &tally))
+            failures++;
+    }
+    random_state = saved_state;
+    count_paired = false;
+    case_out_offset = 0;
+    case_stream = false;
+    typed_dtypes[0] = BCG_BOOL;
+    vex_pairing = -1;
+    vex_zmm = -1;
+    print_message("# where on a number: %d cases, %d fused, %d branched, %d skipped\n",
+                  tally.cases, tally.vex, tally.branched, tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count > 0)
+        assert_true(tally.branched * 40 > tally.vex && tally.vex * 2 > tally.cases);
+}
+
 /* Values computed once a run (write_hoisted) that share a subtree with
  * another hoisted value or with the loop's body: where(C, a, where(C, e,
  * 2)), C and the inner where both one value a run.  Each hoisted value is
@@ -2792,6 +2861,7 @@ int main(void)
         cmocka_unit_test(test_typed_trees),
         cmocka_unit_test(test_nested_shared),
         cmocka_unit_test(test_where_branch),
+        cmocka_unit_test(test_where_branch_numbers),
         cmocka_unit_test(test_strided_rows),
         cmocka_unit_test(test_strided_copy_streaming),
         cmocka_unit_test(test_hoisted_shared),
