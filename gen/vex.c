@@ -4151,19 +4151,24 @@ static bool invariant(const generator *g, int id)
  * the same in every lane: a per-row or per-call value (u8(a > b) * a with
  * a one value: its conversion; 2 + c - b over values) is computed once a
  * run, kept in a stack slot, and loaded by the loop (write_hoisted). */
-static void mark_hoisted(generator *g, int id)
+static void mark_hoisted_by(generator *g, int id, bool (*same)(const void *of, int id),
+                            const void *of)
 {
     const kernel_ir *ir = g->ir;
     const expr_node *n = ir->nodes[id];
     if (is_leaf(ir, id) || n->op == OP_LITERAL || ir->value[id].folded >= 0)
         return;
-    if (id != 0 && invariant(g, id) && g->hoist_count < 8) {
+    if (id != 0 && same(of, id) && g->hoist_count < 8) {
         g->hoist[id] = g->hoist_count++;
         return;
     }
     for (int k = 0; k < n->arg_count; k++)
-        mark_hoisted(g, kir_child(ir, id, k));
+        mark_hoisted_by(g, kir_child(ir, id, k), same, of);
 }
+
+static bool same_along_run(const void *g, int id) { return invariant(g, id); }
+
+static void mark_hoisted(generator *g, int id) { mark_hoisted_by(g, id, same_along_run, g); }
 
 /* The marked values computed (at the start of each run) into their slots. */
 static void write_hoisted(generator *g)
@@ -6697,19 +6702,11 @@ static bool small_body_invariant(const small_kernel *s, int id)
  * under 36, b f32 one value a plane (its conversion to i32 and f64 was 7
  * instructions of every vector's 20), sweep seed 41 case 85, 0.43 ->
  * 0.60-0.67 (alternating with main's sweep). */
+static bool same_along_body(const void *s, int id) { return small_body_invariant(s, id); }
+
 static void small_mark_hoisted(small_kernel *s, int id)
 {
-    generator *g = s->g;
-    const kernel_ir *ir = g->ir;
-    const expr_node *n = ir->nodes[id];
-    if (is_leaf(ir, id) || n->op == OP_LITERAL || ir->value[id].folded >= 0)
-        return;
-    if (id != 0 && small_body_invariant(s, id) && g->hoist_count < 8) {
-        g->hoist[id] = g->hoist_count++;
-        return;
-    }
-    for (int k = 0; k < n->arg_count; k++)
-        small_mark_hoisted(s, kir_child(ir, id, k));
+    mark_hoisted_by(s->g, id, same_along_body, s);
 }
 
 /* The marked values (small_mark_hoisted) into their slots: every leaf's

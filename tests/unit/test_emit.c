@@ -1076,13 +1076,7 @@ static const char *const select_expressions[] = {
     "where(a <= 7, 7, a) + b",
 };
 
-static bool has_where(const expr_node *n)
-{
-    bool found = n->op == OP_WHERE;
-    for (int k = 0; k < n->arg_count; k++)
-        found = found || has_where(n->args[k]);
-    return found;
-}
+static bool has_where(const expr_node *n) { return count_op(n, OP_WHERE) > 0; }
 
 static void test_fold_compared_selects(void **state)
 {
