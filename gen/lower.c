@@ -1612,10 +1612,25 @@ static bool vex_in_place(const lowering *w, int k);
  * take 2-D tiles too when the fused function's rows form will read every
  * operand in place (no gathers: contiguous over the tile, one value, or
  * read in place row by row) and computes a per-row subtree once a row
- * (the typed path's hoisting), the output contiguous along the run: then
+ * (the typed path's hoisting) or has none, the output contiguous along
+ * the run: then
  * a call covers every row of a tile instead of one call per run with C
  * computing the per-row subtrees between calls (where(2 - a > c + b, 2 -
  * a, c + b), a and b per row, 110 runs of 145: see the commit). */
+/* Whether a subtree other than a leaf is constant along the run but not
+ * along the loops outside it (a per-row value that C or the function's
+ * hoisting computes once a row). */
+static bool per_row_subtree(const kernel_ir *ir)
+{
+    for (int id = 0; id < ir->node_count; id++) {
+        const expr_node *n = ir->nodes[id];
+        if (n->op != OP_OPERAND && n->op != OP_LITERAL && ir->value[id].folded < 0 &&
+            ir->value[id].level > 0 && ir->value[id].level < ir->per_element)
+            return true;
+    }
+    return false;
+}
+
 static bool medium_rows_in_place(const lowering *w)
 {
     const compile *c = w->c;
@@ -1624,15 +1639,24 @@ static bool medium_rows_in_place(const lowering *w)
     int inner = p->loop_count - 1;
     int64_t run = p->extent[inner];
     if (c->stream || c->options.disable_vector_code || ir->root_count != 1 || ir->reduce ||
-        !vex_cpu_ok() || p->stride[0][inner] != 1 || !vex_hoists_per_run(ir) ||
-        run < vex_lanes(ir))
+        !vex_cpu_ok() || p->stride[0][inner] != 1 || run < vex_lanes(ir))
         return false;
-    /* (integer trees only: a mixed one, where(2 - a > c + b, ...) in f64
-     * over i32 and f32 operands, ran 1.3-1.6x slower row by row than
-     * the calls per run, its per-row values in stack slots each vector) */
-    for (int id = 0; id < ir->node_count; id++)
-        if (dtype_kind_of(ir->nodes[id]->dtype) == KIND_FLOAT)
+    /* (a per-row subtree: integer trees only: a mixed one, where(2 - a >
+     * c + b, ...) in f64 over i32 and f32 operands, ran 1.3-1.6x slower
+     * row by row than the calls per run, its per-row values in stack slots
+     * each vector; per-row leaves alone are read one value a row, and the
+     * call for every row wins, cc / JIT same process, calls per run ->
+     * one call: c - b, f64 rows of 112, c per row, b i16 0.57 -> 0.80, b
+     * f64 0.58-0.76 -> 0.65-0.98; c * b + b f32 rows of 70 0.59 -> 0.80-0.90,
+     * of 90 0.80 -> 0.96; (c - b) * c, f32 rows of 67 0.73-0.77 -> 0.97-1.0;
+     * even for rows of 300-1000) */
+    if (per_row_subtree(ir)) {
+        if (!vex_hoists_per_run(ir))
             return false;
+        for (int id = 0; id < ir->node_count; id++)
+            if (dtype_kind_of(ir->nodes[id]->dtype) == KIND_FLOAT)
+                return false;
+    }
     for (int k = 1; k <= ir->input_count; k++) {
         if (!ir->input_used[k - 1] || tile2d_contiguous(p, k, run) || tile2d_scalar(p, k, run))
             continue;

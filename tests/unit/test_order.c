@@ -1970,6 +1970,134 @@ static void test_row_groups(void **state_)
         assert_true(groups * 5 >= checked);
 }
 
+/* Whether the JIT form of EXPR over OPS (COUNT) is the 2-D tiles' rows
+ * form (the fused function reading operands in place row by row, a call
+ * for every tile's rows or for two loops), not a call per run. */
+static bool rows_form_of(const char *expr, const bcg_operand *ops, int count)
+{
+    arena *ar = arena_new();
+    compile *c = ar ? arena_alloc(ar, sizeof *c) : NULL;
+    assert_non_null(c);
+    memset(c, 0, sizeof *c);
+    bcg_error err;
+    c->arena = ar;
+    c->err = &err;
+    bcg_options options;
+    bcg_options_init(&options);
+    compile_request r = {.text = expr, .operands = ops, .operand_count = count,
+                         .options = &options, .goal = COMPILE_JIT, .max_source = 1 << 20};
+    bool rows = compile_pipeline(c, &r) == BCG_OK && c->ir && c->ir->tiles2d && c->ir->vex &&
+                c->ir->vex->rows;
+    arena_free(ar);
+    return rows;
+}
+
+/* Medium runs (65 to 1100) with a value a row read as a leaf, float and
+ * mixed trees with no per-row subtree (lower.c medium_rows_in_place):
+ * the 2-D tiles' rows form, one call for many rows, where a call per run
+ * was the form before.  Operands of every dtype, contiguous, reversed or
+ * every other element along the run, rows apart by random gaps; in place
+ * on a; against a page that faults on either side; bit for bit against
+ * the reference evaluator.  Asserts the share that takes the rows form. */
+static void test_medium_rows_leaves(void **state_)
+{
+    (void)state_;
+    static const char *const exprs[] = {
+        "c - b", "a * c + b", "where(b > c, a, b)", "minimum(a, c) - b", "(a - c) * (b + c)",
+        "f64(c) * b - a", "abs(b - c) + a", "c * 2.5 + b", "maximum(b, c) / (a + 0.5)"};
+    static const bcg_dtype types[] = {BCG_F32, BCG_F64, BCG_I16, BCG_I32, BCG_U8,
+                                      BCG_I8,  BCG_F32, BCG_F64};
+    static guarded memory[3];
+    int checked = 0, failures = 0, rows_form = 0;
+    for (int n = 0; n < 90; n++) {
+        int rank = next() % 3 ? 2 : 3;
+        int64_t shape[3];
+        shape[rank - 1] = 65 + (int64_t)(next() % (next() % 3 ? 200 : 1036));
+        shape[rank - 2] = 2 + (int64_t)(next() % 40);
+        if (rank == 3)
+            shape[0] = 2 + (int64_t)(next() % 5);
+        const char *expr = exprs[next() % (sizeof exprs / sizeof exprs[0])];
+        bcg_dtype t[3];
+        for (int i = 0; i < 3; i++)
+            t[i] = types[next() % (sizeof types / sizeof types[0])];
+        if (next() % 3 == 0) /* a float tree over one dtype */
+            t[1] = t[2] = t[0] = next() % 2 ? BCG_F32 : BCG_F64;
+        view v[3];
+        void *in[4];
+        size_t bytes[3];
+        bcg_operand ops[3];
+        static const char *const names[3] = {"a", "b", "c"};
+        bool inplace_asked = next() % 5 == 0;
+        for (int i = 0; i < 3; i++) {
+            int64_t s[3];
+            memcpy(s, shape, sizeof s);
+            if (i == 2) /* c: a value a row */
+                s[rank - 1] = 1;
+            else if (i == 0 && next() % 3 == 0) /* a: the same row every row */
+                for (int d = 0; d < rank - 1; d++)
+                    s[d] = 1;
+            int along = (int)(next() % 4); /* contiguous (twice), reversed, stride 2 */
+            if (i == 0 && inplace_asked)
+                along = 0;
+            v[i] = random_view(rank, s, rank - 1, along == 1 ? -1 : 1);
+            if (along == 2) {
+                for (int d = 0; d < rank; d++)
+                    v[i].strides[d] *= 2;
+                v[i].first *= 2;
+                v[i].bytes = 2 * v[i].bytes - 1;
+            }
+            if (i == 0 && inplace_asked) { /* in place: a C-contiguous, whole */
+                int64_t step = 1;
+                for (int d = rank - 1; d >= 0; d--) {
+                    v[i].shape[d] = shape[d];
+                    v[i].strides[d] = step;
+                    step *= shape[d];
+                }
+                v[i].first = 0;
+                v[i].bytes = (size_t)step;
+            }
+            size_t size = bcg_dtype_size(t[i]);
+            bytes[i] = v[i].bytes * size;
+            char *data = guarded_alloc(&memory[i], bytes[i], next() % 2);
+            fill(data, bytes[i]);
+            in[i] = data + (size_t)v[i].first * size;
+            ops[i] = (bcg_operand){names[i], t[i], rank, v[i].shape, v[i].strides};
+        }
+        in[3] = in[0];
+        bool inplace = false;
+        if (inplace_asked) { /* only where the result is a's dtype */
+            arena *ar = arena_new();
+            compile *front = ar ? arena_alloc(ar, sizeof *front) : NULL;
+            assert_non_null(front);
+            memset(front, 0, sizeof *front);
+            bcg_error err;
+            front->arena = ar;
+            front->err = &err;
+            inplace = compile_front(front, expr, ops, 3, NULL) == BCG_OK &&
+                      front->out_dtype == t[0];
+            arena_free(ar);
+        }
+        int got = check(expr, ops, in, bytes, 3, inplace ? 0 : -1, n % 7 == 0 ? 2 : 1, NULL);
+        checked++;
+        failures += got < 0;
+        rows_form += rows_form_of(expr, ops, 3);
+        if (got < 0) {
+            print_error("  %s rank %d", expr, rank);
+            for (int i = 0; i < 3; i++) {
+                print_error(" %s %s", names[i], bcg_dtype_name(t[i]));
+                for (int d = 0; d < rank; d++)
+                    print_error(" %lld@%lld", (long long)v[i].shape[d], (long long)v[i].strides[d]);
+            }
+            print_error("\n");
+        }
+    }
+    print_message("# %d kernels of medium runs with a value a row, %d in the 2-D tiles' rows form\n",
+                  checked, rows_form);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok()) /* 46 of 90; 32 before medium_rows_in_place took float trees */
+        assert_true(rows_form * 9 >= checked * 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1996,6 +2124,7 @@ int main(void)
         cmocka_unit_test(test_rows_in_place_one_operation),
         cmocka_unit_test(test_float_rows_overlap),
         cmocka_unit_test(test_row_groups),
+        cmocka_unit_test(test_medium_rows_leaves),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
