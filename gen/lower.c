@@ -3082,10 +3082,19 @@ static bool flat_chosen(const kernel_ir *ir)
      * no such multiply, and vex.c's lost to the _rows microkernel's: a *
      * g, i64 rows of 29, g the same row every row, 2.07 -> 1.58, g one
      * value a row 1.35 -> 1.18; an i64 sum gained, 1.9 -> 2.13) */
+    /* (but in place of it for a float tree over runs of at most two
+     * vectors, measured cc / JIT same process, row groups -> flat: a * b
+     * + c, f32 rows of 8 0.54 -> 1.22, of 12 1.9 -> 4.2, of 16 1.11 ->
+     * 1.53; f64 rows of 8 0.85 -> 1.12; a - f64(b), b i16 rows of 8 0.96
+     * -> 1.56; a / b + 1, b reversed f32 rows of 8 4.6 -> 7.8; where f32
+     * rows of 16 1.05 -> 1.16; even: minimum f64 rows of 5.  Not a typed
+     * tree: u8(maximum(b, u8(a))), a f64, b i16 rows of 8, 0.52 -> 0.36) */
     const expr_node *root = ir->nodes[0];
     bool wide_product = root->op == OP_MUL && bcg_dtype_size(root->dtype) == 8 &&
                         dtype_kind_of(root->dtype) != KIND_FLOAT;
-    return (ir->tiles2d && !ir->row_calls && !ir->scatter && ir->row_groups <= 0 &&
+    int64_t run = ir->p->extent[ir->p->loop_count - 1];
+    return (ir->tiles2d && !ir->row_calls && !ir->scatter &&
+            (ir->row_groups <= 0 || (run <= 2 * vex_lanes(ir) && !vex_hoists_per_run(ir))) &&
             vex_flat_supported(ir)) ||
            (ir->rows && !wide_product && vex_flat_supported(ir)) ||
            flat_instead_of_elements(ir);

@@ -1851,39 +1851,52 @@ static bool row_groups_of(const char *expr, const bcg_operand *ops, int count)
     return groups;
 }
 
-/* The fused function's rows form over two loops (lower.c
- * row_groups_chosen, vex.c vex_layout.group): (P,) G groups of R rows of
- * runs of N (short and long, tails of every length), float, mixed and
- * integer trees over operands of every dtype read contiguously, reversed
+/* Whether the JIT form of EXPR over OPS (COUNT) is the flat form (the
+ * small function over rows as one stream, vex_build_flat). */
+static bool flat_form_of(const char *expr, const bcg_operand *ops, int count)
+{
+    arena *ar = arena_new();
+    compile *c = ar ? arena_alloc(ar, sizeof *c) : NULL;
+    assert_non_null(c);
+    memset(c, 0, sizeof *c);
+    bcg_error err;
+    c->arena = ar;
+    c->err = &err;
+    bcg_options options;
+    bcg_options_init(&options);
+    compile_request r = {.text = expr, .operands = ops, .operand_count = count,
+                         .options = &options, .goal = COMPILE_JIT, .max_source = 1 << 20};
+    bool flat = compile_pipeline(c, &r) == BCG_OK && c->ir && c->ir->small && c->ir->small_flat;
+    arena_free(ar);
+    return flat;
+}
+
+/* COUNT kernels of EXPRS over TYPES: (P,) G groups of R rows of runs of
+ * run_of() elements (P and G up to WIDEN times 6 and 30), operands of those dtypes read contiguously, reversed
  * or with a stride of 2 along the run, each row's and group's start apart
  * by random gaps and signs, or broadcast: one value, a value a row, a
  * value a group, a row for every group (column broadcast); in place on a,
  * on two threads; every operand against a page that faults on either
- * side; bit for bit against the reference evaluator.  Asserts the share
- * that takes the form. */
-static void test_row_groups(void **state_)
+ * side; bit for bit against the reference evaluator.  Counts those in the
+ * rows form over two loops (GROUPS) and in the flat form (FLAT); returns
+ * the number of failures. */
+static int groups_cases(const char *const *exprs, int expr_count, const bcg_dtype *types,
+                        int type_count, int count, int64_t (*run_of)(void), int widen,
+                        int *groups, int *flat)
 {
-    (void)state_;
-    static const char *const exprs[] = {
-        "a * b + c", "where(a > c, a, b)", "f64(minimum(c, 0) + f64(b)) - minimum(a, c)",
-        "(0.1) * (a)", "(where(b != 2.0, b, a)) / ((b) * (3.0 - c))",
-        "where(where(a >= 3, b, a) > 5, where(a >= 3, b, a), b)", "minimum(a, b) - c",
-        "where(a / b > c, a / b, c)", "abs(a - b) + c", "where(a > f64(a), a, f64(a))"};
-    static const bcg_dtype types[] = {BCG_F32, BCG_F64, BCG_I16, BCG_I32, BCG_U8,
-                                      BCG_I8,  BCG_U16, BCG_F32, BCG_F64};
     static guarded memory[3];
-    int checked = 0, failures = 0, groups = 0;
-    for (int n = 0; n < 160; n++) {
+    int checked = 0, failures = 0;
+    for (int n = 0; n < count; n++) {
         int rank = next() % 3 ? 3 : 4;
         int64_t shape[4];
         for (int d = 0; d < rank - 2; d++)
-            shape[d] = 2 + (int64_t)(next() % (rank == 3 ? 30 : 6));
+            shape[d] = 2 + (int64_t)(next() % (rank == 3 ? 30 * widen : 6 * widen));
         shape[rank - 2] = 1 + (int64_t)(next() % 8);
-        shape[rank - 1] = next() % 3 ? 4 + (int64_t)(next() % 60) : 60 + (int64_t)(next() % 200);
-        const char *expr = exprs[next() % (sizeof exprs / sizeof exprs[0])];
+        shape[rank - 1] = run_of();
+        const char *expr = exprs[next() % expr_count];
         bcg_dtype t[3];
         for (int i = 0; i < 3; i++)
-            t[i] = types[next() % (sizeof types / sizeof types[0])];
+            t[i] = types[next() % type_count];
         if (next() % 2)
             t[1] = t[2] = t[0];
         view v[3];
@@ -1952,7 +1965,8 @@ static void test_row_groups(void **state_)
         int got = check(expr, ops, in, bytes, 3, inplace ? 0 : -1, variant == 1 ? 2 : 1, NULL);
         checked++;
         failures += got < 0;
-        groups += row_groups_of(expr, ops, 3);
+        *groups += row_groups_of(expr, ops, 3);
+        *flat += flat_form_of(expr, ops, 3);
         if (got < 0) {
             print_error("  %s rank %d variant %d", expr, rank, variant);
             for (int i = 0; i < 3; i++) {
@@ -1963,11 +1977,61 @@ static void test_row_groups(void **state_)
             print_error("\n");
         }
     }
+    return failures;
+}
+
+static int64_t groups_run(void)
+{
+    return next() % 3 ? 4 + (int64_t)(next() % 60) : 60 + (int64_t)(next() % 200);
+}
+
+/* The fused function's rows form over two loops (lower.c
+ * row_groups_chosen, vex.c vex_layout.group): float, mixed and integer
+ * trees over short and long runs (tails of every length), as
+ * groups_cases lays them out.  Asserts the share that takes the form. */
+static void test_row_groups(void **state_)
+{
+    (void)state_;
+    static const char *const exprs[] = {
+        "a * b + c", "where(a > c, a, b)", "f64(minimum(c, 0) + f64(b)) - minimum(a, c)",
+        "(0.1) * (a)", "(where(b != 2.0, b, a)) / ((b) * (3.0 - c))",
+        "where(where(a >= 3, b, a) > 5, where(a >= 3, b, a), b)", "minimum(a, b) - c",
+        "where(a / b > c, a / b, c)", "abs(a - b) + c", "where(a > f64(a), a, f64(a))"};
+    static const bcg_dtype types[] = {BCG_F32, BCG_F64, BCG_I16, BCG_I32, BCG_U8,
+                                      BCG_I8,  BCG_U16, BCG_F32, BCG_F64};
+    int groups = 0, flat = 0, checked = 160;
+    int failures = groups_cases(exprs, sizeof exprs / sizeof exprs[0], types,
+                                sizeof types / sizeof types[0], checked, groups_run, 1,
+                                &groups, &flat);
     print_message("# %d kernels over groups of rows, %d in the rows form over two loops\n",
                   checked, groups);
     assert_int_equal(failures, 0);
     if (vex_cpu_ok())
         assert_true(groups * 5 >= checked);
+}
+
+static int64_t short_groups_run(void) { return 2 + (int64_t)(next() % 15); }
+
+/* Float trees over groups of rows of at most two vectors (runs of 2 to
+ * 16): the flat form, not the rows form over two loops (lower.c
+ * flat_chosen), as groups_cases lays them out.  Asserts the share that
+ * takes the flat form. */
+static void test_short_groups_flat(void **state_)
+{
+    (void)state_;
+    static const char *const exprs[] = {"a * b + c", "where(a > c, a, b)", "(a - c) / (b + 1.5)",
+                                        "minimum(a, b) - c", "abs(a - b) + c",
+                                        "a * 0.5 - maximum(b, c)"};
+    static const bcg_dtype types[] = {BCG_F32, BCG_F64};
+    int groups = 0, flat = 0, checked = 100;
+    int failures = groups_cases(exprs, sizeof exprs / sizeof exprs[0], types,
+                                sizeof types / sizeof types[0], checked, short_groups_run, 8,
+                                &groups, &flat);
+    print_message("# %d float kernels over groups of short rows, %d in the flat form, %d in "
+                  "the rows form over two loops\n", checked, flat, groups);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok()) /* 61 of 100 (the rest f64 runs past 8, or forms before); 49 before */
+        assert_true(flat * 20 >= checked * 11);
 }
 
 /* Whether the JIT form of EXPR over OPS (COUNT) is the 2-D tiles' rows
@@ -2124,6 +2188,7 @@ int main(void)
         cmocka_unit_test(test_rows_in_place_one_operation),
         cmocka_unit_test(test_float_rows_overlap),
         cmocka_unit_test(test_row_groups),
+        cmocka_unit_test(test_short_groups_flat),
         cmocka_unit_test(test_medium_rows_leaves),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
