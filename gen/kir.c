@@ -809,6 +809,11 @@ void kir_dump(strbuf *sb, const kernel_ir *ir, int max_steps)
             sb_printf(sb, "hoisted: %s, %s\n", value->local,
                       level_phrase(ir, value->level, buf, sizeof buf));
     }
+    for (int j = 0; ir->vex && j < ir->vex->float_hoisted; j++) { /* (vex.c mark_float_hoisted) */
+        sb_puts(sb, "hoisted: ");
+        kir_format_tree(sb, ir->nodes[ir->vex->float_hoist_node[j]]);
+        sb_puts(sb, ", once a run, in a register of the fused function\n");
+    }
     sb_printf(sb, "steps: %d\n", ir->step_count);
     int shown = ir->step_count < max_steps ? ir->step_count : max_steps;
     for (int i = 0; i < shown; i++) {

@@ -1608,6 +1608,19 @@ static int64_t short_transposed_rows(const lowering *w)
 
 static bool vex_in_place(const lowering *w, int k);
 
+/* Whether a per-row subtree (as per_row_subtree) takes a square root or
+ * a quotient: the divider's work, once a row instead of every element. */
+static bool per_row_divides(const kernel_ir *ir)
+{
+    for (int id = 0; id < ir->node_count; id++) {
+        int op = ir->nodes[id]->op;
+        if ((op == OP_SQRT || op == OP_DIV || op == OP_RECIPROCAL) && ir->value[id].folded < 0 &&
+            ir->value[id].level > 0 && ir->value[id].level < ir->per_element)
+            return true;
+    }
+    return false;
+}
+
 /* Runs of TILES2D_MAX_RUN to TILE_ELEMENTS / 2 with a per-row operand
  * take 2-D tiles too when the fused function's rows form will read every
  * operand in place (no gathers: contiguous over the tile, one value, or
@@ -1650,7 +1663,7 @@ static bool medium_rows_in_place(const lowering *w)
      * f64 0.58-0.76 -> 0.65-0.98; c * b + b f32 rows of 70 0.59 -> 0.80-0.90,
      * of 90 0.80 -> 0.96; (c - b) * c, f32 rows of 67 0.73-0.77 -> 0.97-1.0;
      * even for rows of 300-1000) */
-    if (per_row_subtree(ir)) {
+    if (per_row_subtree(ir) && !vex_float_hoists(ir)) {
         if (!vex_hoists_per_run(ir))
             return false;
         for (int id = 0; id < ir->node_count; id++)
@@ -3072,6 +3085,7 @@ static bool flat_instead_of_elements(const kernel_ir *ir)
  * 2.37 -> 2.26. */
 static bool flat_chosen(const kernel_ir *ir)
 {
+    int64_t run = ir->p->extent[ir->p->loop_count - 1];
     /* (not in place of the fused rows form over two loops, row_groups:
      * measured faster there, cc / JIT same process, flat -> row groups:
      * f64 tree over i16 rows of 33 in 4815 groups of 4 (sweep seed 41
@@ -3089,10 +3103,20 @@ static bool flat_chosen(const kernel_ir *ir)
      * -> 1.56; a / b + 1, b reversed f32 rows of 8 4.6 -> 7.8; where f32
      * rows of 16 1.05 -> 1.16; even: minimum f64 rows of 5.  Not a typed
      * tree: u8(maximum(b, u8(a))), a f64, b i16 rows of 8, 0.52 -> 0.36) */
+    /* (nor in place of the rows form whose function computes a per-row
+     * square root or quotient once a row (vex.c mark_float_hoisted), where
+     * the flat form computes it for every element, over runs of two
+     * vectors or more: (x - m) / sqrt(v + 1e-5), m and v one value a row,
+     * cc / JIT same process, flat -> rows: f32 rows of 40 0.40 -> 1.24, of
+     * 24 2.8 -> 7.0, f64 rows of 16 1.55 -> 4.3; where(x > m * 2, ...)
+     * f64 rows of 30 1.05 -> 1.13; slower: f32 rows of 9 3.15 -> 2.9, x *
+     * (s * s + 1) f32 rows of 20 2.9 -> 1.9-2.4) */
+    if (ir->tiles2d && ir->vex && ir->vex->rows && ir->vex->float_hoisted > 0 &&
+        per_row_divides(ir) && run >= 2 * vex_lanes(ir))
+        return false;
     const expr_node *root = ir->nodes[0];
     bool wide_product = root->op == OP_MUL && bcg_dtype_size(root->dtype) == 8 &&
                         dtype_kind_of(root->dtype) != KIND_FLOAT;
-    int64_t run = ir->p->extent[ir->p->loop_count - 1];
     return (ir->tiles2d && !ir->row_calls && !ir->scatter &&
             (ir->row_groups <= 0 || (run <= 2 * vex_lanes(ir) && !vex_hoists_per_run(ir))) &&
             vex_flat_supported(ir)) ||

@@ -860,6 +860,7 @@ typedef struct leaf {
 static const int pointer_registers[] = {R8, R9, RBX, RBP, R12, R13, R14, R15, RDX};
 #define LEAF_MAX ((int)(sizeof pointer_registers / sizeof pointer_registers[0]))
 
+#define FLOAT_HOIST_MAX 4 /* (vex_function.float_hoist_node) */
 typedef struct generator {
     const kernel_ir *ir;
     const vex_layout *layout; /* per plan operand: its stride along the run */
@@ -884,6 +885,14 @@ typedef struct generator {
     int hoist_count, hoist_base; /* how many; the stack slot of the first */
     int32_t hoist_frame;      /* bytes below the slots (the small kernel's buffers) */
     bool hoisting;            /* writing them */
+    /* (float path) the largest subtrees constant along a run (a value a
+     * row: sqrt(v + 1e-5) with v one value a row), computed once at the
+     * start of each run into a register of their own (write_float_hoisted)
+     * and read from it by the body; the register 0 until write_function
+     * gives one (else computed in the body as before) */
+    int float_hoist_id[FLOAT_HOIST_MAX], float_hoist_reg[FLOAT_HOIST_MAX];
+    int float_hoist_count;
+    bool float_hoisting;      /* writing them */
     int branches;             /* where()s written as where_branch's branch (vex_function) */
     int branching;            /* inside where_branch's sides (typed_leaf keeps no read) */
     int byte_literals;        /* products written by byte_times_literal (vex_function) */
@@ -953,6 +962,16 @@ static bool is_float_lane(bcg_dtype t) { return t == BCG_F32 || t == BCG_F64; }
 static bool is_leaf(const kernel_ir *ir, int id)
 {
     return ir->value[id].local || ir->nodes[id]->op == OP_OPERAND;
+}
+
+/* The register holding float-path value ID computed once a run
+ * (generator.float_hoist_id), or 0: none, or writing those values. */
+static int float_hoisted_register(const generator *g, int id)
+{
+    for (int j = 0; j < g->float_hoist_count && !g->float_hoisting; j++)
+        if (g->float_hoist_id[j] == id)
+            return g->float_hoist_reg[j];
+    return 0;
 }
 
 /* Whether a leaf of dtype T converts into LANE on loading: small
@@ -2339,6 +2358,11 @@ static bool in_place(generator *g, int id, rm_operand *rm)
         *rm = constant_operand(g, lane_constant(g, literal_value(n)));
         return true;
     }
+    int held = float_hoisted_register(g, id);
+    if (held > 0) {
+        *rm = in_register(held);
+        return true;
+    }
     if (!is_leaf(ir, id) || n->dtype != g->lane || g->small)
         return false;
     int i = leaf_index(g, id);
@@ -2554,6 +2578,13 @@ static value compute(generator *g, int id, bool want_value)
     bool dbl = g->dbl;
     if (g->failed)
         return (value){0, false, false, BCG_BOOL};
+    int held = float_hoisted_register(g, id);
+    if (held > 0) { /* computed at the run's start (write_float_hoisted): a copy */
+        int r = take_register(g);
+        vex(b, V_MOVU_LOAD, true, false, r, 0, in_register(held), -1);
+        value v = {r, false, false, BCG_BOOL};
+        return want_value ? v : nonzero(g, v);
+    }
     if (g->shared_uses && shareable(g, id) && g->shared_uses[g->shared_class[id]] > 1)
         return shared(g, id, g->shared_class[id], want_value);
     if (n->op == OP_CAST && !is_leaf(ir, id)) /* of a leaf: converted on loading */
@@ -4170,6 +4201,65 @@ static bool same_along_run(const void *g, int id) { return invariant(g, id); }
 
 static void mark_hoisted(generator *g, int id) { mark_hoisted_by(g, id, same_along_run, g); }
 
+/* Whether the subtree under ID calls the C library (exp, log: their rare
+ * lanes) or holds a value shared with others (count_uses) below its root. */
+static bool float_hoist_refused(const generator *g, int id, bool root)
+{
+    const kernel_ir *ir = g->ir;
+    const expr_node *n = ir->nodes[id];
+    if (n->op == OP_EXP || n->op == OP_LOG)
+        return true;
+    if (!root && g->shared_uses && shareable(g, id) && g->shared_uses[g->shared_class[id]] > 1)
+        return true;
+    if (is_leaf(ir, id) || n->op == OP_LITERAL || ir->value[id].folded >= 0)
+        return false;
+    for (int k = 0; k < n->arg_count; k++)
+        if (float_hoist_refused(g, kir_child(ir, id, k), false))
+            return true;
+    return false;
+}
+
+/* The float path's values computed once a run (generator.float_hoist_id):
+ * the largest operations under ID (not the root) whose value is the same
+ * in every lane and of the lanes' dtype, without the C library's calls
+ * or values shared below them.  Measured ((x - m) / sqrt(v + 1e-5), f32
+ * rows of 128, m and v one value a row: see the commit). */
+static void mark_float_hoisted(generator *g, int id)
+{
+    const kernel_ir *ir = g->ir;
+    const expr_node *n = ir->nodes[id];
+    if (is_leaf(ir, id) || n->op == OP_LITERAL || ir->value[id].folded >= 0)
+        return;
+    if (id != 0 && n->dtype == g->lane && invariant(g, id) && !float_hoist_refused(g, id, true)) {
+        if (g->float_hoist_count < FLOAT_HOIST_MAX)
+            g->float_hoist_id[g->float_hoist_count++] = id;
+        return;
+    }
+    for (int k = 0; k < n->arg_count; k++)
+        mark_float_hoisted(g, kir_child(ir, id, k));
+}
+
+/* The values marked by mark_float_hoisted, each computed into its
+ * register (at the start of each run: its leaves may move from row to
+ * row), its upper half copied for the paired loop's wide bodies (UPPER). */
+static void write_float_hoisted(generator *g, bool upper)
+{
+    int *shared_uses = g->shared_uses; /* (none below a hoisted value; its own computed once) */
+    g->shared_uses = NULL;
+    for (int j = 0; j < g->float_hoist_count && !g->failed; j++) {
+        if (g->float_hoist_reg[j] <= 0)
+            continue;
+        g->free = 0xffffu & ~g->reserved;
+        g->float_hoisting = true;
+        value v = compute(g, g->float_hoist_id[j], true);
+        g->float_hoisting = false;
+        vex(g->b, V_MOVU_LOAD, true, false, g->float_hoist_reg[j], 0, in_register(v.reg), -1);
+        if (upper)
+            insert_upper(g->b, g->float_hoist_reg[j], g->float_hoist_reg[j]);
+    }
+    g->shared_uses = shared_uses;
+}
+
 /* The marked values computed (at the start of each run) into their slots. */
 static void write_hoisted(generator *g)
 {
@@ -4671,6 +4761,8 @@ static void write_function(generator *g)
     int lanes = g->lanes;
     g->branches = 0;
     g->byte_literals = 0;
+    for (int j = 0; j < g->float_hoist_count; j++) /* (the first pass computes them) */
+        g->float_hoist_reg[j] = 0;
     /* a first pass finds the leaves (their registers and slots) */
     memset(b, 0, sizeof *b);
     b->pending_rip = -1;
@@ -4770,6 +4862,17 @@ static void write_function(generator *g)
     unsigned char pool[POOL_MAX][32];
     memcpy(pool, b->pool, sizeof pool);
     int next = 15;
+    /* (first the values computed once a run, whose body they spare) */
+    for (int j = 0; j < g->float_hoist_count && room > 0; j++) {
+        while (next > 0 && !(allowed >> next & 1))
+            next--;
+        if (next <= 0)
+            break;
+        g->float_hoist_reg[j] = next;
+        g->reserved |= 1u << next;
+        next--;
+        room--;
+    }
     for (int i = 0; i < constants + g->leaf_count && room > 0; i++) {
         if (i >= constants) {
             const leaf *l = &g->leaves[i - constants];
@@ -4828,6 +4931,9 @@ static void write_function(generator *g)
     for (int i = 0; zmm && i < g->leaf_count; i++) /* (one value in every lane) */
         if (g->leaf_register[i] > 0)
             b->halves_equal |= 1u << g->leaf_register[i];
+    for (int j = 0; zmm && j < g->float_hoist_count; j++)
+        if (g->float_hoist_reg[j] > 0)
+            b->halves_equal |= 1u << g->float_hoist_reg[j];
     bool ahead = false; /* (zmm_ahead) */
     for (int i = 0; i < g->leaf_count; i++) { /* strided leaves' permutations */
         g->zmm_index[i] = false;
@@ -4854,6 +4960,7 @@ static void write_function(generator *g)
     for (int i = 0; rows && i < g->leaf_count; i++) /* one value a row: held for the row */
         if (g->leaf_register[i] > 0 && leaf_moves(&g->leaves[i]))
             load_held_leaf(g, i, wide || zmm);
+    write_float_hoisted(g, wide || zmm);
     if (overlap_slot >= 0)
         write_overlap(g, overlap_slot, false);
     if (stream)
@@ -5077,6 +5184,35 @@ static bool tree_typed(const kernel_ir *ir)
 
 bool vex_hoists_per_run(const kernel_ir *ir) { return tree_typed(ir); }
 
+int vex_float_hoist = -1;
+
+/* (as mark_float_hoisted, from the levels: constant along the run is a
+ * level short of the elements') */
+static bool float_hoists_under(const kernel_ir *ir, int id, bcg_dtype lane, int *count)
+{
+    const expr_node *n = ir->nodes[id];
+    if (is_leaf(ir, id) || n->op == OP_LITERAL || ir->value[id].folded >= 0)
+        return true;
+    if (id != 0 && ir->value[id].level < ir->per_element) {
+        generator g;
+        memset(&g, 0, sizeof g);
+        g.ir = ir;
+        return n->dtype == lane && !float_hoist_refused(&g, id, true) &&
+               ++*count <= FLOAT_HOIST_MAX;
+    }
+    for (int k = 0; k < n->arg_count; k++)
+        if (!float_hoists_under(ir, kir_child(ir, id, k), lane, count))
+            return false;
+    return true;
+}
+
+bool vex_float_hoists(const kernel_ir *ir)
+{
+    int count = 0;
+    return vex_float_hoist != 0 && !tree_typed(ir) &&
+           float_hoists_under(ir, 0, ir->nodes[0]->dtype, &count);
+}
+
 int vex_lanes(const kernel_ir *ir)
 {
     if (tree_typed(ir))
@@ -5235,6 +5371,8 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
             g->shared_uses = NULL;
     }
     number_leaves(g, 0);
+    if (!g->typed && vex_float_hoist != 0)
+        mark_float_hoisted(g, 0);
     write_function(g);
     if (g->failed && g->shared_uses) { /* (kept values took the registers) again, each computed */
         g->failed = false;
@@ -5282,6 +5420,9 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
         f->zmm_ahead = f->zmm_ahead || (g->zmm_index[i] && g->zmm_last_index[i] >= 0);
     f->shared = g->shared_uses != NULL;
     f->rows = g->layout->outer != NULL;
+    for (int j = 0; j < g->float_hoist_count; j++)
+        if (g->float_hoist_reg[j] > 0)
+            f->float_hoist_node[f->float_hoisted++] = g->float_hoist_id[j];
     f->branches = g->branches;
     f->byte_literals = g->byte_literals;
     *out = f;

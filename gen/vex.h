@@ -47,6 +47,9 @@ typedef struct vex_function {
                        branch on their condition computed once a run (where_branch) */
     int byte_literals; /* typed trees: products of bytes by a literal written
                           without the literal in a register (byte_times_literal) */
+    int float_hoisted; /* float trees: values constant along a run computed once a run
+                          into registers (mark_float_hoisted), nodes float_hoist_node */
+    int float_hoist_node[4];
     bool rows;      /* void f(long n, void *out, const void *const *in, long rows):
                        ROWS runs of n, each pointer moved on by its outer
                        stride (vex_layout.outer) from run to run */
@@ -87,6 +90,11 @@ int vex_lanes(const struct kernel_ir *ir);
  * value along the run once a run (the integer and mixed path's
  * mark_hoisted; the f32/f64 path computes it every vector). */
 bool vex_hoists_per_run(const struct kernel_ir *ir);
+/* Whether the float path computes every subtree of IR that is constant
+ * along a run (its leaves one value a row) once a run, in a register, as
+ * far as registers allow (vex.c mark_float_hoisted): the rows form then
+ * spares it per vector. */
+bool vex_float_hoists(const struct kernel_ir *ir);
 
 /* Whether the function's last elements short of a vector (its tail),
  * in a run of a vector or more, are vector code when it reads a leaf of
@@ -194,6 +202,11 @@ extern int vex_medium_strided_rows;
  * loop of calls around it, as before (measurements); else the loop
  * outside too when nothing between needs C (lower.c row_groups_chosen). */
 extern int vex_row_groups;
+
+/* VEX_FLOAT_HOIST 0: the float path computes a subtree constant along a
+ * run in every vector's body, as before (measurements); else once a run
+ * in a register of its own (vex.c mark_float_hoisted). */
+extern int vex_float_hoist;
 
 /* Leaves of a stride of 3 or more either way (other_stride_load):
  * VEX_OTHER_STRIDES -1 (the default) reads them in place by the measured

@@ -2036,7 +2036,9 @@ static void test_short_groups_flat(void **state_)
 
 /* Whether the JIT form of EXPR over OPS (COUNT) is the 2-D tiles' rows
  * form (the fused function reading operands in place row by row, a call
- * for every tile's rows or for two loops), not a call per run. */
+ * for every tile's rows or for two loops), not a call per run; and
+ * last_float_hoisted, how many values it computes once a row. */
+static int last_float_hoisted;
 static bool rows_form_of(const char *expr, const bcg_operand *ops, int count)
 {
     arena *ar = arena_new();
@@ -2052,38 +2054,35 @@ static bool rows_form_of(const char *expr, const bcg_operand *ops, int count)
                          .options = &options, .goal = COMPILE_JIT, .max_source = 1 << 20};
     bool rows = compile_pipeline(c, &r) == BCG_OK && c->ir && c->ir->tiles2d && c->ir->vex &&
                 c->ir->vex->rows;
+    last_float_hoisted = rows ? c->ir->vex->float_hoisted : 0;
     arena_free(ar);
     return rows;
 }
 
-/* Medium runs (65 to 1100) with a value a row read as a leaf, float and
- * mixed trees with no per-row subtree (lower.c medium_rows_in_place):
- * the 2-D tiles' rows form, one call for many rows, where a call per run
- * was the form before.  Operands of every dtype, contiguous, reversed or
- * every other element along the run, rows apart by random gaps; in place
- * on a; against a page that faults on either side; bit for bit against
- * the reference evaluator.  Asserts the share that takes the rows form. */
-static void test_medium_rows_leaves(void **state_)
+/* COUNT kernels of EXPRS over TYPES (a, b and c; c one value a row):
+ * runs of MIN_RUN to MIN_RUN + 1035 under 2 to 41 rows (and 2 to 6
+ * planes), a also the same row every row; operands contiguous, reversed
+ * or every other element along the run, rows apart by random gaps; in
+ * place on a; against a page that faults on either side; bit for bit
+ * against the reference evaluator.  Counts the kernels in the 2-D tiles'
+ * rows form (ROWS_FORM) and those computing a value once a row
+ * (HOISTED); returns the number of failures. */
+static int rows_cases(const char *const *exprs, int expr_count, const bcg_dtype *types,
+                      int type_count, int count, int64_t min_run, int *rows_form, int *hoisted)
 {
-    (void)state_;
-    static const char *const exprs[] = {
-        "c - b", "a * c + b", "where(b > c, a, b)", "minimum(a, c) - b", "(a - c) * (b + c)",
-        "f64(c) * b - a", "abs(b - c) + a", "c * 2.5 + b", "maximum(b, c) / (a + 0.5)"};
-    static const bcg_dtype types[] = {BCG_F32, BCG_F64, BCG_I16, BCG_I32, BCG_U8,
-                                      BCG_I8,  BCG_F32, BCG_F64};
     static guarded memory[3];
-    int checked = 0, failures = 0, rows_form = 0;
-    for (int n = 0; n < 90; n++) {
+    int failures = 0;
+    for (int n = 0; n < count; n++) {
         int rank = next() % 3 ? 2 : 3;
         int64_t shape[3];
-        shape[rank - 1] = 65 + (int64_t)(next() % (next() % 3 ? 200 : 1036));
+        shape[rank - 1] = min_run + (int64_t)(next() % (next() % 3 ? 200 : 1036));
         shape[rank - 2] = 2 + (int64_t)(next() % 40);
         if (rank == 3)
             shape[0] = 2 + (int64_t)(next() % 5);
-        const char *expr = exprs[next() % (sizeof exprs / sizeof exprs[0])];
+        const char *expr = exprs[next() % expr_count];
         bcg_dtype t[3];
         for (int i = 0; i < 3; i++)
-            t[i] = types[next() % (sizeof types / sizeof types[0])];
+            t[i] = types[next() % type_count];
         if (next() % 3 == 0) /* a float tree over one dtype */
             t[1] = t[2] = t[0] = next() % 2 ? BCG_F32 : BCG_F64;
         view v[3];
@@ -2142,9 +2141,9 @@ static void test_medium_rows_leaves(void **state_)
             arena_free(ar);
         }
         int got = check(expr, ops, in, bytes, 3, inplace ? 0 : -1, n % 7 == 0 ? 2 : 1, NULL);
-        checked++;
         failures += got < 0;
-        rows_form += rows_form_of(expr, ops, 3);
+        *rows_form += rows_form_of(expr, ops, 3);
+        *hoisted += last_float_hoisted > 0;
         if (got < 0) {
             print_error("  %s rank %d", expr, rank);
             for (int i = 0; i < 3; i++) {
@@ -2155,11 +2154,53 @@ static void test_medium_rows_leaves(void **state_)
             print_error("\n");
         }
     }
+    return failures;
+}
+
+/* Medium runs (65 to 1100) with a value a row read as a leaf, float and
+ * mixed trees with no per-row subtree (lower.c medium_rows_in_place):
+ * the 2-D tiles' rows form, one call for many rows, where a call per run
+ * was the form before (rows_cases).  Asserts the share that takes it. */
+static void test_medium_rows_leaves(void **state_)
+{
+    (void)state_;
+    static const char *const exprs[] = {
+        "c - b", "a * c + b", "where(b > c, a, b)", "minimum(a, c) - b", "(a - c) * (b + c)",
+        "f64(c) * b - a", "abs(b - c) + a", "c * 2.5 + b", "maximum(b, c) / (a + 0.5)"};
+    static const bcg_dtype types[] = {BCG_F32, BCG_F64, BCG_I16, BCG_I32, BCG_U8,
+                                      BCG_I8,  BCG_F32, BCG_F64};
+    int checked = 90, rows_form = 0, hoisted = 0;
+    int failures = rows_cases(exprs, sizeof exprs / sizeof exprs[0], types,
+                              sizeof types / sizeof types[0], checked, 65, &rows_form, &hoisted);
     print_message("# %d kernels of medium runs with a value a row, %d in the 2-D tiles' rows form\n",
                   checked, rows_form);
     assert_int_equal(failures, 0);
     if (vex_cpu_ok()) /* 46 of 90; 32 before medium_rows_in_place took float trees */
         assert_true(rows_form * 9 >= checked * 4);
+}
+
+/* Float trees with subtrees of a value a row (sqrt(c + 1e-5) as in a
+ * layer norm, c * c + 2): the float path computes them once a row in a
+ * register of their own (vex.c mark_float_hoisted), and medium runs with
+ * them take the rows form (lower.c medium_rows_in_place); runs of 9 to
+ * 1044 (rows_cases).  Asserts the share that hoists. */
+static void test_float_hoisted(void **state_)
+{
+    (void)state_;
+    static const char *const exprs[] = {
+        "(a - c) / sqrt(c * c + 1e-5)", "a * sqrt(abs(c) + 1) + b", "where(a > c * 2, a, b - abs(c))",
+        "minimum(a, c * c) + b", "(b + c * 3) / (c * c + 2)", "maximum(a - sqrt(abs(c)), b / 3)",
+        "a - (c - 1) * (c + 1)", "where(b > -c, a * (c + 0.5), b)"};
+    static const bcg_dtype types[] = {BCG_F32, BCG_F64, BCG_F32, BCG_F64, BCG_I16, BCG_U8};
+    int checked = 100, rows_form = 0, hoisted = 0;
+    int failures = rows_cases(exprs, sizeof exprs / sizeof exprs[0], types,
+                              sizeof types / sizeof types[0], checked, 9, &rows_form, &hoisted);
+    print_message("# %d float kernels with subtrees of a value a row, %d in the 2-D tiles' rows "
+                  "form, %d of them computing such a value once a row\n", checked, rows_form,
+                  hoisted);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok())
+        assert_true(hoisted * 4 >= checked);
 }
 
 int main(void)
@@ -2190,6 +2231,7 @@ int main(void)
         cmocka_unit_test(test_row_groups),
         cmocka_unit_test(test_short_groups_flat),
         cmocka_unit_test(test_medium_rows_leaves),
+        cmocka_unit_test(test_float_hoisted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
