@@ -893,6 +893,7 @@ typedef struct generator {
     int float_hoist_id[FLOAT_HOIST_MAX], float_hoist_reg[FLOAT_HOIST_MAX];
     int float_hoist_count;
     bool float_hoisting;      /* writing them */
+    bool float_hoist_short;   /* registers short for them (write_function) */
     int branches;             /* where()s written as where_branch's branch (vex_function) */
     int branching;            /* inside where_branch's sides (typed_leaf keeps no read) */
     int byte_literals;        /* products written by byte_times_literal (vex_function) */
@@ -965,7 +966,8 @@ static bool is_leaf(const kernel_ir *ir, int id)
 }
 
 /* The register holding float-path value ID computed once a run
- * (generator.float_hoist_id), or 0: none, or writing those values. */
+ * (generator.float_hoist_id), -1 in write_function's first pass, or 0:
+ * none, or writing those values. */
 static int float_hoisted_register(const generator *g, int id)
 {
     for (int j = 0; j < g->float_hoist_count && !g->float_hoisting; j++)
@@ -2579,9 +2581,10 @@ static value compute(generator *g, int id, bool want_value)
     if (g->failed)
         return (value){0, false, false, BCG_BOOL};
     int held = float_hoisted_register(g, id);
-    if (held > 0) { /* computed at the run's start (write_float_hoisted): a copy */
+    if (held != 0) { /* computed at the run's start (write_float_hoisted): a copy */
         int r = take_register(g);
-        vex(b, V_MOVU_LOAD, true, false, r, 0, in_register(held), -1);
+        if (held > 0) /* (else write_function's first pass: its registers only) */
+            vex(b, V_MOVU_LOAD, true, false, r, 0, in_register(held), -1);
         value v = {r, false, false, BCG_BOOL};
         return want_value ? v : nonzero(g, v);
     }
@@ -4207,6 +4210,10 @@ static bool float_hoist_refused(const generator *g, int id, bool root)
 {
     const kernel_ir *ir = g->ir;
     const expr_node *n = ir->nodes[id];
+    /* (measured with them hoisted, cc / JIT same process: f64 a + exp(c)
+     * - b rows of 112 0.60 -> 0.38, the vector exp of one value costlier
+     * than the C library's the 1-D tiles call once a run; f32 exp even or
+     * worse, f32 log 0.58 -> 0.72) */
     if (n->op == OP_EXP || n->op == OP_LOG)
         return true;
     if (!root && g->shared_uses && shareable(g, id) && g->shared_uses[g->shared_class[id]] > 1)
@@ -4247,15 +4254,18 @@ static void write_float_hoisted(generator *g, bool upper)
     int *shared_uses = g->shared_uses; /* (none below a hoisted value; its own computed once) */
     g->shared_uses = NULL;
     for (int j = 0; j < g->float_hoist_count && !g->failed; j++) {
-        if (g->float_hoist_reg[j] <= 0)
+        int r = g->float_hoist_reg[j];
+        if (r == 0)
             continue;
         g->free = 0xffffu & ~g->reserved;
         g->float_hoisting = true;
         value v = compute(g, g->float_hoist_id[j], true);
         g->float_hoisting = false;
-        vex(g->b, V_MOVU_LOAD, true, false, g->float_hoist_reg[j], 0, in_register(v.reg), -1);
+        if (r < 0) /* (write_function's first pass: the registers it takes) */
+            continue;
+        vex(g->b, V_MOVU_LOAD, true, false, r, 0, in_register(v.reg), -1);
         if (upper)
-            insert_upper(g->b, g->float_hoist_reg[j], g->float_hoist_reg[j]);
+            insert_upper(g->b, r, r);
     }
     g->shared_uses = shared_uses;
 }
@@ -4761,14 +4771,20 @@ static void write_function(generator *g)
     int lanes = g->lanes;
     g->branches = 0;
     g->byte_literals = 0;
-    for (int j = 0; j < g->float_hoist_count; j++) /* (the first pass computes them) */
-        g->float_hoist_reg[j] = 0;
-    /* a first pass finds the leaves (their registers and slots) */
+    /* a first pass finds the leaves (their registers and slots); the
+     * values computed once a run as if held (-1), the registers their own
+     * computation takes counted apart (hoist_peak) */
     memset(b, 0, sizeof *b);
     b->pending_rip = -1;
     g->tail = false;
     if (g->typed)
         write_hoisted(g);
+    for (int j = 0; j < g->float_hoist_count; j++)
+        g->float_hoist_reg[j] = -1;
+    g->peak = 0;
+    write_float_hoisted(g, false);
+    int hoist_peak = g->peak;
+    g->peak = 0;
     body(g, 0);
     if (g->failed || b->overflow)
         return;
@@ -4854,6 +4870,8 @@ static void write_function(generator *g)
     unsigned allowed = dup ? 0xffffu & ~body_registers & ~(body_registers << 8)
                            : 0xffffu & ~body_registers;
     int room = 16 - (tail_peak > loop_peak ? tail_peak : loop_peak);
+    if (16 - hoist_peak < room)
+        room = 16 - hoist_peak;
     /* the constants, then the broadcast leaves of the lane dtype (or
      * converted into it), in the registers the body leaves free, loaded
      * once before the loop (ymm0 stays the body's: the tail zeroes with
@@ -4862,12 +4880,16 @@ static void write_function(generator *g)
     unsigned char pool[POOL_MAX][32];
     memcpy(pool, b->pool, sizeof pool);
     int next = 15;
-    /* (first the values computed once a run, whose body they spare) */
-    for (int j = 0; j < g->float_hoist_count && room > 0; j++) {
+    /* (first the values computed once a run, whose body they spare; the
+     * body was written for them all: without a register each, the
+     * function is written again without any, vex_build) */
+    for (int j = 0; j < g->float_hoist_count; j++) {
         while (next > 0 && !(allowed >> next & 1))
             next--;
-        if (next <= 0)
-            break;
+        if (next <= 0 || room <= 0) {
+            g->failed = g->float_hoist_short = true;
+            return;
+        }
         g->float_hoist_reg[j] = next;
         g->reserved |= 1u << next;
         next--;
@@ -5374,6 +5396,15 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
     if (!g->typed && vex_float_hoist != 0)
         mark_float_hoisted(g, 0);
     write_function(g);
+    if (g->failed && g->float_hoist_short) { /* again, each computed in the body */
+        g->failed = g->float_hoist_short = false;
+        g->float_hoist_count = 0;
+        g->reserved = 0;
+        g->peak = 0;
+        memset(g->constant_register, 0, sizeof g->constant_register);
+        memset(g->leaf_register, 0, sizeof g->leaf_register);
+        write_function(g);
+    }
     if (g->failed && g->shared_uses) { /* (kept values took the registers) again, each computed */
         g->failed = false;
         g->shared_uses = NULL;
