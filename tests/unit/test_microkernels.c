@@ -30,8 +30,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "compare.h"
+#include "guarded.h"
 
 static const char *const expressions[] = {
     "a + b", "a - b", "a * b", "a / b", "minimum(a, b)", "maximum(a, b)",
@@ -1466,6 +1469,134 @@ static void test_short_runs_threads(void **state)
     free(want);
 }
 
+/* Runs of 8- and 16-bit elements longer than a 64-byte block and not a
+ * multiple of it (runtime/microkernels.c, RUN: the run's last block
+ * computed first, the whole blocks before it by the vectorised loop, the
+ * block stored last over the run's end), against the reference evaluator
+ * bit for bit: random binary operations, comparisons, where and
+ * saturating operations on the 8- and 16-bit dtypes, random run lengths
+ * from 2 to 300 and row counts, the run contiguous in both operands (one
+ * long run, tiles and their remainders), an operand repeating each row
+ * (the _rows form, its periodic tile), a value a row (stride 0 in the
+ * run, either operand), in place on a, plain and streaming stores (the
+ * _nt head and tail); every operand ends (or starts) at a page that
+ * faults.  Returns 1 when the kernel called a microkernel on runs the
+ * block takes, 0 when not, -1 on a mismatch. */
+static int check_narrow_tail_case(const char *expr, bcg_dtype t, int64_t rows, int64_t n,
+                                  int kind, bool inplace, int stream, bool at_end,
+                                  guarded gd[4])
+{
+    /* kind 0: a, b (rows, n); 1: b (n,); 2: b (rows, 1); 3: a (rows, 1) */
+    int64_t full[2] = {rows, n}, run[1] = {n}, column[2] = {rows, 1};
+    bcg_operand ops[3] = {{"a", t, 2, kind == 3 ? column : full, NULL},
+                          {"b", t, kind == 1 ? 1 : 2, kind == 1 ? run : kind == 2 ? column : full,
+                           NULL},
+                          {"c", BCG_BOOL, 2, full, NULL}};
+    const void *in[3];
+    for (int i = 0; i < 3; i++) {
+        int64_t count = 1;
+        for (int d = 0; d < ops[i].rank; d++)
+            count *= ops[i].shape[d];
+        size_t bytes = (size_t)count * bcg_dtype_size(ops[i].dtype);
+        char *buffer = guarded_alloc(&gd[i], bytes, at_end);
+        fill(buffer, ops[i].dtype, count);
+        in[i] = buffer;
+    }
+    bcg_options options;
+    bcg_options_init(&options);
+    options.microkernel_run = 1;
+    options.stream_stores = stream;
+    options.disable_vector_code = 1; /* the microkernels, not gen/vex.c */
+    if (inplace)
+        options.inplace = 0;
+    bcg_context *ctx = bcg_context_new();
+    assert_non_null(ctx);
+    bcg_kernel *k = NULL;
+    bcg_error err;
+    int result = 0;
+    int operands = strstr(expr, "c") ? 3 : 2;
+    if (bcg_compile(ctx, expr, ops, operands, &options, &k, &err) != BCG_OK)
+        goto done; /* (an in-place dtype change, bitwise ops on a dtype that has none) */
+    const char *source = bcg_kernel_source(k);
+    size_t out_size = bcg_dtype_size(bcg_kernel_dtype(k));
+    int64_t block = 64 / (int64_t)out_size;
+    if (strstr(source, "bcg_mk_") && bcg_dtype_size(t) <= 2 && out_size <= 2 &&
+        n > block && n % block != 0)
+        result = 1;
+    arena *ar = arena_new();
+    compile *front = ar ? arena_alloc(ar, sizeof *front) : NULL;
+    assert_non_null(front);
+    front->arena = ar;
+    front->err = &err;
+    assert_int_equal(compile_front(front, expr, ops, operands, &options), BCG_OK);
+    front->err = NULL;
+    int64_t elements = bcg_kernel_elements(k); /* (rows, 1) for a * 5 in layout 3 */
+    size_t bytes = (size_t)elements * out_size;
+    char *want = malloc(bytes), *got = malloc(bytes);
+    assert_true(want && got);
+    if (inplace) { /* the reference into a copy of a; the kernel into a itself */
+        memcpy(want, in[0], bytes);
+        const void *reference_in[3] = {want, in[1], in[2]};
+        assert_int_equal(eval_run(front, want, reference_in, NULL), BCG_OK);
+        assert_int_equal(bcg_run(k, NULL, in, &err), BCG_OK);
+        memcpy(got, in[0], bytes);
+    } else {
+        assert_int_equal(eval_run(front, want, in, NULL), BCG_OK);
+        char *out = guarded_alloc(&gd[3], bytes, !at_end);
+        assert_int_equal(bcg_run(k, out, in, &err), BCG_OK);
+        memcpy(got, out, bytes);
+    }
+    int64_t at = first_difference(got, want, bcg_kernel_dtype(k), elements, false);
+    if (at >= 0) {
+        print_error("%s %s (%lld, %lld), layout %d, stream %d%s: element %lld differs from "
+                    "the reference\n", expr, bcg_dtype_name(t), (long long)rows, (long long)n,
+                    kind, stream, inplace ? ", in place" : "", (long long)at);
+        result = -1;
+    }
+    free(want);
+    free(got);
+    arena_free(ar);
+done:
+    bcg_context_free(ctx);
+    return result;
+}
+
+static void test_narrow_tails(void **state)
+{
+    (void)state;
+    static const char *const exprs[] = {
+        "a * b", "a + b", "a - b", "minimum(a, b)", "maximum(a, b)", "a > b", "a == b",
+        "a <= b", "where(a > b, a, b)", "where(c, a, b)", "a & b", "a ^ b", "add_sat(a, b)",
+        "sub_sat(a, b)", "a * 5", "3 - a", "where(c, a, 7)", "mul_q15(a, b)", "mul_q7(a, b)"};
+    static const bcg_dtype types[] = {BCG_U8, BCG_I8, BCG_I16, BCG_U16};
+    guarded gd[4] = {{0}};
+    random_state = 0x6e61727277746169ull; /* (the cases are the same every run) */
+    int cases = 0, taken = 0, failures = 0;
+    for (int i = 0; i < 360; i++) {
+        uint64_t r = random_next();
+        const char *expr = exprs[r % (sizeof exprs / sizeof exprs[0])];
+        bcg_dtype t = types[(r >> 8) % 4];
+        /* mostly lengths past one block, some short ones and whole blocks */
+        int64_t n = (r >> 12) % 8 == 0 ? 64 * (int64_t)((r >> 16) % 4 + 1)
+                                       : 2 + (int64_t)((r >> 16) % 299);
+        int64_t rows = 1 + (int64_t)((r >> 28) % 40);
+        int kind = (int)((r >> 36) % 4);
+        bool inplace = kind != 3 && (r >> 40) % 4 == 0;
+        int stream = (int)((r >> 44) % 3 == 0);
+        bool at_end = (r >> 48) & 1;
+        int got = check_narrow_tail_case(expr, t, rows, n, kind, inplace, stream, at_end, gd);
+        cases++;
+        taken += got > 0;
+        failures += got < 0;
+    }
+    for (int i = 0; i < 4; i++)
+        guarded_free(&gd[i]);
+    print_message("# narrow tails: %d cases, %d through microkernels on runs the block takes\n",
+                  cases, taken);
+    assert_int_equal(failures, 0);
+    assert_true(taken * 2 > cases);
+}
+
 static void test_symbol_table(void **state)
 {
     (void)state;
@@ -1879,6 +2010,7 @@ int main(void)
         cmocka_unit_test(test_transposed_long_runs),
         cmocka_unit_test(test_transposed_row_calls),
         cmocka_unit_test(test_narrow_tiles),
+        cmocka_unit_test(test_narrow_tails),
         cmocka_unit_test(test_strided),
         cmocka_unit_test(test_inplace),
         cmocka_unit_test(test_rows_streamed),
