@@ -1594,8 +1594,10 @@ static int64_t short_transposed_rows(const lowering *w)
         int64_t across = p->stride[i + 1][inner], along = p->stride[i + 1][outer];
         if (across < 0)
             across = -across;
+        /* (or a stride the 1-D tiles refuse, under a line: u8 stride 13) */
         if ((along == 1 || along == -1 || spaced_along(along, size)) &&
-            across * size >= TRANSPOSED_LINE_BYTES && TRANSPOSED_LINE_BYTES / size > rows)
+            (across * size >= TRANSPOSED_LINE_BYTES || across > MAX_TILE_STRIDE) &&
+            TRANSPOSED_LINE_BYTES / size > rows)
             rows = TRANSPOSED_LINE_BYTES / size;
     }
     if (rows > p->extent[outer])
@@ -1772,8 +1774,10 @@ static bool transposed_copy(const lowering *w)
     int64_t along = p->stride[k][inner - 1], across = p->stride[k][inner];
     if (across < 0)
         across = -across;
+    /* (or a stride the 1-D tiles refuse, under a line: u8 a copied
+     * across rows of 13 to 63 bytes went to tcc's groups) */
     return (along == 1 || along == -1 || spaced_along(along, size)) &&
-           across * size >= TRANSPOSED_LINE_BYTES;
+           (across * size >= TRANSPOSED_LINE_BYTES || across > MAX_TILE_STRIDE);
 }
 
 /* Whether the tree is one operation of leaves (a cast, a + b), which the
