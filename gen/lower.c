@@ -1823,7 +1823,7 @@ static bool tiles2d_add_gather(const kernel_ir *ir)
  * process, cc / JIT, machine under load): a - (b) * (b), i16 b transposed
  * (stride 6969 along runs of 143), a one value a row: 0.13 -> 1.2;
  * minimum((a) * (b), (b) * (c)) u8, b per row, c spaced (3 along rows of
- * 4, 2664 along runs of 224): 0.14 -> see the commit. */
+ * 4, 2664 along runs of 224): 0.14 -> 1.7. */
 static bool long_stride_run(const lowering *w)
 {
     const kernel_ir *ir = w->ir;
