@@ -1594,8 +1594,10 @@ static int64_t short_transposed_rows(const lowering *w)
         int64_t across = p->stride[i + 1][inner], along = p->stride[i + 1][outer];
         if (across < 0)
             across = -across;
+        /* (or a stride the 1-D tiles refuse, under a line: u8 stride 13) */
         if ((along == 1 || along == -1 || spaced_along(along, size)) &&
-            across * size >= TRANSPOSED_LINE_BYTES && TRANSPOSED_LINE_BYTES / size > rows)
+            (across * size >= TRANSPOSED_LINE_BYTES || across > MAX_TILE_STRIDE) &&
+            TRANSPOSED_LINE_BYTES / size > rows)
             rows = TRANSPOSED_LINE_BYTES / size;
     }
     if (rows > p->extent[outer])
@@ -1809,8 +1811,10 @@ static bool transposed_copy(const lowering *w)
     int64_t along = p->stride[k][inner - 1], across = p->stride[k][inner];
     if (across < 0)
         across = -across;
+    /* (or a stride the 1-D tiles refuse, under a line: u8 a copied
+     * across rows of 13 to 63 bytes went to tcc's groups) */
     return (along == 1 || along == -1 || spaced_along(along, size)) &&
-           across * size >= TRANSPOSED_LINE_BYTES;
+           (across * size >= TRANSPOSED_LINE_BYTES || across > MAX_TILE_STRIDE);
 }
 
 /* Whether the tree is one operation of leaves (a cast, a + b), which the
@@ -1848,6 +1852,60 @@ static bool tiles2d_add_gather(const kernel_ir *ir)
     return added;
 }
 
+/* Whether the 1-D tiles were refused for an input read with a long stride
+ * along the run (tiles_chosen: a transposed view).  A per-row operand
+ * (per_row_operand) then keeps the 2-D tiles: that rule weighs them
+ * against the 1-D tiles, and the alternative here is tcc's per-element
+ * code, cache blocks (blocking_chosen) or groups.  Measured (same
+ * process, cc / JIT, machine under load): a - (b) * (b), i16 b transposed
+ * (stride 6969 along runs of 143), a one value a row: 0.13 -> 1.2;
+ * minimum((a) * (b), (b) * (c)) u8, b per row, c spaced (3 along rows of
+ * 4, 2664 along runs of 224): 0.14 -> 1.7. */
+static bool long_stride_run(const lowering *w)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    if (ir->tiled)
+        return false;
+    for (int k = 1; k <= ir->input_count; k++)
+        if (ir->input_used[k - 1] &&
+            (p->stride[k][inner] > MAX_TILE_STRIDE || p->stride[k][inner] < -MAX_TILE_STRIDE))
+            return true;
+    return false;
+}
+
+/* Whether a tree with a microkernel for every operation but more of them
+ * than MAX_TILE_TEMPORARIES (fused_past_temporaries, for the 2-D tiles)
+ * is written by the fused function over a 2-D tile, every operand
+ * contiguous over it (gathered) or one value for it, and over a tile of
+ * calls per row (an operand of stride 0 along the run one value a row):
+ * lower_tiles2d then builds it with lowering.fused_only set, where the
+ * cache blocks ran (f32(c > i16((c) * (2) + abs(a)) + sqrt(f64(abs(b))))
+ * * (c), 14 operations, b i32 transposed, runs of 115: cc / JIT 0.17 ->
+ * 12-17, same process, under load). */
+static bool fused_over_tile2d(const lowering *w)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    int64_t run = p->extent[inner];
+    int uncounted = -(1 << 20); /* every operation's microkernel, however many */
+    if (w->c->options.disable_vector_code || !vex_cpu_ok() || ir->root_count != 1 ||
+        !tile_supported(ir, 0, ir->out_dtype, &uncounted))
+        return false;
+    for (int row_calls = 0; row_calls < 2; row_calls++) {
+        int64_t strides[BCG_MAX_OPERANDS + 1] = {0};
+        for (int k = 1; k <= ir->input_count; k++)
+            strides[k] = (row_calls ? p->stride[k][inner] == 0 : tile2d_scalar(p, k, run)) ? 0 : 1;
+        vex_layout layout = {strides, false, NULL, 0, 0, NULL, 0};
+        vex_function *f = NULL;
+        if (vex_build(w->c->arena, ir, &layout, &f) != BCG_OK || !f)
+            return false;
+    }
+    return true;
+}
+
 static bool tiles2d_chosen(lowering *w)
 {
     const compile *c = w->c;
@@ -1867,8 +1925,8 @@ static bool tiles2d_chosen(lowering *w)
      * minimum(2, maximum(a, b * b))) */
     int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(w, NULL, NULL);
     if (run >= c->options.microkernel_run && !transposed &&
-        ((run > TILES2D_MAX_RUN && per_row_operand(ir) && !medium_rows_in_place(w) &&
-          !medium_strided_rows(w)) ||
+        ((run > TILES2D_MAX_RUN && per_row_operand(ir) && !long_stride_run(w) &&
+          !medium_rows_in_place(w) && !medium_strided_rows(w)) ||
          (ir->tiled && rows_form_fits(ir) && !rows_refused(c, ir) &&
           !(strided_run(ir) && (!c->stream || 4 * run <= TILE_ELEMENTS)))))
         return false;
@@ -1903,6 +1961,10 @@ static bool tiles2d_chosen(lowering *w)
     ir->tile_loop = inner - 1; /* what tile_hoistable takes as constant over a tile */
     if (tile_supported(ir, 0, ir->out_dtype, &operations))
         return true;
+    if (operations > MAX_TILE_TEMPORARIES && long_stride_run(w) && fused_over_tile2d(w)) {
+        w->fused_only = true;
+        return true;
+    }
     ir->tile_loop = inner;
     return false;
 }
@@ -2101,6 +2163,14 @@ static void lower_tiles2d(lowering *w, int depth)
                                  ? 0
                                  : 1;
         choose_vex(w, vex_strides, NULL, 0);
+    }
+    if (w->fused_only && !ir->vex) { /* the function fused_over_tile2d built: plain stores */
+        vex_layout layout = {vex_strides, false, NULL, 0, 0, NULL, 0};
+        vex_function *f = NULL;
+        if (vex_build(w->c->arena, ir, &layout, &f) != BCG_OK)
+            fail_nomem(w);
+        ir->vex = f; /* (the same tree and layout: built before, so built again) */
+        ir->stream = false;
     }
     rows = ir->vex && ir->vex->rows;
     tile_declarations(w, depth);

@@ -2203,6 +2203,133 @@ static void test_float_hoisted(void **state_)
         assert_true(hoisted * 4 >= checked);
 }
 
+/* Random trees over a transposed or spaced input a (contiguous, or
+ * reversed, along the loop just outside the run) with runs of 65 to 600,
+ * b one value a row (broadcast along the run) or one row (broadcast along
+ * the rows), c contiguous, transposed too, or one value a row, ranks 2 to
+ * 4, every dtype, b of another dtype now and then, trees of over
+ * MAX_TILE_TEMPORARIES operations, and copies of a: the 2-D tiles
+ * (lower.c long_stride_run, fused_over_tile2d, transposed_copy and
+ * short_transposed_rows of strides under a line) where the per-row
+ * operand, the tree's size or a stride under a line sent them to tcc's
+ * cache blocks or groups.  Bit for bit against the
+ * reference evaluator, a and b against a page that faults on either side,
+ * in place on c and on two threads now and then.  Asserts the share in
+ * 2-D tiles, and that the large trees take them through the fused
+ * function. */
+static void test_transposed_per_row(void **state_)
+{
+    (void)state_;
+    static const bcg_dtype types[] = {BCG_I8,  BCG_U8,  BCG_I16, BCG_U16, BCG_I32,
+                                      BCG_U32, BCG_I64, BCG_U64, BCG_F32, BCG_F64};
+    static guarded memory[3];
+    int checked = 0, failures = 0, tiled = 0, large = 0, large_tiled = 0;
+    state = 0x6a09e667f3bcc909ull; /* (its own cases, whatever ran before) */
+    for (int n = 0; n < 120; n++) {
+        int rank = 2 + (int)(next() % 3);
+        int64_t shape[4];
+        shape[rank - 1] = 65 + (int64_t)(next() % 536);
+        shape[rank - 2] = 8 + (int64_t)(next() % 90);
+        for (int d = 0; d < rank - 2; d++)
+            shape[d] = 1 + (int64_t)(next() % 4);
+        bcg_dtype t = types[next() % (sizeof types / sizeof types[0])];
+        bcg_dtype tb = next() % 3 ? t : types[next() % (sizeof types / sizeof types[0])];
+        bool big = n % 4 == 3;
+        char expr[512];
+        reversed_tree(expr, sizeof expr, big ? 4 + (int)(next() % 2) : 1 + (int)(next() % 3));
+        if (n % 8 == 5) /* a copy of the transposed input */
+            snprintf(expr, sizeof expr, next() % 2 ? "a" : "maximum(a, a)");
+        else if (!strchr(expr, 'a') || !strchr(expr, 'b')) { /* a transposed a, a per-row b */
+            char tree[400];
+            if (strlen(expr) >= sizeof tree)
+                snprintf(expr, sizeof expr, "a");
+            memcpy(tree, expr, strlen(expr) + 1);
+            snprintf(expr, sizeof expr, "(%s) - (a) * (b)", tree);
+        }
+        int operations = 0; /* the operators and calls the expression writes */
+        for (const char *at = expr; *at; at++)
+            operations += *at == '(' || *at == '+' || *at == '-' || *at == '>';
+        view va = random_view(rank, shape, rank - 2, next() % 4 == 0 ? -1 : 1);
+        if (next() % 4 == 0) { /* spaced: the outer loop 2 or 3 elements apart */
+            int64_t along = 2 + (int64_t)(next() % 2);
+            va.strides[rank - 2] = along;
+            va.strides[rank - 1] = along * shape[rank - 2] + 1;
+            for (int d = rank - 3; d >= 0; d--)
+                va.strides[d] = va.strides[d + 1] * shape[d + 1];
+            va.first = 0;
+            va.bytes = 1;
+            for (int d = 0; d < rank; d++)
+                va.bytes += (size_t)(va.strides[d] * (shape[d] - 1));
+        }
+        int64_t b_shape[4], c_shape[4];
+        memcpy(b_shape, shape, sizeof b_shape);
+        memcpy(c_shape, shape, sizeof c_shape);
+        if (next() % 3) /* one value a row */
+            b_shape[rank - 1] = 1;
+        else /* one row for all rows */
+            b_shape[rank - 2] = 1;
+        for (int d = 0; d < rank - 2; d++)
+            if (next() % 2)
+                b_shape[d] = 1;
+        int c_kind = (int)(next() % 3); /* contiguous, transposed, one value a row */
+        if (c_kind == 2)
+            c_shape[rank - 1] = 1;
+        view vb = random_view(rank, b_shape, rank - 1, next() % 4 == 0 ? -1 : 1);
+        view vc = random_view(rank, c_shape, c_kind == 1 ? rank - 2 : rank - 1, 1);
+        if (c_kind == 0) { /* C-contiguous: a target for the result in place */
+            int64_t step = 1;
+            for (int d = rank - 1; d >= 0; d--) {
+                vc.strides[d] = step;
+                step *= c_shape[d];
+            }
+            vc.first = 0;
+            vc.bytes = (size_t)step;
+        }
+        size_t sa = bcg_dtype_size(t), sb = bcg_dtype_size(tb);
+        size_t bytes[3] = {va.bytes * sa, vb.bytes * sb, vc.bytes * sa};
+        char *a = guarded_alloc(&memory[0], bytes[0], next() % 2);
+        char *b = guarded_alloc(&memory[1], bytes[1], next() % 2);
+        char *c = guarded_alloc(&memory[2], bytes[2], next() % 2);
+        fill(a, bytes[0]);
+        fill(b, bytes[1]);
+        fill(c, bytes[2]);
+        bcg_operand ops[3] = {{"a", t, rank, va.shape, va.strides},
+                              {"b", tb, rank, vb.shape, vb.strides},
+                              {"c", t, rank, vc.shape, vc.strides}};
+        void *in[4] = {a + (size_t)va.first * sa, b + (size_t)vb.first * sb,
+                       c + (size_t)vc.first * sa, c};
+        int variant = (int)(next() % 4);
+        bool inplace = variant == 1 && c_kind == 0 && result_dtype(expr, ops, 3) == t;
+        int got = check(expr, ops, in, bytes, 3, inplace ? 2 : -1, variant == 2 ? 2 : 1,
+                        "bcg_vex");
+        bool tiles = tile_rows_of(expr, ops, 3) > 0;
+        checked++;
+        failures += got < 0;
+        tiled += tiles;
+        if (operations > 12 /* MAX_TILE_TEMPORARIES */) {
+            large++;
+            large_tiled += tiles && got > 0;
+        }
+        if (got < 0) {
+            print_error("  %s a %s b %s variant %d rank %d", expr, bcg_dtype_name(t),
+                        bcg_dtype_name(tb), variant, rank);
+            for (int d = 0; d < rank; d++)
+                print_error(" %lld@%lld,%lld,%lld", (long long)shape[d], (long long)va.strides[d],
+                            (long long)vb.strides[d], (long long)vc.strides[d]);
+            print_error("\n");
+        }
+    }
+    for (int i = 0; i < 3; i++)
+        guarded_free(&memory[i]);
+    print_message("# %d trees over a transposed input and a per-row one, %d in 2-D tiles; "
+                  "%d of %d with over 12 operations fused in them\n",
+                  checked, tiled, large_tiled, large);
+    assert_int_equal(failures, 0);
+    assert_true(tiled * 10 >= checked * 8); /* 109 of 120; main 77 */
+    if (vex_cpu_ok())
+        assert_true(large >= 10 && large_tiled * 10 >= large * 8); /* 21 of 24; main 13 */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2232,6 +2359,7 @@ int main(void)
         cmocka_unit_test(test_short_groups_flat),
         cmocka_unit_test(test_medium_rows_leaves),
         cmocka_unit_test(test_float_hoisted),
+        cmocka_unit_test(test_transposed_per_row),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
