@@ -1627,6 +1627,130 @@ static void test_symbol_table(void **state)
         }
 }
 
+/* The binary _rows microkernels with streaming stores (stream 1) against
+ * the operation's plain microkernel run by run (itself checked against
+ * the reference evaluator above), bit for bit (any NaN for any NaN): every
+ * binary operation and comparison with a _nt variant, on its dtype; runs
+ * contiguous or one value each (strides 1/1, 1/0, 0/1) and strided ones;
+ * run lengths most of them whole 256-byte streaming blocks, some not;
+ * output runs on 64-byte boundaries most of the time (the rows_stream path:
+ * at least a third of the calls must take it), else one element in; run
+ * strides of the output a whole number of lines or not, of the operands
+ * any (0: a repeated run). */
+static size_t suffix_size(const char *name, bcg_dtype *dtype)
+{
+    static const struct {
+        const char *suffix;
+        bcg_dtype dtype;
+    } suffixes[] = {{"_f32", BCG_F32}, {"_f64", BCG_F64}, {"_i8", BCG_I8},   {"_i16", BCG_I16},
+                    {"_i32", BCG_I32}, {"_i64", BCG_I64}, {"_u8", BCG_U8},   {"_u16", BCG_U16},
+                    {"_u32", BCG_U32}, {"_u64", BCG_U64}, {"_bool", BCG_BOOL}};
+    size_t length = strlen(name);
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        size_t s = strlen(suffixes[i].suffix);
+        if (length > s && strcmp(name + length - s, suffixes[i].suffix) == 0) {
+            *dtype = suffixes[i].dtype;
+            return bcg_dtype_size(suffixes[i].dtype);
+        }
+    }
+    return 0;
+}
+
+static const void *symbol_address(const char *name)
+{
+    for (int i = 0; i < microkernel_symbol_count; i++)
+        if (strcmp(microkernel_symbols[i].name, name) == 0)
+            return microkernel_symbols[i].address;
+    return NULL;
+}
+
+typedef void binary_rows_fn(void *, long, const void *, long, long, const void *, long, long,
+                            long, long, long);
+typedef void binary_fn(void *, const void *, long, const void *, long, long);
+
+static void test_rows_streamed_aligned(void **state)
+{
+    (void)state;
+    enum { MAX_ROWS = 9, MAX_RUN = 1100, OUT_CAP = MAX_ROWS * (MAX_RUN + 64) * 8 + 64 };
+    static const char *const compares[] = {"eq_", "ne_", "lt_", "le_", "gt_", "ge_"};
+    static const long strides[][2] = {{1, 1}, {1, 1}, {1, 0}, {0, 1}, {1, 0}, {0, 1}, {2, 1}};
+    unsigned char *got = NULL, *want = NULL;
+    assert_int_equal(posix_memalign((void **)&got, 64, OUT_CAP), 0);
+    assert_int_equal(posix_memalign((void **)&want, 64, OUT_CAP), 0);
+    unsigned char *a = malloc((size_t)MAX_ROWS * 2 * MAX_RUN * 8), *b = malloc((size_t)MAX_ROWS * 2 * MAX_RUN * 8);
+    assert_non_null(a);
+    assert_non_null(b);
+    int kernels = 0, calls = 0, aligned_calls = 0;
+    for (int s = 0; s < microkernel_symbol_count; s++) {
+        const char *rows_name = microkernel_symbols[s].name;
+        size_t length = strlen(rows_name);
+        char base[96], nt[112];
+        if (length < 6 || length >= sizeof base || strcmp(rows_name + length - 5, "_rows") != 0)
+            continue;
+        memcpy(base, rows_name, length - 5);
+        base[length - 5] = '\0';
+        snprintf(nt, sizeof nt, "%s_nt", base);
+        bcg_dtype dtype = BCG_U8;
+        size_t size = suffix_size(base, &dtype);
+        const void *plain_address = symbol_address(base);
+        if (!size || !plain_address || !microkernel_exists(nt) || strstr(base, "where_"))
+            continue; /* not a binary operation's (accadd, sum16, transposed ...) */
+        size_t out_size = size;
+        for (size_t c = 0; c < sizeof compares / sizeof compares[0]; c++)
+            if (strncmp(base + 7, compares[c], 3) == 0)
+                out_size = 1;
+        binary_rows_fn *rows_fn = (binary_rows_fn *)microkernel_symbols[s].address;
+        binary_fn *plain = (binary_fn *)plain_address;
+        kernels++;
+        for (int trial = 0; trial < 8; trial++) {
+            long block = 256 / (long)out_size;
+            long n = block * (1 + (long)(random_next() % 4));
+            if (random_next() % 8 == 0)
+                n = 1 + (long)(random_next() % MAX_RUN);
+            long rows = 1 + (long)(random_next() % MAX_ROWS);
+            long line = 64 / (long)out_size;
+            long ro = n + line * (long)(random_next() % 3);
+            if (random_next() % 8 == 0)
+                ro = n + 1;
+            const long *st = strides[random_next() % (sizeof strides / sizeof strides[0])];
+            long sa = st[0], sb = st[1];
+            long ra = random_next() % 3 ? (sa ? sa * n : 1) : 0;
+            long rb = random_next() % 3 ? (sb ? sb * n + 3 : 1) : 0;
+            long offset = random_next() % 8 == 0 ? 1 : 0; /* elements off the line */
+            fill(a, dtype, MAX_ROWS * 2 * MAX_RUN);
+            fill(b, dtype, MAX_ROWS * 2 * MAX_RUN);
+            size_t span = (size_t)((rows - 1) * ro + n + offset) * out_size;
+            assert_true(span <= OUT_CAP);
+            memset(got, 0x5a, span);
+            memset(want, 0x5a, span);
+            rows_fn(got + offset * (long)out_size, ro, a, sa, ra, b, sb, rb, n, rows, 1);
+            for (long r = 0; r < rows; r++)
+                plain(want + (offset + r * ro) * (long)out_size, a + (size_t)(r * ra) * size, sa,
+                      b + (size_t)(r * rb) * size, sb, n);
+            bcg_dtype out_dtype = out_size == 1 && size != 1 ? BCG_U8 : dtype;
+            int64_t at = first_difference_in((const char *)got, (const char *)want, out_dtype,
+                                             (int64_t)(span / out_size), false, false);
+            if (at >= 0)
+                fail_msg("%s: %ld runs of %ld (output one %s, run stride %ld; strides %ld %ld, "
+                         "run strides %ld %ld): element %lld differs", rows_name, rows, n,
+                         offset ? "element in" : "line-aligned", ro, sa, sb, ra, rb,
+                         (long long)at);
+            calls++;
+            aligned_calls += !offset && (ro * (long)out_size) % 64 == 0 &&
+                             (n * (long)out_size) % 256 == 0 && (sa == 1 || sb == 1) &&
+                             (sa <= 1 && sb <= 1);
+        }
+    }
+    print_message("# %d binary _rows kernels, %d calls, %d of aligned whole blocks\n", kernels,
+                  calls, aligned_calls);
+    assert_true(kernels > 100);
+    assert_true(aligned_calls * 3 > calls);
+    free(a);
+    free(b);
+    free(got);
+    free(want);
+}
+
 /* bcg_mk_accadd_rows_f32 and _f64 (a block of accumulators taking many
  * runs: sums over an outer loop, the AVX2 path included) against the
  * plain loop they replace, accumulator j taking run 0's element j, then run
@@ -1991,6 +2115,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_symbol_table),
         cmocka_unit_test(test_half_conversions),
+        cmocka_unit_test(test_rows_streamed_aligned),
         cmocka_unit_test(test_accadd_rows),
         cmocka_unit_test(test_accadd_op_rows),
         cmocka_unit_test(test_sum16_f64),
