@@ -1179,6 +1179,20 @@ UNARY(abs_u64, uint64_t, x)
 #define CAST_F_I(TT, LO, HI, MIN, MAX, FT) \
     (x != x ? (TT)0 : x >= (FT)(HI) ? (TT)(MAX) : x <= (FT)(LO) ? (TT)(MIN) : (TT)x)
 
+/* Whether the SIZE bytes at VALUE are all the same byte: a fill of it is
+ * C's memset, whose aligned wide stores beat gcc's vectorised loop of
+ * unaligned ones (where(7 < 1, u8(a), 7) folded to a fill of 633420
+ * bytes: 3.6 us against the cc backend's 2.5-3.1 us, which gcc turned
+ * into a memset). */
+static inline bool fill_bytes(const void *value, size_t size)
+{
+    const unsigned char *p = value;
+    for (size_t i = 1; i < size; i++)
+        if (p[i] != p[0])
+            return false;
+    return true;
+}
+
 #define CAST(FS, FT, FK, TS, TT, TK, LO, HI, MIN, MAX)                                  \
     CLONES_WIDE void bcg_mk_cast_##FS##_##TS(TT *out, const FT *a, long sa, long n)    \
     {                                                                                  \
@@ -1190,8 +1204,11 @@ UNARY(abs_u64, uint64_t, x)
         } else if (sa == 0) { /* a fill: `a * 0` folded, a broadcast value */          \
             const FT x = a[0];                                                         \
             const TT value = CAST_##FK##_##TK(TT, LO, HI, MIN, MAX, FT);               \
-            for (long i = 0; i < n; i++)                                               \
-                out[i] = value;                                                        \
+            if (fill_bytes(&value, sizeof value)) /* (fill_bytes: why memset) */       \
+                memset(out, *(const unsigned char *)&value, (size_t)n * sizeof value); \
+            else                                                                       \
+                for (long i = 0; i < n; i++)                                           \
+                    out[i] = value;                                                    \
         } else if (sa == -1) { /* a reversed view */                                   \
             for (long i = 0; i < n; i++) {                                             \
                 const FT x = a[-i];                                                    \

@@ -55,6 +55,8 @@ static const char *const expressions[] = {
     /* a root that is a literal or an operand once folded: a fill, a copy (b
      * reversed in the strided layout; a onto itself in place) */
     "where(1 > 0, 2, a)", "where(0 > 1, 2, b)", "where(0 > 1, 2, a)",
+    /* fills of one byte repeated: memset (microkernels.c fill_bytes) */
+    "where(1 > 0, 0, a)", "where(0 > 1, b, -1)", "a * 0",
 };
 
 #define FIRST_CAST 33 /* expressions[FIRST_CAST] is the first with a cast */
