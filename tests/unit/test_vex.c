@@ -961,6 +961,9 @@ static void inplace_rows_case(const char *expr, bcg_dtype t, bcg_dtype c_dtype, 
     *rows = strstr(source, VEX_SYMBOL "(") && strstr(source, ", row_count);") &&
             !strstr(source, "bcg_mk_gather");
     *streamed = *rows && strstr(source, "bcg_mk_fence");
+    if (!*rows) /* (a copy's gather into the output's rows: lower.c gather_into_output) */
+        *streamed = strstr(source, "_gather_rows_") && strstr(source, "(out + row_start") &&
+                    !strstr(source, "_scatter_rows_");
     int64_t n = 1;
     for (int d = 0; d < rank; d++)
         n *= shape_a[d];
@@ -1049,10 +1052,28 @@ static void test_inplace_rows(void **state)
             reversed_rows += rows;
         }
     }
+    /* (3) copies of a transposed or spaced input (rows 1 to 4 elements
+     * apart, runs across lines), gathered straight into the output's rows */
+    int copies = 60, into_out = 0;
+    for (int i = 0; i < copies; i++) {
+        bcg_dtype t = all_dtypes[below(10)];
+        int64_t size = (int64_t)bcg_dtype_size(t);
+        int64_t along = 1 + below(4), rows_n = 8 + below(120), run = 20 + below(300);
+        int64_t across = rows_n * along + below(3);
+        if (across * size < 64)
+            across = 64 / size + 1;
+        int64_t shape[2] = {rows_n, run}, st[2] = {below(4) ? along : -along, below(4) ? across : -across};
+        static const char *const exprs[] = {"maximum(a, a)", "minimum(a, a)", "a"};
+        bool rows = false, gathered_out = false;
+        inplace_rows_case(exprs[below(3)], t, BCG_BOOL, 2, shape, st, false, &rows, &gathered_out);
+        into_out += gathered_out;
+    }
     random_state = saved_state;
     print_message("# in-place rows: %d of %d streaming cases fused row by row and streamed, "
-                  "%d of %d one operation over rows apart fused row by row\n", streamed,
-                  streams, reversed_rows, reversed);
+                  "%d of %d one operation over rows apart fused row by row, %d of %d transposed "
+                  "copies gathered into the output\n", streamed, streams, reversed_rows, reversed,
+                  into_out, copies);
+    assert_true(into_out * 2 > copies);
     if (vex_cpu_ok()) {
         assert_true(streamed * 3 > streams);
         assert_true(reversed_rows * 3 > reversed);
