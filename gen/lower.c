@@ -1776,32 +1776,14 @@ static bool transposed_copy(const lowering *w)
            across * size >= TRANSPOSED_LINE_BYTES;
 }
 
-/* The operations of subtree ID that vary over a 2-D tile: a subtree
- * constant over the tile's rows (tile_hoistable, with tile_loop the loop
- * outside the run) is a local computed in C, a leaf to the tiles and to the
- * fused function. */
-static int operations_over_tile(const kernel_ir *ir, int id)
-{
-    const expr_node *n = ir->nodes[id];
-    if (n->op == OP_OPERAND || n->op == OP_LITERAL || tile_hoistable(ir, id))
-        return 0;
-    int count = 1;
-    for (int k = 0; k < n->arg_count; k++)
-        count += operations_over_tile(ir, kir_child(ir, id, k));
-    return count;
-}
-
 /* Whether the tree is one operation of leaves (a cast, a + b), which the
- * fused function leaves to its microkernel (vex_build); leaves include
- * the subtrees hoisted out of the tiles (b * (a + a), a one value a tile:
- * a + a is a local, the tiles' tree b * local). */
-static bool one_operation(kernel_ir *ir)
+ * fused function leaves to its microkernel (vex_build). */
+static bool one_operation(const kernel_ir *ir)
 {
-    int saved = ir->tile_loop;
-    ir->tile_loop = ir->p->loop_count - 2; /* (as tiles2d_chosen sets it) */
-    int operations = operations_over_tile(ir, 0);
-    ir->tile_loop = saved;
-    return operations == 1;
+    for (int id = 1; id < ir->node_count; id++)
+        if (ir->nodes[id]->op != OP_OPERAND && ir->nodes[id]->op != OP_LITERAL)
+            return false;
+    return ir->nodes[0]->op != OP_OPERAND && ir->nodes[0]->op != OP_LITERAL;
 }
 
 /* Whether the 2-D tiles of long runs (over TILES2D_MAX_RUN) would gather
