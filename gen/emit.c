@@ -701,10 +701,16 @@ static void print_gather(cprinter *e, const kir_step *step)
     kir_gather_name(t, false, name, sizeof name);
     strbuf *line = &e->line;
     line->len = 0;
-    sb_printf(line, "%s in%d_tile[%lld];", dtype_ctype(t), k - 1, (long long)step->size);
-    code_line(e, step->depth);
-    line->len = 0;
-    sb_printf(line, "%s(in%d_tile, ", name, k - 1);
+    if (ir->gathered_out && !step->by_count && !step->subtract) { /* the output's rows */
+        sb_printf(line, "%s(", name);
+        put_row_start(ir, line, 0);
+        sb_puts(line, ", ");
+    } else {
+        sb_printf(line, "%s in%d_tile[%lld];", dtype_ctype(t), k - 1, (long long)step->size);
+        code_line(e, step->depth);
+        line->len = 0;
+        sb_printf(line, "%s(in%d_tile, ", name, k - 1);
+    }
     if (step->by_count) { /* one run of tile_count elements */
         put_base(ir, line, k);
         put_scaled(line, "tile_start", p->stride[k][inner]);

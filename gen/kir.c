@@ -642,7 +642,10 @@ static void format_step(strbuf *sb, const kernel_ir *ir, const kir_step *step)
         break;
     case KIR_GATHER: {
         int inner = p->loop_count - 1, k = step->operand;
-        sb_printf(sb, "gather in%d into in%d_tile", k - 1, k - 1);
+        if (ir->gathered_out && !step->by_count && !step->subtract)
+            sb_printf(sb, "gather in%d into out", k - 1);
+        else
+            sb_printf(sb, "gather in%d into in%d_tile", k - 1, k - 1);
         if (step->by_count)
             sb_printf(sb, ": the tile's run, stride %lld", (long long)p->stride[k][inner]);
         else

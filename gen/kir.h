@@ -163,6 +163,10 @@ typedef struct kernel_ir {
      * plan operand k is read from its gathered tile (in<k-1>_tile), in the
      * 1-D tiles too; scatter: the root's tile is scattered into the output */
     bool tiles2d, scatter;
+    /* gathered_out: the tree is the gathered operand itself (a copy), and
+     * its gather writes the output's rows directly (lower.c,
+     * gather_into_output) instead of a tile the cast kernel copies out */
+    bool gathered_out;
     int64_t tile_rows;
     /* row_calls: the tree is called once per row of a 2-D tile (a
      * KIR_ROW_CALLS loop), so a per-row operand (strides 0 along the run)

@@ -961,6 +961,8 @@ static void tile_calls(lowering *w, int depth)
         step_node(w, KIR_VEX_CALL, depth, 0, KIR_PLAIN);
         return;
     }
+    if (ir->gathered_out) /* the gather wrote the output */
+        return;
     for (int visit = 0; visit < ir->node_count; visit++) {
         int id = ir->post_order[visit];
         expr_op op = ir->nodes[id]->op;
@@ -1101,8 +1103,6 @@ static void choose_vex_groups(lowering *w, const int64_t *stride, const int64_t 
     kernel_ir *ir = w->ir;
     if (ir->vex || c->options.disable_vector_code || ir->reduce || ir->root_count != 1 ||
         !vex_cpu_ok())
-        return;
-    if (ir->stream && outer) /* (short runs stream slowly: the _nt microkernel's flat tile) */
         return;
     /* a tree with temporaries whose output passes the cache (c->stream)
      * streams too: the function keeps no tiles of temporaries in the cache.
@@ -1933,7 +1933,7 @@ static bool tiles2d_chosen(lowering *w)
     if (2 * run > TILE_ELEMENTS && !transposed)
         return false;
     if (ir->tiled && run > TILES2D_MAX_RUN && !transposed && tiles2d_add_gather(ir) &&
-        (!vex_rows_chosen(w) || one_operation(ir)))
+        (!vex_rows_chosen(w) || (one_operation(ir) && !tile2d_contiguous(p, 0, run))))
         return false;
     int64_t rows = p->extent[inner - 1] < TILE_ELEMENTS / run ? p->extent[inner - 1]
                                                               : TILE_ELEMENTS / run;
@@ -2135,6 +2135,26 @@ static bool row_groups_chosen(lowering *w)
     return true;
 }
 
+/* Whether the 2-D tiles' tree is a gathered operand copied whole (a
+ * transposed or spaced input, transposed_copy: `a`, where(a <= a, a, a)
+ * folded) whose gather writes the output's rows itself: the output
+ * contiguous over the tile, plain stores, the operand's dtype the
+ * output's, a tile of other rows every time.  The tile the cast kernel
+ * copied out was a second pass over the elements (i32 (104, 436) strides
+ * 2 and 208, cc / JIT 0.59 gathered then copied: see the commit). */
+static bool gather_into_output(const lowering *w)
+{
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    const expr_node *root = ir->nodes[0];
+    if (root->op != OP_OPERAND || ir->root_count != 1 || ir->reduce || ir->vex || ir->stream ||
+        ir->scatter || ir->row_calls || root->dtype != ir->out_dtype)
+        return false;
+    int k = root->operand + 1, outer = p->loop_count - 2;
+    return ir->gathered[k] && w->c->operands[k - 1].dtype == ir->out_dtype &&
+           p->stride[k][outer] != 0;
+}
+
 static void lower_tiles2d(lowering *w, int depth)
 {
     kernel_ir *ir = w->ir;
@@ -2187,6 +2207,7 @@ static void lower_tiles2d(lowering *w, int depth)
             gather_declare(w, depth, k, declared);
         any_gathered = any_gathered || ir->gathered[k];
     }
+    ir->gathered_out = gather_into_output(w);
     if (rows && !any_gathered && !ir->scatter) /* one call for every row */
         ir->tile_rows = p->extent[outer] * (ir->row_groups > 0 ? ir->row_groups : 1);
     if (ir->scatter)

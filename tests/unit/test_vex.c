@@ -918,6 +918,168 @@ static void test_strided_copy_streaming(void **state)
         assert_int_equal(fused, count);
 }
 
+/* One case of test_inplace_rows: EXPR over a (its shape and strides SHAPE_A,
+ * ST_A, RANK dimensions) and c (G, 1, 1) when C_DTYPE is not BCG_BOOL,
+ * every operand against a faulting page at its first or last element, the
+ * output at an element offset; bit for bit against eval.c.  *ROWS: the
+ * fused function ran row by row; *STREAMED: and streamed. */
+static void inplace_rows_case(const char *expr, bcg_dtype t, bcg_dtype c_dtype, int rank,
+                              int64_t *shape_a, int64_t *st_a, bool stream, bool *rows,
+                              bool *streamed)
+{
+    static guarded memory[3];
+    int64_t low = 0, high = 0;
+    for (int d = 0; d < rank; d++) {
+        int64_t reach = (shape_a[d] - 1) * st_a[d];
+        if (reach < 0)
+            low += reach;
+        else
+            high += reach;
+    }
+    size_t size = bcg_dtype_size(t);
+    char *base = guarded_alloc(&memory[0], (size_t)(high - low + 1) * size, below(2));
+    fill(base, t, high - low + 1);
+    int64_t shape_c[3] = {shape_a[0], 1, 1}, st_c[3] = {1, 1, 1};
+    char *c_base = NULL;
+    int count = 1;
+    if (c_dtype != BCG_BOOL) {
+        c_base = guarded_alloc(&memory[1], (size_t)shape_c[0] * bcg_dtype_size(c_dtype), below(2));
+        fill(c_base, c_dtype, shape_c[0]);
+        count = 2;
+    }
+    const void *in[2] = {base - low * (int64_t)size, c_base};
+    bcg_operand ops[2] = {{"a", t, rank, shape_a, st_a}, {"c", c_dtype, rank, shape_c, st_c}};
+    bcg_options options;
+    bcg_options_init(&options);
+    options.stream_stores = stream ? 1 : 0;
+    bcg_context *ctx = bcg_context_new();
+    assert_non_null(ctx);
+    bcg_kernel *k = NULL;
+    bcg_error err;
+    assert_int_equal(bcg_compile(ctx, expr, ops, count, &options, &k, &err), BCG_OK);
+    const char *source = bcg_kernel_source(k);
+    *rows = strstr(source, VEX_SYMBOL "(") && strstr(source, ", row_count);") &&
+            !strstr(source, "bcg_mk_gather");
+    *streamed = *rows && strstr(source, "bcg_mk_fence");
+    if (!*rows) /* (a copy's gather into the output's rows: lower.c gather_into_output) */
+        *streamed = strstr(source, "_gather_rows_") && strstr(source, "(out + row_start") &&
+                    !strstr(source, "_scatter_rows_");
+    int64_t n = 1;
+    for (int d = 0; d < rank; d++)
+        n *= shape_a[d];
+    int64_t shift = below(8);
+    size_t out_size = bcg_dtype_size(bcg_kernel_dtype(k));
+    char *out = guarded_alloc(&memory[2], (size_t)(n + shift) * out_size, true);
+    char *want = malloc((size_t)n * out_size);
+    assert_non_null(want);
+    arena *ar = arena_new();
+    assert_non_null(ar);
+    compile *front = arena_alloc(ar, sizeof *front);
+    assert_non_null(front);
+    memset(front, 0, sizeof *front);
+    front->arena = ar;
+    front->err = &err;
+    assert_int_equal(compile_front(front, expr, ops, count, &options), BCG_OK);
+    assert_int_equal(eval_run(front, want, in, NULL), BCG_OK);
+    arena_free(ar);
+    assert_int_equal(bcg_run(k, out + shift * (int64_t)out_size, in, &err), BCG_OK);
+    if (memcmp(out + shift * (int64_t)out_size, want, (size_t)n * out_size) != 0)
+        print_error("%s %s shape (%lld, %lld, %lld) strides [%lld, %lld, %lld], output at "
+                    "+%lld, %s: differs from eval.c\n", expr, bcg_dtype_name(t),
+                    (long long)shape_a[0], (long long)shape_a[rank - 2],
+                    (long long)shape_a[rank - 1], (long long)st_a[0],
+                    (long long)st_a[rank - 2], (long long)st_a[rank - 1], (long long)shift,
+                    stream ? "streaming" : "plain stores");
+    assert_memory_equal(out + shift * (int64_t)out_size, want, (size_t)n * out_size);
+    free(want);
+    bcg_kernel_free(k);
+    bcg_context_free(ctx);
+}
+
+/* Runs read in place by the fused function's rows form where they had
+ * been gathered into 2-D tiles first (lower.c choose_vex_groups, vex.c
+ * vex_build): (1) streaming outputs of runs a whole number of lines
+ * long, one operation or two over a leaf reversed or of stride +-2 along
+ * the run, its rows apart (a + a, f64 rows of 160 reversed: the _nt
+ * microkernel over a gathered tile); (2) one operation over a leaf
+ * contiguous along the run whose rows lie otherwise than the output's
+ * (reversed rows, rows apart), beside a hoisted subtree of c (G, 1, 1) or
+ * a literal (b * (a + a)).  Every dtype, the operands against faulting
+ * pages, the output at every element offset; bit for bit against eval.c,
+ * and the share of cases fused row by row (streaming for (1)). */
+static void test_inplace_rows(void **state)
+{
+    (void)state;
+    uint64_t saved_state = random_state;
+    random_state = 0x2545f4914f6cdd1dull;
+    int count = 160, streams = 0, streamed = 0, reversed = 0, reversed_rows = 0;
+    for (int i = 0; i < count; i++) {
+        bool stream = i % 2 == 0;
+        bcg_dtype t = all_dtypes[below(10)];
+        int64_t size = (int64_t)bcg_dtype_size(t);
+        bool rows = false, streaming = false;
+        if (stream) {
+            static const char *const exprs[] = {"a + a", "a * 3", "a - 1", "maximum(a, 2) - a",
+                                                "where(a > 3, a, 1)"};
+            static const int64_t strides[] = {-1, 2, -2, -1};
+            int64_t s = strides[below(4)], run = (64 / size) * (1 + below(6));
+            int64_t shape[2] = {2 + below(30), run};
+            int64_t st[2] = {run * (s < 0 ? -s : s) + below(3) * below(2) * 64, s};
+            if (below(3) == 0)
+                st[0] = -st[0];
+            inplace_rows_case(exprs[below(5)], t, BCG_BOOL, 2, shape, st, true, &rows,
+                              &streaming);
+            streams++;
+            streamed += streaming;
+        } else {
+            static const char *const exprs[] = {"a * (c + c)", "a + 1", "a - c", "(c * 2) - a",
+                                                "minimum(a, c + 1)"};
+            int e = below(5);
+            int64_t run = 65 + below(400), inner_rows = 2 + below(30);
+            int64_t shape[3] = {1 + below(5), inner_rows, run};
+            int64_t pad = below(3) ? 0 : 1 + below(40);
+            int64_t st[3] = {inner_rows * (run + pad), -(run + pad), 1};
+            if (below(3) == 0) {
+                st[1] = run + pad + (pad == 0); /* (rows apart) */
+                st[0] = inner_rows * st[1];
+            }
+            if (below(2))
+                st[0] = -st[0];
+            bcg_dtype c_dtype = e == 1 ? BCG_BOOL : below(2) ? t : all_dtypes[below(10)];
+            inplace_rows_case(exprs[e], t, c_dtype, 3, shape, st, below(4) == 0, &rows,
+                              &streaming);
+            reversed++;
+            reversed_rows += rows;
+        }
+    }
+    /* (3) copies of a transposed or spaced input (rows 1 to 4 elements
+     * apart, runs across lines), gathered straight into the output's rows */
+    int copies = 60, into_out = 0;
+    for (int i = 0; i < copies; i++) {
+        bcg_dtype t = all_dtypes[below(10)];
+        int64_t size = (int64_t)bcg_dtype_size(t);
+        int64_t along = 1 + below(4), rows_n = 8 + below(120), run = 20 + below(300);
+        int64_t across = rows_n * along + below(3);
+        if (across * size < 64)
+            across = 64 / size + 1;
+        int64_t shape[2] = {rows_n, run}, st[2] = {below(4) ? along : -along, below(4) ? across : -across};
+        static const char *const exprs[] = {"maximum(a, a)", "minimum(a, a)", "a"};
+        bool rows = false, gathered_out = false;
+        inplace_rows_case(exprs[below(3)], t, BCG_BOOL, 2, shape, st, false, &rows, &gathered_out);
+        into_out += gathered_out;
+    }
+    random_state = saved_state;
+    print_message("# in-place rows: %d of %d streaming cases fused row by row and streamed, "
+                  "%d of %d one operation over rows apart fused row by row, %d of %d transposed "
+                  "copies gathered into the output\n", streamed, streams, reversed_rows, reversed,
+                  into_out, copies);
+    assert_true(into_out * 2 > copies);
+    if (vex_cpu_ok()) {
+        assert_true(streamed * 3 > streams);
+        assert_true(reversed_rows * 3 > reversed);
+    }
+}
+
 /* A streaming root in the paired loop (vex.c write_stream_pairs): float
  * and typed trees over runs just past VEX_STREAM_MIN_RUN (the single
  * vectors up to the output's 64-byte line, the pairs, the last single
@@ -2864,6 +3026,7 @@ int main(void)
         cmocka_unit_test(test_where_branch_numbers),
         cmocka_unit_test(test_strided_rows),
         cmocka_unit_test(test_strided_copy_streaming),
+        cmocka_unit_test(test_inplace_rows),
         cmocka_unit_test(test_hoisted_shared),
         cmocka_unit_test(test_stream_pairs),
         cmocka_unit_test(test_stream_widening),
