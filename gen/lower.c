@@ -2147,8 +2147,12 @@ static bool gather_into_output(const lowering *w)
     const kernel_ir *ir = w->ir;
     const plan *p = ir->p;
     const expr_node *root = ir->nodes[0];
+    /* (not a bool: the cast kernel's copy makes every nonzero byte 1, as
+     * the evaluator reads a bool, where the gather copies the bytes; nor
+     * f16/bf16, whose copy the evaluator makes through a float) */
     if (root->op != OP_OPERAND || ir->root_count != 1 || ir->reduce || ir->vex || ir->stream ||
-        ir->scatter || ir->row_calls || root->dtype != ir->out_dtype)
+        ir->scatter || ir->row_calls || root->dtype != ir->out_dtype ||
+        ir->out_dtype == BCG_BOOL || dtype_is_half(ir->out_dtype))
         return false;
     int k = root->operand + 1, outer = p->loop_count - 2;
     return ir->gathered[k] && w->c->operands[k - 1].dtype == ir->out_dtype &&
