@@ -1654,8 +1654,9 @@ static bool check_input(const uint8_t *data, size_t size)
     }
     choose_output(&in, &s);
     int target = s.options.inplace;
-    if (target >= 0 && (t.dtype != s.ops[target].dtype || t.weak)) {
-        /* an in-place result keeps the target's dtype: cast to it */
+    /* an in-place result keeps the target's dtype: cast to it, or (a wide
+     * input, half the time) leave the same-kind cast on store to the compile */
+    if (target >= 0 && (t.dtype != s.ops[target].dtype || t.weak) && !(wide && take(&in, 2))) {
         char prefix[16];
         snprintf(prefix, sizeof prefix, "%s(", CAST_NAMES[0][s.ops[target].dtype]);
         wrap(g, 0, prefix);
