@@ -58,6 +58,8 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "fuzz.h"
 
@@ -1330,6 +1332,34 @@ static struct {
     long several, several_fused; /* programs of two reductions, and fused */
 } stats;
 
+/* The JIT's operand and output buffers end (or begin) at a page that
+ * faults, as tests/unit/guarded.h's: a read or write past an operand's
+ * elements crashes (ASan does not see libtcc's or vex.c's code, and malloc's
+ * neighbours take a stray read silently).  One mapping a slot, kept. */
+static struct {
+    char *map;
+    size_t size;
+} guard_maps[MAX_INPUTS + 1];
+
+static unsigned char *guarded_buffer(int slot, size_t bytes, bool at_end)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (!guard_maps[slot].map || guard_maps[slot].size - 2 * page < bytes) {
+        if (guard_maps[slot].map)
+            munmap(guard_maps[slot].map, guard_maps[slot].size);
+        size_t pages = (bytes + page - 1) / page + 2;
+        guard_maps[slot].size = (pages < 16 ? 16 : pages) * page;
+        char *map = mmap(NULL, guard_maps[slot].size, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        FUZZ_CHECK(map != MAP_FAILED);
+        FUZZ_CHECK(mprotect(map, page, PROT_NONE) == 0);
+        FUZZ_CHECK(mprotect(map + guard_maps[slot].size - page, page, PROT_NONE) == 0);
+        guard_maps[slot].map = map;
+    }
+    char *map = guard_maps[slot].map;
+    return (unsigned char *)(at_end ? map + guard_maps[slot].size - page - bytes : map + page);
+}
+
 /* Runs kernel K and the reference evaluator on the same inputs; returns
  * true when they agree (or CHECK_VALUES is false: memory safety only). */
 static bool run_and_compare(bcg_kernel *k, const compile *c, const setup *s, const char *text,
@@ -1342,7 +1372,7 @@ static bool run_and_compare(bcg_kernel *k, const compile *c, const setup *s, con
         operand_memory *m = &memory[i];
         operand_span(&s->ops[i], &m->span, &m->offset);
         size_t bytes = (size_t)(m->span ? m->span : 1) * bcg_dtype_size(s->ops[i].dtype);
-        m->jit = malloc(bytes);
+        m->jit = guarded_buffer(i, bytes, (seed >> i) & 1);
         m->reference = malloc(bytes);
         FUZZ_CHECK(m->jit && m->reference);
         fill(m->jit, s->ops[i].dtype, m->span, seed * 1000003u + (uint64_t)i, s->data_mode,
@@ -1366,7 +1396,7 @@ static bool run_and_compare(bcg_kernel *k, const compile *c, const setup *s, con
         out_bytes = (size_t)(out_span ? out_span : 1) * bcg_dtype_size(result_type);
     }
     if (inplace < 0) {
-        jit_out = malloc(out_bytes);
+        jit_out = guarded_buffer(MAX_INPUTS, out_bytes, (seed >> MAX_INPUTS) & 1);
         reference_out = malloc(out_bytes);
         FUZZ_CHECK(jit_out && reference_out);
         memset(jit_out, 0xa5, out_bytes); /* a dropped store cannot match */
@@ -1420,11 +1450,8 @@ static bool run_and_compare(bcg_kernel *k, const compile *c, const setup *s, con
     } else {
         stats.memory_only++;
     }
-    for (int i = 0; i < s->count; i++) {
-        free(memory[i].jit);
-        free(memory[i].reference);
-    }
-    free(jit_out);
+    for (int i = 0; i < s->count; i++)
+        free(memory[i].reference); /* (the jit buffers are guard_maps') */
     free(reference_out);
     return same;
 }
