@@ -1742,6 +1742,10 @@ static bool check_input(const uint8_t *data, size_t size)
                 fprintf(stderr, "%s%lld", d ? "," : "", (long long)s.out_shape[d]);
             fprintf(stderr, "]");
         }
+        if (o.axis != BCG_AXIS_NONE)
+            fprintf(stderr, " axis %d", o.axis);
+        if (o.inplace >= 0)
+            fprintf(stderr, " inplace %s", s.ops[o.inplace].name);
         fprintf(stderr, "\n");
     }
 

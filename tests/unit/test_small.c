@@ -1226,9 +1226,13 @@ static void test_short_rows_flat(void **state)
         /* the _rows form only where its periodic calls apply: an operand
          * (or the literal) one run repeated, the other contiguous */
         if (is_rows && vex_cpu_ok()) {
-            bool repeats = count == 1 || strides[0][1] == 0 || strides[1][1] == 0;
-            bool contiguous = (strides[0][2] == 1 && strides[0][1] == n) ||
-                              (count == 2 && strides[1][2] == 1 && strides[1][1] == n);
+            /* (rows of one run, k == 1: the planes are the rows, the row
+             * stride no stride at all; BCGEN_SMALL_CASES=22500 drew a * b
+             * i64 (587, 1, 7) taking _rows rightly) */
+            int r = k == 1 ? 0 : 1;
+            bool repeats = count == 1 || strides[0][r] == 0 || strides[1][r] == 0;
+            bool contiguous = (strides[0][2] == 1 && strides[0][r] == n) ||
+                              (count == 2 && strides[1][2] == 1 && strides[1][r] == n);
             if (!(repeats && contiguous)) {
                 print_error("short rows %s %s (%lld, %lld, %lld): the _rows microkernel for runs it "
                             "writes one at a time\n", expr, bcg_dtype_name(t), (long long)outer,
