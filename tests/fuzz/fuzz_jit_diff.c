@@ -115,6 +115,10 @@ static int pick(choices *in, const unsigned char *weights, int n)
  * other input wide. */
 #define WIDE_MAGIC "wide"
 static bool wide;
+/* BCG_DIFF_BIG=1: every wide input of rank 1 or more is one of the large
+ * ones (2^16 to 2^20 elements) and runs on threads; the same bytes are read
+ * (replay a saved input with the same setting). */
+static bool big;
 
 /* ---- types, as expr.c gives them (README "Expressions", docs/semantics.md) -- */
 
@@ -810,7 +814,7 @@ static void choose_setup(choices *in, setup *s)
     s->count = 1 + (int)take(in, MAX_INPUTS);
     int rank = pick(in, rank_weights, wide ? 6 : 5);
     bool long_runs = take(in, 5) == 4;
-    bool huge = wide && rank > 0 && take(in, 64) == 63; /* (a 1M kernel: ~80 ms) */
+    bool huge = wide && rank > 0 && (take(in, 64) == 63 || big); /* (a 1M kernel: ~80 ms) */
     s->max_elements = huge ? MAX_ELEMENTS_WIDE : MAX_ELEMENTS;
     int64_t result[MAX_FUZZ_RANK], elements = 1;
     for (int d = 0; d < rank; d++) {
@@ -892,7 +896,7 @@ static void choose_setup(choices *in, setup *s)
     }
     s->rank = rank;
     memcpy(s->result, result, sizeof s->result);
-    s->threads = take(in, 6) == 5;
+    s->threads = take(in, 6) == 5 || (wide && big);
     s->thread_count = s->threads && wide ? 2 + (int)take(in, 3) : 2;
     s->data_mode = (int)take(in, 4);
     s->odd_bools = take(in, 8) == 7;
@@ -1612,6 +1616,8 @@ static bool check_input(const uint8_t *data, size_t size)
     const char *snan = getenv("BCG_DIFF_SNAN");
     signaling_nans = !(snan && snan[0] == '0');
     wide = size >= 4 && memcmp(data, WIDE_MAGIC, 4) == 0;
+    const char *text_big = getenv("BCG_DIFF_BIG");
+    big = text_big && text_big[0] == '1';
     choices in = {data, size, wide ? 4 : 0};
     setup s;
     memset(&s, 0, sizeof s);
