@@ -1196,7 +1196,7 @@ static const unsigned char *logical_element(const setup *s, const operand_memory
 static bool write_npy(const char *dir, const setup *s, const operand_memory *m, int i)
 {
     static const char *const descr[BCG_DTYPE_COUNT] = {"|b1", "|i1", "<i2", "<i4", "<i8", "|u1",
-                                                       "<u2", "<u4", "<u8", "<f4", "<f8"};
+                                                       "<u2", "<u4", "<u8", "<f4", "<f8", "<f2", "|V2"};
     const bcg_operand *op = &s->ops[i];
     char path[4096], shape[256] = "", header[512];
     snprintf(path, sizeof path, "%s/%s.npy", dir, op->name);
