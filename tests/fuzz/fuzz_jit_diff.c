@@ -816,6 +816,9 @@ static void choose_setup(choices *in, setup *s)
     int rank = pick(in, rank_weights, wide ? 6 : 5);
     bool long_runs = take(in, 5) == 4;
     bool huge = wide && rank > 0 && (take(in, 64) == 63 || big); /* (a 1M kernel: ~80 ms) */
+#ifndef FUZZ_DIFF_MAIN
+    huge = false; /* (under libFuzzer and ASan: make test's short run keeps its time) */
+#endif
     s->max_elements = huge ? MAX_ELEMENTS_WIDE : MAX_ELEMENTS;
     int64_t result[MAX_FUZZ_RANK], elements = 1;
     for (int d = 0; d < rank; d++) {
