@@ -6893,13 +6893,20 @@ static void small_mark_hoisted(small_kernel *s, int id)
 }
 
 /* The marked values (small_mark_hoisted) into their slots: every leaf's
- * lanes the body's first element's (the same for all of the body). */
+ * lanes the body's first element's (the same for all of the body), one
+ * element read and broadcast.  (Not a whole vector's elements: past a body
+ * shorter than a vector those are the next planes', read at the last plane
+ * past the operand's end and through a tiny_slot copy made for the body's
+ * own lanes: b * b + d, u8, b one value a plane (100,1,1), d (7,), rows of
+ * 7 under 2 under 100 in place into a, ymm: 1372 of 1400 elements wrong,
+ * or a fault against a guard page; test_random_flat_hoisted at
+ * BCGEN_TEST_SEED=2.) */
 static void small_write_hoisted(small_kernel *s)
 {
     generator *g = s->g;
     small_vector *vector = g->small;
     int64_t n = s->p->elements;
-    vector->count = g->lanes;
+    vector->count = 1;
     for (int i = 0; i < g->leaf_count; i++) {
         vector->pattern[i] = -1;
         vector->staged[i] = false;

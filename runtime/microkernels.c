@@ -1838,16 +1838,32 @@ MUL_Q(31, i32, int32_t, INT32_MAX)
         return float_from_##S((float_bits_##S(x) & ~(BITS_T)SIGN) |                     \
                               (float_bits_##S(y) & (BITS_T)SIGN));                      \
     }                                                                                   \
+    /* a NaN quiet (gen/ops.c quiet_f32/f64: fmin, fmax and hypot see any NaN */      \
+    /* as a quiet one on every path, which glibc's do not) */                           \
+    static inline T quiet_##S(T x)                                                      \
+    {                                                                                   \
+        return x != x ? float_from_##S(float_bits_##S(x) | (BITS_T)(SIGN >> QUIET_SHIFT_##S)) \
+                      : x;                                                              \
+    }                                                                                   \
     /* fmin and fmax called in the C library, as the straight-line code and   */       \
     /* eval.c call them: gcc's inline expansion returns the other zero of two  */       \
     /* (-0.0, +0.0); the pointer is volatile so that gcc cannot expand it */            \
     static T (*volatile const fmin_pointer_##S)(T, T) = fmin##F;                        \
     static T (*volatile const fmax_pointer_##S)(T, T) = fmax##F;                        \
-    static inline T fmin_libm_##S(T x, T y) { return fmin_pointer_##S(x, y); }          \
-    static inline T fmax_libm_##S(T x, T y) { return fmax_pointer_##S(x, y); }          \
+    static inline T fmin_libm_##S(T x, T y)                                             \
+    {                                                                                   \
+        return fmin_pointer_##S(quiet_##S(x), quiet_##S(y));                            \
+    }                                                                                   \
+    static inline T fmax_libm_##S(T x, T y)                                             \
+    {                                                                                   \
+        return fmax_pointer_##S(quiet_##S(x), quiet_##S(y));                            \
+    }                                                                                   \
+    static inline T hypot_libm_##S(T x, T y) { return hypot##F(quiet_##S(x), quiet_##S(y)); } \
     static inline T deg2rad_one_##S(T x) { return x * DEG2RAD; }                        \
     static inline T rad2deg_one_##S(T x) { return x * RAD2DEG; }
 
+#define QUIET_SHIFT_f32 9  /* the quiet bit: the sign bit shifted right */
+#define QUIET_SHIFT_f64 12
 FLOAT_HELPERS(f32, float, f, uint32_t, 0x80000000u, 0.693147182f, 1.44269502f,
               0.0174532924f, 57.2957764f)
 FLOAT_HELPERS(f64, double, , uint64_t, 0x8000000000000000ull, 0.6931471805599453,
@@ -1889,7 +1905,7 @@ FLOAT_HELPERS(f64, double, , uint64_t, 0x8000000000000000ull, 0.6931471805599453
     BINARY(mod_##S, T, T, mod_one_##S(x, y))                                           \
     BINARY(pow_##S, T, T, POW_##S(x, y))                                               \
     BINARY(arctan2_##S, T, T, atan2##F(x, y))                                          \
-    BINARY(hypot_##S, T, T, hypot##F(x, y))                                            \
+    BINARY(hypot_##S, T, T, hypot_libm_##S(x, y))                                      \
     BINARY(nextafter_##S, T, T, nextafter##F(x, y))                                    \
     BINARY(fmod_##S, T, T, fmod##F(x, y))                                              \
     BINARY(logaddexp_##S, T, T, logaddexp_one_##S(x, y))                               \
@@ -2034,7 +2050,7 @@ CLONES void bcg_mk_where_bool(uint8_t *out, const uint8_t *c, long sc, const uin
     HALF_BINARY(mod, S, mod_one_f32(x, y))                                            \
     HALF_BINARY(pow, S, POW_f32(x, y))                                                \
     HALF_BINARY(arctan2, S, atan2f(x, y))                                             \
-    HALF_BINARY(hypot, S, hypotf(x, y))                                               \
+    HALF_BINARY(hypot, S, hypot_libm_f32(x, y))                                       \
     HALF_BINARY(copysign, S, copysign_one_f32(x, y))                                  \
     HALF_BINARY(nextafter, S, nextafterf(x, y))                                       \
     HALF_BINARY(fmod, S, fmodf(x, y))                                                 \

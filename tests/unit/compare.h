@@ -15,6 +15,23 @@ static inline uint64_t xorshift64(uint64_t *state)
     return *state = x;
 }
 
+/* A test's random stream from BASE: BASE itself, or, with BCGEN_TEST_SEED=N
+ * (N != 0) in the environment, another stream per N, so that the
+ * randomized tests can be run over other cases than `make test`'s (scaled
+ * runs hunting for wrong results: BCGEN_TEST_SEED=7 BCGEN_VEX_CASES=30000
+ * build/tests/test_vex).  A test's share assertions hold for its own
+ * stream; another one may miss them by a little. */
+static inline uint64_t seeded_stream(uint64_t base)
+{
+    const char *text = getenv("BCGEN_TEST_SEED");
+    uint64_t seed = text ? strtoull(text, NULL, 10) : 0;
+    if (!seed)
+        return base;
+    uint64_t x = base ^ (seed * 0x9e3779b97f4a7c15ull);
+    x = (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9ull;
+    return (x ^ (x >> 29)) | 1; /* xorshift64 needs a non-zero state */
+}
+
 /* f32 exp/log/sin/cos/tanh are polynomials in the microkernels and libm in
  * the reference (see test_microkernels): within 4 ulp of max(|want|, 64).
  */
