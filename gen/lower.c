@@ -3180,7 +3180,7 @@ static bool flat_instead_of_elements(const kernel_ir *ir)
  * 2.37 -> 2.26. */
 static bool flat_chosen(const kernel_ir *ir)
 {
-    int64_t run = ir->p->extent[ir->p->loop_count - 1];
+    int64_t run = ir->p->loop_count ? ir->p->extent[ir->p->loop_count - 1] : 1;
     /* (not in place of the fused rows form over two loops, row_groups:
      * measured faster there, cc / JIT same process, flat -> row groups:
      * f64 tree over i16 rows of 33 in 4815 groups of 4 (sweep seed 41
