@@ -1851,6 +1851,31 @@ static bool row_groups_of(const char *expr, const bcg_operand *ops, int count)
     return groups;
 }
 
+/* Whether EXPR over OPS (COUNT) gives a result of dtype T (an in-place
+ * target must be of the result's dtype). */
+static bool result_dtype_is(const char *expr, const bcg_operand *ops, int count, bcg_dtype t)
+{
+    arena *ar = arena_new();
+    compile *front = ar ? arena_alloc(ar, sizeof *front) : NULL;
+    assert_non_null(front);
+    memset(front, 0, sizeof *front);
+    bcg_error err;
+    front->arena = ar;
+    front->err = &err;
+    bool same = compile_front(front, expr, ops, count, NULL) == BCG_OK && front->out_dtype == t;
+    arena_free(ar);
+    return same;
+}
+
+/* View V read every other element (its strides doubled). */
+static void every_other(view *v)
+{
+    for (int d = 0; d < v->rank; d++)
+        v->strides[d] *= 2;
+    v->first *= 2;
+    v->bytes = 2 * v->bytes - 1;
+}
+
 /* Whether the JIT form of EXPR over OPS (COUNT) is the flat form (the
  * small function over rows as one stream, vex_build_flat). */
 static bool flat_form_of(const char *expr, const bcg_operand *ops, int count)
@@ -1923,12 +1948,8 @@ static int groups_cases(const char *const *exprs, int expr_count, const bcg_dtyp
                     s[d] = 1;
             int along = (int)(next() % 4); /* contiguous, reversed, stride 2 */
             v[i] = random_view(rank, s, rank - 1, along == 1 ? -1 : 1);
-            if (along == 2) { /* every other element */
-                for (int d = 0; d < rank; d++)
-                    v[i].strides[d] *= 2;
-                v[i].first *= 2;
-                v[i].bytes = 2 * v[i].bytes - 1;
-            }
+            if (along == 2) /* every other element */
+                every_other(&v[i]);
             if (i == 0 && variant == 0) /* in place: a C-contiguous */
                 v[i] = (view){.rank = rank};
             if (i == 0 && variant == 0) {
@@ -1950,18 +1971,8 @@ static int groups_cases(const char *const *exprs, int expr_count, const bcg_dtyp
         }
         in[3] = in[0];
         bool inplace = false;
-        if (variant == 0) { /* only where the result is a's dtype */
-            arena *ar = arena_new();
-            compile *front = ar ? arena_alloc(ar, sizeof *front) : NULL;
-            assert_non_null(front);
-            memset(front, 0, sizeof *front);
-            bcg_error err;
-            front->arena = ar;
-            front->err = &err;
-            inplace = compile_front(front, expr, ops, 3, NULL) == BCG_OK &&
-                      front->out_dtype == t[0];
-            arena_free(ar);
-        }
+        if (variant == 0) /* only where the result is a's dtype */
+            inplace = result_dtype_is(expr, ops, 3, t[0]);
         int got = check(expr, ops, in, bytes, 3, inplace ? 0 : -1, variant == 1 ? 2 : 1, NULL);
         checked++;
         failures += got < 0;
@@ -2103,12 +2114,8 @@ static int rows_cases(const char *const *exprs, int expr_count, const bcg_dtype 
             if (i == 0 && inplace_asked)
                 along = 0;
             v[i] = random_view(rank, s, rank - 1, along == 1 ? -1 : 1);
-            if (along == 2) {
-                for (int d = 0; d < rank; d++)
-                    v[i].strides[d] *= 2;
-                v[i].first *= 2;
-                v[i].bytes = 2 * v[i].bytes - 1;
-            }
+            if (along == 2) /* every other element */
+                every_other(&v[i]);
             if (i == 0 && inplace_asked) { /* in place: a C-contiguous, whole */
                 int64_t step = 1;
                 for (int d = rank - 1; d >= 0; d--) {
@@ -2128,18 +2135,8 @@ static int rows_cases(const char *const *exprs, int expr_count, const bcg_dtype 
         }
         in[3] = in[0];
         bool inplace = false;
-        if (inplace_asked) { /* only where the result is a's dtype */
-            arena *ar = arena_new();
-            compile *front = ar ? arena_alloc(ar, sizeof *front) : NULL;
-            assert_non_null(front);
-            memset(front, 0, sizeof *front);
-            bcg_error err;
-            front->arena = ar;
-            front->err = &err;
-            inplace = compile_front(front, expr, ops, 3, NULL) == BCG_OK &&
-                      front->out_dtype == t[0];
-            arena_free(ar);
-        }
+        if (inplace_asked) /* only where the result is a's dtype */
+            inplace = result_dtype_is(expr, ops, 3, t[0]);
         int got = check(expr, ops, in, bytes, 3, inplace ? 0 : -1, n % 7 == 0 ? 2 : 1, NULL);
         failures += got < 0;
         *rows_form += rows_form_of(expr, ops, 3);
