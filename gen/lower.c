@@ -1138,6 +1138,20 @@ static int64_t vex_stride(const lowering *w, int k, int64_t stride)
     return vex_reads_stride(w->ir, w->c->operands[k - 1].dtype, stride) ? stride : 1;
 }
 
+/* The fused function over STRIDES that fused_past_temporaries or
+ * fused_over_tile2d found it can build (w->fused_only), with plain stores
+ * (the same tree and layout: built before, so built again). */
+static void build_fused_only(lowering *w, int64_t *strides)
+{
+    kernel_ir *ir = w->ir;
+    vex_layout layout = {strides, false, NULL, 0, 0, NULL, 0};
+    vex_function *f = NULL;
+    if (vex_build(w->c->arena, ir, &layout, &f) != BCG_OK)
+        fail_nomem(w);
+    ir->vex = f;
+    ir->stream = false;
+}
+
 /* The 1-D tiles.  An operand read with a stride other than 0 and 1 (a
  * reversed or strided view) by two calls or more is gathered into a
  * contiguous tile once a tile, and every call reads that: otherwise each
@@ -1168,14 +1182,8 @@ static void lower_tiles(lowering *w, int depth)
             ir->vex = NULL;
             ir->stream = microkernels_stream;
         }
-    if (w->fused_only && !ir->vex) { /* the function fused_past_temporaries built: plain stores */
-        vex_layout layout = {vex_strides, false, NULL, 0, 0, NULL, 0};
-        vex_function *f = NULL;
-        if (vex_build(w->c->arena, ir, &layout, &f) != BCG_OK)
-            fail_nomem(w);
-        ir->vex = f; /* (the same tree and layout: built before, so built again) */
-        ir->stream = false;
-    }
+    if (w->fused_only && !ir->vex) /* the function fused_past_temporaries built */
+        build_fused_only(w, vex_strides);
     tile_declarations(w, depth);
     if (w->status != BCG_OK)
         return;
@@ -2188,14 +2196,8 @@ static void lower_tiles2d(lowering *w, int depth)
                                  : 1;
         choose_vex(w, vex_strides, NULL, 0);
     }
-    if (w->fused_only && !ir->vex) { /* the function fused_over_tile2d built: plain stores */
-        vex_layout layout = {vex_strides, false, NULL, 0, 0, NULL, 0};
-        vex_function *f = NULL;
-        if (vex_build(w->c->arena, ir, &layout, &f) != BCG_OK)
-            fail_nomem(w);
-        ir->vex = f; /* (the same tree and layout: built before, so built again) */
-        ir->stream = false;
-    }
+    if (w->fused_only && !ir->vex) /* the function fused_over_tile2d built */
+        build_fused_only(w, vex_strides);
     rows = ir->vex && ir->vex->rows;
     tile_declarations(w, depth);
     if (w->status != BCG_OK)
