@@ -1830,9 +1830,16 @@ static void test_rows_gate(void **state_)
     free(b2);
 }
 
-/* Whether the JIT form of EXPR over OPS (COUNT) is the rows form over two
- * loops (lower.c row_groups_chosen: kernel_ir.row_groups). */
-static bool row_groups_of(const char *expr, const bcg_operand *ops, int count)
+/* The JIT forms of EXPR over OPS (COUNT) these tests count. */
+typedef struct form_seen {
+    bool row_groups;  /* the rows form over two loops (lower.c row_groups_chosen) */
+    bool flat;        /* the flat form (the small function over rows as one stream) */
+    bool tile_rows;   /* the 2-D tiles' rows form (the fused function reading operands
+                         in place row by row), not a call per run */
+    int float_hoisted; /* values its function computes once a row (mark_float_hoisted) */
+} form_seen;
+
+static form_seen form_of(const char *expr, const bcg_operand *ops, int count)
 {
     arena *ar = arena_new();
     compile *c = ar ? arena_alloc(ar, sizeof *c) : NULL;
@@ -1845,10 +1852,43 @@ static bool row_groups_of(const char *expr, const bcg_operand *ops, int count)
     bcg_options_init(&options);
     compile_request r = {.text = expr, .operands = ops, .operand_count = count,
                          .options = &options, .goal = COMPILE_JIT, .max_source = 1 << 20};
-    bool groups = compile_pipeline(c, &r) == BCG_OK && c->ir && c->ir->vex &&
-                  c->ir->row_groups > 0;
+    form_seen f = {false, false, false, 0};
+    const kernel_ir *ir = compile_pipeline(c, &r) == BCG_OK ? c->ir : NULL;
+    if (ir) {
+        f.row_groups = ir->vex && ir->row_groups > 0;
+        f.flat = ir->small && ir->small_flat;
+        f.tile_rows = ir->tiles2d && ir->vex && ir->vex->rows;
+        f.float_hoisted = f.tile_rows ? ir->vex->float_hoisted : 0;
+    }
     arena_free(ar);
-    return groups;
+    return f;
+}
+
+/* A C-contiguous view of SHAPE (an in-place target, whole). */
+static view c_contiguous(int rank, const int64_t *shape)
+{
+    view v = {.rank = rank};
+    int64_t step = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        v.shape[d] = shape[d];
+        v.strides[d] = step;
+        step *= shape[d];
+    }
+    v.bytes = (size_t)step;
+    return v;
+}
+
+/* Operand NAME of dtype T over view V in MEMORY (against a faulting page
+ * on a random side), filled: its bytes, its pointer and its operand. */
+static void place_operand(guarded *memory, const view *v, const char *name, bcg_dtype t,
+                          size_t *bytes, void **in, bcg_operand *op)
+{
+    size_t size = bcg_dtype_size(t);
+    *bytes = v->bytes * size;
+    char *data = guarded_alloc(memory, *bytes, next() % 2);
+    fill(data, *bytes);
+    *in = data + (size_t)v->first * size;
+    *op = (bcg_operand){name, t, v->rank, v->shape, v->strides};
 }
 
 /* Whether EXPR over OPS (COUNT) gives a result of dtype T (an in-place
@@ -1874,26 +1914,6 @@ static void every_other(view *v)
         v->strides[d] *= 2;
     v->first *= 2;
     v->bytes = 2 * v->bytes - 1;
-}
-
-/* Whether the JIT form of EXPR over OPS (COUNT) is the flat form (the
- * small function over rows as one stream, vex_build_flat). */
-static bool flat_form_of(const char *expr, const bcg_operand *ops, int count)
-{
-    arena *ar = arena_new();
-    compile *c = ar ? arena_alloc(ar, sizeof *c) : NULL;
-    assert_non_null(c);
-    memset(c, 0, sizeof *c);
-    bcg_error err;
-    c->arena = ar;
-    c->err = &err;
-    bcg_options options;
-    bcg_options_init(&options);
-    compile_request r = {.text = expr, .operands = ops, .operand_count = count,
-                         .options = &options, .goal = COMPILE_JIT, .max_source = 1 << 20};
-    bool flat = compile_pipeline(c, &r) == BCG_OK && c->ir && c->ir->small && c->ir->small_flat;
-    arena_free(ar);
-    return flat;
 }
 
 /* COUNT kernels of EXPRS over TYPES: (P,) G groups of R rows of runs of
@@ -1951,23 +1971,8 @@ static int groups_cases(const char *const *exprs, int expr_count, const bcg_dtyp
             if (along == 2) /* every other element */
                 every_other(&v[i]);
             if (i == 0 && variant == 0) /* in place: a C-contiguous */
-                v[i] = (view){.rank = rank};
-            if (i == 0 && variant == 0) {
-                int64_t step = 1;
-                for (int d = rank - 1; d >= 0; d--) {
-                    v[i].shape[d] = s[d];
-                    v[i].strides[d] = step;
-                    step *= s[d];
-                }
-                v[i].first = 0;
-                v[i].bytes = (size_t)step;
-            }
-            size_t size = bcg_dtype_size(t[i]);
-            bytes[i] = v[i].bytes * size;
-            char *data = guarded_alloc(&memory[i], bytes[i], next() % 2);
-            fill(data, bytes[i]);
-            in[i] = data + (size_t)v[i].first * size;
-            ops[i] = (bcg_operand){names[i], t[i], rank, v[i].shape, v[i].strides};
+                v[i] = c_contiguous(rank, s);
+            place_operand(&memory[i], &v[i], names[i], t[i], &bytes[i], &in[i], &ops[i]);
         }
         in[3] = in[0];
         bool inplace = false;
@@ -1976,8 +1981,9 @@ static int groups_cases(const char *const *exprs, int expr_count, const bcg_dtyp
         int got = check(expr, ops, in, bytes, 3, inplace ? 0 : -1, variant == 1 ? 2 : 1, NULL);
         checked++;
         failures += got < 0;
-        *groups += row_groups_of(expr, ops, 3);
-        *flat += flat_form_of(expr, ops, 3);
+        form_seen f = form_of(expr, ops, 3);
+        *groups += f.row_groups;
+        *flat += f.flat;
         if (got < 0) {
             print_error("  %s rank %d variant %d", expr, rank, variant);
             for (int i = 0; i < 3; i++) {
@@ -2045,31 +2051,6 @@ static void test_short_groups_flat(void **state_)
         assert_true(flat * 20 >= checked * 11);
 }
 
-/* Whether the JIT form of EXPR over OPS (COUNT) is the 2-D tiles' rows
- * form (the fused function reading operands in place row by row, a call
- * for every tile's rows or for two loops), not a call per run; and
- * last_float_hoisted, how many values it computes once a row. */
-static int last_float_hoisted;
-static bool rows_form_of(const char *expr, const bcg_operand *ops, int count)
-{
-    arena *ar = arena_new();
-    compile *c = ar ? arena_alloc(ar, sizeof *c) : NULL;
-    assert_non_null(c);
-    memset(c, 0, sizeof *c);
-    bcg_error err;
-    c->arena = ar;
-    c->err = &err;
-    bcg_options options;
-    bcg_options_init(&options);
-    compile_request r = {.text = expr, .operands = ops, .operand_count = count,
-                         .options = &options, .goal = COMPILE_JIT, .max_source = 1 << 20};
-    bool rows = compile_pipeline(c, &r) == BCG_OK && c->ir && c->ir->tiles2d && c->ir->vex &&
-                c->ir->vex->rows;
-    last_float_hoisted = rows ? c->ir->vex->float_hoisted : 0;
-    arena_free(ar);
-    return rows;
-}
-
 /* COUNT kernels of EXPRS over TYPES (a, b and c; c one value a row):
  * runs of MIN_RUN to MIN_RUN + 1035 under 2 to 41 rows (and 2 to 6
  * planes), a also the same row every row; operands contiguous, reversed
@@ -2116,22 +2097,9 @@ static int rows_cases(const char *const *exprs, int expr_count, const bcg_dtype 
             v[i] = random_view(rank, s, rank - 1, along == 1 ? -1 : 1);
             if (along == 2) /* every other element */
                 every_other(&v[i]);
-            if (i == 0 && inplace_asked) { /* in place: a C-contiguous, whole */
-                int64_t step = 1;
-                for (int d = rank - 1; d >= 0; d--) {
-                    v[i].shape[d] = shape[d];
-                    v[i].strides[d] = step;
-                    step *= shape[d];
-                }
-                v[i].first = 0;
-                v[i].bytes = (size_t)step;
-            }
-            size_t size = bcg_dtype_size(t[i]);
-            bytes[i] = v[i].bytes * size;
-            char *data = guarded_alloc(&memory[i], bytes[i], next() % 2);
-            fill(data, bytes[i]);
-            in[i] = data + (size_t)v[i].first * size;
-            ops[i] = (bcg_operand){names[i], t[i], rank, v[i].shape, v[i].strides};
+            if (i == 0 && inplace_asked) /* in place: a C-contiguous, whole */
+                v[i] = c_contiguous(rank, shape);
+            place_operand(&memory[i], &v[i], names[i], t[i], &bytes[i], &in[i], &ops[i]);
         }
         in[3] = in[0];
         bool inplace = false;
@@ -2139,8 +2107,9 @@ static int rows_cases(const char *const *exprs, int expr_count, const bcg_dtype 
             inplace = result_dtype_is(expr, ops, 3, t[0]);
         int got = check(expr, ops, in, bytes, 3, inplace ? 0 : -1, n % 7 == 0 ? 2 : 1, NULL);
         failures += got < 0;
-        *rows_form += rows_form_of(expr, ops, 3);
-        *hoisted += last_float_hoisted > 0;
+        form_seen f = form_of(expr, ops, 3);
+        *rows_form += f.tile_rows;
+        *hoisted += f.float_hoisted > 0;
         if (got < 0) {
             print_error("  %s rank %d", expr, rank);
             for (int i = 0; i < 3; i++) {
