@@ -843,6 +843,24 @@ static void test_strided_rows(void **state)
     }
 }
 
+/* WANT: EXPR over OPS (COUNT) with OPTIONS (NULL: the defaults) on the
+ * inputs IN, by the reference evaluator (gen/eval.c). */
+static void evaluate(const char *expr, const bcg_operand *ops, int count,
+                     const bcg_options *options, void *want, const void *const *in)
+{
+    bcg_error err;
+    arena *ar = arena_new();
+    assert_non_null(ar);
+    compile *front = arena_alloc(ar, sizeof *front);
+    assert_non_null(front);
+    memset(front, 0, sizeof *front);
+    front->arena = ar;
+    front->err = &err;
+    assert_int_equal(compile_front(front, expr, ops, count, options), BCG_OK);
+    assert_int_equal(eval_run(front, want, in, NULL), BCG_OK);
+    arena_free(ar);
+}
+
 /* Copies read at a stride of +-2 or +-3 (a - 0, minimum(a, a): folded to
  * the leaf) with streaming stores, as kernels past BCG_STREAM_AUTO_BYTES
  * take them: the fused code (vex.c strided_copy), where they had taken
@@ -891,16 +909,7 @@ static void test_strided_copy_streaming(void **state)
         char *out = guarded_alloc(&memory[1], (size_t)(n + shift) * out_size, true);
         char *want = malloc((size_t)n * out_size);
         assert_non_null(want);
-        arena *ar = arena_new();
-        assert_non_null(ar);
-        compile *front = arena_alloc(ar, sizeof *front);
-        assert_non_null(front);
-        memset(front, 0, sizeof *front);
-        front->arena = ar;
-        front->err = &err;
-        assert_int_equal(compile_front(front, expr, ops, 1, &options), BCG_OK);
-        assert_int_equal(eval_run(front, want, in, NULL), BCG_OK);
-        arena_free(ar);
+        evaluate(expr, ops, 1, &options, want, in);
         assert_int_equal(bcg_run(k, out + shift * (int64_t)out_size, in, &err), BCG_OK);
         if (memcmp(out + shift * (int64_t)out_size, want, (size_t)n * out_size) != 0)
             print_error("%s %s (%lld, %lld) strides [%lld, %lld], output at +%lld: differs from eval.c\n",
@@ -972,16 +981,7 @@ static void inplace_rows_case(const char *expr, bcg_dtype t, bcg_dtype c_dtype, 
     char *out = guarded_alloc(&memory[2], (size_t)(n + shift) * out_size, true);
     char *want = malloc((size_t)n * out_size);
     assert_non_null(want);
-    arena *ar = arena_new();
-    assert_non_null(ar);
-    compile *front = arena_alloc(ar, sizeof *front);
-    assert_non_null(front);
-    memset(front, 0, sizeof *front);
-    front->arena = ar;
-    front->err = &err;
-    assert_int_equal(compile_front(front, expr, ops, count, &options), BCG_OK);
-    assert_int_equal(eval_run(front, want, in, NULL), BCG_OK);
-    arena_free(ar);
+    evaluate(expr, ops, count, &options, want, in);
     assert_int_equal(bcg_run(k, out + shift * (int64_t)out_size, in, &err), BCG_OK);
     if (memcmp(out + shift * (int64_t)out_size, want, (size_t)n * out_size) != 0)
         print_error("%s %s shape (%lld, %lld, %lld) strides [%lld, %lld, %lld], output at "
@@ -2756,16 +2756,7 @@ static void test_calls_wide(void **state)
         char *want = malloc((size_t)n * sa);
         assert_non_null(want);
         const void *in[2] = {a, b};
-        arena *ar = arena_new();
-        assert_non_null(ar);
-        compile *front = arena_alloc(ar, sizeof *front);
-        assert_non_null(front);
-        memset(front, 0, sizeof *front);
-        front->arena = ar;
-        front->err = &err;
-        assert_int_equal(compile_front(front, expr, ops, 2, NULL), BCG_OK);
-        front->err = NULL;
-        assert_int_equal(eval_run(front, want, in, NULL), BCG_OK);
+        evaluate(expr, ops, 2, NULL, want, in);
         assert_int_equal(bcg_run(k, got, in, &err), BCG_OK);
         int64_t at = first_difference_in(got, want, t, n, true, true);
         if (at >= 0)
@@ -2774,7 +2765,6 @@ static void test_calls_wide(void **state)
                         (long long)at);
         assert_true(at < 0);
         free(want);
-        arena_free(ar);
         bcg_context_free(ctx);
     }
     for (int i = 0; i < 3; i++)
