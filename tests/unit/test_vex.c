@@ -927,6 +927,128 @@ static void test_strided_copy_streaming(void **state)
         assert_int_equal(fused, count);
 }
 
+/* Whether the folded tree under N has a literal argument of another dtype
+ * than its operator converts it to (fold.c, convert_literals). */
+static bool literal_unconverted(const expr_node *n)
+{
+    bool operation = n->op != OP_CAST && n->op != OP_NOT && n->op != OP_AND &&
+                     n->op != OP_OR && n->op != OP_LOGICAL_XOR && n->op != OP_ISNAN &&
+                     n->op != OP_ISINF && n->op != OP_ISFINITE && n->op != OP_SIGNBIT;
+    bcg_dtype t = n->op == OP_WHERE ? n->dtype : expr_operation_type(n);
+    for (int k = 0; k < n->arg_count; k++) {
+        const expr_node *x = n->args[k];
+        if (operation && !(n->op == OP_WHERE && k == 0) && !dtype_is_half(t) &&
+            x->op == OP_LITERAL && x->dtype != t &&
+            !(n->op >= OP_EQ && n->op <= OP_GE && dtype_promote(n->args[1 - k]->dtype, t) != t))
+            return true;
+        if (literal_unconverted(x))
+            return true;
+    }
+    return false;
+}
+
+/* Literals of another dtype than their operator computes in (a typed
+ * literal, T(v), or one folding leaves, as x - x over integers is 0 of
+ * x's dtype) are converted once by fold.c (convert_literals) instead of a
+ * tile of them converted before every call: every dtype of operand and
+ * literal, values at the edges of the narrow types and past 2^24, the
+ * literal either side of arithmetic, extremes, comparisons, bitwise and
+ * shift operators, where's branches and clip's bounds; bit for bit against
+ * eval.c, which converts it as it computes, and the share of trees whose
+ * literals fold.c converted. */
+static void test_literals_converted(void **state)
+{
+    (void)state;
+    static const char *const ops2[] = {"+", "-", "*", "/", "<", "==", ">=", "&", "|", "<<",
+                                       ">>", "//", "%"};
+    static const char *const values[] = {"0", "1", "-1", "3", "127", "255", "300", "65535",
+                                         "16777217", "-2.5", "0.5", "1e10", "-0.0"};
+    static const char *const names[] = {"i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64",
+                                        "f32", "f64", "bool"};
+    static guarded memory[2];
+    int count = 400, compiled = 0, converted = 0;
+    for (int i = 0; i < count; i++) {
+        bcg_dtype t = all_dtypes[below(10)];
+        char lit[48], expr[160];
+        snprintf(lit, sizeof lit, below(5) ? "%s(%s)" : "(x - x + %s(%s))",
+                 names[below(11)], values[below(13)]);
+        if (strncmp(lit, "(x", 2) == 0) /* (x - x: 0 of an integer x's dtype, folded) */
+            snprintf(lit, sizeof lit, "(x - x + %s(%s))", names[below(8)], values[below(13)]);
+        switch (below(5)) {
+        case 0: case 1: {
+            const char *op = ops2[below(13)];
+            if (below(2))
+                snprintf(expr, sizeof expr, "x %s %s", op, lit);
+            else
+                snprintf(expr, sizeof expr, "%s %s x", lit, op);
+            break;
+        }
+        case 2:
+            snprintf(expr, sizeof expr, "%s(x, %s)", below(2) ? "minimum" : "maximum", lit);
+            break;
+        case 3:
+            snprintf(expr, sizeof expr, below(2) ? "where(x > 1, x, %s)" : "where(x > 1, %s, x)",
+                     lit);
+            break;
+        default:
+            snprintf(expr, sizeof expr, "clip(x, %s, 100)", lit);
+            break;
+        }
+        int64_t shape[2] = {3, 1 + below(80)}, n = shape[0] * shape[1];
+        bcg_operand ops[1] = {{"x", t, 2, shape, NULL}};
+        bcg_options options;
+        bcg_options_init(&options);
+        bcg_context *ctx = bcg_context_new();
+        assert_non_null(ctx);
+        bcg_kernel *k = NULL;
+        bcg_error err;
+        if (bcg_compile(ctx, expr, ops, 1, &options, &k, &err) != BCG_OK) { /* (bitwise
+            on floats, shifts by a float: refused as typing errors) */
+            bcg_context_free(ctx);
+            continue;
+        }
+        compiled++;
+        /* the tree before and after folding */
+        arena *ar = arena_new();
+        assert_non_null(ar);
+        compile *front = arena_alloc(ar, sizeof *front);
+        assert_non_null(front);
+        memset(front, 0, sizeof *front);
+        front->arena = ar;
+        front->err = &err;
+        assert_int_equal(compile_front(front, expr, ops, 1, &options), BCG_OK);
+        expr_node *folded = NULL;
+        assert_int_equal(fold_tree(ar, front->root, &folded, &err), BCG_OK);
+        if (literal_unconverted(folded))
+            print_error("%s over %s: a literal left unconverted\n", expr, bcg_dtype_name(t));
+        assert_false(literal_unconverted(folded));
+        converted += literal_unconverted(front->root);
+        arena_free(ar);
+        size_t size = bcg_dtype_size(t), out_size = bcg_dtype_size(bcg_kernel_dtype(k));
+        char *x = guarded_alloc(&memory[0], (size_t)n * size, below(2));
+        fill(x, t, n);
+        const void *in[1] = {x};
+        char *out = guarded_alloc(&memory[1], (size_t)n * out_size, below(2));
+        char *want = malloc((size_t)n * out_size);
+        assert_non_null(want);
+        evaluate(expr, ops, 1, &options, want, in);
+        assert_int_equal(bcg_run(k, out, in, &err), BCG_OK);
+        int64_t at = first_difference_in(out, want, bcg_kernel_dtype(k), n, false, false);
+        if (at >= 0)
+            print_error("%s over %s (3, %lld): element %lld differs from eval.c\n", expr,
+                        bcg_dtype_name(t), (long long)shape[1], (long long)at);
+        assert_true(at < 0);
+        free(want);
+        bcg_kernel_free(k);
+        bcg_context_free(ctx);
+    }
+    guarded_free(&memory[0]);
+    guarded_free(&memory[1]);
+    print_message("# literals of other dtypes: %d compiled of %d, %d with one converted\n",
+                  compiled, count, converted);
+    assert_true(compiled * 2 > count && converted * 3 > compiled);
+}
+
 /* One case of test_inplace_rows: EXPR over a (its shape and strides SHAPE_A,
  * ST_A, RANK dimensions) and c (G, 1, 1) when C_DTYPE is not BCG_BOOL,
  * every operand against a faulting page at its first or last element, the
@@ -3017,6 +3139,7 @@ int main(void)
         cmocka_unit_test(test_where_branch_numbers),
         cmocka_unit_test(test_strided_rows),
         cmocka_unit_test(test_strided_copy_streaming),
+        cmocka_unit_test(test_literals_converted),
         cmocka_unit_test(test_inplace_rows),
         cmocka_unit_test(test_hoisted_shared),
         cmocka_unit_test(test_stream_pairs),
