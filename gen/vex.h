@@ -47,6 +47,9 @@ typedef struct vex_function {
                        branch on their condition computed once a run (where_branch) */
     int byte_literals; /* typed trees: products of bytes by a literal written
                           without the literal in a register (byte_times_literal) */
+    int plain_extremes; /* typed trees: float minimums and maximums whose first
+                           operand is never NaN (an integer value converted), one
+                           vminps or vmaxps without the NaN test (typed_never_nan) */
     int float_hoisted; /* float trees: values constant along a run computed once a run
                           into registers (mark_float_hoisted), nodes float_hoist_node */
     int float_hoist_node[4];
