@@ -38,6 +38,9 @@ typedef struct vex_function {
      * of the loops their operands vary along), against one per element */
     int64_t computed, per_element;
     int subtrees;   /* small kernels: of them, subtrees of operations (small_subtrees) */
+    int polynomials; /* small kernels: of them, f32 functions computed by the
+                        microkernels' polynomials, as the tiles (the flat form in
+                        their place, vex.c small_few_values), not the C library's */
     bool paired;    /* the loop computes two vectors an iteration (float trees) */
     bool zmm;       /* ... as one zmm body (AVX-512: vex.c's zmm_paired) */
     bool zmm_ahead; /* ... reading a leaf of stride +-2 by two loads a whole
