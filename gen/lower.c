@@ -3180,6 +3180,28 @@ static bool flat_instead_of_elements(const kernel_ir *ir)
  * a + b, f32 rows of 20, b transposed, 0.75 -> 1.65; a * b, i32 rows of
  * 17 reversed, 1.35 -> 2.05; slower: a < b, f64 rows of 30, b stride 2,
  * 2.37 -> 2.26. */
+/* Whether IR's 2-D tiles call the fused function on tiles whose every
+ * gathered operand is gathered once for the whole call (hoisted out of
+ * every loop: hoist_tile_gathers), so the function reads each operand
+ * contiguously or as one value.  The flat form instead reads such an
+ * operand in place every body: rows of 6 reversed cost two masked loads,
+ * two vpermps and a blend a vector, against one load from the tile. */
+static bool tiles_gathered_once(const kernel_ir *ir)
+{
+    if (!ir->tiles2d || !ir->vex || ir->step_count == 0)
+        return false;
+    int top = ir->steps[0].depth, gathers = 0;
+    for (int i = 1; i < ir->step_count; i++)
+        top = ir->steps[i].depth < top ? ir->steps[i].depth : top;
+    for (int i = 0; i < ir->step_count; i++)
+        if (ir->steps[i].op == KIR_GATHER) {
+            if (ir->steps[i].depth != top)
+                return false;
+            gathers++;
+        }
+    return gathers > 0;
+}
+
 static bool flat_chosen(const kernel_ir *ir)
 {
     int64_t run = ir->p->loop_count ? ir->p->extent[ir->p->loop_count - 1] : 1;
@@ -3210,6 +3232,17 @@ static bool flat_chosen(const kernel_ir *ir)
      * (s * s + 1) f32 rows of 20 2.9 -> 1.9-2.4) */
     if (ir->tiles2d && ir->vex && ir->vex->rows && ir->vex->float_hoisted > 0 &&
         per_row_divides(ir) && run >= 2 * vex_lanes(ir))
+        return false;
+    /* (nor in place of 2-D tiles that gather their operands once for the
+     * whole call, the fused function then reading every operand
+     * contiguously (tiles_gathered_once); measured cc / JIT same process,
+     * flat -> tiles: a - a - b, f32 rows of 6 under 38 under 96, b one
+     * plane reversed in its rows (sweep seed 95 case 76) 0.49 -> 1.19;
+     * rows of 5 0.81 -> 1.94; b of 200 rows of 6 0.64 -> 0.73; a * b + a,
+     * tiles of 4 rows of 6, 1.58 -> 1.72.  Not where a gather stays inside
+     * a loop (a * b - c, c one row per plane: 1.98 -> 1.80) nor where the
+     * tiles call a microkernel (a + b, f32 rows of 3, 1.69 -> 1.16)) */
+    if (tiles_gathered_once(ir))
         return false;
     const expr_node *root = ir->nodes[0];
     bool wide_product = root->op == OP_MUL && bcg_dtype_size(root->dtype) == 8 &&
