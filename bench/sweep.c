@@ -9,6 +9,7 @@
  *   sweep --compile-only [--cases N] [--seed S] [--verbose]
  *   sweep --small [--cases N] [--seed S] [--json PATH] [--verbose]
  *   sweep --only EXPR OPERANDS [--cases N] [--json PATH] [--no-vex]
+ *   sweep --check-only [--cases N] [--seed S] [--verbose]
  *
  * --compile-only draws the same cases (default 200) and only compiles them
  * with the JIT, nothing is run: the compile time of distinct kernels (a
@@ -25,6 +26,12 @@
  * "a=f32[7,10]@[10,-1] b=i8[10]", strides in elements), N times (default
  * 5) in one process, each line a ratio: for a case from a sweep's worst
  * ten, or a change's before and after.  No JSON unless --json.
+ *
+ * --check-only draws and runs the cases and compares the JIT's output with
+ * cc's (the agreement below) without timing them: a hunt for wrong results
+ * over the sweep's shapes and layouts, a hundred cases in seconds rather
+ * than minutes.  Only the disagreement and approximation lines and counts
+ * mean anything in its summary.
  *
  * --no-vex: the JIT's tiles call a microkernel per operation
  * (bcg_options.disable_vector_code) instead of the fused AVX2 function.
@@ -895,7 +902,7 @@ int main(int argc, char **argv)
     int cases = (env = getenv("SWEEP_CASES")) && *env ? atoi(env) : -1;
     const char *json_path = (env = getenv("SWEEP_JSON")) && *env ? env : "bench/sweep.json";
     bool quick = false, verbose = false, only_compile = false, small_only = false;
-    bool no_vex = false;
+    bool no_vex = false, check_only = false;
     const char *only_expr = NULL, *only_operands = NULL;
     bool json_given = (env = getenv("SWEEP_JSON")) && *env;
     for (int i = 1; i < argc; i++) {
@@ -907,6 +914,8 @@ int main(int argc, char **argv)
             small_only = true;
         else if (!strcmp(argv[i], "--no-vex"))
             no_vex = true;
+        else if (!strcmp(argv[i], "--check-only"))
+            check_only = true;
         else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v"))
             verbose = true;
         else if (!strcmp(argv[i], "--cases") && i + 1 < argc)
@@ -921,7 +930,7 @@ int main(int argc, char **argv)
             only_expr = argv[++i];
             only_operands = argv[++i];
         } else {
-            fprintf(stderr, "usage: sweep [--quick | --compile-only | --small] [--cases N] [--seed S] [--json PATH] [--verbose] [--no-vex]\n"
+            fprintf(stderr, "usage: sweep [--quick | --compile-only | --small | --check-only] [--cases N] [--seed S] [--json PATH] [--verbose] [--no-vex]\n"
                             "       sweep --only EXPR OPERANDS [--cases N] [--json PATH] [--no-vex]\n");
             return 2;
         }
@@ -1090,6 +1099,8 @@ int main(int argc, char **argv)
                         approx ? "an approximation (bit for bit cc's without microkernels)" : kind, c.expr, desc);
             }
         }
+        if (check_only)
+            goto next;
         /* a second warm call, then batches sized to SAMPLE_SECONDS */
         t0 = now();
         bcg_run(kj, sj.out, inputs, &err);
