@@ -54,11 +54,13 @@
  * more with microkernel_run 0 (no microkernels, no vector code: the C
  * library's functions, as cc's kernel calls them) and that kernel's output
  * compared bit for bit with cc's: equal, the case counts as an
- * "approximation" (its worst ulp reported); different, as a disagreement,
- * like any difference in an expression without those functions.  A wrong
- * result of the microkernels or the vector code in such an expression is
- * therefore an approximation too: the fuzzer (make fuzz-diff) is what
- * checks those paths bit for bit against the reference evaluator.
+ * "approximation" (its worst ulp, in the result dtype's ulps, reported);
+ * different, as a disagreement, like any difference in an expression
+ * without those functions.  A wrong result of the microkernels or the
+ * vector code in such an expression is therefore an approximation too
+ * (test_vex's exp trees compare the fused code with the microkernels bit
+ * for bit; fuzz_jit_diff checks such kernels within 2 ulp where the
+ * function is the root, for memory safety only where it is below it).
  *
  * Cases whose calls both take under 2 us are "small": the ratio of two
  * overheads says little, so they are left out of the distribution and
