@@ -5371,6 +5371,13 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
     for (int k = 1; layout->outer && k <= ir->input_count; k++)
         strided = strided || (ir->input_used[k - 1] && layout->stride[k] == 1 &&
                               layout->outer[k] != 0 && layout->outer[k] != layout->out_outer);
+    /* nor with a leaf one value a row that changes from row to row (b of
+     * a + b, b (n, 1)): held in a register a row, where the tiles gather a
+     * whole tile of its copies every tile and the microkernel reads that
+     * tile again */
+    for (int k = 1; layout->outer && k <= ir->input_count; k++)
+        strided = strided || (ir->input_used[k - 1] && layout->stride[k] == 0 &&
+                              layout->outer[k] != 0);
     vex_layout plain = *layout;
     if (tree_typed(ir)) { /* integer or mixed */
         /* (the typed path reads its leaves contiguous, as one value or in
