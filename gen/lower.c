@@ -1970,6 +1970,7 @@ static bool tiles2d_chosen(lowering *w)
     if (2 * run > TILE_ELEMENTS && !transposed)
         return false;
     if (ir->tiled && run > TILES2D_MAX_RUN && !transposed && tiles2d_add_gather(ir) &&
+        !rows_copy(w) && /* (the gather is the copy) */
         (!vex_rows_chosen(w) || (one_operation(ir) && !tile2d_contiguous(p, 0, run))))
         return false;
     int64_t rows = p->extent[inner - 1] < TILE_ELEMENTS / run ? p->extent[inner - 1]

@@ -1623,6 +1623,7 @@ static int check_rows_gather_case(const char *expr, bcg_dtype t, int64_t *shape,
     bcg_options options;
     bcg_options_init(&options);
     options.stream_stores = 0;
+    options.disable_vector_code = 1; /* the microkernels, not gen/vex.c's flat or rows forms */
     bcg_context *ctx = bcg_context_new();
     assert_non_null(ctx);
     bcg_kernel *k = NULL;
@@ -1679,7 +1680,7 @@ static void test_rows_gathers(void **state)
         bcg_dtype t = dtypes[random_next() % 10];
         bool copy = i < copies;
         int64_t run = copy ? 17 + (int64_t)(random_next() % 284) : 17 + (int64_t)(random_next() % 48);
-        int64_t rows = 2 + (int64_t)(random_next() % 12), planes = 1 + (int64_t)(random_next() % 6);
+        int64_t rows = 4 + (int64_t)(random_next() % 30), planes = 2 + (int64_t)(random_next() % 12);
         int64_t shape[3] = {planes, rows, run};
         int64_t along = copy ? 1 : 2 + (int64_t)(random_next() % 3);
         int64_t line = run * along + (int64_t)(random_next() % 3) * (int64_t)(random_next() % 2);
@@ -1699,8 +1700,9 @@ static void test_rows_gathers(void **state)
         static const char *const tree_exprs[] = {"a + 1", "minimum(f32(a), 0.5)",
                                                  "a * a - 2", "maximum(a, 3) - a"};
         const char *expr = copy ? copy_exprs[random_next() % 3] : tree_exprs[random_next() % 4];
-        int got = check_rows_gather_case(expr, t, shape, st,
-                                         copy ? "(out + row_start" : "bcg_mk_gather_rows_",
+        char into[48]; /* the gather's call with the output's rows as its destination */
+        snprintf(into, sizeof into, "_gather_rows_%d(out + ", 8 * (int)bcg_dtype_size(t));
+        int got = check_rows_gather_case(expr, t, shape, st, copy ? into : "bcg_mk_gather_rows_",
                                          random_next() % 2, (int64_t)(random_next() % 8), gd);
         failures += got < 0;
         if (copy)
