@@ -3290,6 +3290,7 @@ static void choose_small(lowering *w)
         return;
     ir->small = f;
     ir->small_flat = flat;
+    ir->small_max_run = vex_flat_max_run(ir); /* (before the rows form is cleared) */
     ir->vex = NULL;
     for (int id = 0; id < ir->node_count; id++) { /* the function reads operands only */
         ir->value[id].local = NULL;
@@ -3460,7 +3461,7 @@ static const char *form_reason(const lowering *w, const char *not_tiled)
             snprintf(buf, sizeof buf, "runs of %lld (<= %d) whose output rows are contiguous%s, "
                      "a tree gen/vex.c writes: the rows as one stream, a loop of bodies of "
                      "%lld elements of straight-line AVX2 code (the flat form), no tcc code",
-                     (long long)p->extent[p->loop_count - 1], VEX_FLAT_MAX_RUN, rows,
+                     (long long)p->extent[p->loop_count - 1], ir->small_max_run, rows,
                      (long long)ir->small->body);
         } else
             snprintf(buf, sizeof buf, "%lld elements <= %d and a tree gen/vex.c writes: the "
