@@ -215,6 +215,7 @@ typedef struct kernel_ir {
      * and jit.c binds the code as the kernel's function (no libtcc) */
     struct vex_function *small;
     bool small_flat; /* SMALL is the flat form (vex_build_flat): a loop of bodies */
+    int small_max_run; /* the flat form's longest run (vex_flat_max_run, as chosen) */
 } kernel_ir;
 
 /* ---- lower.c ---------------------------------------------------------------- */

@@ -3232,9 +3232,45 @@ static bool tiles_gathered_once(const kernel_ir *ir)
     return gathers > 0;
 }
 
+/* Whether the flat form takes IR's rows form over runs of more than
+ * VEX_FLAT_MAX_RUN (up to VEX_FLAT_MAX_ROWS_RUN, vex_flat_max_run): runs
+ * that are not a whole number of vectors, every operand contiguous or one
+ * value along them, an operation that is not a division.  The _rows
+ * microkernel's loop per run, with gcc's remainder after the whole
+ * vectors, lost to the cc backend's loop of constant length there;
+ * measured, cc / JIT same process, main -> flat: a + b, f32 rows of 82,
+ * b one value a row, 0.73 -> 0.91; a - b, f32 rows of 45, 0.65 -> 1.13;
+ * i32 rows of 82 0.79 -> 1.03; i16 0.54 -> 1.16; minimum(a, b) i32 rows
+ * of 99 0.72 -> 0.93; a == b i32 rows of 57 0.53 -> 0.93; maximum(a, b)
+ * f32 rows of 100 under 16, 0.76 -> 1.18; even: f64 rows of 67, 82 and
+ * 100, u8 a * b rows of 150.  Not runs of whole vectors (a * b, f32 rows
+ * of 128, 0.99 -> 0.80; of 96 0.92 -> 0.86), an operand whose rows do
+ * not follow each other or repeat (a + b, f32 rows of 82, a's rows in
+ * reverse order: 1.02-1.12 -> 0.82-0.89; a reversed or strided run) nor
+ * a division (a / b, f32 rows of 82: 0.90 -> 0.69). */
+static bool long_rows_flat(const kernel_ir *ir)
+{
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    int op = ir->nodes[0]->op;
+    if (!ir->rows || p->extent[inner] % vex_lanes(ir) == 0 || op == OP_DIV ||
+        op == OP_FLOORDIV || op == OP_MOD)
+        return false;
+    int64_t run = p->extent[inner];
+    for (int k = 1; k < p->operand_count; k++) { /* (rows that follow each other, or repeat) */
+        int64_t along = p->stride[k][inner], across = p->stride[k][inner - 1];
+        if (!(along == 1 && (across == run || across == 0)) &&
+            !(along == 0 && (across == 1 || across == 0)))
+            return false;
+    }
+    return true;
+}
+
 static bool flat_chosen(const kernel_ir *ir)
 {
     int64_t run = ir->p->loop_count ? ir->p->extent[ir->p->loop_count - 1] : 1;
+    if (run > VEX_FLAT_MAX_RUN && !long_rows_flat(ir))
+        return false;
     /* (not in place of the fused rows form over two loops, row_groups:
      * measured faster there, cc / JIT same process, flat -> row groups:
      * f64 tree over i16 rows of 33 in 4815 groups of 4 (sweep seed 41
@@ -3320,6 +3356,7 @@ static void choose_small(lowering *w)
         return;
     ir->small = f;
     ir->small_flat = flat;
+    ir->small_max_run = vex_flat_max_run(ir); /* (before the rows form is cleared) */
     ir->vex = NULL;
     for (int id = 0; id < ir->node_count; id++) { /* the function reads operands only */
         ir->value[id].local = NULL;
@@ -3490,7 +3527,7 @@ static const char *form_reason(const lowering *w, const char *not_tiled)
             snprintf(buf, sizeof buf, "runs of %lld (<= %d) whose output rows are contiguous%s, "
                      "a tree gen/vex.c writes: the rows as one stream, a loop of bodies of "
                      "%lld elements of straight-line AVX2 code (the flat form), no tcc code",
-                     (long long)p->extent[p->loop_count - 1], VEX_FLAT_MAX_RUN, rows,
+                     (long long)p->extent[p->loop_count - 1], ir->small_max_run, rows,
                      (long long)ir->small->body);
         } else
             snprintf(buf, sizeof buf, "%lld elements <= %d and a tree gen/vex.c writes: the "

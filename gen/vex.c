@@ -7299,10 +7299,11 @@ static int64_t least_multiple(int64_t x, int64_t y)
  * * a) rows of 2 x 5 under 1624, a body of 10, 2.8x cc, outer split 3.8x;
  * exp(f32(c)) per row under 5672, bodies of 4, split at 0: 5.2x) */
 #define VEX_FLAT_SPLIT_BODY 8
-static int flat_split(const plan *p, int lanes)
+static int flat_split(const kernel_ir *ir, int lanes)
 {
+    const plan *p = ir->p;
     int n = p->loop_count, inner = n - 1;
-    if (n < 2 || p->extent[inner] > VEX_FLAT_MAX_RUN || p->stride[0][inner] != 1)
+    if (n < 2 || p->extent[inner] > vex_flat_max_run(ir) || p->stride[0][inner] != 1)
         return -1;
     int split = -1, usual = n == 2 ? 0 : 1;
     int64_t row = p->extent[inner], usual_body = 0;
@@ -7327,7 +7328,12 @@ static int flat_split(const plan *p, int lanes)
     return usual_body >= VEX_FLAT_SPLIT_BODY ? usual : split;
 }
 
-static int flat_rows_loop(const plan *p) { return flat_split(p, 1); }
+int vex_flat_max_run(const kernel_ir *ir)
+{
+    return ir->rows ? VEX_FLAT_MAX_ROWS_RUN : VEX_FLAT_MAX_RUN;
+}
+
+static int flat_rows_loop(const kernel_ir *ir) { return flat_split(ir, 1); }
 
 bool vex_flat_supported(const kernel_ir *ir)
 {
@@ -7335,7 +7341,7 @@ bool vex_flat_supported(const kernel_ir *ir)
     if (ir->root_count != 1 || ir->reduce || ir->out_dtype != ir->nodes[0]->dtype || p->empty ||
         p->loop_count < 2 || p->loop_count >= BCG_MAX_RANK)
         return false;
-    return flat_rows_loop(p) >= 0;
+    return flat_rows_loop(ir) >= 0;
 }
 
 bcg_status vex_build_flat(arena *a, const kernel_ir *ir, vex_function **out)
@@ -7350,9 +7356,10 @@ bcg_status vex_build_flat(arena *a, const kernel_ir *ir, vex_function **out)
  * *FLAT; its elements are the body's; *REMAINDER the elements of the rows
  * left over.  The body a whole number of vectors, or all the rows when
  * they are fewer; false when it would pass VEX_FLAT_MAX_BODY. */
-static bool flat_plan(arena *a, const plan *p, int lanes, plan **flat, int64_t *remainder)
+static bool flat_plan(arena *a, const kernel_ir *ir, int lanes, plan **flat, int64_t *remainder)
 {
-    int outer = flat_split(p, lanes);
+    const plan *p = ir->p;
+    int outer = flat_split(ir, lanes);
     if (outer < 0)
         return false;
     int64_t run = 1, rows = p->extent[outer];
@@ -7668,11 +7675,11 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
     }
     if (flat) {
         plan *reshaped;
-        if (!flat_plan(a, ir->p, lanes_of_small(g), &reshaped, &s->remainder))
+        if (!flat_plan(a, ir, lanes_of_small(g), &reshaped, &s->remainder))
             return BCG_OK; /* (or out of memory: the tiles take it) */
         s->p = reshaped;
         s->body = reshaped->elements;
-        s->levels = flat_split(ir->p, lanes_of_small(g)) + 1; /* (the loops before the body's rows, and its loop) */
+        s->levels = flat_split(ir, lanes_of_small(g)) + 1; /* (the loops before the body's rows, and its loop) */
         s->flat = true;
     }
     /* the buffers: the body's elements each (the flat form's) */

@@ -257,6 +257,12 @@ bcg_status vex_build_small(arena *a, const struct kernel_ir *ir, vex_function **
  * straight-line code over a body of about VEX_FLAT_BODY_ELEMENTS (a whole
  * number of vectors) in a loop. */
 #define VEX_FLAT_MAX_RUN 40
+/* In place of the rows form (one operation, its _rows microkernel called
+ * once for all the runs), runs of up to this many: the microkernel's
+ * loop per run, with gcc's remainder for a run that is not whole vectors,
+ * lost to the cc backend's loop of constant length (a + b, f32 rows of 82,
+ * b one value a row: 0.71 of it; see gen/lower.c flat_chosen). */
+#define VEX_FLAT_MAX_ROWS_RUN 256
 #define VEX_FLAT_BODY_ELEMENTS 64
 /* (plans of more loops: a row of the loops after the split one, at most
  * this many elements; a body at most VEX_FLAT_MAX_BODY) */
@@ -269,6 +275,9 @@ bcg_status vex_build_small(arena *a, const struct kernel_ir *ir, vex_function **
  * them on (its rows), the loops after it a row of at most
  * VEX_FLAT_MAX_ROW elements, any number of loops before it. */
 bool vex_flat_supported(const struct kernel_ir *ir);
+/* The longest run IR's flat form takes: VEX_FLAT_MAX_ROWS_RUN where IR
+ * chose the rows form, else VEX_FLAT_MAX_RUN. */
+int vex_flat_max_run(const struct kernel_ir *ir);
 
 /* The whole kernel of IR as the flat form, of vex_build_small's signature
  * and use, into *OUT, or *OUT NULL when not supported (transcendentals

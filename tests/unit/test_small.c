@@ -1354,6 +1354,134 @@ static void test_short_rows_flat(void **state)
         assert_true(flat * 3 >= cases);
 }
 
+/* The flat form in place of the rows form over runs of 41 to 256
+ * (VEX_FLAT_MAX_ROWS_RUN; 40 before): one operation over 2-D and 3-D
+ * shapes, every dtype, each operand contiguous, one value a row, the same
+ * row every row, reversed in its rows, stride 2 or transposed, or the
+ * output itself (in place); every operand against a faulting page (before
+ * or after it), bit for bit against the reference evaluator.  A quarter of
+ * the cases must take the flat form over runs past 40 (see the count
+ * printed; the others, runs of whole vectors, other layouts, bodies past
+ * VEX_FLAT_MAX_BODY, keep the _rows microkernel, the 2-D tiles or calls). */
+static void test_random_flat_long_rows(void **state)
+{
+    (void)state;
+    static const bcg_dtype all[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
+                                    BCG_I64, BCG_U64, BCG_F32, BCG_F64};
+    static const char *const ops[] = {"a + b", "a - b", "a * b", "minimum(a, b)",
+                                      "maximum(a, b)", "a < b", "a == b", "b - a", "a - 7",
+                                      "maximum(a, 2)"};
+    random_state = seeded_stream(0xa54ff53a5f1d36f1ull);
+    int cases = 0, flat = 0, failures = 0;
+    for (int i = 0; i < 90 && failures < 5; i++) {
+        bcg_dtype t = all[below(10)];
+        const char *expr = ops[below(10)];
+        int64_t n = below(4) ? 41 + below(88) : 41 + below(216), k = 1 + below(4);
+        int64_t outer = (8192 + n * k - 1) / (n * k) + below(5);
+        int64_t shape[3] = {outer, k, n};
+        int64_t strides[2][3], span[2], offset[2];
+        bool in_place = below(6) == 0;
+        for (int j = 0; j < 2; j++) {
+            /* contiguous, one value a row, the same row every row, reversed rows,
+             * stride 2, transposed rows */
+            int layout = below(4) ? (j == 0 ? 0 : below(3)) : below(6); /* (mostly the rows form's) */
+            int64_t run = layout == 1 ? 0 : layout == 4 ? 2 : layout == 3 ? -1 : 1;
+            int64_t row = layout == 2 ? 0 : layout == 1 ? 1 : n * (run > 0 ? run : 1);
+            int64_t plane = layout == 1 ? k : layout == 2 ? 0 : k * n * (run > 0 ? run : 1);
+            if (layout == 5) { /* element (o, r, c) at c * outer * k + o * k + r */
+                run = outer * k;
+                row = 1;
+                plane = k;
+            }
+            strides[j][0] = plane;
+            strides[j][1] = row;
+            strides[j][2] = run;
+            int64_t low = 0, high = 0;
+            for (int d = 0; d < 3; d++) {
+                int64_t reach = (shape[d] - 1) * strides[j][d];
+                if (reach < 0)
+                    low += reach;
+                else
+                    high += reach;
+            }
+            offset[j] = -low;
+            span[j] = high - low + 1;
+        }
+        int count = strstr(expr, "b") ? 2 : 1;
+        size_t size = bcg_dtype_size(t);
+        bcg_operand operands[2] = {{"a", t, 3, shape, strides[0]}, {"b", t, 3, shape, strides[1]}};
+        guarded gd[3];
+        memset(gd, 0, sizeof gd);
+        const void *inputs[2];
+        char *copies[2] = {NULL, NULL};
+        for (int j = 0; j < count; j++) {
+            char *b = guarded_alloc(&gd[j], (size_t)span[j] * size, below(2));
+            fill(b, t, span[j]);
+            inputs[j] = b + offset[j] * (int64_t)size;
+            copies[j] = malloc((size_t)span[j] * size);
+            assert_non_null(copies[j]);
+            memcpy(copies[j], b, (size_t)span[j] * size);
+        }
+        int64_t elements = outer * k * n;
+        bcg_context *ctx = bcg_context_new();
+        bcg_options options;
+        bcg_options_init(&options);
+        bcg_kernel *kernel = NULL;
+        bcg_error err;
+        assert_non_null(ctx);
+        assert_int_equal(bcg_compile(ctx, expr, operands, count, &options, &kernel, &err), BCG_OK);
+        size_t out_size = bcg_dtype_size(bcg_kernel_dtype(kernel));
+        /* in place: a contiguous a of the output's dtype is the output */
+        bool contiguous_a = strides[0][2] == 1 && strides[0][1] == n && strides[0][0] == k * n;
+        in_place = in_place && contiguous_a && out_size == size;
+        char *got = in_place ? (char *)inputs[0]
+                             : guarded_alloc(&gd[2], (size_t)elements * out_size, below(2));
+        char *want = malloc((size_t)elements * out_size);
+        assert_non_null(want);
+        if (!in_place)
+            memset(got, 0x5a, (size_t)elements * out_size);
+        const void *copy_inputs[2];
+        for (int j = 0; j < count; j++)
+            copy_inputs[j] = copies[j] + offset[j] * (int64_t)size;
+        arena *ar = arena_new();
+        compile *front = ar ? arena_alloc(ar, sizeof *front) : NULL;
+        assert_non_null(front);
+        memset(front, 0, sizeof *front);
+        front->arena = ar;
+        front->err = &err;
+        assert_int_equal(compile_front(front, expr, operands, count, &options), BCG_OK);
+        assert_int_equal(eval_run(front, want, copy_inputs, NULL), BCG_OK);
+        arena_free(ar);
+        assert_int_equal(bcg_run(kernel, got, inputs, &err), BCG_OK);
+        const char *source = bcg_kernel_source(kernel);
+        bool is_flat = strstr(source, VEX_SMALL_SYMBOL "(") != NULL;
+        cases++;
+        flat += is_flat;
+        if (memcmp(got, want, (size_t)elements * out_size) != 0) {
+            print_error("long rows %s %s (%lld, %lld, %lld)%s%s strides a [%lld, %lld, %lld] b "
+                        "[%lld, %lld, %lld]: differs from the evaluator\n", expr,
+                        bcg_dtype_name(t), (long long)outer, (long long)k, (long long)n,
+                        in_place ? " in place" : "", is_flat ? " flat" : "",
+                        (long long)strides[0][0], (long long)strides[0][1],
+                        (long long)strides[0][2], (long long)strides[1][0],
+                        (long long)strides[1][1], (long long)strides[1][2]);
+            failures++;
+        }
+        free(want);
+        for (int j = 0; j < 3; j++)
+            guarded_free(&gd[j]);
+        for (int j = 0; j < count; j++)
+            free(copies[j]);
+        bcg_kernel_free(kernel);
+        bcg_context_free(ctx);
+    }
+    print_message("# one operation over rows of 41 to 256: %d cases, %d through the flat form\n",
+                  cases, flat);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok())
+        assert_true(flat * 4 >= cases);
+}
+
 /* The flat form's body of all the rows (flat_whole_case): fewer rows than
  * a whole number of vectors takes (i32 rows of 7 under a loop of 5: 8
  * rows make a whole number), where the 2-D tiles gathered the operands
@@ -2045,6 +2173,7 @@ int main(void)
         cmocka_unit_test(test_random_flat_hoisted),
         cmocka_unit_test(test_flat_hoisted_short_bodies),
         cmocka_unit_test(test_random_flat_hoisted_functions),
+        cmocka_unit_test(test_random_flat_long_rows), /* (its own draws) */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
