@@ -1,6 +1,6 @@
 /* stream_rule.c - streaming against plain stores, measured the ways bcgen's
  * benchmarks run a kernel: the data behind bcg_options.stream_stores'
- * automatic rule (gen/compile.c, stream_auto).
+ * automatic rule (gen/compile.c, compile_stream_bytes).
  *
  *   stream_rule EXPR OPERANDS [--rounds N]
  *
@@ -15,7 +15,9 @@
  *            of a block, the change of kernel, is not counted);
  *   sweep    bench/sweep's way: single calls alternating JIT, cc, JIT, cc,
  *            the JIT and cc each with an output of its own; cc time / JIT
- *            time for S1 and for S0 (the sweep's ratio);
+ *            time for S1 and for S0 (the sweep's ratio), and for a second
+ *            cc kernel in the JIT's place (cc2: the pairing's own bias);
+ *            "pairs_us" gives the two sides' median times of each pairing;
  *   cold     each call after a 256 MiB write that evicts the caches: S1,
  *            S0 and cc seconds.
  *
