@@ -242,6 +242,7 @@ static double touched_bytes(const compile *c)
  *                12 + 12 MiB                sweep 0.89 / 0.91   repeat 296 / 325
  *                16 + 16 MiB                sweep 0.93 / 0.91   repeat 413 / 533
  *   a * b f64 (full), 16 + 8 MiB            sweep 0.89 / 0.97   repeat 327 / 344
+ *   a + b f32 (full), 16 + 8 MiB            sweep 1.07 / 0.96   repeat 214 / 328
  *                     24 + 12 MiB           sweep 1.10 / 1.04   repeat 540 / 666
  *   0.5 / a f64, 12 + 12 MiB                sweep 0.76 / 0.95   repeat 384 / 309
  *   where(a > 0, a, 0.1) f32, 20 + 20 MiB   sweep 1.04 / 0.96   repeat 559 / 759
@@ -251,7 +252,9 @@ static double touched_bytes(const compile *c)
  * 16-24 MiB at half the speed of plain stores.  (A repeated kernel alone
  * crosses over a little earlier, from about 3/4 of the L3 when the inputs
  * are as large as the output; the sweep, whose cc kernel writes an output
- * of its own between two JIT runs, a little later.)
+ * of its own between two JIT runs, a little later.  Two full inputs under
+ * the threshold gain from streaming in f32 and lose in f64: no one rule of
+ * bytes served both.)
  *
  * The size is read once: Linux's /sys/devices/system/cpu/cpu0/cache (the
  * largest level), else CPUID's deterministic cache leaves (0x8000001D on
