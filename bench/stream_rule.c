@@ -63,6 +63,30 @@ static void *allocate(size_t bytes)
     return p;
 }
 
+/* Floats uniform in [-2, 2), integers random (as bench/sweep.c fills):
+ * a byte pattern would make products of tiny floats, whose denormal
+ * results take microcode assists and swamp the stores being measured. */
+static void fill(void *buffer, size_t elements, bcg_dtype dtype, uint64_t seed)
+{
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+    size_t size = bcg_dtype_size(dtype);
+    for (size_t i = 0; i < elements; i++) {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        char *at = (char *)buffer + i * size;
+        if (dtype == BCG_F32) {
+            float v = (float)((double)(s >> 40) * (4.0 / 16777216.0) - 2.0);
+            memcpy(at, &v, sizeof v);
+        } else if (dtype == BCG_F64) {
+            double v = (double)(s >> 11) * (4.0 / 9007199254740992.0) - 2.0;
+            memcpy(at, &v, sizeof v);
+        } else {
+            memcpy(at, &s, size < 8 ? size : 8);
+        }
+    }
+}
+
 typedef struct operand {
     char name[32];
     bcg_dtype dtype;
@@ -172,6 +196,8 @@ int main(int argc, char **argv)
         size_t bytes = elements * bcg_dtype_size(ops[i].dtype);
         in_bytes += (double)bytes;
         ops[i].buffer = allocate(bytes);
+        if (ops[i].buffer)
+            fill(ops[i].buffer, elements, ops[i].dtype, (uint64_t)i + 1);
         inputs[i] = ops[i].buffer;
         pub[i] = (bcg_operand){ops[i].name, ops[i].dtype, ops[i].rank, ops[i].shape, NULL};
     }

@@ -206,21 +206,30 @@ bcg_status compile_code(const compile *c, const char *source, jit_code **code,
                        code, fn, err);
 }
 
-/* The bytes one run of C writes and reads (each operand's elements once):
- * BCG_STREAM_AUTO streams when they reach the last-level cache's size
- * (compile_stream_bytes).  Decided on the whole kernel, so a thread's piece
- * (a copy of C) streams exactly when the whole kernel does. */
-static double touched_bytes(const compile *c)
+/* The bytes one run of C writes (*OUT) and reads (*IN, each operand's
+ * elements once; an in-place operand is the output).  Decided on the whole
+ * kernel, so a thread's piece (a copy of C) streams exactly when the whole
+ * kernel does. */
+static void touched_bytes(const compile *c, double *in, double *out)
 {
-    bcg_dtype out = c->out_dtype;
-    double bytes = (double)c->plan->elements * (double)bcg_dtype_size(out);
+    *out = (double)c->plan->elements * (double)bcg_dtype_size(c->out_dtype);
+    *in = 0;
     for (int i = 0; i < c->operand_count; i++) {
         int64_t elements = 0;
         shape_elements(&c->operands[i].shape, &elements);
         if (i != c->options.inplace)
-            bytes += (double)elements * (double)bcg_dtype_size(c->operands[i].dtype);
+            *in += (double)elements * (double)bcg_dtype_size(c->operands[i].dtype);
     }
-    return bytes;
+}
+
+/* BCG_STREAM_AUTO's rule (the measurements below): the bytes touched reach
+ * the last-level cache's size, or half of it for a kernel that reads at
+ * least twice what it writes. */
+static bool stream_auto(const compile *c)
+{
+    double in, out, cache = (double)compile_stream_bytes();
+    touched_bytes(c, &in, &out);
+    return in + out >= cache || (in >= 2 * out && in + out >= cache / 2);
 }
 
 /* ---- the streaming threshold: the last-level cache ----------------------------
@@ -241,20 +250,22 @@ static double touched_bytes(const compile *c)
  *   a + 0.1 f32, 8 + 8 MiB                  sweep 0.70 / 0.92   repeat 190 / 140
  *                12 + 12 MiB                sweep 0.89 / 0.91   repeat 296 / 325
  *                16 + 16 MiB                sweep 0.93 / 0.91   repeat 413 / 533
- *   a * b f64 (full), 16 + 8 MiB            sweep 0.89 / 0.97   repeat 327 / 344
- *   a + b f32 (full), 16 + 8 MiB            sweep 1.07 / 0.96   repeat 214 / 328
+ *   a * b f64 (both full), 12 + 6 MiB       sweep 1.08-1.23 / 0.96-0.98  repeat 157 / 219
+ *                          16 + 8 MiB       sweep 1.09-1.16 / 0.92-0.95  repeat 238 / 372
+ *   a * b f32 (both full), 12 + 6 MiB       sweep 1.01-1.07 / 0.93-0.96  repeat 155 / 205
+ *   a + b f32 (both full), 8 + 4 MiB        sweep 1.03 / 0.99    repeat 97 / 101
  *                     24 + 12 MiB           sweep 1.10 / 1.04   repeat 540 / 666
  *   0.5 / a f64, 12 + 12 MiB                sweep 0.76 / 0.95   repeat 384 / 309
  *   where(a > 0, a, 0.1) f32, 20 + 20 MiB   sweep 1.04 / 0.96   repeat 559 / 759
  *
  * so the crossover is near the L3's size (touched bytes, output and inputs)
- * for every in/out ratio; the old fixed 16 MiB streamed outer products of
- * 16-24 MiB at half the speed of plain stores.  (A repeated kernel alone
- * crosses over a little earlier, from about 3/4 of the L3 when the inputs
- * are as large as the output; the sweep, whose cc kernel writes an output
- * of its own between two JIT runs, a little later.  Two full inputs under
- * the threshold gain from streaming in f32 and lose in f64: no one rule of
- * bytes served both.)
+ * for inputs up to the output's size, and near half of it for kernels that
+ * read twice what they write (two full inputs: streaming keeps those in
+ * the cache); the old fixed 16 MiB streamed outer products of 16-24 MiB at
+ * half the speed of plain stores.  (A repeated kernel alone crosses over a
+ * little earlier, from about 3/4 of the L3 when the inputs are as large as
+ * the output; the sweep, whose cc kernel writes an output of its own
+ * between two JIT runs, a little later.)
  *
  * The size is read once: Linux's /sys/devices/system/cpu/cpu0/cache (the
  * largest level), else CPUID's deterministic cache leaves (0x8000001D on
@@ -357,7 +368,7 @@ void compile_choose_jit(compile *c, size_t max_source)
     c->microkernels = c->options.backend != BCG_BACKEND_CC;
     c->max_source = max_source;
     c->stream = c->microkernels && c->options.stream_stores != 0 &&
-                (c->options.stream_stores == 1 || touched_bytes(c) >= (double)compile_stream_bytes());
+                (c->options.stream_stores == 1 || stream_auto(c));
     lower_order_plan(c);
 }
 

@@ -494,6 +494,12 @@ static void test_stream_option(void **state)
      * streamed from 16 MiB, at half the speed of plain stores on a rerun) */
     int64_t column[] = {(int64_t)(threshold / 4096 * 3 / 4), 1}, line[] = {1, 1024};
     bcg_operand outer[] = {{"a", BCG_F32, 2, column, NULL}, {"b", BCG_F32, 2, line, NULL}};
+    /* two full inputs (12288 bytes touched a row, reading twice what is
+     * written) stream from half the threshold */
+    int64_t half_below[] = {(int64_t)(threshold / 2 / 12288) - 1, 1024};
+    int64_t half_above[] = {(int64_t)((threshold / 2 + 12287) / 12288), 1024};
+    bcg_operand two_below[] = {{"a", BCG_F32, 2, half_below, NULL}, {"b", BCG_F32, 2, half_below, NULL}};
+    bcg_operand two_above[] = {{"a", BCG_F32, 2, half_above, NULL}, {"b", BCG_F32, 2, half_above, NULL}};
     bcg_context *ctx = bcg_context_new();
     bcg_kernel *k = NULL, *other = NULL;
     bcg_options options;
@@ -505,6 +511,10 @@ static void test_stream_option(void **state)
     assert_null(strstr(bcg_kernel_source(k), "_nt("));
     assert_int_equal(bcg_compile(ctx, "a + b", outer, 2, &options, &k, &err), BCG_OK);
     assert_null(strstr(bcg_kernel_source(k), "_nt("));
+    assert_int_equal(bcg_compile(ctx, "a + b", two_below, 2, &options, &k, &err), BCG_OK);
+    assert_null(strstr(bcg_kernel_source(k), "_nt("));
+    assert_int_equal(bcg_compile(ctx, "a + b", two_above, 2, &options, &k, &err), BCG_OK);
+    assert_non_null(strstr(bcg_kernel_source(k), "bcg_mk_add_f32_nt("));
     assert_int_equal(bcg_compile(ctx, "a + b", above, 2, &options, &k, &err), BCG_OK);
     assert_non_null(strstr(bcg_kernel_source(k), "bcg_mk_add_f32_nt("));
     assert_non_null(strstr(bcg_kernel_source(k), "streaming stores"));
