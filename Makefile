@@ -52,10 +52,12 @@ include $(wildcard mk/*.mk)
 .PHONY: all deps demo test check-deps \
         install uninstall clean help
 
-all: $(BUILD)/.deps $(BUILD)/libbcgen.a $(BUILD)/libbcgen.so $(BUILD)/bcgen
+# (the sweep too: a sweep binary older than the library it measures gave a
+# whole session's measurements of code no longer on main)
+all: $(BUILD)/.deps $(BUILD)/libbcgen.a $(BUILD)/libbcgen.so $(BUILD)/bcgen $(BUILD)/bench/sweep
 
 help:
-	@echo "make            build libbcgen.a, libbcgen.so and bcgen into $(BUILD)/"
+	@echo "make            build libbcgen.a, libbcgen.so, bcgen and the sweep into $(BUILD)/"
 	@echo "make demo       build and show the main job on the seeds' example"
 	@echo "make test       build and run every test (ends with 'N passed, N failed')"
 	@echo "make test-SUITE one suite: unit, or a folder of tests/ (cli golden diff aot install safety fuzz)"

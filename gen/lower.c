@@ -1754,6 +1754,35 @@ static bool reversed_rows_copy(const lowering *w)
     return vex_rows_chosen(w);
 }
 
+/* Whether the tree is an input copied whole (`a`, maximum(a, a) folded)
+ * of the output's dtype, read forwards along runs of TILES2D_MIN_TILE or
+ * more whose rows are not one contiguous block (reversed, permuted or
+ * apart: else the plan had merged them), the output contiguous over the
+ * rows: the 2-D tiles' gather writes the output's rows itself
+ * (gather_into_output), a memcpy a row, and since no tile lives on the
+ * stack a call takes every row of the loop outside the run (lower_kernel),
+ * where the 1-D tiles called the cast kernel once a run, its prologue and
+ * tcc's loop around it costing more than the run (maximum(a, a), i32
+ * (61, 12, 4, 4, 3) rows of 48 reversed, sweep seed 96 case 85: 732 calls,
+ * see the commit).  Not with streaming stores (the gather writes plainly)
+ * nor for a bool or f16/bf16 (gather_into_output). */
+static bool rows_copy(const lowering *w)
+{
+    const compile *c = w->c;
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    const expr_node *root = ir->nodes[0];
+    if (root->op != OP_OPERAND || ir->root_count != 1 || ir->reduce || c->stream ||
+        p->loop_count < 2 || root->dtype != ir->out_dtype || ir->out_dtype == BCG_BOOL ||
+        dtype_is_half(ir->out_dtype))
+        return false;
+    int k = root->operand + 1, inner = p->loop_count - 1;
+    int64_t run = p->extent[inner];
+    return c->operands[k - 1].dtype == ir->out_dtype && run >= TILES2D_MIN_TILE &&
+           p->stride[k][inner] == 1 && p->stride[k][inner - 1] != 0 &&
+           p->stride[k][inner - 1] != run && tile2d_contiguous(p, 0, run);
+}
+
 /* Smaller 2-D tiles, down to TILES2D_MIN_FUNCTION_TILE elements, for a
  * tree with a function that varies along the runs and has a vectorised
  * microkernel in f32 (exp, log, tanh, expm1 ... of runtime/microkernels.c,
@@ -1941,6 +1970,7 @@ static bool tiles2d_chosen(lowering *w)
     if (2 * run > TILE_ELEMENTS && !transposed)
         return false;
     if (ir->tiled && run > TILES2D_MAX_RUN && !transposed && tiles2d_add_gather(ir) &&
+        !rows_copy(w) && /* (the gather is the copy) */
         (!vex_rows_chosen(w) || (one_operation(ir) && !tile2d_contiguous(p, 0, run))))
         return false;
     int64_t rows = p->extent[inner - 1] < TILE_ELEMENTS / run ? p->extent[inner - 1]
@@ -1961,7 +1991,7 @@ static bool tiles2d_chosen(lowering *w)
     const expr_node *root = ir->nodes[0];
     /* (a transposed operand copied whole: the gather's transposed path
      * does the work, the cast kernel of its dtype copies its tile out) */
-    if ((root->op == OP_OPERAND && !reversed_rows_copy(w) &&
+    if ((root->op == OP_OPERAND && !reversed_rows_copy(w) && !rows_copy(w) &&
          !(transposed_copy(w) && tile_cast_exists(root->dtype, root->dtype))) ||
         root->op == OP_LITERAL || root->dtype != ir->out_dtype)
         return false;
@@ -3180,6 +3210,28 @@ static bool flat_instead_of_elements(const kernel_ir *ir)
  * a + b, f32 rows of 20, b transposed, 0.75 -> 1.65; a * b, i32 rows of
  * 17 reversed, 1.35 -> 2.05; slower: a < b, f64 rows of 30, b stride 2,
  * 2.37 -> 2.26. */
+/* Whether IR's 2-D tiles call the fused function on tiles whose every
+ * gathered operand is gathered once for the whole call (hoisted out of
+ * every loop: hoist_tile_gathers), so the function reads each operand
+ * contiguously or as one value.  The flat form instead reads such an
+ * operand in place every body: rows of 6 reversed cost two masked loads,
+ * two vpermps and a blend a vector, against one load from the tile. */
+static bool tiles_gathered_once(const kernel_ir *ir)
+{
+    if (!ir->tiles2d || !ir->vex || ir->step_count == 0)
+        return false;
+    int top = ir->steps[0].depth, gathers = 0;
+    for (int i = 1; i < ir->step_count; i++)
+        top = ir->steps[i].depth < top ? ir->steps[i].depth : top;
+    for (int i = 0; i < ir->step_count; i++)
+        if (ir->steps[i].op == KIR_GATHER) {
+            if (ir->steps[i].depth != top)
+                return false;
+            gathers++;
+        }
+    return gathers > 0;
+}
+
 static bool flat_chosen(const kernel_ir *ir)
 {
     int64_t run = ir->p->loop_count ? ir->p->extent[ir->p->loop_count - 1] : 1;
@@ -3210,6 +3262,17 @@ static bool flat_chosen(const kernel_ir *ir)
      * (s * s + 1) f32 rows of 20 2.9 -> 1.9-2.4) */
     if (ir->tiles2d && ir->vex && ir->vex->rows && ir->vex->float_hoisted > 0 &&
         per_row_divides(ir) && run >= 2 * vex_lanes(ir))
+        return false;
+    /* (nor in place of 2-D tiles that gather their operands once for the
+     * whole call, the fused function then reading every operand
+     * contiguously (tiles_gathered_once); measured cc / JIT same process,
+     * flat -> tiles: a - a - b, f32 rows of 6 under 38 under 96, b one
+     * plane reversed in its rows (sweep seed 95 case 76) 0.49 -> 1.19;
+     * rows of 5 0.81 -> 1.94; b of 200 rows of 6 0.64 -> 0.73; a * b + a,
+     * tiles of 4 rows of 6, 1.58 -> 1.72.  Not where a gather stays inside
+     * a loop (a * b - c, c one row per plane: 1.98 -> 1.80) nor where the
+     * tiles call a microkernel (a + b, f32 rows of 3, 1.69 -> 1.16)) */
+    if (tiles_gathered_once(ir))
         return false;
     const expr_node *root = ir->nodes[0];
     bool wide_product = root->op == OP_MUL && bcg_dtype_size(root->dtype) == 8 &&
@@ -3583,6 +3646,8 @@ bcg_status lower_kernel(compile *c, const expr_node *root, kernel_ir **out)
             ir->tile_rows = transposed;
         else if (short_transposed_rows(&w)) /* short runs over one */
             ir->tile_rows = short_transposed_rows(&w);
+        else if (rows_copy(&w)) /* the gather writes the output: no tile on the stack */
+            ir->tile_rows = rows;
         ir->row_calls = transposed && row_calls;
         /* (calls per row write the output's rows in place) */
         ir->scatter = !ir->row_calls && !tile2d_contiguous(p, 0, run);

@@ -897,6 +897,7 @@ typedef struct generator {
     int branches;             /* where()s written as where_branch's branch (vex_function) */
     int branching;            /* inside where_branch's sides (typed_leaf keeps no read) */
     int byte_literals;        /* products written by byte_times_literal (vex_function) */
+    int plain_extremes;       /* minimums and maximums without a NaN test (vex_function) */
     int kept[LEAF_MAX];       /* (typed) > 0: strided leaf i's lanes kept in this
                                  register for its later uses in the body */
     int loads[LEAF_MAX];      /* (typed) its uses loaded so far in the body */
@@ -3638,6 +3639,26 @@ static value float_extreme(generator *g, bcg_dtype t, bool minimum, value a, val
     return a;
 }
 
+/* Whether value ID of a typed tree is never NaN where a float operation
+ * reads it: an integer value (converted exactly or rounded, never NaN), a
+ * literal that is not NaN, or a cast of such a value.  maximum(a + a, b),
+ * a i32 and the result f64, then drops the NaN test and blend of
+ * float_extreme: in the zmm body 3 of its 11 instructions (vcmpunordpd,
+ * vpmovm2q, vblendmpd). */
+static bool typed_never_nan(const kernel_ir *ir, int id)
+{
+    const expr_node *n = ir->nodes[id];
+    if (dtype_kind_of(n->dtype) != KIND_FLOAT)
+        return n->dtype != BCG_BOOL;
+    if (ir->value[id].folded >= 0)
+        return false;
+    if (n->op == OP_LITERAL)
+        return n->value.f == n->value.f;
+    if (n->op == OP_CAST)
+        return typed_never_nan(ir, kir_child(ir, id, 0));
+    return false;
+}
+
 /* A comparison OP of X and Y, integers of dtype T: a mask. */
 static value integer_compare(generator *g, expr_op op, bcg_dtype t, value x, value y)
 {
@@ -3661,7 +3682,10 @@ static value integer_compare(generator *g, expr_op op, bcg_dtype t, value x, val
     return (value){x.reg, true, op == OP_NE || op == OP_LE || op == OP_GE, mask_dtype(size)};
 }
 
-static value float_operation(generator *g, const expr_node *n, bcg_dtype t, value *a)
+/* FIRST_NEVER_NAN: the first child is never NaN (typed_never_nan), so a
+ * minimum or maximum needs no test for a NaN in it. */
+static value float_operation(generator *g, const expr_node *n, bcg_dtype t, value *a,
+                             bool first_never_nan)
 {
     static const int predicate[] = {[OP_EQ] = 0, [OP_NE] = 4, [OP_LT] = 1, [OP_LE] = 2,
                                     [OP_GT] = 14, [OP_GE] = 13};
@@ -3705,6 +3729,13 @@ static value float_operation(generator *g, const expr_node *n, bcg_dtype t, valu
         break;
     }
     case OP_MINIMUM: case OP_MAXIMUM:
+        if (first_never_nan) { /* vmaxps(a, b) is then NumPy's, b NaN or not */
+            vex(b, n->op == OP_MINIMUM ? V_MIN : V_MAX, w, dbl, v.reg, v.reg,
+                in_register(a[1].reg), -1);
+            give_register(g, a[1].reg);
+            g->plain_extremes++;
+            break;
+        }
         return float_extreme(g, t, n->op == OP_MINIMUM, a[0], a[1]);
     case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
         vex(b, V_CMP, w, dbl, v.reg, v.reg, in_register(a[1].reg), predicate[n->op]);
@@ -4159,7 +4190,9 @@ static value typed(generator *g, int id)
     typed_children(g, id, a, to);
     if (g->failed)
         return a[0];
-    value v = is_float_lane(t) ? float_operation(g, n, t, a) : integer_operation(g, n, t, a);
+    value v = is_float_lane(t) ? float_operation(g, n, t, a,
+                                                 typed_never_nan(ir, kir_child(ir, id, 0)))
+                               : integer_operation(g, n, t, a);
     if (!v.mask)
         v.dtype = t;
     return as_type(g, v, n->dtype);
@@ -4771,6 +4804,7 @@ static void write_function(generator *g)
     int lanes = g->lanes;
     g->branches = 0;
     g->byte_literals = 0;
+    g->plain_extremes = 0;
     /* a first pass finds the leaves (their registers and slots); the
      * values computed once a run as if held (-1), the registers their own
      * computation takes counted apart (hoist_peak) */
@@ -5337,6 +5371,13 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
     for (int k = 1; layout->outer && k <= ir->input_count; k++)
         strided = strided || (ir->input_used[k - 1] && layout->stride[k] == 1 &&
                               layout->outer[k] != 0 && layout->outer[k] != layout->out_outer);
+    /* nor with a leaf one value a row that changes from row to row (b of
+     * a + b, b (n, 1)): held in a register a row, where the tiles gather a
+     * whole tile of its copies every tile and the microkernel reads that
+     * tile again */
+    for (int k = 1; layout->outer && k <= ir->input_count; k++)
+        strided = strided || (ir->input_used[k - 1] && layout->stride[k] == 0 &&
+                              layout->outer[k] != 0);
     vex_layout plain = *layout;
     if (tree_typed(ir)) { /* integer or mixed */
         /* (the typed path reads its leaves contiguous, as one value or in
@@ -5467,6 +5508,7 @@ bcg_status vex_build(arena *a, const kernel_ir *ir, const vex_layout *layout, ve
             f->float_hoist_node[f->float_hoisted++] = g->float_hoist_id[j];
     f->branches = g->branches;
     f->byte_literals = g->byte_literals;
+    f->plain_extremes = g->plain_extremes;
     *out = f;
     return BCG_OK;
 }
@@ -5559,6 +5601,9 @@ typedef struct small_kernel {
     int transcendental_count;
     int transcendental[SMALL_TRANSCENDENTALS];
     uint64_t function[SMALL_TRANSCENDENTALS];
+    bool polynomial[SMALL_TRANSCENDENTALS]; /* f32: the microkernel's polynomial (the
+                               flat form in place of tiles: small_few_values), not
+                               the C library's through small_libm_f32 */
     int32_t buffer[SMALL_TRANSCENDENTALS]; /* its offset from rsp */
     int32_t frame;          /* bytes below the saved registers: the buffers */
     int uses[LEAF_MAX];     /* (typed) the tree's reads of leaf i */
@@ -6655,7 +6700,7 @@ static uint64_t small_libm(expr_op op, bcg_dtype t)
 }
 
 /* The address of the microkernel of OP over T, or 0. */
-static uint64_t small_microkernel(expr_op op, bcg_dtype t)
+static uint64_t small_microkernel(expr_op op, bcg_dtype t, bool polynomial)
 {
     void (*f32)(float *, const float *, long, long) = NULL;
     void (*f64)(double *, const double *, long, long) = NULL;
@@ -6672,9 +6717,10 @@ static uint64_t small_microkernel(expr_op op, bcg_dtype t)
      * only f64's, the C library's own per element, are taken */
     uint64_t address = 0; /* (POSIX's representation, as jit.c's) */
     void (*libm)(float *, const float *, long, long, float (*)(float)) = small_libm_f32;
-    (void)f32;
     if (t == BCG_F64)
         memcpy(&address, &f64, sizeof f64);
+    else if (polynomial && t == BCG_F32)
+        memcpy(&address, &f32, sizeof f32);
     else if (small_libm(op, t)) /* (the C library's, through small_libm_f32) */
         memcpy(&address, &libm, sizeof libm);
     return address;
@@ -6737,7 +6783,7 @@ static void small_transcendental(small_kernel *s, int j, int64_t values)
     byte(b, 0xb8);
     for (int k = 0; k < 8; k++)
         byte(b, (int)(s->function[j] >> (8 * k) & 0xff));
-    uint64_t libm = small_libm(g->ir->nodes[id]->op, t);
+    uint64_t libm = s->polynomial[j] ? 0 : small_libm(g->ir->nodes[id]->op, t);
     if (libm) { /* mov r8, imm64: small_libm_f32's f */
         byte(b, 0x49);
         byte(b, 0xb8);
@@ -7396,6 +7442,23 @@ static int64_t small_values(const kernel_ir *ir, int id)
     return values;
 }
 
+/* Whether the flat form takes transcendental ID in place of the tiles'
+ * fused function: when it has at most a quarter as many values as there
+ * are elements (exp(c), c one value a row of 5), computed once per value
+ * by the microkernel (small_hoist), where the tiles compute it for every
+ * element of a tile of copies; f32 by its polynomial, as the tiles (bit
+ * for bit), not the C library's; f64 by the C library's, as the tiles.  Measured (cc / JIT same
+ * process): (b) / (a) + exp(c), f32 rows of 5, a transposed, b stride 3,
+ * c one value a row (sweep seed 96 case 74), tiles 0.57 -> flat 1.15;
+ * a * exp(c), a transposed, c one value a row: f32 rows of 6 0.44 ->
+ * 1.33, of 30 0.37 -> 1.12; f64 rows of 6 0.27 -> 1.02, of 30 0.39 ->
+ * 2.5; a + sin(c), f32 rows of 5 under 16 under 100, c one value a row,
+ * 0.25 -> 1.11; a + log(c), a stride 2, 0.35 -> 0.67. */
+static bool small_few_values(const kernel_ir *ir, int id)
+{
+    return small_values(ir, id) * 4 <= ir->p->elements;
+}
+
 /* The subtrees of an integer or mixed tree (IR, the small kernel's)
  * computed once per value of the loops their operands vary along, into
  * buffers as the transcendentals (small_transcendentals, function 0):
@@ -7415,7 +7478,7 @@ static bool *small_subtrees(arena *a, const kernel_ir *ir)
         return NULL;
     int left = SMALL_TRANSCENDENTALS;
     for (int id = 0; id < ir->node_count; id++)
-        left -= small_microkernel(ir->nodes[id]->op, ir->nodes[id]->dtype) != 0 &&
+        left -= small_microkernel(ir->nodes[id]->op, ir->nodes[id]->dtype, false) != 0 &&
                 ir->value[id].folded < 0;
     bool *chosen = arena_alloc(a, sizeof *chosen * (size_t)ir->node_count);
     if (!chosen)
@@ -7430,7 +7493,7 @@ static bool *small_subtrees(arena *a, const kernel_ir *ir)
             operations += ir->nodes[c]->op != OP_OPERAND && ir->nodes[c]->op != OP_LITERAL &&
                           ir->nodes[c]->op != OP_CAST && ir->value[c].folded < 0;
         if (n->op == OP_OPERAND || n->op == OP_LITERAL || ir->value[id].folded >= 0 ||
-            n->dtype == BCG_BOOL || operations < 2 || small_microkernel(n->op, n->dtype) ||
+            n->dtype == BCG_BOOL || operations < 2 || small_microkernel(n->op, n->dtype, false) ||
             small_values(ir, id) * 3 > p->elements) {
             id++;
             continue;
@@ -7560,19 +7623,22 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
     bool *subtree = hoist && !flat ? small_subtrees(a, copy) : NULL;
     for (int id = copy->node_count - 1; id >= 0; id--) {
         const expr_node *node = copy->nodes[id];
-        uint64_t function = small_microkernel(node->op, node->dtype);
+        bool few = flat && (ir->tiled || ir->tiles2d) && small_few_values(ir, id);
+        uint64_t function = small_microkernel(node->op, node->dtype, few);
         if (subtree && subtree[id]) { /* computed once per value into a buffer too */
             int j = s->transcendental_count++;
             s->transcendental[j] = id;
             s->function[j] = 0;
+            s->polynomial[j] = false;
             copy->value[id].local = names[j];
             continue;
         }
         if (!function || copy->value[id].folded >= 0)
             continue;
         /* (the flat form: only where tcc's per-element code is the other
-         * way, not the tiles' vector functions) */
-        if ((flat && (ir->tiled || ir->tiles2d)) ||
+         * way, not the tiles' vector functions, but for a function of few
+         * values, small_few_values) */
+        if ((flat && (ir->tiled || ir->tiles2d) && !few) ||
             s->transcendental_count == SMALL_TRANSCENDENTALS ||
             node->dtype != expr_operation_type(node))
             return BCG_OK;
@@ -7585,12 +7651,13 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
          * value and 128 more (measured: exp(a + f32(a * b)), 234 values
          * of 234 elements, tiles 208 ns, here 609; f32(0 + where(f64(a -
          * exp(f32(b))) <= 0.1, ...)), 1 value of 97, tiles 57 ns, here 70) */
-        if (small_libm(node->op, node->dtype) && ir->tiled &&
+        if (small_libm(node->op, node->dtype) && ir->tiled && !few &&
             small_values(ir, id) * 16 + 128 > ir->p->elements)
             return BCG_OK;
         int j = s->transcendental_count++;
         s->transcendental[j] = id;
         s->function[j] = function;
+        s->polynomial[j] = few;
         copy->value[id].local = names[j];
     }
     if (s->transcendental_count > 0 || !is_float_lane(g->lane) ||
@@ -7772,6 +7839,7 @@ static bcg_status build_small(arena *a, const kernel_ir *ir, bool flat, bool hoi
         f->functions_per_body += s->per_body[j];
         f->per_element += n;
         f->subtrees += s->function[j] == 0;
+        f->polynomials += s->polynomial[j] && s->function[j] != 0;
     }
     *out = f;
     return BCG_OK;

@@ -38,6 +38,9 @@ typedef struct vex_function {
      * of the loops their operands vary along), against one per element */
     int64_t computed, per_element;
     int subtrees;   /* small kernels: of them, subtrees of operations (small_subtrees) */
+    int polynomials; /* small kernels: of them, f32 functions computed by the
+                        microkernels' polynomials, as the tiles (the flat form in
+                        their place, vex.c small_few_values), not the C library's */
     bool paired;    /* the loop computes two vectors an iteration (float trees) */
     bool zmm;       /* ... as one zmm body (AVX-512: vex.c's zmm_paired) */
     bool zmm_ahead; /* ... reading a leaf of stride +-2 by two loads a whole
@@ -47,6 +50,9 @@ typedef struct vex_function {
                        branch on their condition computed once a run (where_branch) */
     int byte_literals; /* typed trees: products of bytes by a literal written
                           without the literal in a register (byte_times_literal) */
+    int plain_extremes; /* typed trees: float minimums and maximums whose first
+                           operand is never NaN (an integer value converted), one
+                           vminps or vmaxps without the NaN test (typed_never_nan) */
     int float_hoisted; /* float trees: values constant along a run computed once a run
                           into registers (mark_float_hoisted), nodes float_hoist_node */
     int float_hoist_node[4];

@@ -340,14 +340,28 @@ GATHER_SIZE(64)
  * an input itself (in place, the same pointer: the only overlap bcg_run
  * accepts) and the elements written twice get the same value twice.
  * Operations that do not vectorise (division) keep the plain loop (TAIL
- * 0): a block of 32 or 64 scalar elements would cost more than the tail. */
+ * 0): a block of 32 or 64 scalar elements would cost more than the tail.
+ * Runs of a quarter to two RUN_BLOCKs go as two overlapping blocks, no
+ * loop (RUN_HALVES). */
 #define RUN_BLOCK 64
 #define RUN(TAIL, T, OUT_T, OUT, N, LOAD, EXPR)                                 \
     do {                                                                        \
         enum { RUN_W = RUN_BLOCK / sizeof(OUT_T) };                             \
         const long run_n = (N);                                                 \
-        const bool run_tail = (TAIL) && sizeof(T) <= 2 && sizeof(OUT_T) <= 2 && \
-                              run_n > RUN_W && run_n % RUN_W != 0;              \
+        const bool run_small = (TAIL) && sizeof(T) <= 2 && sizeof(OUT_T) <= 2;  \
+        if (run_small && run_n >= RUN_W && run_n < 2 * RUN_W) {                 \
+            RUN_HALVES(OUT_T, OUT, run_n, RUN_W, LOAD, EXPR);                   \
+            break;                                                              \
+        }                                                                       \
+        if (run_small && run_n >= RUN_W / 2 && run_n < RUN_W) {                 \
+            RUN_HALVES(OUT_T, OUT, run_n, RUN_W / 2, LOAD, EXPR);               \
+            break;                                                              \
+        }                                                                       \
+        if (run_small && run_n >= RUN_W / 4 && run_n < RUN_W / 2) {             \
+            RUN_HALVES(OUT_T, OUT, run_n, RUN_W / 4, LOAD, EXPR);               \
+            break;                                                              \
+        }                                                                       \
+        const bool run_tail = run_small && run_n > RUN_W && run_n % RUN_W != 0; \
         long run_m = run_n;                                                     \
         _Alignas(64) OUT_T run_last[RUN_W];                                     \
         if (run_tail) {                                                         \
@@ -364,6 +378,31 @@ GATHER_SIZE(64)
         }                                                                       \
         if (run_tail)                                                           \
             memcpy((OUT) + run_n - RUN_W, run_last, sizeof run_last);           \
+    } while (0)
+
+/* RUN's runs of H to 2H - 1 elements (H RUN_BLOCK bytes, a half or a
+ * quarter of them): the first H and the last H elements, two blocks of whole
+ * vectors that overlap, both computed before either is stored (in place:
+ * see RUN).  gcc's loop did all of such a run in its scalar remainder
+ * (the x86-64-v4 clone's vectors are RUN_BLOCK bytes): u8 a - 3 over
+ * 3125 rows of 48 whose rows lie apart, one _rows call, cc / JIT same
+ * process 0.09 (16 us, three quarters of the samples in the remainder's
+ * byte loop; see the commit). */
+#define RUN_HALVES(OUT_T, OUT, N, H, LOAD, EXPR)                                \
+    do {                                                                        \
+        _Alignas(64) OUT_T run_first[H], run_second[H];                         \
+        for (long run_k = 0; run_k < (H); run_k++) {                            \
+            const long i = run_k;                                               \
+            LOAD;                                                               \
+            run_first[run_k] = (OUT_T)(EXPR);                                   \
+        }                                                                       \
+        for (long run_k = 0; run_k < (H); run_k++) {                            \
+            const long i = (N) - (H) + run_k;                                   \
+            LOAD;                                                               \
+            run_second[run_k] = (OUT_T)(EXPR);                                  \
+        }                                                                       \
+        memcpy((OUT), run_first, sizeof run_first);                             \
+        memcpy((OUT) + (N) - (H), run_second, sizeof run_second);               \
     } while (0)
 
 /* out[i] = EXPR(x, y) over the four stride cases of two inputs; TAIL: see RUN. */
@@ -2311,13 +2350,52 @@ void bcg_mk_copy_nt(void *out, const void *a, long n)
  * constant (gcc unrolls it, or vectorises a row at a time), and the inner
  * strides 1 (a row), 0 (a per-row value) and -1 (a reversed row) have
  * their own loops; one row of a long run (the 1-D tiles' gather, rows 1)
- * goes through the general loop, which gcc vectorises for strides 1 and 0. */
+ * goes through the general loop, which gcc vectorises for strides 1 and 0.
+ * A gather's rows of stride 1 longer than ROWS_UNROLLED are copied by
+ * copy_row: gcc's loop over a run it does not know did the run's last
+ * elements short of its 64-byte vector one at a time (u8 rows of 48: all
+ * of them), and a memcpy call a row cost more than the loop on i32 rows of
+ * 48 (maximum(a, a) rows reversed: cc / JIT 0.91 with the loop, 0.76
+ * with memcpy).  Rows
+ * of stride 2 to 4 that long go through the 1-D gather's loops for those
+ * strides (gather_BITS), which gcc vectorises with permutes, where the
+ * general loop here moved an element at a time (minimum(f32(a), 0.5), a
+ * f32 stride 3 along rows of 42, sweep seed 95 case 26: the gather took
+ * as long as the cc backend's whole kernel; see the commit). */
 #define ROWS_UNROLLED 16
+
+/* N bytes (16 or more) from SRC to DST, apart: whole blocks of 32 bytes
+ * (16 under 32), the last one overlapping the one before where N is not a
+ * multiple of the block (no byte-at-a-time remainder).  The blocks are
+ * vector types: gcc wrote memcpy(.., 32) as two 16-byte moves even in the
+ * AVX2 clone. */
+typedef unsigned char row_block32 __attribute__((vector_size(32), aligned(1), may_alias));
+typedef unsigned char row_block16 __attribute__((vector_size(16), aligned(1), may_alias));
+static inline void copy_row(unsigned char *dst, const unsigned char *src, size_t n)
+{
+    if (n >= 32) {
+        size_t i = 0;
+        for (; i + 32 <= n; i += 32)
+            *(row_block32 *)(dst + i) = *(const row_block32 *)(src + i);
+        if (i < n)
+            *(row_block32 *)(dst + n - 32) = *(const row_block32 *)(src + n - 32);
+    } else if (n >= 16) {
+        *(row_block16 *)dst = *(const row_block16 *)src;
+        *(row_block16 *)(dst + n - 16) = *(const row_block16 *)(src + n - 16);
+    } else {
+        memcpy(dst, src, n);
+    }
+}
 
 #define GATHER_ROWS_BODY(T, RUN)                                                     \
     do {                                                                             \
         if (si == 1 && ro == (RUN)) {                                                \
             memcpy(dst, src, (size_t)(rows * (RUN)) * sizeof(T));                    \
+        } else if (si == 1 && (RUN) > ROWS_UNROLLED) {                               \
+            for (long r = 0; r < rows; r++)                                          \
+                copy_row((unsigned char *)(dst + r * (RUN)),                         \
+                         (const unsigned char *)(src + r * ro),                      \
+                         (size_t)(RUN) * sizeof(T));                                 \
         } else if (si == 1) {                                                        \
             for (long r = 0; r < rows; r++)                                          \
                 for (long j = 0; j < (RUN); j++)                                     \
@@ -2748,6 +2826,11 @@ static bool gather_spaced_wanted(long rows, long ro, long si)
         }                                                                                 \
         if (gather_spaced_wanted(rows, ro, si)) {                                         \
             gather_spaced_##BITS(dst, src, rows, run, ro, si);                            \
+            return;                                                                       \
+        }                                                                                 \
+        if (run > ROWS_UNROLLED && si >= 2 && si <= 4) { /* (see GATHER_ROWS_BODY) */     \
+            for (long r = 0; r < rows; r++)                                               \
+                gather_##BITS(dst + r * run, src + r * ro, si, run);                      \
             return;                                                                       \
         }                                                                                 \
         ROWS_BY_RUN(GATHER_ROWS_BODY, T)                                                  \

@@ -28,7 +28,10 @@
  * next to an integer are chosen in its range.  Operands: 1-4, every dtype,
  * shapes that broadcast (rank 0-4, size-1 and size-0 dimensions, inner runs
  * of 67 and 1024 for the microkernels), strides negative, zero, doubled or
- * transposed, in-place targets; options: unroll_limit 0/1/16/64/4096,
+ * transposed, in-place targets, and from the bytes left over a second run
+ * of the same kernel with operands that are the output's own memory (exact
+ * aliases bcg_run allows: a + b with a and b the output, in place or not,
+ * f32 memory read as i32); options: unroll_limit 0/1/16/64/4096,
  * unroll_factor 1-8, microkernel_run 0/1/8/16/64, stream_stores auto/off/on,
  * one or two threads.  Data are edge-rich: 0, +-1, min, max, NaN, +-inf,
  * -0.0, subnormals, 2**24 + 1, random bits (NaN payloads, signaling NaNs
@@ -792,6 +795,7 @@ typedef struct setup {
     int thread_count;       /* with threads: 2, or 2-4 in a wide input */
     int data_mode;          /* 0 mixed, 1 small integers, 2 random bits, 3 special values */
     bool odd_bools;         /* bool bytes other than 0 and 1 */
+    unsigned alias_mask;    /* operands whose memory is the output's (choose_aliases) */
 } setup;
 
 static int64_t contiguous_span(const int64_t *shape, int rank)
@@ -1264,6 +1268,9 @@ static void report(const char *text, const setup *s, const operand_memory *memor
                "stream_stores %d, inplace %d, %d thread(s)\n",
             o->unroll_limit, o->unroll_factor, o->microkernel_run, o->stream_stores, o->inplace,
             s->threads ? s->thread_count : 1);
+    for (int i = 0; i < s->count; i++)
+        if (s->alias_mask >> i & 1)
+            fprintf(f, "  operand %s is the output's own memory (an exact alias)\n", s->ops[i].name);
     if (o->output) {
         fprintf(f, "  output: dtype %s",
                 o->output->dtype == BCG_DTYPE_AUTO ? "auto" : CAST_NAMES[0][o->output->dtype]);
@@ -1338,6 +1345,7 @@ static void report(const char *text, const setup *s, const operand_memory *memor
 static struct {
     long inputs, compiled, compared, fallbacks, mismatches, memory_only, programs, fused;
     long several, several_fused; /* programs of two reductions, and fused */
+    long aliased;                /* second runs with operands aliasing the output */
 } stats;
 
 /* The JIT's operand and output buffers end (or begin) at a page that
@@ -1368,6 +1376,50 @@ static unsigned char *guarded_buffer(int slot, size_t bytes, bool at_end)
     return (unsigned char *)(at_end ? map + guard_maps[slot].size - page - bytes : map + page);
 }
 
+/* Whether operand I may be given the output's own memory (bcg_run allows
+ * an exact alias: the same element size and the same strides over the
+ * result's shape, README "bcg_run checks its pointers"): its shape is the
+ * kernel's and it walks the output's elements in step, the output being a
+ * new C-contiguous array, a view (out_strides) or the in-place target. */
+static bool may_alias_output(const setup *s, const bcg_kernel *k, int i)
+{
+    const bcg_operand *op = &s->ops[i];
+    int rank = bcg_kernel_rank(k);
+    const int64_t *shape = bcg_kernel_shape(k);
+    int target = s->options.inplace;
+    if (i == target || op->rank != rank || bcg_kernel_elements(k) == 0 ||
+        bcg_dtype_size(op->dtype) != bcg_dtype_size(target >= 0 ? s->ops[target].dtype : bcg_kernel_dtype(k)) ||
+        (s->options.output && s->options.output->reduce))
+        return false;
+    const int64_t *out_strides = target >= 0 ? s->ops[target].strides
+                                 : s->options.output && s->options.output->strides ? s->out_strides : NULL;
+    int64_t contiguous = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        if (op->shape[d] != shape[d])
+            return false;
+        int64_t mine = op->strides ? op->strides[d] : contiguous;
+        int64_t theirs = out_strides ? out_strides[d] : contiguous;
+        if (shape[d] > 1 && mine != theirs)
+            return false;
+        contiguous *= shape[d];
+    }
+    return true;
+}
+
+/* Which operands alias the output in a second run (from the bytes left
+ * over, so older inputs keep their meaning): a + b with a and b the output
+ * itself, in place or not, of other dtypes of the same size (f32 read as
+ * i32), the result written over elements the kernel still reads unless
+ * every form reads an element before it writes it.  0: none. */
+static unsigned choose_aliases(choices *in, const setup *s, const bcg_kernel *k)
+{
+    unsigned mask = 0;
+    for (int i = 0; i < s->count; i++)
+        if (may_alias_output(s, k, i) && take(in, 3) != 2)
+            mask |= 1u << i;
+    return mask;
+}
+
 /* Runs kernel K and the reference evaluator on the same inputs; returns
  * true when they agree (or CHECK_VALUES is false: memory safety only). */
 static bool run_and_compare(bcg_kernel *k, const compile *c, const setup *s, const char *text,
@@ -1388,7 +1440,7 @@ static bool run_and_compare(bcg_kernel *k, const compile *c, const setup *s, con
         memcpy(m->reference, m->jit, bytes);
         size_t at = (size_t)m->offset * bcg_dtype_size(s->ops[i].dtype);
         jit_in[i] = m->jit + at;
-        reference_in[i] = (i == inplace ? m->reference : m->jit) + at;
+        reference_in[i] = (i == inplace || (s->alias_mask >> i & 1) ? m->reference : m->jit) + at;
     }
     int64_t elements = bcg_kernel_elements(k);
     bcg_dtype result_type = bcg_kernel_dtype(k);
@@ -1411,11 +1463,28 @@ static bool run_and_compare(bcg_kernel *k, const compile *c, const setup *s, con
         memset(reference_out, 0xa5, out_bytes); /* nor a stray one outside the view */
     }
     size_t out_at = (size_t)out_offset * bcg_dtype_size(result_type);
+    if (s->alias_mask) {
+        /* the aliased operands read the output's memory (the target's in
+         * place), holding the first one's data; the reference reads copies
+         * of it.  Same layout and element size: the same span and offset. */
+        int first = __builtin_ctz(s->alias_mask);
+        unsigned char *shared = inplace >= 0 ? memory[inplace].jit : jit_out;
+        size_t bytes = (size_t)memory[first].span * bcg_dtype_size(s->ops[first].dtype);
+        if (inplace < 0) {
+            memcpy(shared, memory[first].jit, bytes);
+            memcpy(reference_out, shared, bytes); /* (gaps of a view: the same bytes) */
+        }
+        for (int i = 0; i < s->count; i++)
+            if (s->alias_mask >> i & 1) {
+                memcpy(memory[i].reference, shared, bytes);
+                jit_in[i] = shared + (size_t)memory[i].offset * bcg_dtype_size(s->ops[i].dtype);
+            }
+    }
     /* the inputs as given, before an in-place run writes one */
     operand_memory shown[MAX_INPUTS];
     for (int i = 0; i < s->count; i++) {
         shown[i] = memory[i];
-        shown[i].jit = i == inplace ? memory[i].reference : memory[i].jit;
+        shown[i].jit = i == inplace || (s->alias_mask >> i & 1) ? memory[i].reference : memory[i].jit;
     }
     bool same = true;
     bcg_error err;
@@ -1787,6 +1856,7 @@ static bool check_input(const uint8_t *data, size_t size)
                 (transcendental_below(c->root) ||
                  (root_approximate && (reduced || (o.inplace >= 0 &&
                                                    s.ops[o.inplace].dtype != c->root->dtype))));
+    int microkernel_run = o.microkernel_run;
     same = run_and_compare(k, c, &s, text, !deep, root_approximate ? approximate_ulp(c->root) : 0, seed);
     if (deep && same) {
         o.microkernel_run = 0;
@@ -1795,10 +1865,30 @@ static bool check_input(const uint8_t *data, size_t size)
         s.options.microkernel_run = 0;
         same = run_and_compare(plain, c, &s, text, true, 0, seed);
     }
-    arena_free(a);
-    /* a program of several outputs from the bytes left (0 when none are) */
+    /* a program of several outputs from the bytes left (0 when none are);
+     * it writes its own text into g's: the kernel's is kept for the run below */
+    char *kernel_text = strdup(text);
+    FUZZ_CHECK(kernel_text != NULL);
     if (same && o.inplace < 0 && take(&in, 3) != 0)
         same = check_program(&in, g, text, &s, seed);
+    text = kernel_text;
+    /* then the same kernel again with operands that are the output's own
+     * memory (choose_aliases), compared as the first run was */
+    if (same && take(&in, 2) == 1 && (s.alias_mask = choose_aliases(&in, &s, k)) != 0) {
+        stats.aliased++;
+        s.options.microkernel_run = o.microkernel_run = microkernel_run;
+        same = run_and_compare(k, c, &s, text, !deep, root_approximate ? approximate_ulp(c->root) : 0,
+                               seed);
+        if (deep && same) {
+            o.microkernel_run = 0;
+            bcg_kernel *plain = NULL;
+            FUZZ_CHECK(bcg_compile(ctx, text, s.ops, s.count, &o, &plain, &err) == BCG_OK);
+            s.options.microkernel_run = 0;
+            same = run_and_compare(plain, c, &s, text, true, 0, seed);
+        }
+    }
+    arena_free(a);
+    free(kernel_text);
     if (!same)
         stats.mismatches++;
 done:
@@ -1938,10 +2028,10 @@ static void print_stats(const char *when, double elapsed)
     fprintf(stderr,
             "diff_jit %s: %.0f s, %ld inputs, %ld compiled (%ld on the reference evaluator), "
             "%ld compared, %ld memory-only, %ld programs of several outputs (%ld fused; "
-            "%ld of two reductions, %ld fused), %ld mismatches\n",
+            "%ld of two reductions, %ld fused), %ld with operands aliasing the output, %ld mismatches\n",
             when, elapsed, stats.inputs, stats.compiled, stats.fallbacks, stats.compared,
             stats.memory_only, stats.programs, stats.fused, stats.several, stats.several_fused,
-            stats.mismatches);
+            stats.aliased, stats.mismatches);
 }
 
 int main(int argc, char **argv)

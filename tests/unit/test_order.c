@@ -1837,6 +1837,8 @@ typedef struct form_seen {
     bool tile_rows;   /* the 2-D tiles' rows form (the fused function reading operands
                          in place row by row), not a call per run */
     int float_hoisted; /* values its function computes once a row (mark_float_hoisted) */
+    bool gathered_once; /* 2-D tiles of the fused function whose every gather is done
+                           once, before all loops (lower.c tiles_gathered_once) */
 } form_seen;
 
 static form_seen form_of(const char *expr, const bcg_operand *ops, int count)
@@ -1852,13 +1854,20 @@ static form_seen form_of(const char *expr, const bcg_operand *ops, int count)
     bcg_options_init(&options);
     compile_request r = {.text = expr, .operands = ops, .operand_count = count,
                          .options = &options, .goal = COMPILE_JIT, .max_source = 1 << 20};
-    form_seen f = {false, false, false, 0};
+    form_seen f = {false, false, false, 0, false};
     const kernel_ir *ir = compile_pipeline(c, &r) == BCG_OK ? c->ir : NULL;
     if (ir) {
         f.row_groups = ir->vex && ir->row_groups > 0;
         f.flat = ir->small && ir->small_flat;
         f.tile_rows = ir->tiles2d && ir->vex && ir->vex->rows;
         f.float_hoisted = f.tile_rows ? ir->vex->float_hoisted : 0;
+        int top = ir->step_count ? ir->steps[0].depth : 0, gathers = 0, inner = 0;
+        for (int i = 0; i < ir->step_count; i++)
+            top = ir->steps[i].depth < top ? ir->steps[i].depth : top;
+        for (int i = 0; i < ir->step_count; i++)
+            if (ir->steps[i].op == KIR_GATHER)
+                ir->steps[i].depth == top ? gathers++ : inner++;
+        f.gathered_once = ir->tiles2d && ir->vex && gathers > 0 && inner == 0;
     }
     arena_free(ar);
     return f;
@@ -2049,6 +2058,92 @@ static void test_short_groups_flat(void **state_)
     assert_int_equal(failures, 0);
     if (vex_cpu_ok()) /* 61 of 100 (the rest f64 runs past 8, or forms before); 49 before */
         assert_true(flat * 20 >= checked * 11);
+}
+
+/* Planes of short rows with an operand that is one plane (the same for
+ * every outer trip) read reversed, every other element or transposed:
+ * the 2-D tiles gather it once for the whole call and the fused function
+ * reads it contiguously, where the flat form would read it in place every
+ * body (lower.c tiles_gathered_once).  Float, mixed and integer trees of
+ * two operations or more, runs of 2 to 8 (at times 16) under 2 to 41 rows and 2 to 40
+ * planes (rank 3 or 4), c one value, one value a row or whole; in place
+ * on a; against a page that faults on either side; bit for bit against
+ * the reference evaluator.  Asserts the share that takes the tiles. */
+static void test_planes_gathered_once(void **state_)
+{
+    (void)state_;
+    static const char *const exprs[] = {"a - a - b", "a * b + a", "maximum(a, b) * c",
+                                        "(a - b) * (a + c)", "where(a > b, a, c) + b",
+                                        "abs(a * b) - c"};
+    static const bcg_dtype types[] = {BCG_F32, BCG_F32, BCG_F64, BCG_I32, BCG_I16, BCG_U8};
+    static guarded memory[3];
+    int checked = 120, failures = 0, once = 0, flat = 0;
+    for (int n = 0; n < checked; n++) {
+        int rank = next() % 3 ? 3 : 4;
+        int64_t shape[4];
+        shape[rank - 1] = 2 + (int64_t)(next() % (next() % 4 ? 7 : 15));
+        shape[rank - 2] = 2 + (int64_t)(next() % 40);
+        for (int d = 0; d < rank - 2; d++)
+            shape[d] = 2 + (int64_t)(next() % (d == rank - 3 ? 39 : 3));
+        const char *expr = exprs[next() % (sizeof exprs / sizeof exprs[0])];
+        bcg_dtype t[3];
+        for (int i = 0; i < 3; i++)
+            t[i] = types[next() % (sizeof types / sizeof types[0])];
+        if (next() % 2)
+            t[1] = t[2] = t[0];
+        view v[3];
+        void *in[4];
+        size_t bytes[3];
+        bcg_operand ops[3];
+        static const char *const names[3] = {"a", "b", "c"};
+        bool inplace_asked = next() % 5 == 0;
+        for (int i = 0; i < 3; i++) {
+            int64_t s[4];
+            memcpy(s, shape, sizeof s);
+            int kind = i == 1 ? 0 : (int)(next() % 3);
+            if (i == 1) /* b: one plane */
+                for (int d = 0; d < rank - 2; d++)
+                    s[d] = 1;
+            if (i == 2 && kind == 0) /* c: one value */
+                for (int d = 0; d < rank; d++)
+                    s[d] = 1;
+            else if (i == 2 && kind == 1) /* c: one value a row */
+                s[rank - 1] = 1;
+            int along = i == 1 ? 1 + (int)(next() % 3) : (int)(next() % 2);
+            if (i == 0 && inplace_asked)
+                along = 0;
+            /* reversed, every other element or transposed (contiguous along
+             * the rows) */
+            v[i] = random_view(rank, s, along == 3 ? rank - 2 : rank - 1, along == 1 ? -1 : 1);
+            if (along == 2)
+                every_other(&v[i]);
+            if ((i == 0 && (inplace_asked || next() % 4)) || (i == 2 && next() % 2))
+                v[i] = c_contiguous(rank, s); /* (a and c mostly laid out as the output) */
+            place_operand(&memory[i], &v[i], names[i], t[i], &bytes[i], &in[i], &ops[i]);
+        }
+        in[3] = in[0];
+        bool inplace = inplace_asked && result_dtype_is(expr, ops, 3, t[0]);
+        int got = check(expr, ops, in, bytes, 3, inplace ? 0 : -1, 1, NULL);
+        failures += got < 0;
+        form_seen f = form_of(expr, ops, 3);
+        once += f.gathered_once;
+        flat += f.flat;
+        if (got < 0) {
+            print_error("  %s rank %d", expr, rank);
+            for (int i = 0; i < 3; i++) {
+                print_error(" %s %s", names[i], bcg_dtype_name(t[i]));
+                for (int d = 0; d < rank; d++)
+                    print_error(" %lld@%lld", (long long)v[i].shape[d], (long long)v[i].strides[d]);
+            }
+            print_error("\n");
+        }
+    }
+    print_message("# %d kernels over planes with an operand of one plane read in place: %d in "
+                  "2-D tiles gathering it once, %d in the flat form\n", checked, once, flat);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok()) /* 32 of 120 (the others the flat form, gathers inside a loop or
+                         the rows form); 0 before */
+        assert_true(once * 5 >= checked);
 }
 
 /* COUNT kernels of EXPRS over TYPES (a, b and c; c one value a row):
@@ -2324,6 +2419,7 @@ int main(void)
         cmocka_unit_test(test_float_rows_overlap),
         cmocka_unit_test(test_row_groups),
         cmocka_unit_test(test_short_groups_flat),
+        cmocka_unit_test(test_planes_gathered_once),
         cmocka_unit_test(test_medium_rows_leaves),
         cmocka_unit_test(test_float_hoisted),
         cmocka_unit_test(test_transposed_per_row),

@@ -405,6 +405,7 @@ typedef struct tally {
     int widened;  /* f32 exp/log results stored in f64 in place, within the f32 bound only */
     int ahead;    /* ... a zmm body reading a stride +-2 leaf by loads a register apart */
     int byte_literals; /* ... products of bytes by a literal (vex.c's byte_times_literal) */
+    int plain_extremes; /* ... a float minimum or maximum without the NaN test */
     int libm_off; /* fused, with exp/log, the kernel without vector code calling the C
                      library's (not the microkernels': not compared bit for bit) */
 } tally;
@@ -621,6 +622,7 @@ static bool check_case(const char *expr, bcg_dtype t, bcg_dtype int_dtype, int64
         tally->branched += f && f->branches > 0;
         tally->ahead += f && f->zmm_ahead;
         tally->byte_literals += f && f->byte_literals > 0;
+        tally->plain_extremes += f && f->plain_extremes > 0;
         tally->shared += f && f->shared;
     }
     tally->exp += used_on && (strstr(expr, "exp(") || strstr(expr, "log("));
@@ -927,6 +929,128 @@ static void test_strided_copy_streaming(void **state)
         assert_int_equal(fused, count);
 }
 
+/* Whether the folded tree under N has a literal argument of another dtype
+ * than its operator converts it to (fold.c, convert_literals). */
+static bool literal_unconverted(const expr_node *n)
+{
+    bool operation = n->op != OP_CAST && n->op != OP_NOT && n->op != OP_AND &&
+                     n->op != OP_OR && n->op != OP_LOGICAL_XOR && n->op != OP_ISNAN &&
+                     n->op != OP_ISINF && n->op != OP_ISFINITE && n->op != OP_SIGNBIT;
+    bcg_dtype t = n->op == OP_WHERE ? n->dtype : expr_operation_type(n);
+    for (int k = 0; k < n->arg_count; k++) {
+        const expr_node *x = n->args[k];
+        if (operation && !(n->op == OP_WHERE && k == 0) && !dtype_is_half(t) &&
+            x->op == OP_LITERAL && x->dtype != t &&
+            !(n->op >= OP_EQ && n->op <= OP_GE && dtype_promote(n->args[1 - k]->dtype, t) != t))
+            return true;
+        if (literal_unconverted(x))
+            return true;
+    }
+    return false;
+}
+
+/* Literals of another dtype than their operator computes in (a typed
+ * literal, T(v), or one folding leaves, as x - x over integers is 0 of
+ * x's dtype) are converted once by fold.c (convert_literals) instead of a
+ * tile of them converted before every call: every dtype of operand and
+ * literal, values at the edges of the narrow types and past 2^24, the
+ * literal either side of arithmetic, extremes, comparisons, bitwise and
+ * shift operators, where's branches and clip's bounds; bit for bit against
+ * eval.c, which converts it as it computes, and the share of trees whose
+ * literals fold.c converted. */
+static void test_literals_converted(void **state)
+{
+    (void)state;
+    static const char *const ops2[] = {"+", "-", "*", "/", "<", "==", ">=", "&", "|", "<<",
+                                       ">>", "//", "%"};
+    static const char *const values[] = {"0", "1", "-1", "3", "127", "255", "300", "65535",
+                                         "16777217", "-2.5", "0.5", "1e10", "-0.0"};
+    static const char *const names[] = {"i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64",
+                                        "f32", "f64", "bool"};
+    static guarded memory[2];
+    int count = 400, compiled = 0, converted = 0;
+    for (int i = 0; i < count; i++) {
+        bcg_dtype t = all_dtypes[below(10)];
+        char lit[48], expr[160];
+        snprintf(lit, sizeof lit, below(5) ? "%s(%s)" : "(x - x + %s(%s))",
+                 names[below(11)], values[below(13)]);
+        if (strncmp(lit, "(x", 2) == 0) /* (x - x: 0 of an integer x's dtype, folded) */
+            snprintf(lit, sizeof lit, "(x - x + %s(%s))", names[below(8)], values[below(13)]);
+        switch (below(5)) {
+        case 0: case 1: {
+            const char *op = ops2[below(13)];
+            if (below(2))
+                snprintf(expr, sizeof expr, "x %s %s", op, lit);
+            else
+                snprintf(expr, sizeof expr, "%s %s x", lit, op);
+            break;
+        }
+        case 2:
+            snprintf(expr, sizeof expr, "%s(x, %s)", below(2) ? "minimum" : "maximum", lit);
+            break;
+        case 3:
+            snprintf(expr, sizeof expr, below(2) ? "where(x > 1, x, %s)" : "where(x > 1, %s, x)",
+                     lit);
+            break;
+        default:
+            snprintf(expr, sizeof expr, "clip(x, %s, 100)", lit);
+            break;
+        }
+        int64_t shape[2] = {3, 1 + below(80)}, n = shape[0] * shape[1];
+        bcg_operand ops[1] = {{"x", t, 2, shape, NULL}};
+        bcg_options options;
+        bcg_options_init(&options);
+        bcg_context *ctx = bcg_context_new();
+        assert_non_null(ctx);
+        bcg_kernel *k = NULL;
+        bcg_error err;
+        if (bcg_compile(ctx, expr, ops, 1, &options, &k, &err) != BCG_OK) { /* (bitwise
+            on floats, shifts by a float: refused as typing errors) */
+            bcg_context_free(ctx);
+            continue;
+        }
+        compiled++;
+        /* the tree before and after folding */
+        arena *ar = arena_new();
+        assert_non_null(ar);
+        compile *front = arena_alloc(ar, sizeof *front);
+        assert_non_null(front);
+        memset(front, 0, sizeof *front);
+        front->arena = ar;
+        front->err = &err;
+        assert_int_equal(compile_front(front, expr, ops, 1, &options), BCG_OK);
+        expr_node *folded = NULL;
+        assert_int_equal(fold_tree(ar, front->root, &folded, &err), BCG_OK);
+        if (literal_unconverted(folded))
+            print_error("%s over %s: a literal left unconverted\n", expr, bcg_dtype_name(t));
+        assert_false(literal_unconverted(folded));
+        converted += literal_unconverted(front->root);
+        arena_free(ar);
+        size_t size = bcg_dtype_size(t), out_size = bcg_dtype_size(bcg_kernel_dtype(k));
+        char *x = guarded_alloc(&memory[0], (size_t)n * size, below(2));
+        fill(x, t, n);
+        const void *in[1] = {x};
+        char *out = guarded_alloc(&memory[1], (size_t)n * out_size, below(2));
+        char *want = malloc((size_t)n * out_size);
+        assert_non_null(want);
+        evaluate(expr, ops, 1, &options, want, in);
+        assert_int_equal(bcg_run(k, out, in, &err), BCG_OK);
+        int64_t at = first_difference_in(out, want, bcg_kernel_dtype(k), n, false, false);
+        if (at >= 0)
+            print_error("%s over %s (3, %lld): element %lld differs from eval.c\n", expr,
+                        bcg_dtype_name(t), (long long)shape[1], (long long)at);
+        assert_true(at < 0);
+        free(want);
+        bcg_kernel_free(k);
+        bcg_context_free(ctx);
+    }
+    guarded_free(&memory[0]);
+    guarded_free(&memory[1]);
+    print_message("# literals of other dtypes: %d compiled of %d, %d with one converted\n",
+                  compiled, count, converted);
+    assert_true(compiled * 2 > count && converted * 3 > compiled);
+}
+
 /* One case of test_inplace_rows: EXPR over a (its shape and strides SHAPE_A,
  * ST_A, RANK dimensions) and c (G, 1, 1) when C_DTYPE is not BCG_BOOL,
  * every operand against a faulting page at its first or last element, the
@@ -1078,6 +1202,102 @@ static void test_inplace_rows(void **state)
         assert_true(streamed * 3 > streams);
         assert_true(reversed_rows * 3 > reversed);
     }
+}
+
+/* One operation of a transposed (or spaced) input a and a per-row operand
+ * b (R, 1) over 2-D tiles (vex.c vex_build: the rows form holds b's value
+ * in a register a row, where the tiles gathered a whole tile of copies of
+ * it every tile and the microkernel read that tile again: minimum(b, a),
+ * a f64 (1000, 82) transposed, 0.80 -> 1.25 of the cc backend).  Every
+ * dtype, b of a or of another dtype, runs of 17 to 300, rows 2 to 4
+ * elements apart or 1, reversed or not, a and b against faulting pages at
+ * their first or last element, the output at an element offset; bit for
+ * bit against eval.c, and the share of cases that read b in place (no
+ * tile of it) through the fused function. */
+static void test_per_row_one_operation(void **state)
+{
+    (void)state;
+    static guarded memory[3];
+    uint64_t saved_state = random_state;
+    random_state = seeded_stream(0x7c3a9e1b5d2f4861ull);
+    static const char *const exprs[] = {"a + b", "minimum(b, a)", "a * b", "b - a",
+                                        "maximum(a, b)", "a / b", "b < a"};
+    int count = 120, in_place = 0, float_cases = 0, float_in_place = 0;
+    for (int i = 0; i < count; i++) {
+        bcg_dtype t = all_dtypes[below(10)];
+        bcg_dtype bt = below(3) ? t : all_dtypes[below(10)];
+        size_t size = bcg_dtype_size(t), bsize = bcg_dtype_size(bt);
+        int64_t rows = 8 + below(200), run = 17 + below(284);
+        int64_t along = below(3) ? 1 : 2 + below(3);
+        int64_t across = rows * along + below(3);
+        if (across * (int64_t)size < 64)
+            across = 64 / (int64_t)size + 1;
+        int64_t shape[2] = {rows, run}, st[2] = {below(4) ? along : -along, across};
+        if (below(4) == 0)
+            st[1] = -st[1];
+        int64_t low = 0, high = 0;
+        for (int d = 0; d < 2; d++) {
+            int64_t reach = (shape[d] - 1) * st[d];
+            low += reach < 0 ? reach : 0;
+            high += reach > 0 ? reach : 0;
+        }
+        char *base = guarded_alloc(&memory[0], (size_t)(high - low + 1) * size, below(2));
+        fill(base, t, high - low + 1);
+        int64_t shape_b[2] = {rows, 1}, st_b[2] = {below(2) ? 1 : -1, 1};
+        char *b_base = guarded_alloc(&memory[1], (size_t)rows * bsize, below(2));
+        fill(b_base, bt, rows);
+        const void *in[2] = {base - low * (int64_t)size,
+                             b_base + (st_b[0] < 0 ? (rows - 1) * (int64_t)bsize : 0)};
+        bcg_operand ops[2] = {{"a", t, 2, shape, st}, {"b", bt, 2, shape_b, st_b}};
+        const char *expr = exprs[below(7)];
+        bcg_context *ctx = bcg_context_new();
+        assert_non_null(ctx);
+        bcg_kernel *k = NULL;
+        bcg_error err;
+        assert_int_equal(bcg_compile(ctx, expr, ops, 2, NULL, &k, &err), BCG_OK);
+        const char *source = bcg_kernel_source(k);
+        bool read_in_place = strstr(source, VEX_SYMBOL "(") && strstr(source, ", row_count);") &&
+                             !strstr(source, "in1_tile");
+        in_place += read_in_place;
+        if (t == bt && dtype_kind_of(t) == KIND_FLOAT && strcmp(expr, "b < a") != 0) {
+            float_cases++;
+            float_in_place += read_in_place;
+        }
+        int64_t n = rows * run, shift = below(8);
+        size_t out_size = bcg_dtype_size(bcg_kernel_dtype(k));
+        char *out = guarded_alloc(&memory[2], (size_t)(n + shift) * out_size, true);
+        char *want = malloc((size_t)n * out_size);
+        assert_non_null(want);
+        evaluate(expr, ops, 2, NULL, want, in);
+        assert_int_equal(bcg_run(k, out + shift * (int64_t)out_size, in, &err), BCG_OK);
+        /* which NaN an operation on two NaNs gives is not specified
+         * (docs/semantics.md): the fused code's operand order may take b's */
+        for (int64_t e = 0; e < n && dtype_kind_of(bcg_kernel_dtype(k)) == KIND_FLOAT; e++) {
+            char *g = out + (shift + e) * (int64_t)out_size, *w = want + e * (int64_t)out_size;
+            if (out_size == 4 ? isnan(*(float *)g) && isnan(*(float *)w)
+                              : isnan(*(double *)g) && isnan(*(double *)w))
+                memcpy(g, w, out_size);
+        }
+        if (memcmp(out + shift * (int64_t)out_size, want, (size_t)n * out_size) != 0)
+            print_error("%s a %s (%lld, %lld) strides [%lld, %lld], b %s strides [%lld, 1], "
+                        "output at +%lld: differs from eval.c\n", expr, bcg_dtype_name(t),
+                        (long long)rows, (long long)run, (long long)st[0], (long long)st[1],
+                        bcg_dtype_name(bt), (long long)st_b[0], (long long)shift);
+        assert_memory_equal(out + shift * (int64_t)out_size, want, (size_t)n * out_size);
+        free(want);
+        bcg_kernel_free(k);
+        bcg_context_free(ctx);
+    }
+    guarded_free(&memory[0]);
+    guarded_free(&memory[1]);
+    guarded_free(&memory[2]);
+    random_state = saved_state;
+    print_message("# one operation over a transposed input and a per-row operand: %d of %d "
+                  "read it in place (float trees of one dtype: %d of %d)\n", in_place, count,
+                  float_in_place, float_cases);
+    /* (46 of 120 before: mixed dtypes' conversions made two operations) */
+    if (vex_cpu_ok())
+        assert_true(in_place * 3 > count * 2);
 }
 
 /* A streaming root in the paired loop (vex.c write_stream_pairs): float
@@ -1994,7 +2214,7 @@ static void test_zmm_ahead(void **state)
 {
     (void)state;
     const char *text_count = getenv("BCGEN_VEX_CASES");
-    int count = (text_count ? atoi(text_count) : 3000) / 10;
+    int count = (text_count ? atoi(text_count) : 3000) / 5;
     tally tally = {0};
     int failures = 0;
     uint64_t saved_state = random_state; /* (the tests after it draw what they drew) */
@@ -2112,6 +2332,84 @@ static void test_byte_literal(void **state)
     assert_int_equal(failures, 0);
     if (vex_cpu_ok() && count > 0)
         assert_true(tally.vex * 2 > tally.cases && tally.byte_literals * 2 > tally.vex);
+}
+
+/* Float minimums and maximums of a typed tree whose first operand is
+ * never NaN (an integer value, converted: vex.c's typed_never_nan) take
+ * one vminps or vmaxps without the NaN test: random integer first
+ * operands (leaves, trees, casts to an integer or a float) against float
+ * second ones holding NaNs, infinities and zeros of both signs, in f32
+ * and f64, at the root or under another operation, over every run
+ * length from 1 to 300, per row, broadcast, strided or in place, against
+ * faulting pages; each bit for bit eval.c's and the microkernels'.  A
+ * stated share of the fused kernels must take the path. */
+static void test_plain_extremes(void **state)
+{
+    (void)state;
+    const char *text_count = getenv("BCGEN_VEX_CASES");
+    int count = (text_count ? atoi(text_count) : 3000) / 5;
+    tally tally = {0};
+    int failures = 0;
+    uint64_t saved_state = random_state; /* (the tests after it draw what they drew) */
+    random_state = seeded_stream(0x2545f4914f6cdd1dull);
+    count_paired = true;
+    case_stream = false;
+    case_inplace_strided = true;
+    static const bcg_dtype integers[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16, BCG_I32, BCG_U32,
+                                         BCG_I64, BCG_U64};
+    for (int i = 0; i < count && failures < 10; i++) {
+        static const char *const firsts[] = {"a", "e", "(a + e)", "(a * 3)", "abs(a)", "-e",
+                                             "7", "f32(a)", "f64(e)", "i16(", "u8(", "i32(",
+                                             "f32(i8(",
+                                             /* (first operands that may be NaN: the test kept) */
+                                             "c", "(a + c)", "f32(b)", "(c * e)"};
+        static const char *const seconds[] = {"c", "b", "(c * b)", "(b - c)", "-0.0", "c"};
+        text t = {{0}, 0}, x = {{0}, 0};
+        const char *first = firsts[below(17)];
+        bool around = below(3) == 0;
+        if (around)
+            put(&t, below(2) ? "c * " : "f64(");
+        put(&t, below(2) ? "minimum(" : "maximum(");
+        put(&t, first);
+        if (first[strlen(first) - 1] == '(') { /* an integer cast of a tree */
+            typed_tree(&x, below(3));
+            put(&t, x.s);
+            put(&t, strncmp(first, "f32(i8(", 7) == 0 ? "))" : ")");
+        }
+        put(&t, ", ");
+        put(&t, seconds[below(6)]);
+        put(&t, ")");
+        if (around && strncmp(t.s, "f64(", 4) == 0)
+            put(&t, ")");
+        typed_dtypes[0] = integers[below(8)];
+        typed_dtypes[4] = integers[below(8)];
+        typed_dtypes[1] = below(2) ? BCG_F32 : BCG_F64;
+        typed_dtypes[2] = below(3) ? typed_dtypes[1] : below(2) ? BCG_F32 : BCG_F64;
+        typed_dtypes[3] = BCG_BOOL;
+        static const int64_t strides[] = {1, 1, 1, 2, -2, -1, 3};
+        for (int k = 0; k < 5; k++)
+            case_stride[k] = strides[below(7)];
+        case_rows = 1 + below(3);
+        vex_zmm = below(4) == 0 ? 0 : -1;
+        int64_t n = 1 + i % 300;
+        int draw = below(8);
+        layout lay = draw < 1 ? LAYOUT_INPLACE : draw < 4 ? LAYOUT_ROWS
+                     : draw < 6 ? LAYOUT_SCALARS : LAYOUT_STRIDED;
+        if (!check_case(t.s, typed_dtypes[0], typed_dtypes[4], n, lay, &tally))
+            failures++;
+    }
+    count_paired = false;
+    case_inplace_strided = false;
+    case_rows = 3;
+    vex_zmm = -1;
+    typed_dtypes[0] = BCG_BOOL;
+    random_state = saved_state;
+    print_message("# float extremes of a value never NaN: %d cases, %d through the fused vector "
+                  "code, %d of them without the NaN test, %d skipped\n", tally.cases, tally.vex,
+                  tally.plain_extremes, tally.skipped);
+    assert_int_equal(failures, 0);
+    if (vex_cpu_ok() && count > 0)
+        assert_true(tally.vex * 2 > tally.cases && tally.plain_extremes * 2 > tally.vex);
 }
 
 /* Conversions in the paired loop, as one zmm body where the CPU has
@@ -3017,7 +3315,9 @@ int main(void)
         cmocka_unit_test(test_where_branch_numbers),
         cmocka_unit_test(test_strided_rows),
         cmocka_unit_test(test_strided_copy_streaming),
+        cmocka_unit_test(test_literals_converted),
         cmocka_unit_test(test_inplace_rows),
+        cmocka_unit_test(test_per_row_one_operation),
         cmocka_unit_test(test_hoisted_shared),
         cmocka_unit_test(test_stream_pairs),
         cmocka_unit_test(test_stream_widening),
@@ -3032,6 +3332,7 @@ int main(void)
         cmocka_unit_test(test_zmm_strided),
         cmocka_unit_test(test_zmm_ahead),
         cmocka_unit_test(test_byte_literal),
+        cmocka_unit_test(test_plain_extremes),
         cmocka_unit_test(test_conversion_trees),
         cmocka_unit_test(test_disassembly_zmm),
         cmocka_unit_test(test_disassembly_zmm_blend),
