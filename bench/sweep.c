@@ -5,10 +5,10 @@
  * times both interleaved, checks that they agree, and reports the
  * distribution of ratio = cc time / JIT time (1.0 parity, > 1 JIT faster).
  *
- *   sweep [--quick] [--cases N] [--seed S] [--json PATH] [--verbose] [--no-vex]
+ *   sweep [--quick] [--cases N] [--seed S] [--json PATH] [--verbose] [--no-vex] [--stream -1|0|1]
  *   sweep --compile-only [--cases N] [--seed S] [--verbose]
  *   sweep --small [--cases N] [--seed S] [--json PATH] [--verbose]
- *   sweep --only EXPR OPERANDS [--cases N] [--json PATH] [--no-vex]
+ *   sweep --only EXPR OPERANDS [--cases N] [--json PATH] [--no-vex] [--stream -1|0|1]
  *   sweep --check-only [--cases N] [--seed S] [--verbose]
  *
  * --compile-only draws the same cases (default 200) and only compiles them
@@ -35,6 +35,10 @@
  *
  * --no-vex: the JIT's tiles call a microkernel per operation
  * (bcg_options.disable_vector_code) instead of the fused AVX2 function.
+ *
+ * --stream sets the JIT's bcg_options.stream_stores (default -1,
+ * BCG_STREAM_AUTO; 0 never, 1 always), to time a case with and without
+ * streaming stores in the sweep's own way.
  *
  * Environment: SWEEP_SEED (default 1), SWEEP_CASES (default 300; --quick
  * 30), SWEEP_JSON (default bench/sweep.json).
@@ -910,6 +914,7 @@ int main(int argc, char **argv)
     const char *json_path = (env = getenv("SWEEP_JSON")) && *env ? env : "bench/sweep.json";
     bool quick = false, verbose = false, only_compile = false, small_only = false;
     bool no_vex = false, check_only = false;
+    int stream_stores = BCG_STREAM_AUTO;
     const char *only_expr = NULL, *only_operands = NULL;
     bool json_given = (env = getenv("SWEEP_JSON")) && *env;
     for (int i = 1; i < argc; i++) {
@@ -923,6 +928,8 @@ int main(int argc, char **argv)
             no_vex = true;
         else if (!strcmp(argv[i], "--check-only"))
             check_only = true;
+        else if (!strcmp(argv[i], "--stream") && i + 1 < argc)
+            stream_stores = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v"))
             verbose = true;
         else if (!strcmp(argv[i], "--cases") && i + 1 < argc)
@@ -937,8 +944,8 @@ int main(int argc, char **argv)
             only_expr = argv[++i];
             only_operands = argv[++i];
         } else {
-            fprintf(stderr, "usage: sweep [--quick | --compile-only | --small | --check-only] [--cases N] [--seed S] [--json PATH] [--verbose] [--no-vex]\n"
-                            "       sweep --only EXPR OPERANDS [--cases N] [--json PATH] [--no-vex]\n");
+            fprintf(stderr, "usage: sweep [--quick | --compile-only | --small | --check-only] [--cases N] [--seed S] [--json PATH] [--verbose] [--no-vex] [--stream -1|0|1]\n"
+                            "       sweep --only EXPR OPERANDS [--cases N] [--json PATH] [--no-vex] [--stream -1|0|1]\n");
             return 2;
         }
     }
@@ -969,6 +976,7 @@ int main(int argc, char **argv)
     cc_opt.backend = BCG_BACKEND_CC;
     cc_opt.native = 1;
     jit_opt.disable_vector_code = no_vex;
+    jit_opt.stream_stores = stream_stores;
 
     result *results = calloc((size_t)cases + 1, sizeof *results);
     /* first compiles (distinct keys: a cache miss each) and cache hits, seconds */

@@ -519,7 +519,7 @@ int cli_parse_args(const char *cmd, const char *help, int argc, char **argv, uns
                                    value);
             }
             i++;
-        } else if ((allowed & ARG_COMPILE) && strcmp(arg, "--stream") == 0) {
+        } else if ((allowed & (ARG_COMPILE | ARG_STREAM)) && strcmp(arg, "--stream") == 0) {
             if (value && strcmp(value, "auto") == 0)
                 args->options.stream_stores = BCG_STREAM_AUTO;
             else if (value && strcmp(value, "on") == 0)

@@ -67,7 +67,8 @@ enum {
     ARG_JSON = 1, ARG_OUTPUT = 2, ARG_NAME = 4, ARG_TIME = 8, ARG_REFERENCE = 16,
     ARG_UNROLL = 32,
     ARG_COMPILE = 64, /* --stream, --backend, --native: options of bcg_compile */
-    ARG_THREADS = 128, ARG_JIT = 256
+    ARG_THREADS = 128, ARG_JIT = 256,
+    ARG_STREAM = 512  /* --stream alone (explain: the JIT form it gives) */
 };
 typedef struct cli_args {
     const char *expr;

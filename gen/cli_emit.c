@@ -45,7 +45,7 @@ static const char help[] =
     "                         library's vectorised microkernels (bcg_mk_*), which\n"
     "                         only the library links; the function is bcg_kernel\n"
     "  --stream auto|on|off   with --jit: streaming stores for the output (auto:\n"
-    "                         kernels touching at least 16 MiB)\n"
+    "                         kernels touching the last-level cache's size)\n"
     "  --backend tcc|cc, --native   with --jit: the backend (cc: plain C, no\n"
     "                         microkernels; --native adds -march=native)\n"
     "  --no-vex               with --jit: tiles call a microkernel per operation\n"

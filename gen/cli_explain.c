@@ -38,6 +38,9 @@ static const char help[] =
     "                         one fused kernel\n"
     "  --no-vex               tiles call a microkernel per operation, not the\n"
     "                         tree's fused AVX2 function (bcg_vex)\n"
+    "  --stream auto|on|off   the JIT form with streaming stores as bcg_compile\n"
+    "                         would choose them (auto: kernels touching the\n"
+    "                         last-level cache's size), or forced on or off\n"
     "  --strict-rank          reject rank-0 operands\n"
     "  --warn-legacy          warn when shapes differ but hold as many elements and\n"
     "                         the old pointwise rule would differ (bcgen shape --help)\n"
@@ -560,7 +563,7 @@ int cli_explain(int argc, char **argv)
         fprintf(stderr, "bcgen explain: out of memory\n");
         return 1;
     }
-    int status = cli_parse_args("explain", help, argc, argv, ARG_JSON, false, args);
+    int status = cli_parse_args("explain", help, argc, argv, ARG_JSON | ARG_STREAM, false, args);
     if (status >= 0) {
         free(args);
         return status;

@@ -47,7 +47,7 @@ static const char help[] =
     "  --threads N            run on N threads (bcg_run_threads; small work stays\n"
     "                         on one)\n"
     "  --stream auto|on|off   streaming stores for the output (auto: kernels\n"
-    "                         touching at least 16 MiB; see bcgen emit --jit)\n"
+    "                         touching the last-level cache's size; see emit)\n"
     "  --backend tcc|cc       libtcc in-process (default) or the system's cc -O3\n"
     "                         (cached on disk); --native adds -march=native\n"
     "  --no-vex               tiles call a microkernel per operation instead of\n"

@@ -16,6 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
 
 #include "internal.h"
 #include "kir.h"
@@ -203,24 +206,158 @@ bcg_status compile_code(const compile *c, const char *source, jit_code **code,
                        code, fn, err);
 }
 
-/* The bytes one run of C writes and reads (each operand's elements once):
- * BCG_STREAM_AUTO compares it with BCG_STREAM_AUTO_BYTES.  Decided on the
- * whole kernel, so a thread's piece (a copy of C) streams exactly when the
- * whole kernel does.  Measured (2-core EPYC, 32 MiB L3): (1024,2048)+(2048,)
- * f32, 16 MiB touched, 0.65 -> 0.31 ms with streaming stores; (4096,4096) +
- * (4096,) 6.8 -> 4.8 ms; (2048,1)+(1,2048), 16 MiB written and re-run in a
- * loop so that the output stays in L3, 0.55 -> 0.63 ms. */
-static double touched_bytes(const compile *c)
+/* The bytes one run of C writes (*OUT) and reads (*IN, each operand's
+ * elements once; an in-place operand is the output).  Decided on the whole
+ * kernel, so a thread's piece (a copy of C) streams exactly when the whole
+ * kernel does. */
+static void touched_bytes(const compile *c, double *in, double *out)
 {
-    bcg_dtype out = c->out_dtype;
-    double bytes = (double)c->plan->elements * (double)bcg_dtype_size(out);
+    *out = (double)c->plan->elements * (double)bcg_dtype_size(c->out_dtype);
+    *in = 0;
     for (int i = 0; i < c->operand_count; i++) {
         int64_t elements = 0;
         shape_elements(&c->operands[i].shape, &elements);
         if (i != c->options.inplace)
-            bytes += (double)elements * (double)bcg_dtype_size(c->operands[i].dtype);
+            *in += (double)elements * (double)bcg_dtype_size(c->operands[i].dtype);
     }
-    return bytes;
+}
+
+/* BCG_STREAM_AUTO's rule (the measurements below): the bytes touched reach
+ * the last-level cache's size, or half of it for a kernel that reads at
+ * least twice what it writes. */
+static bool stream_auto(const compile *c)
+{
+    double in, out, cache = (double)compile_stream_bytes();
+    touched_bytes(c, &in, &out);
+    return in + out >= cache || (in >= 2 * out && in + out >= cache / 2);
+}
+
+/* ---- the streaming threshold: the last-level cache ----------------------------
+ *
+ * A kernel run again and again (a user's loop, make bench, the sweep) finds
+ * what it touched last time in the cache as long as that fits: plain
+ * stores then write into lines already there, while streaming stores send
+ * every output byte to memory.  Past the cache's size plain stores read
+ * each output line from memory first and push the inputs out, and
+ * streaming wins.  Measured (bench/stream_rule.c, EPYC VM, 32 MiB L3, 1
+ * MiB L2 a core, loaded; cc time / JIT time with the JIT and the cc
+ * backend alternating as the sweep runs them, streaming / plain; and one
+ * kernel repeated, us, streaming / plain):
+ *
+ *   outer (N,1)+(1,4096) f32, out 16 MiB    sweep 0.46 / 0.92   repeat 417 / 174
+ *                             out 24 MiB    sweep 0.83 / 0.88   repeat 582 / 483
+ *                             out 32 MiB    sweep 0.99 / 0.82   repeat 791 / 961
+ *   a + 0.1 f32, 8 + 8 MiB                  sweep 0.70 / 0.92   repeat 190 / 140
+ *                12 + 12 MiB                sweep 0.89 / 0.91   repeat 296 / 325
+ *                16 + 16 MiB                sweep 0.93 / 0.91   repeat 413 / 533
+ *   a * b f64 (both full), 12 + 6 MiB       sweep 1.08-1.23 / 0.96-0.98  repeat 157 / 219
+ *                          16 + 8 MiB       sweep 1.09-1.16 / 0.92-0.95  repeat 238 / 372
+ *   a * b f32 (both full), 12 + 6 MiB       sweep 1.01-1.07 / 0.93-0.96  repeat 155 / 205
+ *   a + b f32 (both full), 8 + 4 MiB        sweep 1.03 / 0.99    repeat 97 / 101
+ *                     24 + 12 MiB           sweep 1.10 / 1.04   repeat 540 / 666
+ *   0.5 / a f64, 12 + 12 MiB                sweep 0.76 / 0.95   repeat 384 / 309
+ *   where(a > 0, a, 0.1) f32, 20 + 20 MiB   sweep 1.04 / 0.96   repeat 559 / 759
+ *
+ * so the crossover is near the L3's size (touched bytes, output and inputs)
+ * for inputs up to the output's size, and near half of it for kernels that
+ * read twice what they write (two full inputs: streaming keeps those in
+ * the cache); the old fixed 16 MiB streamed outer products of 16-24 MiB at
+ * half the speed of plain stores.  (A repeated kernel alone crosses over a
+ * little earlier, from about 3/4 of the L3 when the inputs are as large as
+ * the output; the sweep, whose cc kernel writes an output of its own
+ * between two JIT runs, a little later.)
+ *
+ * The size is read once: Linux's /sys/devices/system/cpu/cpu0/cache (the
+ * largest level), else CPUID's deterministic cache leaves (0x8000001D on
+ * AMD, 4 on Intel).  Not sysconf(_SC_LEVEL3_CACHE_SIZE) nor CPUID
+ * 0x80000006: in this VM they report 384 MiB (another session's VM, 508
+ * MiB: the host's), not the 32 MiB the two cores share.  Unknown or
+ * implausible (under 1 MiB, over 1 GiB): BCG_STREAM_AUTO_BYTES. */
+
+static size_t sysfs_cache_bytes(void)
+{
+    size_t best = 0;
+    int best_level = 0;
+    for (int index = 0; index < 16; index++) {
+        char path[96], text[32];
+        int level = 0;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", index);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            break;
+        bool read = fgets(text, sizeof text, f) != NULL;
+        fclose(f);
+        if (!read)
+            continue;
+        level = atoi(text);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+        if (!(f = fopen(path, "r")))
+            continue;
+        read = fgets(text, sizeof text, f) != NULL;
+        fclose(f);
+        char *unit = NULL;
+        unsigned long long size = read ? strtoull(text, &unit, 10) : 0;
+        if (unit && (*unit == 'K' || *unit == 'k'))
+            size <<= 10;
+        else if (unit && *unit == 'M')
+            size <<= 20;
+        if (size > 0 && (level > best_level || (level == best_level && size > best))) {
+            best = (size_t)size;
+            best_level = level;
+        }
+    }
+    return best;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* The largest cache a deterministic cache-parameters leaf describes (its
+ * subleaves: type in eax[4:0], 0 ends; level eax[7:5]; ways, partitions,
+ * line size and sets in ebx and ecx). */
+static size_t cpuid_cache_bytes(unsigned leaf)
+{
+    unsigned a, b, c, d;
+    if ((unsigned)__get_cpuid_max(leaf & 0x80000000u, NULL) < leaf)
+        return 0;
+    size_t best = 0;
+    unsigned best_level = 0;
+    for (unsigned sub = 0; sub < 16; sub++) {
+        __cpuid_count(leaf, sub, a, b, c, d);
+        if ((a & 31) == 0)
+            break;
+        unsigned level = (a >> 5) & 7;
+        size_t size = (size_t)(((b >> 22) & 0x3ff) + 1) * (((b >> 12) & 0x3ff) + 1) *
+                      ((b & 0xfff) + 1) * ((size_t)c + 1);
+        if ((a & 31) != 1 && level >= best_level) { /* (not a data-only L1) */
+            best = size;
+            best_level = level;
+        }
+    }
+    (void)d;
+    return best;
+}
+#endif
+
+static size_t stream_bytes = 0;
+static pthread_once_t stream_bytes_once = PTHREAD_ONCE_INIT;
+
+static void find_stream_bytes(void)
+{
+    size_t bytes = sysfs_cache_bytes();
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (bytes == 0)
+        bytes = cpuid_cache_bytes(0x8000001Du);
+    if (bytes == 0)
+        bytes = cpuid_cache_bytes(4);
+#endif
+    if (bytes < ((size_t)1 << 20) || bytes > ((size_t)1 << 30))
+        bytes = BCG_STREAM_AUTO_BYTES;
+    stream_bytes = bytes;
+}
+
+size_t compile_stream_bytes(void)
+{
+    pthread_once(&stream_bytes_once, find_stream_bytes);
+    return stream_bytes;
 }
 
 void compile_choose_jit(compile *c, size_t max_source)
@@ -231,7 +368,7 @@ void compile_choose_jit(compile *c, size_t max_source)
     c->microkernels = c->options.backend != BCG_BACKEND_CC;
     c->max_source = max_source;
     c->stream = c->microkernels && c->options.stream_stores != 0 &&
-                (c->options.stream_stores == 1 || touched_bytes(c) >= BCG_STREAM_AUTO_BYTES);
+                (c->options.stream_stores == 1 || stream_auto(c));
     lower_order_plan(c);
 }
 

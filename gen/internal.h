@@ -488,6 +488,10 @@ int compile_pool_workers(bcg_context *ctx);
  * options.stream_stores, and MAX_SOURCE.  `bcgen explain` shows the form
  * they lead to. */
 void compile_choose_jit(compile *c, size_t max_source);
+/* The bytes a kernel touches (output and inputs) from which BCG_STREAM_AUTO
+ * streams: the last-level cache's size, read once (compile.c says how), or
+ * BCG_STREAM_AUTO_BYTES where it is unknown. */
+size_t compile_stream_bytes(void);
 
 /* What a caller of the pipeline wants made. */
 typedef enum compile_goal {

@@ -85,6 +85,21 @@ bench-sweep: all $(BUILD)/bench/sweep
 	SWEEP_JSON=$(SWEEP_JSON) SWEEP_SEED=$(SWEEP_SEED) SWEEP_CASES=$(SWEEP_CASES) \
 	  $(BUILD)/bench/sweep $(SWEEP_ARGS)
 
+# `make bench-stream`: streaming against plain stores over output sizes,
+# dtypes and in/out ratios, the sweep's way and make bench's
+# (bench/stream_rule.c; the data behind BCG_STREAM_AUTO, gen/compile.c).
+#   make bench-stream STREAM_SIZES="8 16 32"    output sizes in MiB
+STREAM_SIZES ?=
+
+.PHONY: bench-stream
+
+$(BUILD)/bench/stream_rule: bench/stream_rule.c $(BUILD)/libbcgen.a runtime/bcgen.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -O2 -Iruntime -o $@ $< $(BUILD)/libbcgen.a $(LIBS)
+
+bench-stream: all $(BUILD)/bench/stream_rule
+	sh bench/stream_rule.sh $(BUILD)/bench/stream_rule $(STREAM_SIZES)
+
 # `make bench-program`: a program of several outputs fused into one kernel
 # against the same program statement by statement and against NumPy
 # (forward + gradient over f32[4096,4096]; bench/program.py, in one process,

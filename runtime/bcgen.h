@@ -166,9 +166,12 @@ typedef struct bcg_options {
      * they write past the caches instead of first reading each output line
      * into them, which halves the memory traffic of a large output's write
      * and keeps the inputs in the cache, but leaves the output out of it.
-     * BCG_STREAM_AUTO (-1, the default): for kernels that touch at least
-     * BCG_STREAM_AUTO_BYTES (output and inputs together); 0: never; 1:
-     * always.  Results are the same either way. */
+     * BCG_STREAM_AUTO (-1, the default): for kernels that touch (output
+     * and inputs together) at least the size of the last-level cache,
+     * read once at run time (Linux's /sys/devices/system/cpu/cpu0/cache,
+     * else CPUID), or BCG_STREAM_AUTO_BYTES where that is unknown: below
+     * it a kernel run again finds its data in the cache, which plain
+     * stores keep; 0: never; 1: always.  Results are the same either way. */
     int stream_stores;
     /* The output view and dtype (see bcg_output); NULL: a new C-contiguous
      * array of the expression's dtype.  With inplace, only dtype may be
@@ -200,7 +203,7 @@ typedef struct bcg_options {
 } bcg_options;
 
 #define BCG_STREAM_AUTO (-1)
-#define BCG_STREAM_AUTO_BYTES (16 * 1024 * 1024)
+#define BCG_STREAM_AUTO_BYTES (32 * 1024 * 1024)
 
 #define BCG_BACKEND_TCC 0
 #define BCG_BACKEND_CC 1

@@ -233,7 +233,7 @@ def main():
         check("run --time reports compile and run times", "compile" in r.stderr and "run" in r.stderr, r.stderr)
         # the JIT's own source, its options, threads
         r = expect(["emit", "a + b", "-i", "a=f32[4096,4096]", "-i", "b=f32[4096]", "--jit"], 0)
-        check("emit --jit shows microkernel tiles with streaming stores (16 MiB and more)",
+        check("emit --jit shows microkernel tiles with streaming stores (past the last-level cache)",
               "bcg_mk_add_f32_nt(" in r.stdout and "bcg_mk_fence();" in r.stdout and
               "written with streaming stores" in r.stdout, r.stdout[-1500:])
         r = expect(["emit", "a + b", "-i", "a=f32[4096,4096]", "-i", "b=f32[4096]", "--jit",
@@ -241,6 +241,13 @@ def main():
         check("emit --jit --stream off: plain stores",
               "bcg_mk_add_f32(" in r.stdout and "_nt" not in r.stdout and "fence" not in r.stdout,
               r.stdout[-1500:])
+        r = expect(["explain", "a + b", "-i", "a=f32[4096,4096]", "-i", "b=f32[4096]",
+                    "--stream", "off"], 0)
+        check("explain --stream off: the JIT form with plain stores",
+              "bcg_mk_add_f32" in r.stdout and "streaming" not in r.stdout, r.stdout[-1500:])
+        r = expect(["explain", "a + b", "-i", "a=f32[3,2000]", "-i", "b=f32[2000]", "--stream", "on"], 0)
+        check("explain --stream on: streaming on a small output",
+              "bcg_mk_add_f32_nt" in r.stdout and "fence" in r.stdout, r.stdout[-1500:])
         r = expect(["emit", "a + b", "-i", "a=f32[3,2000]", "-i", "b=f32[2000]", "--jit",
                     "--stream", "on"], 0)
         check("emit --jit --stream on: streaming on a small output",

@@ -464,15 +464,42 @@ static void test_plain_forms(void **state)
     bcg_context_free(ctx);
 }
 
-/* bcg_options.stream_stores: automatic by the bytes a kernel touches,
- * forced on or off, part of the cache key, checked; bcg_emit never streams. */
+/* bcg_options.stream_stores: automatic by the bytes a kernel touches
+ * against the last-level cache (compile_stream_bytes), forced on or off,
+ * part of the cache key, checked; bcg_emit never streams. */
 static void test_stream_option(void **state)
 {
     (void)state;
-    /* 4 MiB + 16 KiB f32 touched: plain; 16 MiB + 16 KiB: streaming */
-    int64_t small[] = {1024, 1024}, large[] = {2048, 2048}, row[] = {1024}, wide_row[] = {2048};
+    /* the threshold is the cache's size where Linux tells it */
+    size_t threshold = compile_stream_bytes();
+    assert_true(threshold >= ((size_t)1 << 20) && threshold <= ((size_t)1 << 30));
+    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
+    if (f) {
+        char text[32] = "";
+        char *unit = NULL;
+        if (fgets(text, sizeof text, f)) {
+            unsigned long long size = strtoull(text, &unit, 10);
+            if (*unit == 'K')
+                assert_int_equal(threshold, (size_t)size << 10);
+        }
+        fclose(f);
+    }
+    /* a + b over (rows, 1024) + (1024,) f32 touches 8192 bytes a row and 4
+     * KiB: a row under the threshold, plain; at it, streaming */
+    int64_t rows_below = (int64_t)(threshold / 8192) - 1, rows_above = (int64_t)(threshold / 8192);
+    int64_t small[] = {rows_below, 1024}, large[] = {rows_above, 1024}, row[] = {1024};
     bcg_operand below[] = {{"a", BCG_F32, 2, small, NULL}, {"b", BCG_F32, 1, row, NULL}};
-    bcg_operand above[] = {{"a", BCG_F32, 2, large, NULL}, {"b", BCG_F32, 1, wide_row, NULL}};
+    bcg_operand above[] = {{"a", BCG_F32, 2, large, NULL}, {"b", BCG_F32, 1, row, NULL}};
+    /* an outer sum whose output is 3/4 of the cache stays plain (it
+     * streamed from 16 MiB, at half the speed of plain stores on a rerun) */
+    int64_t column[] = {(int64_t)(threshold / 4096 * 3 / 4), 1}, line[] = {1, 1024};
+    bcg_operand outer[] = {{"a", BCG_F32, 2, column, NULL}, {"b", BCG_F32, 2, line, NULL}};
+    /* two full inputs (12288 bytes touched a row, reading twice what is
+     * written) stream from half the threshold */
+    int64_t half_below[] = {(int64_t)(threshold / 2 / 12288) - 1, 1024};
+    int64_t half_above[] = {(int64_t)((threshold / 2 + 12287) / 12288), 1024};
+    bcg_operand two_below[] = {{"a", BCG_F32, 2, half_below, NULL}, {"b", BCG_F32, 2, half_below, NULL}};
+    bcg_operand two_above[] = {{"a", BCG_F32, 2, half_above, NULL}, {"b", BCG_F32, 2, half_above, NULL}};
     bcg_context *ctx = bcg_context_new();
     bcg_kernel *k = NULL, *other = NULL;
     bcg_options options;
@@ -482,6 +509,12 @@ static void test_stream_option(void **state)
     assert_int_equal(options.stream_stores, BCG_STREAM_AUTO);
     assert_int_equal(bcg_compile(ctx, "a + b", below, 2, &options, &k, &err), BCG_OK);
     assert_null(strstr(bcg_kernel_source(k), "_nt("));
+    assert_int_equal(bcg_compile(ctx, "a + b", outer, 2, &options, &k, &err), BCG_OK);
+    assert_null(strstr(bcg_kernel_source(k), "_nt("));
+    assert_int_equal(bcg_compile(ctx, "a + b", two_below, 2, &options, &k, &err), BCG_OK);
+    assert_null(strstr(bcg_kernel_source(k), "_nt("));
+    assert_int_equal(bcg_compile(ctx, "a + b", two_above, 2, &options, &k, &err), BCG_OK);
+    assert_non_null(strstr(bcg_kernel_source(k), "bcg_mk_add_f32_nt("));
     assert_int_equal(bcg_compile(ctx, "a + b", above, 2, &options, &k, &err), BCG_OK);
     assert_non_null(strstr(bcg_kernel_source(k), "bcg_mk_add_f32_nt("));
     assert_non_null(strstr(bcg_kernel_source(k), "streaming stores"));

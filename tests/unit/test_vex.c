@@ -864,7 +864,7 @@ static void evaluate(const char *expr, const bcg_operand *ops, int count,
 }
 
 /* Copies read at a stride of +-2 or +-3 (a - 0, minimum(a, a): folded to
- * the leaf) with streaming stores, as kernels past BCG_STREAM_AUTO_BYTES
+ * the leaf) with streaming stores, as kernels past compile_stream_bytes
  * take them: the fused code (vex.c strided_copy), where they had taken
  * the cast microkernel's scalar loop (i32 (16992, 287) at stride 2, sweep
  * seed 43: 0.16 of the gcc loop; f32 stride -2 5M: 0.12).  Every dtype,
