@@ -2306,7 +2306,11 @@ static void hoist_tile_gathers(lowering *w)
     kernel_ir *ir = w->ir;
     const plan *p = ir->p;
     int inner = p->loop_count - 1, outer = inner - 1;
-    if (!ir->tiles2d || ir->row_calls || p->loop_count < 3)
+    /* (not a copy whose gather writes the output's rows, gathered_out: it
+     * stores every trip's rows, and hoisted it wrote one tile once and the
+     * output never: b copied from i8 (4, 4, 130) at strides [0, -4, 16],
+     * the fuzzer's seed 104) */
+    if (!ir->tiles2d || ir->row_calls || p->loop_count < 3 || ir->gathered_out)
         return;
     bool one_tile = ir->tile_rows == p->extent[outer];
     for (int g = 0; g < ir->step_count && w->status == BCG_OK; g++) {

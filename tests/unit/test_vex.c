@@ -1051,6 +1051,74 @@ static void test_literals_converted(void **state)
     assert_true(compiled * 2 > count && converted * 3 > compiled);
 }
 
+/* A copy whose gather writes the output's rows (lower.c
+ * gather_into_output) under a loop along which the copied operand does not
+ * move (stride 0: a broadcast outer dimension): the gather stays inside
+ * that loop, each trip's rows stored (hoisted out of it by
+ * hoist_tile_gathers it had filled one tile once and the output never:
+ * b i8 (4, 4, 130) at strides [0, -4, 16], the fuzzer's seed 104).  Every
+ * dtype, rows reversed or not, 1 to 4 elements apart, the run at strides
+ * of 8 to 20 (transposed), the operand against a faulting page; bit for bit
+ * against eval.c and the share of cases gathered into the output. */
+static void test_gathered_output_broadcast(void **state)
+{
+    (void)state;
+    static guarded memory[2];
+    int count = 60, into_output = 0;
+    for (int i = 0; i < count; i++) {
+        bcg_dtype t = all_dtypes[below(10)];
+        int64_t g = 2 + below(4), rows = 2 + below(6), run = 17 + below(200);
+        static const int64_t steps[] = {16, 12, 8, 20, -16, 9};
+        int64_t along = steps[below(6)], across = (1 + below(4)) * (below(2) ? -1 : 1);
+        int64_t shape[3] = {g, rows, run}, st[3] = {0, across, along};
+        int64_t low = 0, high = 0;
+        for (int d = 1; d < 3; d++) {
+            int64_t reach = (shape[d] - 1) * st[d];
+            if (reach < 0)
+                low += reach;
+            else
+                high += reach;
+        }
+        size_t size = bcg_dtype_size(t);
+        char *base = guarded_alloc(&memory[0], (size_t)(high - low + 1) * size, below(2));
+        fill(base, t, high - low + 1);
+        const void *in[1] = {base - low * (int64_t)size};
+        bcg_operand ops[1] = {{"b", t, 3, shape, st}};
+        bcg_options options;
+        bcg_options_init(&options);
+        options.stream_stores = 0;
+        options.unroll_limit = 1;
+        bcg_context *ctx = bcg_context_new();
+        assert_non_null(ctx);
+        bcg_kernel *k = NULL;
+        bcg_error err;
+        assert_int_equal(bcg_compile(ctx, "b", ops, 1, &options, &k, &err), BCG_OK);
+        const char *source = bcg_kernel_source(k);
+        into_output += strstr(source, "_gather_rows_") && strstr(source, "(out + ") != NULL;
+        int64_t n = g * rows * run;
+        char *out = guarded_alloc(&memory[1], (size_t)n * size, true);
+        memset(out, 0xa5, (size_t)n * size);
+        char *want = malloc((size_t)n * size);
+        assert_non_null(want);
+        evaluate("b", ops, 1, &options, want, in);
+        assert_int_equal(bcg_run(k, out, in, &err), BCG_OK);
+        if (memcmp(out, want, (size_t)n * size) != 0)
+            print_error("b %s (%lld, %lld, %lld) strides [0, %lld, %lld]: differs from eval.c\n",
+                        bcg_dtype_name(t), (long long)g, (long long)rows, (long long)run,
+                        (long long)across, (long long)along);
+        assert_memory_equal(out, want, (size_t)n * size);
+        free(want);
+        bcg_kernel_free(k);
+        bcg_context_free(ctx);
+    }
+    guarded_free(&memory[0]);
+    guarded_free(&memory[1]);
+    print_message("# copies under a broadcast loop: %d of %d gathered into the output\n",
+                  into_output, count);
+    if (vex_cpu_ok())
+        assert_true(into_output * 2 > count);
+}
+
 /* One case of test_inplace_rows: EXPR over a (its shape and strides SHAPE_A,
  * ST_A, RANK dimensions) and c (G, 1, 1) when C_DTYPE is not BCG_BOOL,
  * every operand against a faulting page at its first or last element, the
@@ -3316,6 +3384,7 @@ int main(void)
         cmocka_unit_test(test_strided_rows),
         cmocka_unit_test(test_strided_copy_streaming),
         cmocka_unit_test(test_literals_converted),
+        cmocka_unit_test(test_gathered_output_broadcast),
         cmocka_unit_test(test_inplace_rows),
         cmocka_unit_test(test_per_row_one_operation),
         cmocka_unit_test(test_hoisted_shared),
