@@ -1631,6 +1631,20 @@ static bool per_row_divides(const kernel_ir *ir)
     return false;
 }
 
+/* Whether IR has an exp or log constant along the run but not along the
+ * loops outside it (vex.c float_hoist_refused: the rows form computes it
+ * once a row, the flat form every vector). */
+static bool per_row_functions(const kernel_ir *ir)
+{
+    for (int id = 0; id < ir->node_count; id++) {
+        int op = ir->nodes[id]->op;
+        if ((op == OP_EXP || op == OP_LOG) && ir->value[id].folded < 0 &&
+            ir->value[id].level > 0 && ir->value[id].level < ir->per_element)
+            return true;
+    }
+    return false;
+}
+
 /* Runs of TILES2D_MAX_RUN to TILE_ELEMENTS / 2 with a per-row operand
  * take 2-D tiles too when the fused function's rows form will read every
  * operand in place (no gathers: contiguous over the tile, one value, or
@@ -1984,7 +1998,10 @@ static bool tiles2d_chosen(lowering *w)
      * over a 2-D tile; measured, that still wins for arithmetic (a per-row
      * i8(2 + c - b) under runs of 30: 2.5x; (x - m) / sqrt(v + 1e-5) with
      * runs of 20: 1.6x, of 64: even) but not for exp(v) * x (5x slower) */
-    for (int id = 0; ir->tiled && id < ir->node_count; id++)
+    /* (unless the rows form computes it once a row: vex.c
+     * float_hoist_refused, f32 log and exp, with its measurements) */
+    bool hoisted_rows = ir->tiled && vex_float_hoists(ir) && vex_rows_chosen(w);
+    for (int id = 0; ir->tiled && !hoisted_rows && id < ir->node_count; id++)
         if (tile_hoistable(ir, id) && ir->value[id].level == inner &&
             expensive_function(ir, id))
             return false;
@@ -3302,6 +3319,17 @@ static bool flat_chosen(const kernel_ir *ir)
      * (s * s + 1) f32 rows of 20 2.9 -> 1.9-2.4) */
     if (ir->tiles2d && ir->vex && ir->vex->rows && ir->vex->float_hoisted > 0 &&
         per_row_divides(ir) && run >= 2 * vex_lanes(ir))
+        return false;
+    /* (nor for a per-row exp or log (vex.c float_hoist_refused: f32 only)
+     * over runs of 4 vectors or more; measured cc / JIT same process,
+     * flat -> rows, a * log(c) - b, c one value a row: f32 rows of 32 0.33
+     * -> 0.50, 36 0.38 -> 0.50, 40 0.36 -> 0.50, a * log(c) rows of 32 0.76
+     * -> 1.18; a * exp(c) - b rows of 36 0.40 -> 0.52; slower: log rows of
+     * 33 0.81 -> 0.47 (the flat form's bodies of 2 rows there); rows of 16
+     * and 24 stay flat: 1.29 and 1.49 against the rows form's 0.97 and
+     * 1.20) */
+    if (ir->tiles2d && ir->vex && ir->vex->rows && ir->vex->float_hoisted > 0 &&
+        per_row_functions(ir) && run >= 4 * vex_lanes(ir))
         return false;
     /* (nor in place of 2-D tiles that gather their operands once for the
      * whole call, the fused function then reading every operand

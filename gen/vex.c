@@ -4243,12 +4243,28 @@ static bool float_hoist_refused(const generator *g, int id, bool root)
 {
     const kernel_ir *ir = g->ir;
     const expr_node *n = ir->nodes[id];
-    /* (measured with them hoisted, cc / JIT same process: f64 a + exp(c)
-     * - b rows of 112 0.60 -> 0.38, the vector exp of one value costlier
-     * than the C library's the 1-D tiles call once a run; f32 exp even or
-     * worse, f32 log 0.58 -> 0.72) */
-    if (n->op == OP_EXP || n->op == OP_LOG)
-        return true;
+    /* Exp and log: the fused function's vector polynomial of one value a
+     * row, against C's call once a run between the 1-D tiles' calls of the
+     * function.  Measured (cc / JIT same process, median of 5, a * f(c) -
+     * b, c one value a row, 2^17 elements), refused -> hoisted (the rows
+     * form or, runs of at most 3 vectors, the flat form: lower.c
+     * per_row_functions): f32 log rows of 16 0.64 -> 1.28, 24 0.78 ->
+     * 1.49, 32 0.33 -> 0.50, 40 0.36 -> 0.50, 48 0.40 -> 0.52, 64 0.49 ->
+     * 0.64, 128 0.75 -> 0.86, 256 0.93 -> 0.92; f32 exp gains only where
+     * the flat form takes it, rows of 16 1.04 -> 1.6, 24 1.33 -> 1.89,
+     * and the rows form loses to C's expf from 4 vectors on (32 0.53 ->
+     * 0.49, 40 0.65 -> 0.57, 48 0.69 -> 0.64, 64 0.80 -> 0.75, 128 even):
+     * its one-value polynomial is a latency chain a row.  f64 exp loses
+     * (rows of 24 1.13 -> 0.72, 40 0.87 -> 0.60, 128 0.99 -> 0.83; last
+     * session: a + exp(c) - b rows of 112 0.60 -> 0.38) and f64 log does
+     * not change form: both stay refused. */
+    if (n->op == OP_EXP || n->op == OP_LOG) {
+        const plan *p = ir->p;
+        if (n->dtype != BCG_F32 || !p || p->loop_count < 1)
+            return true;
+        if (n->op == OP_EXP && p->extent[p->loop_count - 1] >= 4 * 8)
+            return true;
+    }
     if (!root && g->shared_uses && shareable(g, id) && g->shared_uses[g->shared_class[id]] > 1)
         return true;
     if (is_leaf(ir, id) || n->op == OP_LITERAL || ir->value[id].folded >= 0)
