@@ -2321,6 +2321,25 @@ static void test_zmm_ahead(void **state)
         assert_true(tally.vex * 2 > tally.cases && tally.ahead * 4 > tally.vex);
 }
 
+
+/* One typed random case over EXPR of N elements (typed_dtypes[0] the
+ * result's, [4] the integer operand's): strides of 1, +-2, -1 or 3 a leaf,
+ * 1 to 3 rows, zmm on or off, and its layout drawn of 8: in place below
+ * INPLACE, per-row leaves below ROWS, scalars below SCALARS, the rest
+ * strided; check_case's verdict. */
+static bool typed_layout_case(const char *expr, int64_t n, int inplace, int rows, int scalars,
+                              tally *tally)
+{
+    static const int64_t strides[] = {1, 1, 1, 2, -2, -1, 3};
+    for (int k = 0; k < 5; k++)
+        case_stride[k] = strides[below(7)];
+    case_rows = 1 + below(3);
+    vex_zmm = below(4) == 0 ? 0 : -1;
+    int draw = below(8);
+    layout lay = draw < inplace ? LAYOUT_INPLACE : draw < rows ? LAYOUT_ROWS
+                 : draw < scalars ? LAYOUT_SCALARS : LAYOUT_STRIDED;
+    return check_case(expr, typed_dtypes[0], typed_dtypes[4], n, lay, tally);
+}
 /* Products of 8-bit values by a literal (vex.c's byte_times_literal: 0,
  * powers of two as vpaddb or a shift and a mask, others in 16-bit lanes
  * by the constant's words, or byte_product's halves where a vector holds
@@ -2376,16 +2395,7 @@ static void test_byte_literal(void **state)
             typed_dtypes[k] = below(2) ? first : all_dtypes[below(10)];
         typed_dtypes[3] = BCG_BOOL;
         typed_dtypes[4] = all_dtypes[below(10)];
-        static const int64_t strides[] = {1, 1, 1, 2, -2, -1, 3};
-        for (int k = 0; k < 5; k++)
-            case_stride[k] = strides[below(7)];
-        case_rows = 1 + below(3);
-        vex_zmm = below(4) == 0 ? 0 : -1;
-        int64_t n = 1 + i % 300;
-        int draw = below(8);
-        layout lay = draw < 2 ? LAYOUT_INPLACE : draw < 4 ? LAYOUT_ROWS
-                     : draw < 5 ? LAYOUT_SCALARS : LAYOUT_STRIDED;
-        if (!check_case(t.s, typed_dtypes[0], typed_dtypes[4], n, lay, &tally))
+        if (!typed_layout_case(t.s, 1 + i % 300, 2, 4, 5, &tally))
             failures++;
     }
     count_paired = false;
@@ -2454,16 +2464,7 @@ static void test_plain_extremes(void **state)
         typed_dtypes[1] = below(2) ? BCG_F32 : BCG_F64;
         typed_dtypes[2] = below(3) ? typed_dtypes[1] : below(2) ? BCG_F32 : BCG_F64;
         typed_dtypes[3] = BCG_BOOL;
-        static const int64_t strides[] = {1, 1, 1, 2, -2, -1, 3};
-        for (int k = 0; k < 5; k++)
-            case_stride[k] = strides[below(7)];
-        case_rows = 1 + below(3);
-        vex_zmm = below(4) == 0 ? 0 : -1;
-        int64_t n = 1 + i % 300;
-        int draw = below(8);
-        layout lay = draw < 1 ? LAYOUT_INPLACE : draw < 4 ? LAYOUT_ROWS
-                     : draw < 6 ? LAYOUT_SCALARS : LAYOUT_STRIDED;
-        if (!check_case(t.s, typed_dtypes[0], typed_dtypes[4], n, lay, &tally))
+        if (!typed_layout_case(t.s, 1 + i % 300, 1, 4, 6, &tally))
             failures++;
     }
     count_paired = false;
