@@ -1957,6 +1957,47 @@ static bool fused_over_tile2d(const lowering *w)
     return true;
 }
 
+/* Whether one 8- or 16-bit operation over runs of VEX_FLAT_MAX_RUN + 1
+ * to NARROW_SCATTERED_MAX_RUN, read forwards, of an operand whose rows
+ * are not one contiguous block (reversed, permuted), the output
+ * contiguous over the rows, takes the 2-D tiles with the fused
+ * function's rows form reading each row in place (one call for every row,
+ * or over two loops, row_groups) instead of the _rows microkernel, whose
+ * per-run cost (rows_inline, RUN_HALVES' two blocks through the stack)
+ * is more than such a run's work.  Measured, cc / JIT same process,
+ * medians of 5, _rows -> rows form: a - 3, u8 (3125, 48) rows reversed
+ * 0.39 -> 0.50, i16 0.50 -> 0.74; a + b, u8 (7, 2, 4, 5, 64) a's rows
+ * permuted 0.44 -> 0.84; a * b, i16 rows of 100 reversed 0.85 -> 1.17;
+ * a - b, i8 rows of 128 0.97 -> 1.15; a & b, u8 rows of 100 0.98 ->
+ * 1.19; a * 3, u8 rows of 80 1.02 -> 1.98.  Not runs of VEX_FLAT_MAX_RUN
+ * or less, which the rows form gives to the flat form (a + b, u16 (40,
+ * 30, 24), a's rows permuted: flat 1.14, the rows form over two loops
+ * 0.81). */
+#define NARROW_SCATTERED_MAX_RUN 128
+static bool narrow_scattered_rows(const lowering *w)
+{
+    const compile *c = w->c;
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    int64_t run = p->extent[inner];
+    size_t size = bcg_dtype_size(ir->out_dtype);
+    if (c->stream || c->options.disable_vector_code || !vex_cpu_ok() || ir->root_count != 1 ||
+        ir->reduce || !ir->tiled || (size != 1 && size != 2) || run <= VEX_FLAT_MAX_RUN ||
+        run > NARROW_SCATTERED_MAX_RUN || p->stride[0][inner] != 1 ||
+        !tile2d_contiguous(p, 0, run) || !rows_form_fits(ir))
+        return false;
+    bool scattered = false;
+    for (int k = 1; k <= ir->input_count; k++) {
+        if (!ir->input_used[k - 1] || tile2d_scalar(p, k, run))
+            continue;
+        if (p->stride[k][inner] != 1)
+            return false;
+        scattered = scattered || !tile2d_contiguous(p, k, run);
+    }
+    return scattered && vex_rows_chosen(w);
+}
+
 static bool tiles2d_chosen(lowering *w)
 {
     const compile *c = w->c;
@@ -1975,7 +2016,7 @@ static bool tiles2d_chosen(lowering *w)
      * than the per-element code with m 2000 and 20000, 4-20x for
      * minimum(2, maximum(a, b * b))) */
     int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(w, NULL, NULL);
-    if (run >= c->options.microkernel_run && !transposed &&
+    if (run >= c->options.microkernel_run && !transposed && !narrow_scattered_rows(w) &&
         ((run > TILES2D_MAX_RUN && per_row_operand(ir) && !long_stride_run(w) &&
           !medium_rows_in_place(w) && !medium_strided_rows(w)) ||
          (ir->tiled && rows_form_fits(ir) && !rows_refused(c, ir) &&
