@@ -1993,7 +1993,9 @@ static bool narrow_scattered_rows(const lowering *w)
             continue;
         if (p->stride[k][inner] != 1)
             return false;
-        scattered = scattered || !tile2d_contiguous(p, k, run);
+        /* (not rows that repeat, across 0: the flat form takes those,
+         * long_rows_flat) */
+        scattered = scattered || (!tile2d_contiguous(p, k, run) && p->stride[k][inner - 1] != 0);
     }
     return scattered && vex_rows_chosen(w);
 }
