@@ -1958,8 +1958,8 @@ static bool fused_over_tile2d(const lowering *w)
 }
 
 /* Whether one 8- or 16-bit operation over runs of VEX_FLAT_MAX_RUN + 1
- * to NARROW_SCATTERED_MAX_RUN, read forwards, of an operand whose rows
- * are not one contiguous block (reversed, permuted), the output
+ * to NARROW_SCATTERED_MAX_RUN, read forwards (or one value a row), of an
+ * operand whose rows are not one contiguous block (reversed, permuted), the output
  * contiguous over the rows, takes the 2-D tiles with the fused
  * function's rows form reading each row in place (one call for every row,
  * or over two loops, row_groups) instead of the _rows microkernel, whose
@@ -1969,7 +1969,10 @@ static bool fused_over_tile2d(const lowering *w)
  * 0.39 -> 0.50, i16 0.50 -> 0.74; a + b, u8 (7, 2, 4, 5, 64) a's rows
  * permuted 0.44 -> 0.84; a * b, i16 rows of 100 reversed 0.85 -> 1.17;
  * a - b, i8 rows of 128 0.97 -> 1.15; a & b, u8 rows of 100 0.98 ->
- * 1.19; a * 3, u8 rows of 80 1.02 -> 1.98.  Not runs of VEX_FLAT_MAX_RUN
+ * 1.19; a * 3, u8 rows of 80 1.02 -> 1.98; beside an operand of one
+ * value a row: a + b, u16 rows of 64 reversed 0.46 -> 0.90, u8 a - b
+ * rows of 100 0.85 -> 0.91, i16 b * a rows of 56 permuted 1.11 -> 1.27,
+ * i8 minimum(a, b) rows of 50 0.94 -> 1.01.  Not runs of VEX_FLAT_MAX_RUN
  * or less, which the rows form gives to the flat form (a + b, u16 (40,
  * 30, 24), a's rows permuted: flat 1.14, the rows form over two loops
  * 0.81). */
@@ -1990,6 +1993,8 @@ static bool narrow_scattered_rows(const lowering *w)
     bool scattered = false;
     for (int k = 1; k <= ir->input_count; k++) {
         if (!ir->input_used[k - 1] || tile2d_scalar(p, k, run))
+            continue;
+        if (p->stride[k][inner] == 0) /* (one value a row: held in a register a row) */
             continue;
         if (p->stride[k][inner] != 1)
             return false;
