@@ -1972,11 +1972,14 @@ static bool fused_over_tile2d(const lowering *w)
  * 1.19; a * 3, u8 rows of 80 1.02 -> 1.98; beside an operand of one
  * value a row: a + b, u16 rows of 64 reversed 0.46 -> 0.90, u8 a - b
  * rows of 100 0.85 -> 0.91, i16 b * a rows of 56 permuted 1.11 -> 1.27,
- * i8 minimum(a, b) rows of 50 0.94 -> 1.01.  Not runs of VEX_FLAT_MAX_RUN
+ * i8 minimum(a, b) rows of 50 0.94 -> 1.01; longer runs: u8 a - 3
+ * rows of 200 0.87 -> 1.23, of 400 1.08 -> 1.33, i16 a * b rows of 136
+ * 0.92 -> 1.43, i8 maximum(a, 3) rows of 300 1.11 -> 1.43, i16 a - b
+ * rows of 500 0.96 -> 0.99; even: u16 a * 3 rows of 90 1.7.  Not runs of VEX_FLAT_MAX_RUN
  * or less, which the rows form gives to the flat form (a + b, u16 (40,
  * 30, 24), a's rows permuted: flat 1.14, the rows form over two loops
  * 0.81). */
-#define NARROW_SCATTERED_MAX_RUN 128
+#define NARROW_SCATTERED_MAX_RUN (TILE_ELEMENTS / 2) /* (as tiles2d_chosen) */
 static bool narrow_scattered_rows(const lowering *w)
 {
     const compile *c = w->c;

@@ -1272,7 +1272,7 @@ static void test_inplace_rows(void **state)
     }
 }
 
-/* One 8- or 16-bit operation over runs of 41 to 128 of an operand whose
+/* One 8- or 16-bit operation over runs of 41 to 512 of an operand whose
  * rows are not one block (reversed, permuted, apart), the output
  * contiguous: the 2-D tiles' fused rows form reading each row in place
  * (lower.c narrow_scattered_rows), where the _rows microkernel had taken
@@ -1293,7 +1293,8 @@ static void test_narrow_scattered_rows(void **state)
     for (int i = 0; i < count; i++) {
         bcg_dtype t = narrow[below(4)], bt = below(3) ? t : narrow[below(4)];
         int64_t size = (int64_t)bcg_dtype_size(t), bsize = (int64_t)bcg_dtype_size(bt);
-        int64_t run = 41 + below(88), pad = below(3) ? 0 : 1 + below(20);
+        int64_t run = below(2) ? 41 + below(88) : 129 + below(384);
+        int64_t pad = below(3) ? 0 : 1 + below(20);
         int rank = 2 + (int)below(2);
         int64_t shape[3], st[3];
         if (rank == 2) {
@@ -1371,7 +1372,7 @@ static void test_narrow_scattered_rows(void **state)
     guarded_free(&memory[1]);
     guarded_free(&memory[2]);
     random_state = saved_state;
-    print_message("# one 8/16-bit operation over scattered rows of 41-128: %d of %d fused "
+    print_message("# one 8/16-bit operation over scattered rows of 41-512: %d of %d fused "
                   "row by row\n", fused, count);
     if (vex_cpu_ok())
         assert_true(fused * 2 > count);
