@@ -1975,7 +1975,13 @@ static bool fused_over_tile2d(const lowering *w)
  * i8 minimum(a, b) rows of 50 0.94 -> 1.01; longer runs: u8 a - 3
  * rows of 200 0.87 -> 1.23, of 400 1.08 -> 1.33, i16 a * b rows of 136
  * 0.92 -> 1.43, i8 maximum(a, 3) rows of 300 1.11 -> 1.43, i16 a - b
- * rows of 500 0.96 -> 0.99; even: u16 a * 3 rows of 90 1.7.  Not runs of VEX_FLAT_MAX_RUN
+ * rows of 500 0.96 -> 0.99; even: u16 a * 3 rows of 90 1.7.  An
+ * 8-bit output includes comparisons of wider operands: a > b, f32 rows of
+ * 60 reversed 0.65 -> 1.46, f64 a < 3 rows of 48 0.58 -> 1.01, i32 a == b
+ * rows of 100 0.76 -> 1.03.  Not wider outputs, whose per-run cost is a
+ * smaller share of the run: even within noise (f32 a + b rows of 60, i32
+ * a * 3, f64 a - b, i64 maximum, 0.94-1.13 either way; u32 a + b rows of
+ * 50 permuted gained, 0.84 -> 0.97).  Not runs of VEX_FLAT_MAX_RUN
  * or less, which the rows form gives to the flat form (a + b, u16 (40,
  * 30, 24), a's rows permuted: flat 1.14, the rows form over two loops
  * 0.81). */
