@@ -1276,9 +1276,10 @@ static void test_inplace_rows(void **state)
  * rows are not one block (reversed, permuted, apart), the output
  * contiguous: the 2-D tiles' fused rows form reading each row in place
  * (lower.c narrow_scattered_rows), where the _rows microkernel had taken
- * them.  i8/u8/i16/u16 (b sometimes of another of them), b contiguous,
- * one value a row or a literal, rank 2 or 3, a against a faulting page at
- * its first or last byte, the output at an element offset or in place of
+ * them.  i8/u8/i16/u16 (b sometimes of another of them; a fifth of the
+ * cases any dtype compared into bool), b contiguous, one value a row or a
+ * literal, rank 2 or 3, a against a faulting page at its first or last
+ * byte, the output at an element offset or in place of
  * b; bit for bit against eval.c, and the share fused row by row. */
 static void test_narrow_scattered_rows(void **state)
 {
@@ -1292,6 +1293,9 @@ static void test_narrow_scattered_rows(void **state)
     int count = 120, fused = 0;
     for (int i = 0; i < count; i++) {
         bcg_dtype t = narrow[below(4)], bt = below(3) ? t : narrow[below(4)];
+        bool wide_compare = below(5) == 0; /* (any dtype compared into bool) */
+        if (wide_compare)
+            t = bt = all_dtypes[below(10)];
         int64_t size = (int64_t)bcg_dtype_size(t), bsize = (int64_t)bcg_dtype_size(bt);
         int64_t run = below(2) ? 41 + below(88) : 129 + below(384);
         int64_t pad = below(3) ? 0 : 1 + below(20);
@@ -1336,7 +1340,7 @@ static void test_narrow_scattered_rows(void **state)
         fill(b_base, bt, b_count);
         const void *in[2] = {base - low * size, b_base};
         bcg_operand ops[2] = {{"a", t, rank, shape, st}, {"b", bt, rank, shape_b, st_b}};
-        const char *expr = exprs[below(8)];
+        const char *expr = wide_compare ? (below(2) ? "b > a" : "a == b") : exprs[below(8)];
         int op_count = strchr(expr, 'b') && strcmp(expr, "minimum(a, 7)") ? 2 : 1;
         bcg_context *ctx = bcg_context_new();
         assert_non_null(ctx);
