@@ -1957,6 +1957,63 @@ static bool fused_over_tile2d(const lowering *w)
     return true;
 }
 
+/* Whether one 8- or 16-bit operation over runs of VEX_FLAT_MAX_RUN + 1
+ * to NARROW_SCATTERED_MAX_RUN, read forwards (or one value a row), of an
+ * operand whose rows are not one contiguous block (reversed, permuted), the output
+ * contiguous over the rows, takes the 2-D tiles with the fused
+ * function's rows form reading each row in place (one call for every row,
+ * or over two loops, row_groups) instead of the _rows microkernel, whose
+ * per-run cost (rows_inline, RUN_HALVES' two blocks through the stack)
+ * is more than such a run's work.  Measured, cc / JIT same process,
+ * medians of 5, _rows -> rows form: a - 3, u8 (3125, 48) rows reversed
+ * 0.39 -> 0.50, i16 0.50 -> 0.74; a + b, u8 (7, 2, 4, 5, 64) a's rows
+ * permuted 0.44 -> 0.84; a * b, i16 rows of 100 reversed 0.85 -> 1.17;
+ * a - b, i8 rows of 128 0.97 -> 1.15; a & b, u8 rows of 100 0.98 ->
+ * 1.19; a * 3, u8 rows of 80 1.02 -> 1.98; beside an operand of one
+ * value a row: a + b, u16 rows of 64 reversed 0.46 -> 0.90, u8 a - b
+ * rows of 100 0.85 -> 0.91, i16 b * a rows of 56 permuted 1.11 -> 1.27,
+ * i8 minimum(a, b) rows of 50 0.94 -> 1.01; longer runs: u8 a - 3
+ * rows of 200 0.87 -> 1.23, of 400 1.08 -> 1.33, i16 a * b rows of 136
+ * 0.92 -> 1.43, i8 maximum(a, 3) rows of 300 1.11 -> 1.43, i16 a - b
+ * rows of 500 0.96 -> 0.99; even: u16 a * 3 rows of 90 1.7.  An
+ * 8-bit output includes comparisons of wider operands: a > b, f32 rows of
+ * 60 reversed 0.65 -> 1.46, f64 a < 3 rows of 48 0.58 -> 1.01, i32 a == b
+ * rows of 100 0.76 -> 1.03.  Not wider outputs, whose per-run cost is a
+ * smaller share of the run: even within noise (f32 a + b rows of 60, i32
+ * a * 3, f64 a - b, i64 maximum, 0.94-1.13 either way; u32 a + b rows of
+ * 50 permuted gained, 0.84 -> 0.97).  Not runs of VEX_FLAT_MAX_RUN
+ * or less, which the rows form gives to the flat form (a + b, u16 (40,
+ * 30, 24), a's rows permuted: flat 1.14, the rows form over two loops
+ * 0.81). */
+#define NARROW_SCATTERED_MAX_RUN (TILE_ELEMENTS / 2) /* (as tiles2d_chosen) */
+static bool narrow_scattered_rows(const lowering *w)
+{
+    const compile *c = w->c;
+    const kernel_ir *ir = w->ir;
+    const plan *p = ir->p;
+    int inner = p->loop_count - 1;
+    int64_t run = p->extent[inner];
+    size_t size = bcg_dtype_size(ir->out_dtype);
+    if (c->stream || c->options.disable_vector_code || !vex_cpu_ok() || ir->root_count != 1 ||
+        ir->reduce || !ir->tiled || (size != 1 && size != 2) || run <= VEX_FLAT_MAX_RUN ||
+        run > NARROW_SCATTERED_MAX_RUN || p->stride[0][inner] != 1 ||
+        !tile2d_contiguous(p, 0, run) || !rows_form_fits(ir))
+        return false;
+    bool scattered = false;
+    for (int k = 1; k <= ir->input_count; k++) {
+        if (!ir->input_used[k - 1] || tile2d_scalar(p, k, run))
+            continue;
+        if (p->stride[k][inner] == 0) /* (one value a row: held in a register a row) */
+            continue;
+        if (p->stride[k][inner] != 1)
+            return false;
+        /* (not rows that repeat, across 0: the flat form takes those,
+         * long_rows_flat) */
+        scattered = scattered || (!tile2d_contiguous(p, k, run) && p->stride[k][inner - 1] != 0);
+    }
+    return scattered && vex_rows_chosen(w);
+}
+
 static bool tiles2d_chosen(lowering *w)
 {
     const compile *c = w->c;
@@ -1975,7 +2032,7 @@ static bool tiles2d_chosen(lowering *w)
      * than the per-element code with m 2000 and 20000, 4-20x for
      * minimum(2, maximum(a, b * b))) */
     int64_t transposed = ir->tiled ? 0 : transposed_tile_rows(w, NULL, NULL);
-    if (run >= c->options.microkernel_run && !transposed &&
+    if (run >= c->options.microkernel_run && !transposed && !narrow_scattered_rows(w) &&
         ((run > TILES2D_MAX_RUN && per_row_operand(ir) && !long_stride_run(w) &&
           !medium_rows_in_place(w) && !medium_strided_rows(w)) ||
          (ir->tiled && rows_form_fits(ir) && !rows_refused(c, ir) &&

@@ -1272,6 +1272,116 @@ static void test_inplace_rows(void **state)
     }
 }
 
+/* One 8- or 16-bit operation over runs of 41 to 512 of an operand whose
+ * rows are not one block (reversed, permuted, apart), the output
+ * contiguous: the 2-D tiles' fused rows form reading each row in place
+ * (lower.c narrow_scattered_rows), where the _rows microkernel had taken
+ * them.  i8/u8/i16/u16 (b sometimes of another of them; a fifth of the
+ * cases any dtype compared into bool), b contiguous, one value a row or a
+ * literal, rank 2 or 3, a against a faulting page at its first or last
+ * byte, the output at an element offset or in place of
+ * b; bit for bit against eval.c, and the share fused row by row. */
+static void test_narrow_scattered_rows(void **state)
+{
+    (void)state;
+    static guarded memory[3];
+    uint64_t saved_state = random_state;
+    random_state = seeded_stream(0x5b1d3e7a9c2f4168ull);
+    static const bcg_dtype narrow[] = {BCG_I8, BCG_U8, BCG_I16, BCG_U16};
+    static const char *const exprs[] = {"a + b", "a - b", "b * a", "maximum(a, b)",
+                                        "a & b", "b > a", "a - 3", "minimum(a, 7)"};
+    int count = 120, fused = 0;
+    for (int i = 0; i < count; i++) {
+        bcg_dtype t = narrow[below(4)], bt = below(3) ? t : narrow[below(4)];
+        bool wide_compare = below(5) == 0; /* (any dtype compared into bool) */
+        if (wide_compare)
+            t = bt = all_dtypes[below(10)];
+        int64_t size = (int64_t)bcg_dtype_size(t), bsize = (int64_t)bcg_dtype_size(bt);
+        int64_t run = below(2) ? 41 + below(88) : 129 + below(384);
+        int64_t pad = below(3) ? 0 : 1 + below(20);
+        int rank = 2 + (int)below(2);
+        int64_t shape[3], st[3];
+        if (rank == 2) {
+            shape[0] = 8 + below(300);
+            shape[1] = run;
+            st[0] = -(run + pad);
+            st[1] = 1;
+        } else { /* the two outer loops' rows swapped */
+            shape[0] = 2 + below(6);
+            shape[1] = 2 + below(8);
+            shape[2] = run;
+            st[1] = shape[0] * (run + pad);
+            st[0] = run + pad;
+            st[2] = 1;
+            if (below(2))
+                st[1] = -st[1];
+        }
+        int64_t rows = rank == 2 ? shape[0] : shape[0] * shape[1], n = rows * run;
+        int64_t low = 0, high = 0;
+        for (int d = 0; d < rank; d++) {
+            int64_t reach = (shape[d] - 1) * st[d];
+            low += reach < 0 ? reach : 0;
+            high += reach > 0 ? reach : 0;
+        }
+        char *base = guarded_alloc(&memory[0], (size_t)((high - low + 1) * size), below(2));
+        fill(base, t, high - low + 1);
+        int b_kind = (int)below(4); /* 0: one value a row, else contiguous */
+        int64_t shape_b[3], st_b[3], b_count = b_kind == 0 ? rows : n;
+        for (int d = 0; d < rank; d++)
+            shape_b[d] = shape[d];
+        if (b_kind == 0)
+            shape_b[rank - 1] = 1;
+        st_b[rank - 1] = 1;
+        for (int d = rank - 2; d >= 0; d--)
+            st_b[d] = st_b[d + 1] * shape_b[d + 1];
+        if (b_kind == 0)
+            st_b[rank - 1] = 1;
+        char *b_base = guarded_alloc(&memory[1], (size_t)(b_count * bsize), below(2));
+        fill(b_base, bt, b_count);
+        const void *in[2] = {base - low * size, b_base};
+        bcg_operand ops[2] = {{"a", t, rank, shape, st}, {"b", bt, rank, shape_b, st_b}};
+        const char *expr = wide_compare ? (below(2) ? "b > a" : "a == b") : exprs[below(8)];
+        int op_count = strchr(expr, 'b') && strcmp(expr, "minimum(a, 7)") ? 2 : 1;
+        bcg_context *ctx = bcg_context_new();
+        assert_non_null(ctx);
+        bcg_kernel *k = NULL;
+        bcg_error err;
+        assert_int_equal(bcg_compile(ctx, expr, ops, op_count, NULL, &k, &err), BCG_OK);
+        const char *source = bcg_kernel_source(k);
+        bool row_by_row = strstr(source, VEX_SYMBOL "(") && !strstr(source, "_rows(");
+        fused += row_by_row;
+        size_t out_size = bcg_dtype_size(bcg_kernel_dtype(k));
+        int64_t shift = below(8);
+        char *want = malloc((size_t)n * out_size);
+        assert_non_null(want);
+        evaluate(expr, ops, op_count, NULL, want, in);
+        /* (in place of b: b contiguous and of the output's dtype) */
+        bool in_place = op_count == 2 && b_kind != 0 && bcg_kernel_dtype(k) == bt && below(3) == 0;
+        char *out = in_place ? b_base
+                             : guarded_alloc(&memory[2], (size_t)(n + shift) * out_size, true) +
+                                   shift * (int64_t)out_size;
+        assert_int_equal(bcg_run(k, out, in, &err), BCG_OK);
+        if (memcmp(out, want, (size_t)n * out_size) != 0)
+            print_error("%s a %s rank %d run %lld strides [%lld, %lld, %lld], b %s kind %d, "
+                        "in place %d: differs from eval.c\n", expr, bcg_dtype_name(t), rank,
+                        (long long)run, (long long)st[0], (long long)st[1],
+                        (long long)(rank == 3 ? st[2] : 0), bcg_dtype_name(bt), b_kind,
+                        (int)in_place);
+        assert_memory_equal(out, want, (size_t)n * out_size);
+        free(want);
+        bcg_kernel_free(k);
+        bcg_context_free(ctx);
+    }
+    guarded_free(&memory[0]);
+    guarded_free(&memory[1]);
+    guarded_free(&memory[2]);
+    random_state = saved_state;
+    print_message("# one 8/16-bit operation over scattered rows of 41-512: %d of %d fused "
+                  "row by row\n", fused, count);
+    if (vex_cpu_ok())
+        assert_true(fused * 2 > count);
+}
+
 /* One operation of a transposed (or spaced) input a and a per-row operand
  * b (R, 1) over 2-D tiles (vex.c vex_build: the rows form holds b's value
  * in a register a row, where the tiles gathered a whole tile of copies of
@@ -3387,6 +3497,7 @@ int main(void)
         cmocka_unit_test(test_literals_converted),
         cmocka_unit_test(test_gathered_output_broadcast),
         cmocka_unit_test(test_inplace_rows),
+        cmocka_unit_test(test_narrow_scattered_rows),
         cmocka_unit_test(test_per_row_one_operation),
         cmocka_unit_test(test_hoisted_shared),
         cmocka_unit_test(test_stream_pairs),
