@@ -102,12 +102,23 @@ static void load_vocabulary(void)
                                           "true", "false"}; /* bool literals (MISRA printer) */
     for (size_t i = 0; i < sizeof c_words / sizeof *c_words; i++)
         add_word(c_words[i], strlen(c_words[i]));
+    /* the C library's functions: the ones emit.c's operators write beside
+     * their own, and every row's of the operator table (trunc, rint, ...:
+     * a hand list without them failed on truncf, the generator's own) */
     static const char *const math[] = {"sqrt", "exp", "log", "sin", "cos", "tanh",
                                        "floor", "ceil", "fabs", "fmod", "pow", "copysign"};
-    char name[16];
+    char name[32];
     for (size_t i = 0; i < sizeof math / sizeof *math; i++) {
         add_word(math[i], strlen(math[i]));
         snprintf(name, sizeof name, "%sf", math[i]);
+        add_word(name, strlen(name));
+    }
+    for (int op = 0; op < OP_COUNT; op++) {
+        const char *m = op_table[op].math;
+        if (!m)
+            continue;
+        add_word(m, strlen(m));
+        snprintf(name, sizeof name, "%sf", m);
         add_word(name, strlen(name));
     }
 }
