@@ -845,6 +845,18 @@ static void test_strided_rows(void **state)
     }
 }
 
+/* The lowest and highest element offsets (LOW <= 0 <= HIGH) a view of
+ * RANK dimensions SHAPE at strides ST reaches from its first element. */
+static void view_reach(int rank, const int64_t *shape, const int64_t *st, int64_t *low,
+                       int64_t *high)
+{
+    for (int d = 0; d < rank; d++) {
+        int64_t reach = (shape[d] - 1) * st[d];
+        *low += reach < 0 ? reach : 0;
+        *high += reach > 0 ? reach : 0;
+    }
+}
+
 /* WANT: EXPR over OPS (COUNT) with OPTIONS (NULL: the defaults) on the
  * inputs IN, by the reference evaluator (gen/eval.c). */
 static void evaluate(const char *expr, const bcg_operand *ops, int count,
@@ -884,13 +896,7 @@ static void test_strided_copy_streaming(void **state)
         if (below(2))
             st[0] = -st[0];
         int64_t low = 0, high = 0;
-        for (int d = 0; d < 2; d++) {
-            int64_t reach = (shape[d] - 1) * st[d];
-            if (reach < 0)
-                low += reach;
-            else
-                high += reach;
-        }
+        view_reach(2, shape, st, &low, &high);
         size_t size = bcg_dtype_size(t);
         char *base = guarded_alloc(&memory[0], (size_t)(high - low + 1) * size, below(2));
         fill(base, t, high - low + 1);
@@ -1072,13 +1078,7 @@ static void test_gathered_output_broadcast(void **state)
         int64_t along = steps[below(6)], across = (1 + below(4)) * (below(2) ? -1 : 1);
         int64_t shape[3] = {g, rows, run}, st[3] = {0, across, along};
         int64_t low = 0, high = 0;
-        for (int d = 1; d < 3; d++) {
-            int64_t reach = (shape[d] - 1) * st[d];
-            if (reach < 0)
-                low += reach;
-            else
-                high += reach;
-        }
+        view_reach(3, shape, st, &low, &high);
         size_t size = bcg_dtype_size(t);
         char *base = guarded_alloc(&memory[0], (size_t)(high - low + 1) * size, below(2));
         fill(base, t, high - low + 1);
@@ -1130,13 +1130,7 @@ static void inplace_rows_case(const char *expr, bcg_dtype t, bcg_dtype c_dtype, 
 {
     static guarded memory[3];
     int64_t low = 0, high = 0;
-    for (int d = 0; d < rank; d++) {
-        int64_t reach = (shape_a[d] - 1) * st_a[d];
-        if (reach < 0)
-            low += reach;
-        else
-            high += reach;
-    }
+    view_reach(rank, shape_a, st_a, &low, &high);
     size_t size = bcg_dtype_size(t);
     char *base = guarded_alloc(&memory[0], (size_t)(high - low + 1) * size, below(2));
     fill(base, t, high - low + 1);
@@ -1318,11 +1312,7 @@ static void test_narrow_scattered_rows(void **state)
         }
         int64_t rows = rank == 2 ? shape[0] : shape[0] * shape[1], n = rows * run;
         int64_t low = 0, high = 0;
-        for (int d = 0; d < rank; d++) {
-            int64_t reach = (shape[d] - 1) * st[d];
-            low += reach < 0 ? reach : 0;
-            high += reach > 0 ? reach : 0;
-        }
+        view_reach(rank, shape, st, &low, &high);
         char *base = guarded_alloc(&memory[0], (size_t)((high - low + 1) * size), below(2));
         fill(base, t, high - low + 1);
         int b_kind = (int)below(4); /* 0: one value a row, else contiguous */
@@ -1414,11 +1404,7 @@ static void test_per_row_one_operation(void **state)
         if (below(4) == 0)
             st[1] = -st[1];
         int64_t low = 0, high = 0;
-        for (int d = 0; d < 2; d++) {
-            int64_t reach = (shape[d] - 1) * st[d];
-            low += reach < 0 ? reach : 0;
-            high += reach > 0 ? reach : 0;
-        }
+        view_reach(2, shape, st, &low, &high);
         char *base = guarded_alloc(&memory[0], (size_t)(high - low + 1) * size, below(2));
         fill(base, t, high - low + 1);
         int64_t shape_b[2] = {rows, 1}, st_b[2] = {below(2) ? 1 : -1, 1};
